@@ -1,0 +1,588 @@
+#include "grammar_io/berkeley_model.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <istream>
+#include <string_view>
+
+#include "common/input_file.h"
+
+namespace cky {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Resolves PREFIX.ext or PREFIX.ext.gz; empty when neither exists.
+std::string FindPart(const std::string& prefix, const std::string& ext) {
+  if (FileExists(prefix + ext)) return prefix + ext;
+  if (FileExists(prefix + ext + ".gz")) return prefix + ext + ".gz";
+  return "";
+}
+
+// Calls `on_line(line_view, line_number)` for every line of a (possibly gzipped) file.
+Status ForEachLine(const std::string& path,
+                   const std::function<Status(std::string_view, long)>& on_line) {
+  auto in = InputFile::Open(path);
+  if (!in.ok()) return in.status();
+  std::istream& stream = (*in)->stream();
+  std::string line;
+  long number = 0;
+  while (std::getline(stream, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    CKY_RETURN_IF_ERROR(on_line(line, number));
+  }
+  if (stream.bad()) return Status::Error(path + ": read error after line " + std::to_string(number));
+  return Status();
+}
+
+// Whitespace tokenizer over a line.
+class Fields {
+ public:
+  explicit Fields(std::string_view line) : rest_(line) {}
+  bool Next(std::string_view* field) {
+    size_t begin = rest_.find_first_not_of(" \t");
+    if (begin == std::string_view::npos) return false;
+    size_t end = rest_.find_first_of(" \t", begin);
+    if (end == std::string_view::npos) end = rest_.size();
+    *field = rest_.substr(begin, end - begin);
+    rest_ = rest_.substr(end);
+    return true;
+  }
+  std::string_view rest() const { return rest_; }
+
+ private:
+  std::string_view rest_;
+};
+
+bool ParseProbability(std::string_view text, double* value) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
+  return ec == std::errc() && ptr == text.data() + text.size() && *value >= 0 && *value <= 1.0 + 1e-9;
+}
+
+bool ParseState(GrammarBuilder& builder, std::string_view text, int32_t* symbol, int32_t* sub) {
+  std::string_view name;
+  if (!SplitStateName(text, &name, sub)) return false;
+  *symbol = builder.AddSymbol(name);
+  return true;
+}
+
+// Counts the leaves of a split tree "(0 (0 0 1) (1 2))": numbers not directly after '('.
+int32_t CountSplitLeaves(std::string_view tree) {
+  int32_t leaves = 0;
+  bool after_open = false;
+  for (size_t i = 0; i < tree.size();) {
+    char c = tree[i];
+    if (c == '(') {
+      after_open = true;
+      ++i;
+    } else if (c >= '0' && c <= '9') {
+      while (i < tree.size() && tree[i] >= '0' && tree[i] <= '9') ++i;
+      if (!after_open) ++leaves;
+      after_open = false;
+    } else {
+      ++i;
+    }
+  }
+  return leaves;
+}
+
+// Binary or unary rule lines. `arrow` says whether "->" separates parent and children.
+Status ReadRuleFile(const std::string& path, bool arrow, int expected_children,
+                    const LoadOptions& options, GrammarBuilder& builder) {
+  return ForEachLine(path, [&](std::string_view line, long number) -> Status {
+    Fields fields(line);
+    std::string_view tokens[5];
+    int count = 0;
+    std::string_view token;
+    while (count < 5 && fields.Next(&token)) tokens[count++] = token;
+    if (count == 0) return Status();  // blank line
+    if (fields.Next(&token)) return LineError(path, number, "too many fields in rule line");
+    int first_child = 1;
+    if (arrow) {
+      if (count < 2 || tokens[1] != "->") return LineError(path, number, "expected 'PARENT -> ...'");
+      first_child = 2;
+    }
+    int children = count - first_child - 1;
+    if (children < 1 || children > 2 || (expected_children && children != expected_children)) {
+      return LineError(path, number, "expected a parent, " +
+                                         std::string(expected_children == 1   ? "one child"
+                                                     : expected_children == 2 ? "two children"
+                                                                              : "one or two children") +
+                                         " and a probability");
+    }
+    double prob;
+    if (!ParseProbability(tokens[count - 1], &prob)) {
+      return LineError(path, number, "bad probability '" + std::string(tokens[count - 1]) + "'");
+    }
+    int32_t sym[3], sub[3];
+    std::string_view names[3] = {tokens[0], tokens[first_child],
+                                 children == 2 ? tokens[first_child + 1] : std::string_view()};
+    for (int i = 0; i <= children; ++i) {
+      if (!ParseState(builder, names[i], &sym[i], &sub[i])) {
+        return LineError(path, number, "bad state name '" + std::string(names[i]) +
+                                           "' (expected SYMBOL_substate)");
+      }
+    }
+    if (children == 2) {
+      if (prob >= options.min_binary_prob) {
+        builder.AddBinary(sym[0], sub[0], sym[1], sub[1], sym[2], sub[2], prob);
+      } else {
+        // Still record that these substates exist.
+        builder.SetNumSubstates(sym[0], sub[0] + 1);
+        builder.SetNumSubstates(sym[1], sub[1] + 1);
+        builder.SetNumSubstates(sym[2], sub[2] + 1);
+      }
+    } else {
+      builder.AddUnary(sym[0], sub[0], sym[1], sub[1], prob);
+    }
+    return Status();
+  });
+}
+
+// .splits / .hierarchy lines: TAG<TAB>(tree). Also used for .numstates (TAG<TAB>n).
+Status ReadSplitFile(const std::string& path, bool numstates, GrammarBuilder& builder) {
+  return ForEachLine(path, [&](std::string_view line, long number) -> Status {
+    Fields fields(line);
+    std::string_view tag;
+    if (!fields.Next(&tag)) return Status();
+    std::string_view rest = fields.rest();
+    size_t begin = rest.find_first_not_of(" \t");
+    if (begin == std::string_view::npos) return LineError(path, number, "missing value after tag");
+    rest = rest.substr(begin);
+    int32_t symbol = builder.AddSymbol(tag);
+    if (numstates) {
+      int32_t count;
+      auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), count);
+      if (ec != std::errc() || count < 1) return LineError(path, number, "bad substate count");
+      builder.SetNumSubstates(symbol, count);
+    } else {
+      int32_t leaves = CountSplitLeaves(rest);
+      if (leaves < 1) return LineError(path, number, "split tree has no leaves");
+      builder.SetNumSubstates(symbol, leaves);
+      builder.SetSplitTree(symbol, std::string(rest));
+    }
+    return Status();
+  });
+}
+
+struct RawLexiconRow {
+  int32_t symbol;
+  std::string word;
+  std::vector<double> probs;
+};
+
+Status ReadLexiconFile(const std::string& path, GrammarBuilder& builder,
+                       std::vector<RawLexiconRow>* rows) {
+  return ForEachLine(path, [&](std::string_view line, long number) -> Status {
+    Fields fields(line);
+    std::string_view tag, word;
+    if (!fields.Next(&tag)) return Status();
+    if (!fields.Next(&word)) return LineError(path, number, "expected 'TAG word [p0, p1, ...]'");
+    std::string_view rest = fields.rest();
+    size_t open = rest.find('[');
+    size_t close = rest.rfind(']');
+    if (open == std::string_view::npos || close == std::string_view::npos || close < open ||
+        rest.substr(0, open).find_first_not_of(" \t") != std::string_view::npos) {
+      return LineError(path, number, "expected a bracketed list of probabilities after the word");
+    }
+    RawLexiconRow row{builder.AddSymbol(tag), std::string(word), {}};
+    std::string_view list = rest.substr(open + 1, close - open - 1);
+    while (!list.empty()) {
+      size_t comma = list.find(',');
+      std::string_view item = list.substr(0, comma);
+      size_t b = item.find_first_not_of(" \t");
+      size_t e = item.find_last_not_of(" \t");
+      if (b == std::string_view::npos) return LineError(path, number, "empty probability");
+      double p;
+      if (!ParseProbability(item.substr(b, e - b + 1), &p)) {
+        return LineError(path, number, "bad probability '" + std::string(item) + "'");
+      }
+      row.probs.push_back(p);
+      if (comma == std::string_view::npos) break;
+      list = list.substr(comma + 1);
+    }
+    if (row.probs.empty()) return LineError(path, number, "empty probability list");
+    builder.SetNumSubstates(row.symbol, static_cast<int32_t>(row.probs.size()));
+    rows->push_back(std::move(row));
+    return Status();
+  });
+}
+
+Status ReadWordsFile(const std::string& path, std::vector<std::string>* words) {
+  return ForEachLine(path, [&](std::string_view line, long) -> Status {
+    size_t b = line.find_first_not_of(" \t");
+    if (b == std::string_view::npos) return Status();
+    size_t e = line.find_last_not_of(" \t");
+    words->emplace_back(line.substr(b, e - b + 1));
+    return Status();
+  });
+}
+
+// Finishes the builder and maps lexicon rows to the final symbol ids.
+BerkeleyModel Assemble(GrammarBuilder& builder, std::vector<RawLexiconRow> raw_rows,
+                       std::vector<std::string> words) {
+  BerkeleyModel model;
+  std::vector<int32_t> final_ids;
+  model.grammar = builder.Finish(&final_ids);
+  model.lexicon.reserve(raw_rows.size());
+  for (RawLexiconRow& row : raw_rows) {
+    model.lexicon.push_back({final_ids[row.symbol], std::move(row.word), std::move(row.probs)});
+  }
+  model.known_words = std::move(words);
+  return model;
+}
+
+// Files that make up a text export, in the order they must be read (sizes before rules).
+struct ExportParts {
+  std::string splits, numstates, binary, unary, grammar, lexicon, words;
+};
+
+Status Missing(const std::string& prefix, const std::string& ext) {
+  return Status::Error("grammar file " + prefix + ext + " (or " + prefix + ext + ".gz) not found");
+}
+
+// --- binary cache ---------------------------------------------------------------------------
+
+constexpr char kCacheMagic[8] = {'C', 'K', 'Y', 'M', 'O', 'D', 'E', 'L'};
+constexpr uint32_t kCacheVersion = 1;
+
+class CacheWriter {
+ public:
+  explicit CacheWriter(std::ostream& out) : out_(out) {}
+  template <typename T>
+  void Pod(const T& value) {
+    out_.write(reinterpret_cast<const char*>(&value), sizeof(T));
+  }
+  template <typename T>
+  void Vector(const std::vector<T>& values) {
+    Pod<uint64_t>(values.size());
+    out_.write(reinterpret_cast<const char*>(values.data()),
+               static_cast<std::streamsize>(values.size() * sizeof(T)));
+  }
+  void String(const std::string& text) {
+    Pod<uint64_t>(text.size());
+    out_.write(text.data(), static_cast<std::streamsize>(text.size()));
+  }
+  void Strings(const std::vector<std::string>& texts) {
+    Pod<uint64_t>(texts.size());
+    for (const std::string& t : texts) String(t);
+  }
+
+ private:
+  std::ostream& out_;
+};
+
+// Reads from a memory buffer; every read is bounds-checked so a truncated file fails cleanly.
+class CacheReader {
+ public:
+  explicit CacheReader(std::string_view data) : data_(data) {}
+  bool ok() const { return ok_; }
+  template <typename T>
+  T Pod() {
+    T value{};
+    if (!Take(sizeof(T))) return value;
+    std::memcpy(&value, data_.data() + pos_ - sizeof(T), sizeof(T));
+    return value;
+  }
+  template <typename T>
+  std::vector<T> Vector() {
+    uint64_t n = Pod<uint64_t>();
+    std::vector<T> values;
+    if (!ok_ || n > (data_.size() - pos_) / sizeof(T)) {
+      ok_ = false;
+      return values;
+    }
+    values.resize(n);
+    std::memcpy(values.data(), data_.data() + pos_, n * sizeof(T));
+    pos_ += n * sizeof(T);
+    return values;
+  }
+  std::string String() {
+    uint64_t n = Pod<uint64_t>();
+    if (!ok_ || n > data_.size() - pos_) {
+      ok_ = false;
+      return {};
+    }
+    std::string text(data_.substr(pos_, n));
+    pos_ += n;
+    return text;
+  }
+  std::vector<std::string> Strings() {
+    uint64_t n = Pod<uint64_t>();
+    std::vector<std::string> texts;
+    if (!ok_ || n > data_.size() - pos_) {
+      ok_ = false;
+      return texts;
+    }
+    texts.reserve(n);
+    for (uint64_t i = 0; i < n && ok_; ++i) texts.push_back(String());
+    return texts;
+  }
+  bool AtEnd() const { return pos_ == data_.size(); }
+
+ private:
+  bool Take(size_t n) {
+    if (!ok_ || n > data_.size() - pos_) {
+      ok_ = false;
+      return false;
+    }
+    pos_ += n;
+    return true;
+  }
+  std::string_view data_;
+  size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+std::string CacheDirectory() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/cky";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/cky";
+  return (fs::temp_directory_path() / "cky-cache").string();
+}
+
+// A cache is keyed by what produced it: the absolute prefix, format and options.
+std::string CacheKey(const std::string& prefix, GrammarFormat format, const LoadOptions& options) {
+  std::error_code ec;
+  std::string absolute = fs::absolute(prefix, ec).lexically_normal().string();
+  char min_prob[64];
+  std::snprintf(min_prob, sizeof(min_prob), "%.17g", options.min_binary_prob);
+  return absolute + "|" + std::to_string(static_cast<int>(format)) + "|" + min_prob;
+}
+
+Status WriteCacheWithKey(const BerkeleyModel& model, const std::string& key,
+                         const std::string& path) {
+  std::string temp = path + ".tmp" + std::to_string(std::hash<std::string>{}(key) & 0xffff);
+  {
+    std::ofstream out(temp, std::ios::binary);
+    if (!out) return Status::Error(temp + ": cannot open for writing");
+    CacheWriter w(out);
+    out.write(kCacheMagic, sizeof(kCacheMagic));
+    w.Pod(kCacheVersion);
+    w.String(key);
+    const Grammar& g = model.grammar;
+    w.Strings(g.symbol_names);
+    w.Vector(g.symbol_num_substates);
+    w.Vector(g.symbol_first_state);
+    w.Vector(g.symbol_is_phrasal);
+    w.Strings(g.symbol_split_trees);
+    w.Vector(g.state_symbol);
+    w.Vector(g.state_substate);
+    w.Vector(g.binary_parent);
+    w.Vector(g.binary_left);
+    w.Vector(g.binary_right);
+    w.Vector(g.binary_log_prob);
+    w.Vector(g.binary_parent_begin);
+    w.Vector(g.unary_parent);
+    w.Vector(g.unary_child);
+    w.Vector(g.unary_log_prob);
+    w.Vector(g.unary_parent_begin);
+    w.Pod<uint64_t>(model.lexicon.size());
+    for (const LexiconRow& row : model.lexicon) {
+      w.Pod(row.symbol);
+      w.String(row.word);
+      w.Vector(row.probs);
+    }
+    w.Strings(model.known_words);
+    if (!out) return Status::Error(temp + ": write failed");
+  }
+  std::error_code ec;
+  fs::rename(temp, path, ec);
+  if (ec) return Status::Error(path + ": " + ec.message());
+  return Status();
+}
+
+StatusOr<BerkeleyModel> ReadCacheWithKey(const std::string& path, std::string* key) {
+  auto data = ReadWholeFile(path);
+  if (!data.ok()) return data.status();
+  if (data->size() < sizeof(kCacheMagic) ||
+      std::memcmp(data->data(), kCacheMagic, sizeof(kCacheMagic)) != 0) {
+    return Status::Error(path + ": not a cky grammar cache (bad magic number)");
+  }
+  CacheReader r(std::string_view(*data).substr(sizeof(kCacheMagic)));
+  uint32_t version = r.Pod<uint32_t>();
+  if (version != kCacheVersion) {
+    return Status::Error(path + ": grammar cache format version " + std::to_string(version) +
+                         ", this build reads version " + std::to_string(kCacheVersion));
+  }
+  BerkeleyModel model;
+  *key = r.String();
+  Grammar& g = model.grammar;
+  g.symbol_names = r.Strings();
+  g.symbol_num_substates = r.Vector<int32_t>();
+  g.symbol_first_state = r.Vector<int32_t>();
+  g.symbol_is_phrasal = r.Vector<uint8_t>();
+  g.symbol_split_trees = r.Strings();
+  g.state_symbol = r.Vector<int32_t>();
+  g.state_substate = r.Vector<int32_t>();
+  g.binary_parent = r.Vector<int32_t>();
+  g.binary_left = r.Vector<int32_t>();
+  g.binary_right = r.Vector<int32_t>();
+  g.binary_log_prob = r.Vector<double>();
+  g.binary_parent_begin = r.Vector<int32_t>();
+  g.unary_parent = r.Vector<int32_t>();
+  g.unary_child = r.Vector<int32_t>();
+  g.unary_log_prob = r.Vector<double>();
+  g.unary_parent_begin = r.Vector<int32_t>();
+  uint64_t rows = r.Pod<uint64_t>();
+  for (uint64_t i = 0; i < rows && r.ok(); ++i) {
+    LexiconRow row;
+    row.symbol = r.Pod<int32_t>();
+    row.word = r.String();
+    row.probs = r.Vector<double>();
+    model.lexicon.push_back(std::move(row));
+  }
+  model.known_words = r.Strings();
+  if (!r.ok() || !r.AtEnd()) return Status::Error(path + ": truncated or corrupt grammar cache");
+  // Structural checks, so that a damaged cache cannot send a parser out of bounds.
+  const int64_t states = g.num_states();
+  const int64_t symbols = g.num_symbols();
+  bool sane = symbols > 0 && g.symbol_num_substates.size() == size_t(symbols) &&
+              g.symbol_first_state.size() == size_t(symbols) &&
+              g.symbol_is_phrasal.size() == size_t(symbols) &&
+              g.symbol_split_trees.size() == size_t(symbols) &&
+              g.state_substate.size() == size_t(states) &&
+              g.binary_left.size() == g.binary_parent.size() &&
+              g.binary_right.size() == g.binary_parent.size() &&
+              g.binary_log_prob.size() == g.binary_parent.size() &&
+              g.binary_parent_begin.size() == size_t(states + 1) &&
+              g.unary_child.size() == g.unary_parent.size() &&
+              g.unary_log_prob.size() == g.unary_parent.size() &&
+              g.unary_parent_begin.size() == size_t(states + 1);
+  auto in_range = [&](const std::vector<int32_t>& ids, int64_t limit) {
+    for (int32_t id : ids) {
+      if (id < 0 || id >= limit) return false;
+    }
+    return true;
+  };
+  sane = sane && in_range(g.state_symbol, symbols) && in_range(g.binary_parent, states) &&
+         in_range(g.binary_left, states) && in_range(g.binary_right, states) &&
+         in_range(g.unary_parent, states) && in_range(g.unary_child, states);
+  for (const LexiconRow& row : model.lexicon) {
+    sane = sane && row.symbol >= 0 && row.symbol < symbols &&
+           row.probs.size() == size_t(g.symbol_num_substates[row.symbol]);
+  }
+  if (!sane) return Status::Error(path + ": inconsistent grammar cache");
+  g.IndexSymbols();
+  return model;
+}
+
+}  // namespace
+
+StatusOr<BerkeleyModel> ReadWriteGrammarTextFiles(const std::string& prefix,
+                                                  const LoadOptions& options) {
+  std::string grammar = FindPart(prefix, ".grammar");
+  std::string lexicon = FindPart(prefix, ".lexicon");
+  if (grammar.empty()) return Missing(prefix, ".grammar");
+  if (lexicon.empty()) return Missing(prefix, ".lexicon");
+  GrammarBuilder builder;
+  builder.AddSymbol("ROOT");
+  if (std::string splits = FindPart(prefix, ".splits"); !splits.empty()) {
+    CKY_RETURN_IF_ERROR(ReadSplitFile(splits, /*numstates=*/false, builder));
+  }
+  CKY_RETURN_IF_ERROR(ReadRuleFile(grammar, /*arrow=*/true, 0, options, builder));
+  std::vector<RawLexiconRow> rows;
+  CKY_RETURN_IF_ERROR(ReadLexiconFile(lexicon, builder, &rows));
+  std::vector<std::string> words;
+  if (std::string words_file = FindPart(prefix, ".words"); !words_file.empty()) {
+    CKY_RETURN_IF_ERROR(ReadWordsFile(words_file, &words));
+  }
+  return Assemble(builder, std::move(rows), std::move(words));
+}
+
+StatusOr<BerkeleyModel> ReadDumpGrammarFiles(const std::string& prefix,
+                                             const LoadOptions& options) {
+  std::string binary = FindPart(prefix, ".binary");
+  std::string unary = FindPart(prefix, ".unary");
+  std::string lexicon = FindPart(prefix, ".lexicon");
+  if (binary.empty()) return Missing(prefix, ".binary");
+  if (unary.empty()) return Missing(prefix, ".unary");
+  if (lexicon.empty()) return Missing(prefix, ".lexicon");
+  GrammarBuilder builder;
+  builder.AddSymbol("ROOT");
+  if (std::string numstates = FindPart(prefix, ".numstates"); !numstates.empty()) {
+    CKY_RETURN_IF_ERROR(ReadSplitFile(numstates, /*numstates=*/true, builder));
+  }
+  if (std::string hierarchy = FindPart(prefix, ".hierarchy"); !hierarchy.empty()) {
+    CKY_RETURN_IF_ERROR(ReadSplitFile(hierarchy, /*numstates=*/false, builder));
+  }
+  CKY_RETURN_IF_ERROR(ReadRuleFile(binary, /*arrow=*/false, 2, options, builder));
+  CKY_RETURN_IF_ERROR(ReadRuleFile(unary, /*arrow=*/false, 1, options, builder));
+  std::vector<RawLexiconRow> rows;
+  CKY_RETURN_IF_ERROR(ReadLexiconFile(lexicon, builder, &rows));
+  std::vector<std::string> words;
+  if (std::string words_file = FindPart(prefix, ".words"); !words_file.empty()) {
+    CKY_RETURN_IF_ERROR(ReadWordsFile(words_file, &words));
+  }
+  return Assemble(builder, std::move(rows), std::move(words));
+}
+
+Status WriteModelCache(const BerkeleyModel& model, const std::string& path) {
+  return WriteCacheWithKey(model, "", path);
+}
+
+StatusOr<BerkeleyModel> ReadModelCache(const std::string& path) {
+  std::string key;
+  return ReadCacheWithKey(path, &key);
+}
+
+GrammarFormat DetectGrammarFormat(const std::string& spec) {
+  if (FileExists(spec)) {
+    std::ifstream in(spec, std::ios::binary);
+    char magic[sizeof(kCacheMagic)] = {};
+    in.read(magic, sizeof(magic));
+    if (in && std::memcmp(magic, kCacheMagic, sizeof(magic)) == 0) return GrammarFormat::kCache;
+  }
+  if (!FindPart(spec, ".grammar").empty()) return GrammarFormat::kWriteGrammarText;
+  if (!FindPart(spec, ".binary").empty()) return GrammarFormat::kDumpGrammar;
+  return GrammarFormat::kUnknown;
+}
+
+StatusOr<BerkeleyModel> LoadBerkeleyModel(const std::string& spec, const LoadOptions& options) {
+  GrammarFormat format = DetectGrammarFormat(spec);
+  if (format == GrammarFormat::kCache) return ReadModelCache(spec);
+  if (format == GrammarFormat::kUnknown) {
+    return Status::Error("no grammar at '" + spec +
+                         "': expected a cky cache file, PREFIX.grammar + PREFIX.lexicon "
+                         "(WriteGrammarToTextFile) or PREFIX.binary + PREFIX.unary (DumpGrammar)");
+  }
+  auto read_text = [&]() {
+    return format == GrammarFormat::kWriteGrammarText ? ReadWriteGrammarTextFiles(spec, options)
+                                                      : ReadDumpGrammarFiles(spec, options);
+  };
+  if (!options.use_cache) return read_text();
+
+  const std::string key = CacheKey(spec, format, options);
+  const std::string cache_path =
+      CacheDirectory() + "/" + std::to_string(std::hash<std::string>{}(key)) + ".ckybin";
+  std::error_code ec;
+  auto cache_time = fs::last_write_time(cache_path, ec);
+  bool fresh = !ec;
+  if (fresh) {
+    const char* parts[] = {".grammar", ".lexicon", ".splits", ".words", ".binary",
+                           ".unary",   ".numstates", ".hierarchy"};
+    for (const char* ext : parts) {
+      std::string part = FindPart(spec, ext);
+      if (part.empty()) continue;
+      auto source_time = fs::last_write_time(part, ec);
+      if (ec || source_time > cache_time) fresh = false;
+    }
+  }
+  if (fresh) {
+    std::string stored_key;
+    auto cached = ReadCacheWithKey(cache_path, &stored_key);
+    if (cached.ok() && stored_key == key) return cached;
+  }
+  auto model = read_text();
+  if (!model.ok()) return model;
+  // A cache we cannot write (read-only home, full disk) only costs speed next time.
+  fs::create_directories(CacheDirectory(), ec);
+  if (!ec) (void)WriteCacheWithKey(*model, key, cache_path);
+  return model;
+}
+
+}  // namespace cky

@@ -1,0 +1,66 @@
+// Loading Berkeley parser grammars from their text exports, and our binary cache of them.
+//
+// WriteGrammarToTextFile writes PREFIX.grammar, PREFIX.lexicon, PREFIX.splits, PREFIX.words:
+//
+//   PREFIX.grammar   S_0 -> @S_1 S_0 0.020400813611217757      binary: parent left right prob
+//                    ROOT_0 -> S_1 9.266649582567496E-7         closed unary (identities included)
+//   PREFIX.lexicon   IN through [0.0015646, 0.0041012, 0.0020382, 0.0117154]
+//                                                  P(word | tag_k), one value per substate of the tag
+//   PREFIX.splits    NP<TAB>(0 (0 0 1) (1 2 3))     split tree; its leaves are the final substates
+//   PREFIX.words     through                        one known word or UNK signature per line
+//
+// DumpGrammar writes PREFIX.binary (`P_i L_j R_k p`), PREFIX.unary (`P_i C_j p`), PREFIX.lexicon (as
+// above), PREFIX.numstates (`TAG<TAB>n`), PREFIX.hierarchy (as .splits) and PREFIX.words.
+// Every file may also be gzipped (PREFIX.grammar.gz); probabilities are plain, never logs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "grammar_io/grammar.h"
+
+namespace cky {
+
+// One row of a .lexicon file: P(word | symbol_k) for every substate k of the tag symbol.
+struct LexiconRow {
+  int32_t symbol;
+  std::string word;  // a word, or an UNK signature such as "UNK-CAPS-s"
+  std::vector<double> probs;
+};
+
+// Everything a Berkeley grammar export holds.
+struct BerkeleyModel {
+  Grammar grammar;
+  std::vector<LexiconRow> lexicon;
+  std::vector<std::string> known_words;  // the .words file: known words and UNK signatures
+};
+
+struct LoadOptions {
+  // Binary rules with a smaller probability are dropped. The Berkeley parser drops p < 1e-10 before
+  // parsing; 0 keeps every rule.
+  double min_binary_prob = 0.0;
+  // Use (and refresh) the binary cache for text grammars: $XDG_CACHE_HOME/cky or ~/.cache/cky.
+  bool use_cache = true;
+};
+
+// Reads PREFIX.{grammar,lexicon,splits,words}[.gz].
+StatusOr<BerkeleyModel> ReadWriteGrammarTextFiles(const std::string& prefix,
+                                                  const LoadOptions& options = {});
+// Reads PREFIX.{binary,unary,lexicon,numstates,hierarchy,words}[.gz].
+StatusOr<BerkeleyModel> ReadDumpGrammarFiles(const std::string& prefix,
+                                             const LoadOptions& options = {});
+
+// Writes and reads the binary cache (magic "CKYMODEL", format version checked on load).
+Status WriteModelCache(const BerkeleyModel& model, const std::string& path);
+StatusOr<BerkeleyModel> ReadModelCache(const std::string& path);
+
+// Which on-disk form `spec` names.
+enum class GrammarFormat { kWriteGrammarText, kDumpGrammar, kCache, kUnknown };
+GrammarFormat DetectGrammarFormat(const std::string& spec);
+
+// Loads whatever `spec` names: a .ckybin cache file, or a text export PREFIX. For text exports the
+// binary cache is used when it is newer than every source file (see LoadOptions::use_cache).
+StatusOr<BerkeleyModel> LoadBerkeleyModel(const std::string& spec, const LoadOptions& options = {});
+
+}  // namespace cky

@@ -1,0 +1,101 @@
+// The split (latent-variable) PCFG, in the dense layout every parser backend reads.
+//
+// Berkeley grammars name each annotated symbol as BASE_k, e.g. "NP_3" is substate 3 of NP. Here each
+// base symbol gets a dense id (ROOT is always symbol 0) and each (symbol, substate) pair a dense
+// *state* id; a symbol's substates are consecutive states. Rules are log-probabilities in plain arrays
+// (structure of arrays), sorted and indexed so that a backend can copy them to a device as they are.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace cky {
+
+struct Grammar {
+  // --- Symbols (base categories) ---
+  std::vector<std::string> symbol_names;         // symbol id -> "NP", "@NP", "ROOT", ...
+  std::vector<int32_t> symbol_num_substates;     // symbol id -> substate count (>= 1)
+  std::vector<int32_t> symbol_first_state;       // symbol id -> state id of its substate 0
+  std::vector<uint8_t> symbol_is_phrasal;        // parent of a binary or a non-identity unary rule
+  std::vector<std::string> symbol_split_trees;   // from .splits/.hierarchy; "" when not given
+
+  // --- States (symbol, substate) ---
+  std::vector<int32_t> state_symbol;    // state id -> symbol id
+  std::vector<int32_t> state_substate;  // state id -> substate index
+  static constexpr int32_t kRootState = 0;  // ROOT_0, the start state
+
+  // --- Binary rules parent -> left right, sorted by (parent, left, right) ---
+  std::vector<int32_t> binary_parent;
+  std::vector<int32_t> binary_left;
+  std::vector<int32_t> binary_right;
+  std::vector<double> binary_log_prob;
+  // Rules of parent state p are [binary_parent_begin[p], binary_parent_begin[p + 1]).
+  std::vector<int32_t> binary_parent_begin;  // num_states + 1 entries
+
+  // --- Closed unary rules parent -> child, identities removed, sorted by (parent, child) ---
+  std::vector<int32_t> unary_parent;
+  std::vector<int32_t> unary_child;
+  std::vector<double> unary_log_prob;
+  std::vector<int32_t> unary_parent_begin;  // num_states + 1 entries
+
+  int32_t num_symbols() const { return static_cast<int32_t>(symbol_names.size()); }
+  int32_t num_states() const { return static_cast<int32_t>(state_symbol.size()); }
+  int64_t num_binary_rules() const { return static_cast<int64_t>(binary_parent.size()); }
+  int64_t num_unary_rules() const { return static_cast<int64_t>(unary_parent.size()); }
+
+  // Symbol id of `name`, or -1.
+  int32_t FindSymbol(std::string_view name) const;
+  // State id of `name` (e.g. "NP_3"), or -1.
+  int32_t FindState(std::string_view name) const;
+  // "NP_3" for a state id.
+  std::string StateName(int32_t state) const;
+  const std::string& SymbolOfState(int32_t state) const {
+    return symbol_names[state_symbol[state]];
+  }
+
+  // Rebuilds the name index; call after filling symbol_names by hand (loaders do it for you).
+  void IndexSymbols();
+
+ private:
+  std::unordered_map<std::string, int32_t> symbol_index_;
+};
+
+// Builder used by the loaders and by tests: add symbols and rules by name or id, then Finish().
+class GrammarBuilder {
+ public:
+  // Declares (or finds) a base symbol; substate counts grow to cover every substate used.
+  int32_t AddSymbol(std::string_view name);
+  void SetNumSubstates(int32_t symbol, int32_t count);
+  void SetSplitTree(int32_t symbol, std::string tree);
+  // Rules over (symbol, substate) pairs with probabilities (not logs). Identity unaries (X_k -> X_k)
+  // are dropped; duplicates keep the last probability.
+  void AddBinary(int32_t parent_sym, int32_t parent_sub, int32_t left_sym, int32_t left_sub,
+                 int32_t right_sym, int32_t right_sub, double prob);
+  void AddUnary(int32_t parent_sym, int32_t parent_sub, int32_t child_sym, int32_t child_sub,
+                double prob);
+  int32_t num_symbols() const { return static_cast<int32_t>(names_.size()); }
+  // Lays out states and rules; ROOT (created if absent) becomes symbol 0. When `final_ids` is given
+  // it receives, for each id AddSymbol returned, the symbol's id in the finished grammar.
+  Grammar Finish(std::vector<int32_t>* final_ids = nullptr);
+
+ private:
+  struct RawRule {
+    int32_t parent_sym, parent_sub, left_sym, left_sub, right_sym, right_sub;
+    double prob;
+  };
+  void Cover(int32_t symbol, int32_t substate);
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, int32_t> index_;
+  std::vector<int32_t> substates_;
+  std::vector<std::string> split_trees_;
+  std::vector<RawRule> binaries_;
+  std::vector<RawRule> unaries_;  // left_* is the child; right_* unused
+};
+
+// Splits "NP_3" into ("NP", 3). Returns false when there is no "_<digits>" suffix.
+bool SplitStateName(std::string_view name, std::string_view* symbol, int32_t* substate);
+
+}  // namespace cky

@@ -1,0 +1,201 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "grammar_io/berkeley_model.h"
+
+namespace cky {
+namespace {
+
+namespace fs = std::filesystem;
+
+class GrammarIoTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("cky_grammar_io_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::string path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::string Prefix() const { return (dir_ / "g").string(); }
+  fs::path dir_;
+};
+
+constexpr char kGrammar[] =
+    "S_0 -> NP_0 VP_1 0.5\n"
+    "S_0 -> NP_1 VP_0 0.25\n"
+    "VP_1 -> V_0 NP_0 1.0\n"
+    "ROOT_0 -> ROOT_0 1.0\n"
+    "ROOT_0 -> S_0 1.0\n"
+    "NP_0 -> NP_0 1.0\n"
+    "NP_1 -> N_1 0.75\n";
+
+TEST_F(GrammarIoTest, ReadsWriteGrammarTextExport) {
+  Write("g.grammar", kGrammar);
+  Write("g.lexicon",
+        "N dogs [0.5, 0.25]\n"
+        "V bark [1.0]\n"
+        "NP UNK-LC [0.0, 1.0E-87]\n");
+  Write("g.splits", "NP\t(0 0 1)\nN\t(0 (0 0) (1 1))\nV\t0\n");
+  Write("g.words", "dogs\nbark\nUNK-LC\n");
+  LoadOptions options;
+  options.use_cache = false;
+  auto model = ReadWriteGrammarTextFiles(Prefix(), options);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const Grammar& g = model->grammar;
+  EXPECT_EQ(g.symbol_names[0], "ROOT");
+  ASSERT_GE(g.FindSymbol("NP"), 0);
+  EXPECT_EQ(g.symbol_num_substates[g.FindSymbol("NP")], 2);
+  EXPECT_EQ(g.symbol_num_substates[g.FindSymbol("N")], 2);
+  EXPECT_EQ(g.symbol_num_substates[g.FindSymbol("VP")], 2);  // largest index seen is 1
+  EXPECT_EQ(g.symbol_num_substates[g.FindSymbol("ROOT")], 1);
+  EXPECT_EQ(g.num_binary_rules(), 3);
+  EXPECT_EQ(g.num_unary_rules(), 2);  // identities are implicit
+  // Rules are sorted by parent and indexed by parent.
+  int32_t s0 = g.FindState("S_0");
+  ASSERT_GE(s0, 0);
+  EXPECT_EQ(g.binary_parent_begin[s0 + 1] - g.binary_parent_begin[s0], 2);
+  int32_t first = g.binary_parent_begin[s0];
+  EXPECT_EQ(g.binary_left[first], g.FindState("NP_0"));
+  EXPECT_EQ(g.binary_right[first], g.FindState("VP_1"));
+  EXPECT_DOUBLE_EQ(g.binary_log_prob[first], std::log(0.5));
+  int32_t root = g.unary_parent_begin[Grammar::kRootState];
+  EXPECT_EQ(g.unary_child[root], s0);
+  EXPECT_TRUE(g.symbol_is_phrasal[g.FindSymbol("S")]);
+  EXPECT_TRUE(g.symbol_is_phrasal[g.FindSymbol("NP")]);  // NP_1 -> N_1
+  EXPECT_FALSE(g.symbol_is_phrasal[g.FindSymbol("N")]);
+  EXPECT_EQ(g.symbol_split_trees[g.FindSymbol("N")], "(0 (0 0) (1 1))");
+  ASSERT_EQ(model->lexicon.size(), 3u);
+  EXPECT_EQ(model->lexicon[0].symbol, g.FindSymbol("N"));
+  EXPECT_EQ(model->lexicon[0].word, "dogs");
+  EXPECT_EQ(model->lexicon[0].probs, (std::vector<double>{0.5, 0.25}));
+  EXPECT_EQ(model->known_words.size(), 3u);
+}
+
+TEST_F(GrammarIoTest, ReadsDumpGrammarExport) {
+  Write("g.binary", "S_0 NP_0 VP_1 0.5\nVP_1 V_0 NP_0 1.0\n");
+  Write("g.unary", "ROOT_0 ROOT_0 1.0\nROOT_0 S_0 1.0\n");
+  Write("g.lexicon", "V bark [1.0]\nNP dogs [0.5, 0.5, 0.5]\n");
+  Write("g.numstates", "ROOT\t1\nS\t1\nNP\t3\nVP\t2\nV\t1\n");
+  LoadOptions options;
+  options.use_cache = false;
+  auto model = ReadDumpGrammarFiles(Prefix(), options);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const Grammar& g = model->grammar;
+  EXPECT_EQ(g.num_binary_rules(), 2);
+  EXPECT_EQ(g.num_unary_rules(), 1);
+  EXPECT_EQ(g.symbol_num_substates[g.FindSymbol("NP")], 3);
+  EXPECT_EQ(g.num_states(), 1 + 1 + 3 + 2 + 1);
+  EXPECT_EQ(DetectGrammarFormat(Prefix()), GrammarFormat::kDumpGrammar);
+}
+
+TEST_F(GrammarIoTest, MalformedLinesNameFileAndLine) {
+  Write("g.grammar", "S_0 -> NP_0 VP_0 0.5\nS_0 -> NP_0 VP_0 banana\n");
+  Write("g.lexicon", "N dogs [1.0]\n");
+  auto model = ReadWriteGrammarTextFiles(Prefix());
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.status().message().find("g.grammar:2:"), std::string::npos)
+      << model.status().message();
+
+  Write("g.grammar", "S_0 -> NP VP_0 0.5\n");
+  model = ReadWriteGrammarTextFiles(Prefix());
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.status().message().find("g.grammar:1: bad state name 'NP'"), std::string::npos)
+      << model.status().message();
+
+  Write("g.grammar", "S_0 -> NP_0 VP_0 0.5\n");
+  Write("g.lexicon", "N dogs [1.0]\nN cats 0.5\n");
+  model = ReadWriteGrammarTextFiles(Prefix());
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.status().message().find("g.lexicon:2:"), std::string::npos)
+      << model.status().message();
+}
+
+TEST_F(GrammarIoTest, MissingFilesAreReported) {
+  auto model = LoadBerkeleyModel(Prefix());
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.status().message().find("no grammar"), std::string::npos);
+}
+
+TEST_F(GrammarIoTest, EmptyGrammarFileGivesRootOnlyGrammar) {
+  Write("g.grammar", "");
+  Write("g.lexicon", "");
+  auto model = ReadWriteGrammarTextFiles(Prefix());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_EQ(model->grammar.num_binary_rules(), 0);
+  EXPECT_EQ(model->grammar.num_states(), 1);
+}
+
+TEST_F(GrammarIoTest, MinBinaryProbDropsRules) {
+  Write("g.grammar", "S_0 -> A_0 B_0 1e-11\nS_0 -> A_0 A_0 0.5\n");
+  Write("g.lexicon", "A a [1.0]\nB b [1.0]\n");
+  LoadOptions options;
+  options.min_binary_prob = 1e-10;
+  options.use_cache = false;
+  auto model = ReadWriteGrammarTextFiles(Prefix(), options);
+  ASSERT_TRUE(model.ok());
+  EXPECT_EQ(model->grammar.num_binary_rules(), 1);
+  EXPECT_GE(model->grammar.FindState("B_0"), 0);  // the state still exists
+}
+
+TEST_F(GrammarIoTest, CacheRoundTripsAndRejectsDamage) {
+  Write("g.grammar", kGrammar);
+  Write("g.lexicon", "N dogs [0.5, 0.25]\nV bark [1.0]\n");
+  auto model = ReadWriteGrammarTextFiles(Prefix());
+  ASSERT_TRUE(model.ok());
+  std::string cache = (dir_ / "g.ckybin").string();
+  ASSERT_TRUE(WriteModelCache(*model, cache).ok());
+  EXPECT_EQ(DetectGrammarFormat(cache), GrammarFormat::kCache);
+  auto reread = LoadBerkeleyModel(cache);
+  ASSERT_TRUE(reread.ok()) << reread.status().message();
+  const Grammar& a = model->grammar;
+  const Grammar& b = reread->grammar;
+  EXPECT_EQ(a.symbol_names, b.symbol_names);
+  EXPECT_EQ(a.binary_parent, b.binary_parent);
+  EXPECT_EQ(a.binary_log_prob, b.binary_log_prob);
+  EXPECT_EQ(a.unary_child, b.unary_child);
+  EXPECT_EQ(b.FindState("NP_1"), a.FindState("NP_1"));
+  ASSERT_EQ(reread->lexicon.size(), model->lexicon.size());
+  EXPECT_EQ(reread->lexicon[0].probs, model->lexicon[0].probs);
+
+  // Truncations at every length fail cleanly.
+  std::string bytes;
+  {
+    std::ifstream in(cache, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  for (size_t cut = 0; cut < bytes.size(); cut += 7) {
+    std::ofstream(cache, std::ios::binary | std::ios::trunc).write(bytes.data(), cut);
+    EXPECT_FALSE(ReadModelCache(cache).ok()) << "cut at " << cut;
+  }
+  // A wrong version is named.
+  std::string wrong = bytes;
+  wrong[8] = 99;
+  std::ofstream(cache, std::ios::binary | std::ios::trunc) << wrong;
+  auto bad = ReadModelCache(cache);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("version"), std::string::npos);
+}
+
+TEST_F(GrammarIoTest, LoadUsesCacheOnSecondLoad) {
+  Write("g.grammar", kGrammar);
+  Write("g.lexicon", "N dogs [0.5, 0.25]\n");
+  setenv("XDG_CACHE_HOME", (dir_ / "cache").c_str(), 1);
+  auto first = LoadBerkeleyModel(Prefix());
+  ASSERT_TRUE(first.ok());
+  ASSERT_FALSE(fs::is_empty(dir_ / "cache" / "cky"));
+  auto second = LoadBerkeleyModel(Prefix());
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(first->grammar.binary_log_prob, second->grammar.binary_log_prob);
+  unsetenv("XDG_CACHE_HOME");
+}
+
+}  // namespace
+}  // namespace cky
