@@ -1,0 +1,31 @@
+// cky: exact PCFG parsing on the GPU and the CPU. See `cky --help` and `cky COMMAND --help`.
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "apps/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "cky: exhaustive Viterbi CKY parsing with Berkeley latent-variable grammars, on a CUDA GPU when "
+      "there is one and on all CPU cores otherwise."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "cky 0.1.0");
+  bool verbose = false;
+  bool quiet = false;
+  app.add_flag("-v,--verbose", verbose, "Log details (grammar sizes, timings) on stderr");
+  app.add_flag("-q,--quiet", quiet, "Log only errors on stderr");
+  app.parse_complete_callback([&] {
+    spdlog::set_level(verbose ? spdlog::level::debug
+                              : (quiet ? spdlog::level::err : spdlog::level::info));
+  });
+  spdlog::set_pattern("cky: %^%l%$: %v");
+
+  cky::apps::AddParseCommand(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return 0;
+}
