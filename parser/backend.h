@@ -1,0 +1,60 @@
+// The interface every Viterbi parsing backend implements: the CPU reference, the multi-threaded
+// CPU path, and the CUDA kernels (parser/cuda_backend.cpp adapts cuda/'s plain-C++ interface).
+// A backend turns sentences with lexical scores into binarized best trees; the Parser front end
+// (parser/parser.h) does the words, lexicon and output forms.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "grammar_io/grammar.h"
+#include "parser/viterbi_reference.h"
+#include "treebank/tree.h"
+
+namespace cky {
+
+enum class ParseStatus {
+  kOk,
+  kNoParse,      // the grammar derives no tree for the sentence
+  kTooLong,      // over the backend's or the user's length limit
+  kOutOfMemory,  // the sentence's chart cannot be allocated
+  kFailed,       // anything else (message says what)
+};
+
+struct ParseOutcome {
+  ParseStatus status = ParseStatus::kFailed;
+  std::string message;  // why, when status != kOk
+  Tree tree;            // binarized annotated tree ("NP-3" labels, chart scores), when kOk
+  double log_score = kNegInf;  // the root's Viterbi log-score, when kOk
+};
+
+struct SentenceInput {
+  std::vector<std::string> words;
+  LexicalScores lexical;  // lexical.length == words.size()
+};
+
+class ViterbiBackend {
+ public:
+  virtual ~ViterbiBackend() = default;
+  // "reference", "cpu", "cuda/<kernel>", ...
+  virtual std::string name() const = 0;
+  // Parses every sentence; outcomes[i] belongs to sentences[i]. Never throws for a bad sentence:
+  // its outcome says what went wrong and the others are still parsed.
+  virtual std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) = 0;
+};
+
+// The plain reference: one sentence after another, ReferenceViterbiInside then ExtractViterbiTree.
+std::unique_ptr<ViterbiBackend> MakeReferenceBackend(const Grammar& grammar);
+
+// Sentences in parallel on `threads` CPU threads (0: all hardware threads), each with the
+// sparse-aware inside pass of parser/viterbi_cpu.h.
+std::unique_ptr<ViterbiBackend> MakeCpuBackend(const Grammar& grammar, int threads);
+
+// Parses one sentence with the reference inside pass and extraction (shared by CPU backends).
+ParseOutcome ParseWithChart(const Grammar& grammar, const SentenceInput& sentence,
+                            const Chart& chart);
+
+}  // namespace cky

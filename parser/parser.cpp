@@ -1,0 +1,128 @@
+#include "parser/parser.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cuda/device.h"
+#include "parser/cuda_backend.h"
+
+namespace cky {
+
+StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
+                                                      const BackendOptions& options) {
+  std::string name = options.backend;
+  if (name == "auto") name = CudaBackendAvailable() ? "cuda" : "cpu";
+  if (name == "reference") return MakeReferenceBackend(grammar);
+  if (name == "cpu") return MakeCpuBackend(grammar, options.threads);
+  if (name == "cuda") return MakeCudaBackend(grammar, options.kernel);
+  return Status::Error("unknown backend '" + options.backend +
+                       "' (expected auto, cpu, reference or cuda)");
+}
+
+Parser::Parser(const Grammar& grammar, const Lexicon& lexicon,
+               std::unique_ptr<ViterbiBackend> backend, const ParserOptions& options)
+    : grammar_(grammar), lexicon_(lexicon), backend_(std::move(backend)), options_(options) {}
+
+LexicalScores Parser::ScoreWords(const std::vector<std::string>& words) const {
+  LexicalScores lexical;
+  lexical.length = static_cast<int32_t>(words.size());
+  lexical.num_states = grammar_.num_states();
+  lexical.scores.resize(words.size() * static_cast<size_t>(grammar_.num_states()));
+  for (size_t i = 0; i < words.size(); ++i) {
+    lexicon_.Score(words[i], static_cast<int>(i),
+                   std::span<double>(lexical.scores.data() + i * grammar_.num_states(),
+                                     grammar_.num_states()));
+  }
+  return lexical;
+}
+
+std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>> sentences) {
+  std::vector<ParseOutcome> outcomes(sentences.size());
+  std::vector<SentenceInput> inputs;
+  std::vector<size_t> positions;
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    const auto& words = sentences[i];
+    if (options_.max_length > 0 && static_cast<int>(words.size()) > options_.max_length) {
+      outcomes[i].status = ParseStatus::kTooLong;
+      outcomes[i].message = std::to_string(words.size()) + " words, over the limit of " +
+                            std::to_string(options_.max_length);
+      continue;
+    }
+    inputs.push_back({words, ScoreWords(words)});
+    positions.push_back(i);
+  }
+  std::vector<ParseOutcome> parsed = backend_->ParseBatch(inputs);
+  for (size_t k = 0; k < parsed.size(); ++k) outcomes[positions[k]] = std::move(parsed[k]);
+  return outcomes;
+}
+
+namespace {
+
+// "NP-3" -> state id of NP_3; -1 when the grammar has no such state.
+int32_t StateOfLabel(const Grammar& g, const std::string& label) {
+  size_t dash = label.rfind('-');
+  if (dash == std::string::npos || dash == 0) return -1;
+  return g.FindState(label.substr(0, dash) + "_" + label.substr(dash + 1));
+}
+
+struct Scorer {
+  const Grammar& g;
+  const Lexicon& lexicon;
+  std::vector<std::string> words;
+  std::vector<double> lexical;
+  int position = 0;
+
+  StatusOr<double> Score(const Tree& node) {
+    const int32_t state = StateOfLabel(g, node.label);
+    if (state < 0) return Status::Error("unknown state '" + node.label + "'");
+    if (node.is_preterminal()) {
+      lexical.assign(g.num_states(), kNegInf);
+      lexicon.Score(node.children[0].label, position++, lexical);
+      if (!(lexical[state] > kNegInf)) {
+        return Status::Error("no lexical score for '" + node.children[0].label + "' as " +
+                             node.label);
+      }
+      return lexical[state];
+    }
+    if (node.children.size() == 1) {
+      const int32_t child = StateOfLabel(g, node.children[0].label);
+      double rule = kNegInf;
+      for (int32_t u = g.unary_parent_begin[state]; u < g.unary_parent_begin[state + 1]; ++u) {
+        if (g.unary_child[u] == child) rule = g.unary_log_prob[u];
+      }
+      if (child == state) rule = 0.0;
+      if (!(rule > kNegInf)) {
+        return Status::Error("no unary rule " + node.label + " -> " + node.children[0].label);
+      }
+      auto below = Score(node.children[0]);
+      if (!below.ok()) return below;
+      return rule + *below;
+    }
+    if (node.children.size() != 2) return Status::Error("node " + node.label + " is not binary");
+    const int32_t left = StateOfLabel(g, node.children[0].label);
+    const int32_t right = StateOfLabel(g, node.children[1].label);
+    double rule = kNegInf;
+    for (int32_t r = g.binary_parent_begin[state]; r < g.binary_parent_begin[state + 1]; ++r) {
+      if (g.binary_left[r] == left && g.binary_right[r] == right) rule = g.binary_log_prob[r];
+    }
+    if (!(rule > kNegInf)) {
+      return Status::Error("no binary rule " + node.label + " -> " + node.children[0].label + " " +
+                           node.children[1].label);
+    }
+    auto l = Score(node.children[0]);
+    if (!l.ok()) return l;
+    auto r = Score(node.children[1]);
+    if (!r.ok()) return r;
+    return rule + *l + *r;
+  }
+};
+
+}  // namespace
+
+StatusOr<double> ScoreAnnotatedTree(const Grammar& grammar, const Lexicon& lexicon,
+                                    const Tree& tree) {
+  Scorer scorer{grammar, lexicon, Leaves(tree), {}, 0};
+  return scorer.Score(tree);
+}
+
+}  // namespace cky

@@ -1,0 +1,65 @@
+// The parser front end: words in, binarized best trees out, through a chosen backend.
+//
+//   auto model = LoadBerkeleyModel("grammars/small_sm2");
+//   auto lexicon = Lexicon::Build(*model);
+//   auto backend = MakeBackend(model->grammar, {.backend = "auto"});
+//   Parser parser(model->grammar, *lexicon, std::move(*backend));
+//   std::vector<ParseOutcome> trees = parser.Parse({{"Dogs", "bark", "."}});
+//   FormatBerkeley(trees[0].tree)   // "( (S (NP (NNS Dogs)) (VP (VBP bark)) (. .)) )"
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "grammar_io/berkeley_model.h"
+#include "lexicon/lexicon.h"
+#include "parser/backend.h"
+
+namespace cky {
+
+struct BackendOptions {
+  // "auto" (CUDA when a device is present, else "cpu"), "cpu", "reference" or "cuda".
+  std::string backend = "auto";
+  int threads = 0;     // CPU threads; 0 = all
+  std::string kernel;  // CUDA kernel variant; "" = the fastest
+};
+
+// Builds the named backend. Fails for "cuda" when this build or machine has no CUDA device.
+StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
+                                                      const BackendOptions& options);
+
+struct ParserOptions {
+  int max_length = 0;  // sentences longer than this get kTooLong; 0 = no limit
+};
+
+class Parser {
+ public:
+  // `grammar` and `lexicon` must outlive the parser.
+  Parser(const Grammar& grammar, const Lexicon& lexicon, std::unique_ptr<ViterbiBackend> backend,
+         const ParserOptions& options = {});
+
+  // Parses each sentence (a list of tokens); outcomes come back in input order, one per sentence.
+  std::vector<ParseOutcome> Parse(std::span<const std::vector<std::string>> sentences);
+
+  // Lexical scores of one sentence (exposed for tests and benchmarks).
+  LexicalScores ScoreWords(const std::vector<std::string>& words) const;
+
+  ViterbiBackend& backend() { return *backend_; }
+
+ private:
+  const Grammar& grammar_;
+  const Lexicon& lexicon_;
+  std::unique_ptr<ViterbiBackend> backend_;
+  ParserOptions options_;
+};
+
+// The Viterbi log-score of a binarized annotated tree ("NP-3" labels, as tree extraction and
+// Berkeley's -binarize -substates output give) under the grammar and lexicon: binary and closed
+// unary rule scores plus lexical scores. Fails naming the first rule or word the model lacks.
+StatusOr<double> ScoreAnnotatedTree(const Grammar& grammar, const Lexicon& lexicon,
+                                    const Tree& tree);
+
+}  // namespace cky

@@ -1,0 +1,150 @@
+#include "parser/tree_extraction.h"
+
+#include <cmath>
+
+namespace cky {
+namespace {
+
+std::string NodeLabel(const Grammar& g, int32_t state) {
+  return g.SymbolOfState(state) + "-" + std::to_string(g.state_substate[state]);
+}
+
+class Extractor {
+ public:
+  Extractor(const Grammar& g, const Chart& chart, const std::vector<std::string>& words,
+            double tolerance)
+      : g_(g), chart_(chart), words_(words), tolerance_(tolerance) {}
+
+  StatusOr<Tree> Extract(int32_t state, int32_t start, int32_t end) {
+    const double best = chart_.score(start, end, state);
+    Tree node(NodeLabel(g_, state));
+    node.score = best;
+    const bool phrasal = g_.symbol_is_phrasal[g_.state_symbol[state]];
+    if (end - start == 1) {
+      if (!phrasal) {
+        node.children.emplace_back(words_[start]);
+        return node;
+      }
+      // A phrasal state over one word: its best unary down to a POS tag; ties go to the last.
+      double very_best = kNegInf;
+      int32_t tag = -1;
+      for (int32_t u = g_.unary_parent_begin[state]; u < g_.unary_parent_begin[state + 1]; ++u) {
+        const int32_t child = g_.unary_child[u];
+        if (g_.symbol_is_phrasal[g_.state_symbol[child]]) continue;
+        const double score = chart_.score(start, end, child) + g_.unary_log_prob[u];
+        if (score >= very_best && score > kNegInf) {
+          very_best = score;
+          tag = child;
+        }
+      }
+      if (tag < 0) return Fail(state, start, end);
+      Tree preterminal(NodeLabel(g_, tag));
+      preterminal.score = chart_.score(start, end, tag);
+      preterminal.children.emplace_back(words_[start]);
+      node.children.push_back(std::move(preterminal));
+      return node;
+    }
+    for (int32_t split = start + 1; split < end; ++split) {
+      for (int32_t r = g_.binary_parent_begin[state]; r < g_.binary_parent_begin[state + 1]; ++r) {
+        const double score = g_.binary_log_prob[r] +
+                             chart_.score(start, split, g_.binary_left[r]) +
+                             chart_.score(split, end, g_.binary_right[r]);
+        if (score > kNegInf && ScoresMatch(score, best, tolerance_)) {
+          auto left = Extract(g_.binary_left[r], start, split);
+          if (!left.ok()) return left;
+          auto right = Extract(g_.binary_right[r], split, end);
+          if (!right.ok()) return right;
+          node.children.push_back(std::move(*left));
+          node.children.push_back(std::move(*right));
+          return node;
+        }
+      }
+    }
+    for (int32_t u = g_.unary_parent_begin[state]; u < g_.unary_parent_begin[state + 1]; ++u) {
+      const int32_t child = g_.unary_child[u];
+      const double score = g_.unary_log_prob[u] + chart_.score(start, end, child);
+      if (score > kNegInf && ScoresMatch(score, best, tolerance_)) {
+        if (++unary_depth_ > kMaxUnaryChain) return Fail(state, start, end);
+        auto below = Extract(child, start, end);
+        --unary_depth_;
+        if (!below.ok()) return below;
+        node.children.push_back(std::move(*below));
+        return node;
+      }
+    }
+    return Fail(state, start, end);
+  }
+
+ private:
+  // Chains of matched unaries are short in practice; the bound guards against cycles of
+  // zero-cost unaries in hand-made grammars.
+  static constexpr int kMaxUnaryChain = 64;
+
+  Status Fail(int32_t state, int32_t start, int32_t end) const {
+    return Status::Error("could not find the optimal way to build " + g_.StateName(state) +
+                         " over words " + std::to_string(start) + ".." + std::to_string(end));
+  }
+
+  const Grammar& g_;
+  const Chart& chart_;
+  const std::vector<std::string>& words_;
+  double tolerance_;
+  int unary_depth_ = 0;
+};
+
+}  // namespace
+
+bool ScoresMatch(double x, double y, double tolerance) {
+  return std::abs(x - y) / (std::abs(x) + std::abs(y) + 1e-10) < tolerance;
+}
+
+StatusOr<Tree> ExtractViterbiTree(const Grammar& grammar, const Chart& chart,
+                                  const std::vector<std::string>& words,
+                                  const ExtractionOptions& options) {
+  const int32_t n = chart.length();
+  if (n == 0 || static_cast<int32_t>(words.size()) != n) {
+    return Status::Error("chart and sentence lengths differ");
+  }
+  if (!(chart.score(0, n, Grammar::kRootState) > kNegInf)) return Status::Error("no parse");
+  Extractor extractor(grammar, chart, words, options.tolerance);
+  return extractor.Extract(Grammar::kRootState, 0, n);
+}
+
+namespace {
+
+Tree FromBackpointers(const Grammar& g, const Chart& chart, const Backpointers& bp,
+                      const std::vector<std::string>& words, int32_t state, int32_t start,
+                      int32_t end, bool after_unary_layer) {
+  const int64_t index = chart.CellIndex(start, end) * chart.num_states() + state;
+  Tree node(NodeLabel(g, state));
+  node.score = chart.score(start, end, state);
+  if (after_unary_layer && bp.unary_rule[index] >= 0) {
+    const int32_t child = g.unary_child[bp.unary_rule[index]];
+    node.children.push_back(FromBackpointers(g, chart, bp, words, child, start, end, false));
+    return node;
+  }
+  if (end - start == 1) {
+    node.children.emplace_back(words[start]);
+    return node;
+  }
+  const int32_t r = bp.binary_rule[index];
+  const int32_t split = bp.split[index];
+  node.children.push_back(FromBackpointers(g, chart, bp, words, g.binary_left[r], start, split, true));
+  node.children.push_back(FromBackpointers(g, chart, bp, words, g.binary_right[r], split, end, true));
+  return node;
+}
+
+}  // namespace
+
+StatusOr<Tree> ExtractFromBackpointers(const Grammar& grammar, const Chart& chart,
+                                       const Backpointers& backpointers,
+                                       const std::vector<std::string>& words) {
+  const int32_t n = chart.length();
+  if (n == 0 || static_cast<int32_t>(words.size()) != n) {
+    return Status::Error("chart and sentence lengths differ");
+  }
+  if (!(chart.score(0, n, Grammar::kRootState) > kNegInf)) return Status::Error("no parse");
+  return FromBackpointers(grammar, chart, backpointers, words, Grammar::kRootState, 0, n, true);
+}
+
+}  // namespace cky

@@ -1,0 +1,45 @@
+// Reading the best tree back out of a Viterbi chart.
+//
+// Without backpointers (Yi et al. 2011, §2.2; the Berkeley parser's extractBestViterbiParse): start
+// at ROOT_0 over the whole sentence and, at each node, find a rule whose score plus its children's
+// chart scores reproduces the node's chart score, within a relative tolerance. Berkeley's order,
+// which decides exact ties: binary rules before unaries; binaries by split point, then rule order;
+// on one-word spans a phrasal state goes by its best unary straight to a POS tag (the last of equal
+// candidates wins). Unaries are matched against the child's chart score (after its unary layer), so
+// a closed unary can be followed by another, as in Berkeley's output.
+//
+// Trees come out binarized and annotated: labels are Berkeley's "SYMBOL-substate" ("@NP-3"),
+// every node carries its chart score, the root is "ROOT-0" and leaves are the words.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "grammar_io/grammar.h"
+#include "parser/chart.h"
+#include "parser/viterbi_reference.h"
+#include "treebank/tree.h"
+
+namespace cky {
+
+// Berkeley's test: |x - y| / (|x| + |y| + 1e-10) < tolerance.
+bool ScoresMatch(double x, double y, double tolerance);
+
+struct ExtractionOptions {
+  double tolerance = 1e-5;  // Berkeley's
+};
+
+// The best tree rooted in ROOT_0 over the whole sentence. Fails when the root score is -infinity
+// (no parse) or when no rule reproduces a node's score (a chart inconsistent with the grammar).
+StatusOr<Tree> ExtractViterbiTree(const Grammar& grammar, const Chart& chart,
+                                  const std::vector<std::string>& words,
+                                  const ExtractionOptions& options = {});
+
+// The same tree read from backpointers recorded by ReferenceViterbiInside (exact argmax; used to
+// test the extraction above).
+StatusOr<Tree> ExtractFromBackpointers(const Grammar& grammar, const Chart& chart,
+                                       const Backpointers& backpointers,
+                                       const std::vector<std::string>& words);
+
+}  // namespace cky

@@ -1,0 +1,29 @@
+// The Berkeley parser's output forms of a parse.
+//
+//   binarized, annotated (from tree extraction):
+//     (ROOT-0 (S-2 (@S-3 (NP-1 (PRP-0 We)) (VP-1 (VBP-2 parse))) (.-1 .)))
+//   FormatBerkeley:             ( (S (NP (PRP We)) (VP (VBP parse)) (. .)) )
+//   FormatBerkeleyBinarized:    ( (S-2 -14.2 (@S-3 -11.9 (NP-1 -3.1 (PRP-0 -1.2 We)) ...) ...) )
+//   a failed parse:             (())
+#pragma once
+
+#include <string>
+
+#include "treebank/tree.h"
+
+namespace cky {
+
+inline constexpr const char* kNoParseOutput = "(())";
+
+// Splices out "@" nodes, drops substates ("NP-3" -> "NP") and cuts labels at the first '-', '='
+// or '^' after their first character ("NP-SBJ" -> "NP"); labels that start with '-' ("-LRB-") stay
+// whole. The root's label becomes "".
+Tree Debinarize(const Tree& annotated);
+
+// "( (S ...) )": the debinarized tree as the Berkeley parser prints it.
+std::string FormatBerkeley(const Tree& annotated);
+
+// "( (S-2 -91.08 ...) )": Berkeley's `-binarize -substates [-scores]` output.
+std::string FormatBerkeleyBinarized(const Tree& annotated, bool with_scores);
+
+}  // namespace cky

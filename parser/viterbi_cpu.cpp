@@ -1,0 +1,76 @@
+#include "parser/viterbi_cpu.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace cky {
+
+CpuViterbi::CpuViterbi(const Grammar& g) : grammar_(g) {
+  const int64_t rules = g.num_binary_rules();
+  std::vector<int32_t> order(rules);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return g.binary_left[a] < g.binary_left[b];
+  });
+  left_begin_.assign(g.num_states() + 1, 0);
+  parent_.reserve(rules);
+  right_.reserve(rules);
+  log_prob_.reserve(rules);
+  for (int32_t r : order) {
+    ++left_begin_[g.binary_left[r] + 1];
+    parent_.push_back(g.binary_parent[r]);
+    right_.push_back(g.binary_right[r]);
+    log_prob_.push_back(g.binary_log_prob[r]);
+  }
+  std::partial_sum(left_begin_.begin(), left_begin_.end(), left_begin_.begin());
+}
+
+void CpuViterbi::Inside(const LexicalScores& lexical, Chart* chart) const {
+  const Grammar& g = grammar_;
+  const int32_t n = lexical.length;
+  const int32_t num_states = g.num_states();
+  *chart = Chart(n, num_states);
+  std::vector<double> pre(num_states);
+  std::vector<int32_t> active;
+  active.reserve(num_states);
+  for (int32_t span = 1; span <= n; ++span) {
+    for (int32_t start = 0; start + span <= n; ++start) {
+      const int32_t end = start + span;
+      if (span == 1) {
+        std::copy(lexical.word(start), lexical.word(start) + num_states, pre.begin());
+      } else {
+        std::fill(pre.begin(), pre.end(), kNegInf);
+        for (int32_t split = start + 1; split < end; ++split) {
+          const double* left = chart->cell(start, split);
+          const double* right = chart->cell(split, end);
+          active.clear();
+          for (int32_t l = 0; l < num_states; ++l) {
+            if (left[l] > kNegInf && left_begin_[l] < left_begin_[l + 1]) active.push_back(l);
+          }
+          for (int32_t l : active) {
+            const double left_score = left[l];
+            for (int32_t k = left_begin_[l]; k < left_begin_[l + 1]; ++k) {
+              const double right_score = right[right_[k]];
+              if (right_score == kNegInf) continue;
+              const double score = log_prob_[k] + left_score + right_score;
+              double& best = pre[parent_[k]];
+              if (score > best) best = score;
+            }
+          }
+        }
+      }
+      double* out = chart->cell(start, end);
+      for (int32_t a = 0; a < num_states; ++a) {
+        double best = pre[a];
+        for (int32_t u = g.unary_parent_begin[a]; u < g.unary_parent_begin[a + 1]; ++u) {
+          const double score = g.unary_log_prob[u] + pre[g.unary_child[u]];
+          if (score > best) best = score;
+        }
+        out[a] = best;
+      }
+    }
+  }
+}
+
+}  // namespace cky

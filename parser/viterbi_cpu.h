@@ -1,0 +1,29 @@
+// The fast CPU inside pass: the reference's recurrence, reorganised so that only child states
+// with a finite score are visited. Rules are grouped by left child; for each split point, each
+// left-child state present in the left cell walks its rules and reads the right cell. Additions
+// happen in the reference's order, (rule + left) + right, so the chart is bit-identical to
+// ReferenceViterbiInside's.
+#pragma once
+
+#include <vector>
+
+#include "grammar_io/grammar.h"
+#include "parser/chart.h"
+#include "parser/viterbi_reference.h"
+
+namespace cky {
+
+class CpuViterbi {
+ public:
+  explicit CpuViterbi(const Grammar& grammar);
+  void Inside(const LexicalScores& lexical, Chart* chart) const;
+
+ private:
+  const Grammar& grammar_;
+  std::vector<int32_t> left_begin_;  // rules of left child l: [left_begin_[l], left_begin_[l+1])
+  std::vector<int32_t> parent_;
+  std::vector<int32_t> right_;
+  std::vector<double> log_prob_;
+};
+
+}  // namespace cky
