@@ -396,8 +396,19 @@ Status WriteCacheWithKey(const BerkeleyModel& model, const std::string& key,
   return Status();
 }
 
+// The cache is never gzipped: read it in one go, without a filtering stream.
+StatusOr<std::string> ReadBinaryFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return Status::Error(path + ": cannot open for reading");
+  std::string data(static_cast<size_t>(in.tellg()), '\0');
+  in.seekg(0);
+  in.read(data.data(), static_cast<std::streamsize>(data.size()));
+  if (!in) return Status::Error(path + ": read error");
+  return data;
+}
+
 StatusOr<BerkeleyModel> ReadCacheWithKey(const std::string& path, std::string* key) {
-  auto data = ReadWholeFile(path);
+  auto data = ReadBinaryFile(path);
   if (!data.ok()) return data.status();
   if (data->size() < sizeof(kCacheMagic) ||
       std::memcmp(data->data(), kCacheMagic, sizeof(kCacheMagic)) != 0) {

@@ -61,17 +61,18 @@ bool Lexicon::Apply(const std::string& word, std::vector<uint8_t>& covered,
   return true;
 }
 
-int Lexicon::Score(std::string_view word, int position, std::span<double> log_scores) const {
+int Lexicon::Score(std::string_view word, int position, std::span<double> log_scores,
+                   bool widen_known_words) const {
   std::fill(log_scores.begin(), log_scores.end(), -std::numeric_limits<double>::infinity());
   std::vector<uint8_t> covered(num_symbols_, 0);
   const std::string text(word);
   // A word that is itself a signature-looking token ("UNK") is still looked up as a word first.
   const bool known = text.rfind("UNK", 0) != 0 && Apply(text, covered, log_scores);
-  if (!known || options_.backoff) {
+  if (!known || widen_known_words) {
     std::string signature = Signature(word, position);
     Apply(signature, covered, log_scores);
     // Unknown words back off tag by tag through ever shorter signatures; known words stop at theirs.
-    while (!known && options_.backoff) {
+    while (!known && options_.backoff_unknown_words) {
       size_t dash = signature.rfind('-');
       if (dash == std::string::npos || dash < 3) break;
       signature.resize(dash);

@@ -35,7 +35,7 @@ double At(const std::vector<double>& scores, const Grammar& g, const char* state
   return scores[g.FindState(state)];
 }
 
-TEST(LexiconTest, KnownWordUsesItsRowAndSignatureBackoff) {
+TEST(LexiconTest, KnownWordUsesOnlyItsRowsUnlessWidened) {
   BerkeleyModel model = TinyModel();
   auto lexicon = Lexicon::Build(model);
   ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
@@ -44,18 +44,22 @@ TEST(LexiconTest, KnownWordUsesItsRowAndSignatureBackoff) {
   int finite = lexicon->Score("dogs", 1, scores);
   EXPECT_DOUBLE_EQ(At(scores, g, "N_0"), std::log(0.5));
   EXPECT_DOUBLE_EQ(At(scores, g, "N_1"), std::log(0.25));
-  // No row for (V, dogs): backs off to the signature UNK-LC-s, which has no V row either.
   EXPECT_TRUE(std::isinf(At(scores, g, "V_0")));
   EXPECT_EQ(finite, 2);
-  lexicon->Score("bark", 1, scores);
+  // Widened, (V, bark)'s row stays and (N, bark) comes from the signature UNK-LC: no N row there.
+  lexicon->Score("bark", 1, scores, /*widen_known_words=*/true);
   EXPECT_DOUBLE_EQ(At(scores, g, "V_0"), std::log(0.75));
-  // (N, bark) comes from the signature UNK-LC? No N row there; stays impossible.
   EXPECT_TRUE(std::isinf(At(scores, g, "N_0")));
+  // Widened, "dogs" keeps its N rows (a row wins over the signature) and gains nothing for V.
+  EXPECT_EQ(lexicon->Score("dogs", 1, scores, true), 2);
+  EXPECT_DOUBLE_EQ(At(scores, g, "N_1"), std::log(0.25));
 }
 
 TEST(LexiconTest, UnknownWordBacksOffTagByTag) {
   BerkeleyModel model = TinyModel();
-  auto lexicon = Lexicon::Build(model);
+  LexiconOptions options;
+  options.backoff_unknown_words = true;
+  auto lexicon = Lexicon::Build(model, options);
   ASSERT_TRUE(lexicon.ok());
   const Grammar& g = model.grammar;
   std::vector<double> scores(g.num_states());
@@ -70,11 +74,9 @@ TEST(LexiconTest, UnknownWordBacksOffTagByTag) {
   EXPECT_DOUBLE_EQ(At(scores, g, "N_1"), std::log(0.3));
 }
 
-TEST(LexiconTest, WithoutBackoffOnlyRowsCount) {
+TEST(LexiconTest, ByDefaultOnlyTheSignatureRowsCount) {
   BerkeleyModel model = TinyModel();
-  LexiconOptions options;
-  options.backoff = false;
-  auto lexicon = Lexicon::Build(model, options);
+  auto lexicon = Lexicon::Build(model);
   ASSERT_TRUE(lexicon.ok());
   const Grammar& g = model.grammar;
   std::vector<double> scores(g.num_states());

@@ -23,7 +23,7 @@ Parser::Parser(const Grammar& grammar, const Lexicon& lexicon,
                std::unique_ptr<ViterbiBackend> backend, const ParserOptions& options)
     : grammar_(grammar), lexicon_(lexicon), backend_(std::move(backend)), options_(options) {}
 
-LexicalScores Parser::ScoreWords(const std::vector<std::string>& words) const {
+LexicalScores Parser::ScoreWords(const std::vector<std::string>& words, bool widen) const {
   LexicalScores lexical;
   lexical.length = static_cast<int32_t>(words.size());
   lexical.num_states = grammar_.num_states();
@@ -31,7 +31,8 @@ LexicalScores Parser::ScoreWords(const std::vector<std::string>& words) const {
   for (size_t i = 0; i < words.size(); ++i) {
     lexicon_.Score(words[i], static_cast<int>(i),
                    std::span<double>(lexical.scores.data() + i * grammar_.num_states(),
-                                     grammar_.num_states()));
+                                     grammar_.num_states()),
+                   widen);
   }
   return lexical;
 }
@@ -52,7 +53,22 @@ std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>
     positions.push_back(i);
   }
   std::vector<ParseOutcome> parsed = backend_->ParseBatch(inputs);
-  for (size_t k = 0; k < parsed.size(); ++k) outcomes[positions[k]] = std::move(parsed[k]);
+  std::vector<SentenceInput> retries;
+  std::vector<size_t> retry_positions;
+  for (size_t k = 0; k < parsed.size(); ++k) {
+    if (options_.retry_with_wider_lexicon && parsed[k].status == ParseStatus::kNoParse &&
+        !inputs[k].words.empty()) {
+      retries.push_back({inputs[k].words, ScoreWords(inputs[k].words, /*widen=*/true)});
+      retry_positions.push_back(positions[k]);
+    }
+    outcomes[positions[k]] = std::move(parsed[k]);
+  }
+  if (!retries.empty()) {
+    std::vector<ParseOutcome> second = backend_->ParseBatch(retries);
+    for (size_t k = 0; k < second.size(); ++k) {
+      if (second[k].status == ParseStatus::kOk) outcomes[retry_positions[k]] = std::move(second[k]);
+    }
+  }
   return outcomes;
 }
 

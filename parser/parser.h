@@ -33,6 +33,9 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
 
 struct ParserOptions {
   int max_length = 0;  // sentences longer than this get kTooLong; 0 = no limit
+  // A sentence with no parse is parsed once more with the lexicon widened (known words also take
+  // their signature's scores for tags they lack: lexicon/lexicon.h), which usually finds a tree.
+  bool retry_with_wider_lexicon = true;
 };
 
 class Parser {
@@ -45,7 +48,7 @@ class Parser {
   std::vector<ParseOutcome> Parse(std::span<const std::vector<std::string>> sentences);
 
   // Lexical scores of one sentence (exposed for tests and benchmarks).
-  LexicalScores ScoreWords(const std::vector<std::string>& words) const;
+  LexicalScores ScoreWords(const std::vector<std::string>& words, bool widen = false) const;
 
   ViterbiBackend& backend() { return *backend_; }
 

@@ -3,32 +3,38 @@
 namespace cky {
 namespace {
 
+// "NP-3" -> "NP": the annotated label without its substate.
+std::string WithoutSubstate(const std::string& label) {
+  size_t dash = label.rfind('-');
+  if (dash != std::string::npos && dash > 0 && dash + 1 < label.size() &&
+      label.find_first_not_of("0123456789", dash + 1) == std::string::npos) {
+    return label.substr(0, dash);
+  }
+  return label;
+}
+
 // "NP-SBJ-3" -> "NP": drop the "-substate" suffix, then cut at the first '-', '=' or '^' after the
 // first character. Labels that start with '-' ("-LRB-", "-NONE-") are bracket tokens: kept whole.
 std::string BaseLabel(const std::string& label) {
-  std::string base = label;
-  size_t dash = base.rfind('-');
-  if (dash != std::string::npos && dash > 0 && dash + 1 < base.size() &&
-      base.find_first_not_of("0123456789", dash + 1) == std::string::npos) {
-    base.resize(dash);
-  }
+  std::string base = WithoutSubstate(label);
   if (!base.empty() && base[0] == '-') return base;
   size_t cut = base.find_first_of("-=^", 1);
   return cut == std::string::npos ? base : base.substr(0, cut);
 }
 
-void SpliceInto(const Tree& node, std::vector<Tree>* out) {
+void Transform(const Tree& node, const OutputForm& form, std::vector<Tree>* out) {
   if (node.is_leaf()) {
     out->push_back(node);
     return;
   }
-  if (!node.label.empty() && node.label[0] == '@') {
-    for (const Tree& child : node.children) SpliceInto(child, out);
+  if (!form.binarize && !node.label.empty() && node.label[0] == '@') {
+    for (const Tree& child : node.children) Transform(child, form, out);
     return;
   }
-  Tree copy(BaseLabel(node.label));
+  Tree copy(form.substates ? node.label
+                           : (form.binarize ? WithoutSubstate(node.label) : BaseLabel(node.label)));
   copy.score = node.score;
-  for (const Tree& child : node.children) SpliceInto(child, &copy.children);
+  for (const Tree& child : node.children) Transform(child, form, &copy.children);
   out->push_back(std::move(copy));
 }
 
@@ -48,16 +54,20 @@ std::string RootForm(const Tree& root, bool with_scores) {
 Tree Debinarize(const Tree& annotated) {
   Tree root("");
   root.score = annotated.score;
-  for (const Tree& child : annotated.children) SpliceInto(child, &root.children);
+  for (const Tree& child : annotated.children) Transform(child, OutputForm{}, &root.children);
   return root;
 }
 
-std::string FormatBerkeley(const Tree& annotated) {
-  return RootForm(Debinarize(annotated), /*with_scores=*/false);
+std::string FormatTree(const Tree& annotated, const OutputForm& form) {
+  Tree root("");
+  for (const Tree& child : annotated.children) Transform(child, form, &root.children);
+  return RootForm(root, form.scores);
 }
 
+std::string FormatBerkeley(const Tree& annotated) { return FormatTree(annotated, {}); }
+
 std::string FormatBerkeleyBinarized(const Tree& annotated, bool with_scores) {
-  return RootForm(annotated, with_scores);
+  return FormatTree(annotated, {.binarize = true, .substates = true, .scores = with_scores});
 }
 
 }  // namespace cky

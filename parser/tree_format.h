@@ -26,4 +26,13 @@ std::string FormatBerkeley(const Tree& annotated);
 // "( (S-2 -91.08 ...) )": Berkeley's `-binarize -substates [-scores]` output.
 std::string FormatBerkeleyBinarized(const Tree& annotated, bool with_scores);
 
+// Berkeley's three output switches, in any combination: keep the "@" nodes (binarize), keep the
+// "-substate" suffixes (substates), print each node's chart score after its label (scores).
+struct OutputForm {
+  bool binarize = false;
+  bool substates = false;
+  bool scores = false;
+};
+std::string FormatTree(const Tree& annotated, const OutputForm& form);
+
 }  // namespace cky
