@@ -144,8 +144,15 @@ Status ReadRuleFile(const std::string& path, bool arrow, int expected_children,
   });
 }
 
-// .splits / .hierarchy lines: TAG<TAB>(tree). Also used for .numstates (TAG<TAB>n).
-Status ReadSplitFile(const std::string& path, bool numstates, GrammarBuilder& builder) {
+// .splits / .hierarchy lines: TAG<TAB>(tree), and .numstates lines: TAG<TAB>n.
+enum class SplitFileKind {
+  kSplitTree,          // .splits: the tree's leaves are the substates
+  kHierarchyTreeOnly,  // DumpGrammar's .hierarchy: kept as text; .numstates gives the counts
+  kNumStates,          // .numstates
+};
+
+Status ReadSplitFile(const std::string& path, SplitFileKind kind, GrammarBuilder& builder) {
+  const bool numstates = kind == SplitFileKind::kNumStates;
   return ForEachLine(path, [&](std::string_view line, long number) -> Status {
     Fields fields(line);
     std::string_view tag;
@@ -163,7 +170,8 @@ Status ReadSplitFile(const std::string& path, bool numstates, GrammarBuilder& bu
     } else {
       int32_t leaves = CountSplitLeaves(rest);
       if (leaves < 1) return LineError(path, number, "split tree has no leaves");
-      builder.SetNumSubstates(symbol, leaves);
+      // A projected grammar's hierarchy is the original's, with more leaves than substates.
+      if (kind == SplitFileKind::kSplitTree) builder.SetNumSubstates(symbol, leaves);
       builder.SetSplitTree(symbol, std::string(rest));
     }
     return Status();
@@ -493,7 +501,7 @@ StatusOr<BerkeleyModel> ReadWriteGrammarTextFiles(const std::string& prefix,
   GrammarBuilder builder;
   builder.AddSymbol("ROOT");
   if (std::string splits = FindPart(prefix, ".splits"); !splits.empty()) {
-    CKY_RETURN_IF_ERROR(ReadSplitFile(splits, /*numstates=*/false, builder));
+    CKY_RETURN_IF_ERROR(ReadSplitFile(splits, SplitFileKind::kSplitTree, builder));
   }
   CKY_RETURN_IF_ERROR(ReadRuleFile(grammar, /*arrow=*/true, 0, options, builder));
   std::vector<RawLexiconRow> rows;
@@ -516,10 +524,10 @@ StatusOr<BerkeleyModel> ReadDumpGrammarFiles(const std::string& prefix,
   GrammarBuilder builder;
   builder.AddSymbol("ROOT");
   if (std::string numstates = FindPart(prefix, ".numstates"); !numstates.empty()) {
-    CKY_RETURN_IF_ERROR(ReadSplitFile(numstates, /*numstates=*/true, builder));
+    CKY_RETURN_IF_ERROR(ReadSplitFile(numstates, SplitFileKind::kNumStates, builder));
   }
   if (std::string hierarchy = FindPart(prefix, ".hierarchy"); !hierarchy.empty()) {
-    CKY_RETURN_IF_ERROR(ReadSplitFile(hierarchy, /*numstates=*/false, builder));
+    CKY_RETURN_IF_ERROR(ReadSplitFile(hierarchy, SplitFileKind::kHierarchyTreeOnly, builder));
   }
   CKY_RETURN_IF_ERROR(ReadRuleFile(binary, /*arrow=*/false, 2, options, builder));
   CKY_RETURN_IF_ERROR(ReadRuleFile(unary, /*arrow=*/false, 1, options, builder));

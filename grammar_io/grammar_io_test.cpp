@@ -84,6 +84,8 @@ TEST_F(GrammarIoTest, ReadsDumpGrammarExport) {
   Write("g.unary", "ROOT_0 ROOT_0 1.0\nROOT_0 S_0 1.0\n");
   Write("g.lexicon", "V bark [1.0]\nNP dogs [0.5, 0.5, 0.5]\n");
   Write("g.numstates", "ROOT\t1\nS\t1\nNP\t3\nVP\t2\nV\t1\n");
+  // A projected grammar keeps the original's hierarchy, with more leaves than substates.
+  Write("g.hierarchy", "NP\t(0 (0 0 1) (1 2 3) (2 4))\n");
   LoadOptions options;
   options.use_cache = false;
   auto model = ReadDumpGrammarFiles(Prefix(), options);
@@ -92,6 +94,7 @@ TEST_F(GrammarIoTest, ReadsDumpGrammarExport) {
   EXPECT_EQ(g.num_binary_rules(), 2);
   EXPECT_EQ(g.num_unary_rules(), 1);
   EXPECT_EQ(g.symbol_num_substates[g.FindSymbol("NP")], 3);
+  EXPECT_EQ(g.symbol_split_trees[g.FindSymbol("NP")], "(0 (0 0 1) (1 2 3) (2 4))");
   EXPECT_EQ(g.num_states(), 1 + 1 + 3 + 2 + 1);
   EXPECT_EQ(DetectGrammarFormat(Prefix()), GrammarFormat::kDumpGrammar);
 }
