@@ -41,7 +41,10 @@ constexpr int kAutoLookaheadLines = 200;
 }  // namespace
 
 TreeReader::TreeReader(std::istream& in, std::string file_name, TreeReaderOptions options)
-    : in_(in), file_name_(std::move(file_name)), layout_(options.layout) {}
+    : in_(in),
+      file_name_(std::move(file_name)),
+      layout_(options.layout),
+      several_trees_per_line_(options.several_trees_per_line) {}
 
 bool TreeReader::FetchLine() {
   if (!lookahead_.empty()) {
@@ -147,39 +150,45 @@ bool TreeReader::NextOnePerLine(TreeItem* item) {
     return fail(s[p] == ')' ? "unbalanced brackets: ')' without a matching '('"
                             : "text outside brackets");
   }
-  TreeBuilder builder;
-  bool complete = false;
-  while (p < s.size() && !complete) {
-    char c = s[p];
-    if (IsBlank(c)) {
-      ++p;
-    } else if (c == '(') {
-      size_t begin = ++p;
-      while (p < s.size() && IsAtomByte(s[p])) ++p;
-      builder.Open(s.substr(begin, p - begin), line_number_);
-    } else if (c == ')') {
-      ++p;
-      complete = builder.Close();
-    } else {
-      size_t begin = p;
-      while (p < s.size() && IsAtomByte(s[p])) ++p;
-      builder.AddWord(s.substr(begin, p - begin));
+  std::vector<Tree> trees;
+  for (;;) {
+    TreeBuilder builder;
+    bool complete = false;
+    while (p < s.size() && !complete) {
+      char c = s[p];
+      if (IsBlank(c)) {
+        ++p;
+      } else if (c == '(') {
+        size_t begin = ++p;
+        while (p < s.size() && IsAtomByte(s[p])) ++p;
+        builder.Open(s.substr(begin, p - begin), line_number_);
+      } else if (c == ')') {
+        ++p;
+        complete = builder.Close();
+      } else {
+        size_t begin = p;
+        while (p < s.size() && IsAtomByte(s[p])) ++p;
+        builder.AddWord(s.substr(begin, p - begin));
+      }
     }
+    if (!complete) {
+      return fail("unbalanced brackets: " + std::to_string(builder.depth()) +
+                  " not closed at the end of the line");
+    }
+    if (!builder.first_error().empty()) return fail(builder.first_error());
+    if (builder.has_root()) trees.push_back(builder.TakeRoot());
+    while (p < s.size() && IsBlank(s[p])) ++p;
+    if (p == s.size()) break;
+    if (s[p] == ')') return fail("unbalanced brackets: ')' without a matching '('");
+    if (s[p] != '(') return fail("text outside brackets");
+    if (!several_trees_per_line_) return fail("more than one tree on the line");
   }
-  if (!complete) {
-    return fail("unbalanced brackets: " + std::to_string(builder.depth()) +
-                " not closed at the end of the line");
-  }
-  while (p < s.size() && IsBlank(s[p])) ++p;
-  if (p < s.size()) {
-    return fail(s[p] == ')' ? "unbalanced brackets: ')' without a matching '('"
-                            : "more than one tree on the line (one tree per line expected)");
-  }
-  if (!builder.first_error().empty()) return fail(builder.first_error());
-  if (!builder.has_root()) {
+  if (trees.empty()) {
     item->empty = true;
   } else {
-    item->tree = builder.TakeRoot();
+    item->tree = std::move(trees[0]);
+    item->more_trees.assign(std::make_move_iterator(trees.begin() + 1),
+                            std::make_move_iterator(trees.end()));
   }
   return true;
 }

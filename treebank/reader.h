@@ -43,11 +43,15 @@ enum class TreeLayout {
 
 struct TreeReaderOptions {
   TreeLayout layout = TreeLayout::kAuto;
+  // One-per-line layout: accept several trees on a line as one item (EVALB scores
+  // "(A x) (B y)" as one sentence); the trees after the first go to TreeItem::more_trees.
+  bool several_trees_per_line = false;
 };
 
 // One item of a treebank file.
 struct TreeItem {
   Tree tree;          // the tree, when status is OK and !empty
+  std::vector<Tree> more_trees;  // further trees of the line (see several_trees_per_line)
   bool empty = false; // a blank line (one-per-line layout) or a tree without words such as "(())"
   Status status;      // an error in this item, "file:line: message"; later items are still read
   long line = 0;      // the line where the item starts (1-based)
@@ -78,6 +82,7 @@ class TreeReader {
   std::istream& in_;
   std::string file_name_;
   TreeLayout layout_;
+  bool several_trees_per_line_;
   std::deque<std::string> lookahead_;  // lines read while resolving kAuto
   std::string line_;
   size_t pos_ = 0;        // next unread byte of line_
