@@ -28,16 +28,6 @@ struct EvalOptions {
   TreeLayout layout = TreeLayout::kAuto;
 };
 
-EvalbSentence ToSentence(const TreeItem& item, const EvalbParams& params) {
-  if (!item.status.ok()) return MakeUnreadableSentence(item.status.message());
-  std::vector<const Tree*> trees;
-  if (!item.empty) {
-    trees.push_back(&item.tree);
-    for (const Tree& more : item.more_trees) trees.push_back(&more);
-  }
-  return MakeEvalbSentence(trees, params);
-}
-
 void RunEval(const EvalOptions& options) {
   EvalbParams params = EvalbParams::Collins();
   if (!options.params_path.empty()) {
@@ -68,49 +58,21 @@ void RunEval(const EvalOptions& options) {
     spdlog::error("{}", test_file.status().message());
     throw CLI::RuntimeError(1);
   }
-  const TreeReaderOptions reader_options{options.layout, /*several_trees_per_line=*/true};
-  TreeReader gold_reader((*gold_file)->stream(), options.gold_path, reader_options);
-  TreeReader test_reader((*test_file)->stream(), options.test_path, reader_options);
-
   std::ios::sync_with_stdio(false);
-  std::ostream& out = std::cout;
-  if (!options.summary_only) out << FormatEvalbHeader();
-  EvalbRun run(params);
-  auto too_many_errors = [&] {
-    out.flush();
-    spdlog::error("stopped after {} errors, as EVALB does with MAX_ERROR {} (--no-error-limit "
-                  "scores everything)",
-                  run.error_count(), params.max_error);
+  EvalbReportOptions report_options;
+  report_options.layout = options.layout;
+  report_options.sentence_lines = !options.summary_only;
+  report_options.on_error = [](const std::string& message) { spdlog::warn("{}", message); };
+  const bool complete =
+      WriteEvalbReport((*gold_file)->stream(), options.gold_path, (*test_file)->stream(),
+                       options.test_path, params, report_options, std::cout);
+  std::cout.flush();
+  if (!complete) {
+    spdlog::error("stopped after too many errors, as EVALB does with MAX_ERROR {} (no summary; "
+                  "--no-error-limit scores every sentence)",
+                  params.max_error);
     throw CLI::RuntimeError(1);
-  };
-  TreeItem gold_item;
-  TreeItem test_item;
-  EvalbSentenceResult result;
-  int id = 0;
-  for (;;) {
-    if (!gold_reader.Next(&gold_item)) break;
-    ++id;
-    if (!test_reader.Next(&test_item)) {
-      std::string message;
-      bool go_on = run.AddLineCountMismatch(/*gold_longer=*/true, &message);
-      spdlog::warn("{} : {}", id, message);
-      if (!go_on) too_many_errors();
-      break;
-    }
-    const bool go_on =
-        run.Add(ToSentence(gold_item, params), ToSentence(test_item, params), &result);
-    for (const std::string& message : result.errors) spdlog::warn("{} : {}", result.id, message);
-    if (!go_on) too_many_errors();
-    if (!options.summary_only) out << FormatEvalbSentenceLine(result);
   }
-  if (test_reader.Next(&test_item)) {
-    std::string message;
-    bool go_on = run.AddLineCountMismatch(/*gold_longer=*/false, &message);
-    spdlog::warn("{} : {}", id + 1, message);
-    if (!go_on) too_many_errors();
-  }
-  out << FormatEvalbSummary(run);
-  out.flush();
 }
 
 }  // namespace

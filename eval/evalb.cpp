@@ -355,4 +355,58 @@ std::string FormatEvalbSummary(const EvalbRun& run) {
   return out;
 }
 
+namespace {
+
+EvalbSentence ToSentence(const TreeItem& item, const EvalbParams& params) {
+  if (!item.status.ok()) return MakeUnreadableSentence(item.status.message());
+  std::vector<const Tree*> trees;
+  if (!item.empty) {
+    trees.push_back(&item.tree);
+    for (const Tree& more : item.more_trees) trees.push_back(&more);
+  }
+  return MakeEvalbSentence(trees, params);
+}
+
+}  // namespace
+
+bool WriteEvalbReport(std::istream& gold, const std::string& gold_name, std::istream& test,
+                      const std::string& test_name, const EvalbParams& params,
+                      const EvalbReportOptions& options, std::ostream& out) {
+  const TreeReaderOptions reader_options{options.layout, /*several_trees_per_line=*/true};
+  TreeReader gold_reader(gold, gold_name, reader_options);
+  TreeReader test_reader(test, test_name, reader_options);
+  auto report = [&](int id, const std::string& message) {
+    if (options.on_error) options.on_error(std::to_string(id) + " : " + message);
+  };
+  if (options.sentence_lines) out << FormatEvalbHeader();
+  EvalbRun run(params);
+  TreeItem gold_item;
+  TreeItem test_item;
+  EvalbSentenceResult result;
+  std::string message;
+  int id = 0;
+  while (gold_reader.Next(&gold_item)) {
+    ++id;
+    if (!test_reader.Next(&test_item)) {
+      // EVALB stops reading at the first gold sentence without a test sentence.
+      const bool go_on = run.AddLineCountMismatch(/*gold_longer=*/true, &message);
+      report(id, message);
+      if (!go_on) return false;
+      break;
+    }
+    const bool go_on =
+        run.Add(ToSentence(gold_item, params), ToSentence(test_item, params), &result);
+    for (const std::string& error : result.errors) report(id, error);
+    if (!go_on) return false;
+    if (options.sentence_lines) out << FormatEvalbSentenceLine(result);
+  }
+  if (test_reader.Next(&test_item)) {
+    const bool go_on = run.AddLineCountMismatch(/*gold_longer=*/false, &message);
+    report(id, message);
+    if (!go_on) return false;
+  }
+  out << FormatEvalbSummary(run);
+  return true;
+}
+
 }  // namespace cky

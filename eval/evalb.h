@@ -34,10 +34,14 @@
 //    reader is told so (TreeReaderOptions::several_trees_per_line), which `cky eval` does.
 #pragma once
 
+#include <functional>
+#include <istream>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "eval/evalb_params.h"
+#include "treebank/reader.h"
 #include "treebank/tree.h"
 
 namespace cky {
@@ -132,5 +136,19 @@ std::string FormatEvalbHeader();
 std::string FormatEvalbSentenceLine(const EvalbSentenceResult& result);
 // The totals line, "=== Summary ===", and the two blocks (all, len<=cutoff).
 std::string FormatEvalbSummary(const EvalbRun& run);
+
+struct EvalbReportOptions {
+  TreeLayout layout = TreeLayout::kAuto;  // of both files
+  bool sentence_lines = true;             // false: only the totals line and the summary
+  // Called with each error message as EVALB words it, prefixed "ID : ".
+  std::function<void(const std::string&)> on_error;
+};
+
+// Scores the trees of `test` against those of `gold`, pairing them in order, and writes EVALB's
+// report to `out`: header, one line per sentence, summary. Returns false, with the summary left
+// out, when EVALB would have stopped on too many errors (params.max_error).
+bool WriteEvalbReport(std::istream& gold, const std::string& gold_name, std::istream& test,
+                      const std::string& test_name, const EvalbParams& params,
+                      const EvalbReportOptions& options, std::ostream& out);
 
 }  // namespace cky
