@@ -1,0 +1,122 @@
+// `cky eval GOLD TEST`: bracketing precision, recall and F1 with EVALB's numbers and report layout.
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <climits>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "apps/commands.h"
+#include "common/input_file.h"
+#include "eval/evalb.h"
+#include "treebank/reader.h"
+
+namespace cky::apps {
+namespace {
+
+struct EvalOptions {
+  std::string gold_path;
+  std::string test_path;
+  std::string params_path;
+  int cutoff = -1;
+  int max_error = -1;
+  bool no_error_limit = false;
+  bool summary_only = false;
+  TreeLayout layout = TreeLayout::kAuto;
+};
+
+void RunEval(const EvalOptions& options) {
+  EvalbParams params = EvalbParams::Collins();
+  if (!options.params_path.empty()) {
+    std::vector<std::string> warnings;
+    auto read = ReadEvalbParamsFile(options.params_path, &warnings);
+    if (!read.ok()) {
+      spdlog::error("{}", read.status().message());
+      throw CLI::RuntimeError(1);
+    }
+    for (const std::string& warning : warnings) spdlog::warn("{}", warning);
+    params = std::move(*read);
+  }
+  if (options.cutoff >= 0) params.cutoff_len = options.cutoff;
+  if (options.max_error >= 0) params.max_error = options.max_error;
+  if (options.no_error_limit) params.max_error = INT_MAX;
+
+  if (options.gold_path == "-" && options.test_path == "-") {
+    spdlog::error("only one of GOLD and TEST can be standard input");
+    throw CLI::RuntimeError(2);
+  }
+  auto gold_file = InputFile::Open(options.gold_path);
+  if (!gold_file.ok()) {
+    spdlog::error("{}", gold_file.status().message());
+    throw CLI::RuntimeError(1);
+  }
+  auto test_file = InputFile::Open(options.test_path);
+  if (!test_file.ok()) {
+    spdlog::error("{}", test_file.status().message());
+    throw CLI::RuntimeError(1);
+  }
+  std::ios::sync_with_stdio(false);
+  EvalbReportOptions report_options;
+  report_options.layout = options.layout;
+  report_options.sentence_lines = !options.summary_only;
+  report_options.on_error = [](const std::string& message) { spdlog::warn("{}", message); };
+  const bool complete =
+      WriteEvalbReport((*gold_file)->stream(), options.gold_path, (*test_file)->stream(),
+                       options.test_path, params, report_options, std::cout);
+  std::cout.flush();
+  if (!complete) {
+    spdlog::error("stopped after too many errors, as EVALB does with MAX_ERROR {} (no summary; "
+                  "--no-error-limit scores every sentence)",
+                  params.max_error);
+    throw CLI::RuntimeError(1);
+  }
+}
+
+}  // namespace
+
+void AddEvalCommand(CLI::App& app) {
+  auto options = std::make_shared<EvalOptions>();
+  CLI::App* eval = app.add_subcommand(
+      "eval",
+      "Score parses against gold trees: bracketing recall, precision, F1, crossing brackets and "
+      "tagging accuracy, printed exactly as EVALB prints them (same layout, same numbers). "
+      "Sentences pair up in order; a blank line in a one-tree-per-line file is a sentence without "
+      "a parse (skipped). Without --params, COLLINS.prm's settings are used.");
+  eval->add_option("GOLD", options->gold_path,
+                   "Gold trees (Penn Treebank brackets, one per line or spread over lines; may be "
+                   "gzipped; - for standard input)")
+      ->required();
+  eval->add_option("TEST", options->test_path,
+                   "Trees to score, in the same order as GOLD (same formats; - for standard input)")
+      ->required();
+  eval->add_option("-p,--params", options->params_path,
+                   "EVALB parameter file (COLLINS.prm style: DELETE_LABEL, DELETE_LABEL_FOR_LENGTH, "
+                   "EQ_LABEL, EQ_WORD, QUOTE_LABEL, CUTOFF_LEN, LABELED, MAX_ERROR; DEBUG is "
+                   "ignored). Settings it does not give take EVALB's built-in values, as with "
+                   "`evalb -p`");
+  eval->add_option("-c,--cutoff", options->cutoff,
+                   "Length cutoff of the second summary block (overrides CUTOFF_LEN; default 40)")
+      ->check(CLI::NonNegativeNumber);
+  eval->add_option("-e,--max-error", options->max_error,
+                   "Stop, as EVALB does, when the error count exceeds this plus one (overrides "
+                   "MAX_ERROR; default 10)")
+      ->check(CLI::NonNegativeNumber);
+  eval->add_flag("--no-error-limit", options->no_error_limit,
+                 "Never stop on errors: score every sentence and always print the summary");
+  eval->add_flag("--summary-only", options->summary_only,
+                 "Print only the totals line and the summary blocks, not the per-sentence lines");
+  std::map<std::string, TreeLayout> layouts = {{"auto", TreeLayout::kAuto},
+                                               {"line", TreeLayout::kOnePerLine},
+                                               {"multiline", TreeLayout::kMultiLine}};
+  eval->add_option("--layout", options->layout,
+                   "How trees sit in both files: line (one per line, EVALB's input), multiline "
+                   "(trees spread over lines, blank lines ignored), or auto (line when the first 200 "
+                   "non-blank lines each hold whole trees)")
+      ->transform(CLI::CheckedTransformer(layouts, CLI::ignore_case));
+  eval->callback([options] { RunEval(*options); });
+}
+
+}  // namespace cky::apps

@@ -1,0 +1,412 @@
+#include "eval/evalb.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+namespace cky {
+namespace {
+
+bool Contains(const std::vector<std::string>& list, const std::string& s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+// EVALB's label_comp and word_comp: equal, or a listed pair in either order.
+bool EquivalentUnder(const std::vector<std::pair<std::string, std::string>>& pairs,
+                     const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  for (const auto& [x, y] : pairs) {
+    if ((a == x && b == y) || (a == y && b == x)) return true;
+  }
+  return false;
+}
+
+// EVALB's modify_label: the label up to its first '-' or '=' (even at position 0).
+std::string CutFunctionTags(const std::string& label) {
+  size_t cut = label.find_first_of("-=");
+  return cut == std::string::npos ? label : label.substr(0, cut);
+}
+
+bool IsQuoteWord(const std::string& word) { return word == "'" || word == "\"" || word == "/"; }
+
+class SentenceBuilder {
+ public:
+  SentenceBuilder(const EvalbParams& params, EvalbSentence* out) : params_(params), out_(out) {}
+
+  void Visit(const Tree& node) {
+    if (!out_->error.empty()) return;
+    if (node.is_leaf()) {
+      out_->error = "Reading sentence (a word outside a preterminal: " + node.label + ")";
+      return;
+    }
+    if (node.is_preterminal()) {
+      AddTerminal(node.label, node.children[0].label);
+      return;
+    }
+    const int index = static_cast<int>(out_->brackets.size());
+    const int start = static_cast<int>(out_->terminals.size());
+    out_->brackets.push_back({start, start, node.label});
+    open_.push_back(index);
+    for (const Tree& child : node.children) {
+      if (child.is_leaf()) {
+        out_->error = "More than two elements in a bracket (" + node.label + ")";
+        return;
+      }
+      Visit(child);
+    }
+    open_.pop_back();
+    out_->brackets[index].end = static_cast<int>(out_->terminals.size());
+  }
+
+ private:
+  void AddTerminal(const std::string& tag, const std::string& word) {
+    if (!Contains(params_.delete_labels_for_length, tag)) ++out_->length;
+    if (Contains(params_.quote_labels, tag) && IsQuoteWord(word)) {
+      out_->quote_terms.push_back({{word, tag},
+                                   static_cast<int>(out_->terminals.size()),
+                                   static_cast<int>(out_->brackets.size()),
+                                   open_});
+    }
+    if (Contains(params_.delete_labels, tag)) return;  // the word goes with its bracket
+    out_->terminals.push_back({word, tag});
+  }
+
+  const EvalbParams& params_;
+  EvalbSentence* out_;
+  std::vector<int> open_;
+};
+
+// EVALB's reinsert_term: puts a deleted quote word back and widens the brackets around it.
+void Reinsert(const EvalbSentence::QuoteTerm& quote, EvalbSentence* sentence) {
+  const int at = std::min<int>(quote.word_index, static_cast<int>(sentence->terminals.size()));
+  sentence->terminals.insert(sentence->terminals.begin() + at, quote.terminal);
+  for (size_t k = static_cast<size_t>(std::max(quote.bracket_index, 0));
+       k < sentence->brackets.size(); ++k) {
+    ++sentence->brackets[k].start;
+    ++sentence->brackets[k].end;
+  }
+  for (int k : quote.open_brackets) ++sentence->brackets[k].end;
+}
+
+// EVALB's fix_quote (David Ellis, 2006): where one side deleted a quote preterminal that the other
+// side tagged with a kept label at the same position, the deleted one is put back.
+void FixQuotes(const EvalbParams& params, EvalbSentence* gold, EvalbSentence* test) {
+  auto& gold_quotes = gold->quote_terms;
+  auto& test_quotes = test->quote_terms;
+  for (size_t i = 0; i < test_quotes.size(); ++i) {
+    const int index = test_quotes[i].word_index;
+    for (size_t j = 0; j < gold_quotes.size(); ++j) {
+      if (gold_quotes[j].word_index != index ||
+          gold_quotes[j].terminal.tag == test_quotes[i].terminal.tag) {
+        continue;
+      }
+      const bool gold_deleted = Contains(params.delete_labels, gold_quotes[j].terminal.tag);
+      const bool test_deleted = Contains(params.delete_labels, test_quotes[i].terminal.tag);
+      if (gold_deleted && !test_deleted) {
+        Reinsert(gold_quotes[j], gold);
+        for (size_t k = j; k < gold_quotes.size(); ++k) ++gold_quotes[k].word_index;
+      } else if (test_deleted && !gold_deleted) {
+        Reinsert(test_quotes[i], test);
+        for (size_t k = i; k < test_quotes.size(); ++k) ++test_quotes[k].word_index;
+      }
+    }
+  }
+}
+
+// EVALB's massage_data: which brackets take part in scoring, with their labels cut.
+std::vector<bool> KeptBrackets(const EvalbParams& params, std::vector<EvalbSentence::Bracket>* b) {
+  std::vector<bool> kept(b->size(), true);
+  for (size_t i = 0; i < b->size(); ++i) {
+    EvalbSentence::Bracket& bracket = (*b)[i];
+    if (bracket.start == bracket.end) {
+      kept[i] = false;
+      continue;
+    }
+    bracket.label = CutFunctionTags(bracket.label);
+    for (const std::string& deleted : params.delete_labels) {
+      if (EquivalentUnder(params.eq_labels, bracket.label, deleted)) kept[i] = false;
+    }
+  }
+  return kept;
+}
+
+}  // namespace
+
+EvalbSentence MakeEvalbSentence(const std::vector<const Tree*>& trees, const EvalbParams& params) {
+  EvalbSentence sentence;
+  SentenceBuilder builder(params, &sentence);
+  for (const Tree* tree : trees) builder.Visit(*tree);
+  if (!sentence.error.empty()) {
+    sentence.terminals.clear();
+    sentence.brackets.clear();
+    sentence.quote_terms.clear();
+  }
+  return sentence;
+}
+
+EvalbSentence MakeUnreadableSentence(std::string error) {
+  EvalbSentence sentence;
+  sentence.error = std::move(error);
+  return sentence;
+}
+
+EvalbSentenceResult ScoreEvalbSentence(int id, const EvalbSentence& gold_in,
+                                       const EvalbSentence& test_in, const EvalbParams& params) {
+  EvalbSentenceResult result;
+  result.id = id;
+  result.length = gold_in.length;
+  if (!gold_in.error.empty()) result.errors.push_back(gold_in.error);
+  if (!test_in.error.empty()) result.errors.push_back(test_in.error);
+  if (!test_in.error.empty()) {
+    result.status = 1;
+    return result;
+  }
+  if (test_in.terminals.empty()) {
+    result.status = 2;
+    return result;
+  }
+  if (!gold_in.error.empty()) {
+    result.status = 1;
+    return result;
+  }
+
+  EvalbSentence gold = gold_in;
+  EvalbSentence test = test_in;
+  if (gold.terminals.size() != test.terminals.size()) {
+    FixQuotes(params, &gold, &test);
+    if (gold.terminals.size() != test.terminals.size()) {
+      result.errors.push_back("Length unmatch (" + std::to_string(gold.terminals.size()) + "|" +
+                              std::to_string(test.terminals.size()) + ")");
+      result.status = 1;
+      return result;
+    }
+  }
+  const size_t words = gold.terminals.size();
+  for (size_t i = 0; i < words; ++i) {
+    if (!EquivalentUnder(params.eq_words, gold.terminals[i].word, test.terminals[i].word)) {
+      result.errors.push_back("Words unmatch (" + gold.terminals[i].word + "|" +
+                              test.terminals[i].word + ")");
+      result.status = 1;
+      return result;
+    }
+  }
+
+  const std::vector<bool> gold_kept = KeptBrackets(params, &gold.brackets);
+  const std::vector<bool> test_kept = KeptBrackets(params, &test.brackets);
+  result.gold_brackets = static_cast<int>(std::count(gold_kept.begin(), gold_kept.end(), true));
+  result.test_brackets = static_cast<int>(std::count(test_kept.begin(), test_kept.end(), true));
+
+  // Greedy matching in preorder, as EVALB: each gold bracket takes the first free test bracket.
+  std::vector<bool> test_matched(test.brackets.size(), false);
+  for (size_t i = 0; i < gold.brackets.size(); ++i) {
+    if (!gold_kept[i]) continue;
+    const auto& g = gold.brackets[i];
+    for (size_t j = 0; j < test.brackets.size(); ++j) {
+      const auto& t = test.brackets[j];
+      if (!test_kept[j] || test_matched[j] || g.start != t.start || g.end != t.end) continue;
+      if (!params.labeled || EquivalentUnder(params.eq_labels, g.label, t.label)) {
+        test_matched[j] = true;
+        ++result.matched;
+        break;
+      }
+    }
+  }
+
+  // A test bracket crosses when it overlaps a gold bracket without either containing the other.
+  for (size_t j = 0; j < test.brackets.size(); ++j) {
+    if (!test_kept[j]) continue;
+    const auto& t = test.brackets[j];
+    for (size_t i = 0; i < gold.brackets.size(); ++i) {
+      if (!gold_kept[i]) continue;
+      const auto& g = gold.brackets[i];
+      if ((g.start < t.start && g.end > t.start && g.end < t.end) ||
+          (g.start > t.start && g.start < t.end && g.end > t.end)) {
+        ++result.crossing;
+        break;
+      }
+    }
+  }
+
+  result.words = static_cast<int>(words);
+  for (size_t i = 0; i < words; ++i) {
+    if (EquivalentUnder(params.eq_labels, gold.terminals[i].tag, test.terminals[i].tag)) {
+      ++result.correct_tags;
+    }
+  }
+  return result;
+}
+
+void EvalbTotals::Add(const EvalbSentenceResult& result) {
+  ++sentences;
+  if (result.status == 1) {
+    ++error_sentences;
+  } else if (result.status == 2) {
+    ++skip_sentences;
+  } else {
+    gold_brackets += result.gold_brackets;
+    test_brackets += result.test_brackets;
+    matched += result.matched;
+    if (result.gold_brackets == result.test_brackets && result.test_brackets == result.matched) {
+      ++complete_match;
+    }
+    words += result.words;
+    crossing += result.crossing;
+    if (result.crossing == 0) ++no_crossing;
+    if (result.crossing <= 2) ++two_or_less_crossing;
+    correct_tags += result.correct_tags;
+  }
+}
+
+bool EvalbRun::CountError() {
+  // EVALB: if (Error_count++ > Max_error) exit(1);
+  const bool exits = error_count_ > params_.max_error;
+  ++error_count_;
+  return !exits;
+}
+
+bool EvalbRun::Add(const EvalbSentence& gold, const EvalbSentence& test,
+                   EvalbSentenceResult* result) {
+  ++sentences_;
+  *result = ScoreEvalbSentence(sentences_, gold, test, params_);
+  for (size_t i = 0; i < result->errors.size(); ++i) {
+    if (!CountError()) {
+      result->errors.resize(i + 1);  // EVALB stops at this message
+      return false;
+    }
+  }
+  all_.Add(*result);
+  if (result->length <= params_.cutoff_len) up_to_cutoff_.Add(*result);
+  return true;
+}
+
+bool EvalbRun::AddLineCountMismatch(bool gold_longer, std::string* message) {
+  *message = gold_longer ? "Number of lines unmatch (too many lines in gold file)"
+                         : "Number of lines unmatch (too many lines in test file)";
+  return CountError();
+}
+
+std::string FormatEvalbHeader() {
+  return "  Sent.                        Matched  Bracket   Cross        Correct Tag\n"
+         " ID  Len.  Stat. Recal  Prec.  Bracket gold test Bracket Words  Tags Accracy\n"
+         "============================================================================\n";
+}
+
+std::string FormatEvalbSentenceLine(const EvalbSentenceResult& r) {
+  char buffer[256];
+  std::snprintf(buffer, sizeof(buffer),
+                "%4d  %3d    %d  %6.2f %6.2f   %3d    %3d  %3d    %3d   %4d  %4d   %6.2f\n", r.id,
+                r.length, r.status,
+                (r.gold_brackets == 0 ? 0.0 : 100.0 * r.matched / r.gold_brackets),
+                (r.test_brackets == 0 ? 0.0 : 100.0 * r.matched / r.test_brackets), r.matched,
+                r.gold_brackets, r.test_brackets, r.crossing, r.words, r.correct_tags,
+                (r.words == 0 ? 0.0 : 100.0 * r.correct_tags / r.words));
+  return buffer;
+}
+
+namespace {
+
+void Append(std::string* out, const char* format, auto... args) {
+  char buffer[256];
+  std::snprintf(buffer, sizeof(buffer), format, args...);
+  out->append(buffer);
+}
+
+void AppendBlock(const EvalbTotals& t, std::string* out) {
+  const long valid = t.sentences - t.error_sentences - t.skip_sentences;
+  Append(out, "Number of sentence        = %6d\n", t.sentences);
+  Append(out, "Number of Error sentence  = %6d\n", t.error_sentences);
+  Append(out, "Number of Skip  sentence  = %6d\n", t.skip_sentences);
+  Append(out, "Number of Valid sentence  = %6ld\n", valid);
+  // Same expressions as EVALB, so that every rounding (and the NaN of 0/0) comes out the same.
+  const double r = t.gold_brackets > 0 ? 100.0 * t.matched / t.gold_brackets : 0.0;
+  Append(out, "Bracketing Recall         = %6.2f\n", r);
+  const double p = t.test_brackets > 0 ? 100.0 * t.matched / t.test_brackets : 0.0;
+  Append(out, "Bracketing Precision      = %6.2f\n", p);
+  const double f = 2 * p * r / (p + r);
+  Append(out, "Bracketing FMeasure       = %6.2f\n", f);
+  Append(out, "Complete match            = %6.2f\n",
+         (valid > 0 ? 100.0 * t.complete_match / valid : 0.0));
+  Append(out, "Average crossing          = %6.2f\n", (valid > 0 ? 1.0 * t.crossing / valid : 0.0));
+  Append(out, "No crossing               = %6.2f\n",
+         (valid > 0 ? 100.0 * t.no_crossing / valid : 0.0));
+  Append(out, "2 or less crossing        = %6.2f\n",
+         (valid > 0 ? 100.0 * t.two_or_less_crossing / valid : 0.0));
+  Append(out, "Tagging accuracy          = %6.2f\n",
+         (t.words > 0 ? 100.0 * t.correct_tags / t.words : 0.0));
+}
+
+}  // namespace
+
+std::string FormatEvalbSummary(const EvalbRun& run) {
+  std::string out =
+      "============================================================================\n";
+  const EvalbTotals& all = run.all();
+  if (all.gold_brackets > 0 && all.test_brackets > 0) {
+    Append(&out, "                %6.2f %6.2f %6ld %5ld %5ld  %5ld",
+           100.0 * all.matched / all.gold_brackets, 100.0 * all.matched / all.test_brackets,
+           all.matched, all.gold_brackets, all.test_brackets, all.crossing);
+  }
+  Append(&out, "  %5ld %5ld   %6.2f", all.words, all.correct_tags,
+         (all.words > 0 ? 100.0 * all.correct_tags / all.words : 0.0));
+  out.append("\n=== Summary ===\n\n-- All --\n");
+  AppendBlock(all, &out);
+  Append(&out, "\n-- len<=%d --\n", run.params().cutoff_len);
+  AppendBlock(run.up_to_cutoff(), &out);
+  return out;
+}
+
+namespace {
+
+EvalbSentence ToSentence(const TreeItem& item, const EvalbParams& params) {
+  if (!item.status.ok()) return MakeUnreadableSentence(item.status.message());
+  std::vector<const Tree*> trees;
+  if (!item.empty) {
+    trees.push_back(&item.tree);
+    for (const Tree& more : item.more_trees) trees.push_back(&more);
+  }
+  return MakeEvalbSentence(trees, params);
+}
+
+}  // namespace
+
+bool WriteEvalbReport(std::istream& gold, const std::string& gold_name, std::istream& test,
+                      const std::string& test_name, const EvalbParams& params,
+                      const EvalbReportOptions& options, std::ostream& out) {
+  const TreeReaderOptions reader_options{options.layout, /*several_trees_per_line=*/true};
+  TreeReader gold_reader(gold, gold_name, reader_options);
+  TreeReader test_reader(test, test_name, reader_options);
+  auto report = [&](int id, const std::string& message) {
+    if (options.on_error) options.on_error(std::to_string(id) + " : " + message);
+  };
+  if (options.sentence_lines) out << FormatEvalbHeader();
+  EvalbRun run(params);
+  TreeItem gold_item;
+  TreeItem test_item;
+  EvalbSentenceResult result;
+  std::string message;
+  int id = 0;
+  while (gold_reader.Next(&gold_item)) {
+    ++id;
+    if (!test_reader.Next(&test_item)) {
+      // EVALB stops reading at the first gold sentence without a test sentence.
+      const bool go_on = run.AddLineCountMismatch(/*gold_longer=*/true, &message);
+      report(id, message);
+      if (!go_on) return false;
+      break;
+    }
+    const bool go_on =
+        run.Add(ToSentence(gold_item, params), ToSentence(test_item, params), &result);
+    for (const std::string& error : result.errors) report(id, error);
+    if (!go_on) return false;
+    if (options.sentence_lines) out << FormatEvalbSentenceLine(result);
+  }
+  if (test_reader.Next(&test_item)) {
+    const bool go_on = run.AddLineCountMismatch(/*gold_longer=*/false, &message);
+    report(id, message);
+    if (!go_on) return false;
+  }
+  out << FormatEvalbSummary(run);
+  return true;
+}
+
+}  // namespace cky
