@@ -1,0 +1,154 @@
+// Our exhaustive parser against the Berkeley parser's own output on the same grammars
+// (shared/grammars/reference: `-viterbi` trees and `-viterbi -binarize -substates -scores` trees).
+// Skips when ../shared is absent (CKY_SHARED_DIR overrides the location).
+//
+// Every sentence must fall in one of these classes:
+//   identical    our binarized tree is Berkeley's, node for node, scores within 1e-6 relative;
+//   we_higher    trees differ and ours scores higher under the grammar (Berkeley prunes);
+//   tie          trees differ with equal scores (exact ties resolve by rule order);
+//   unscorable   Berkeley's tree uses a lexical score the text export does not hold
+//                (FORMATS.md §3: only the .gr file has the counts for smoothed scores).
+// A sentence where Berkeley's tree scores higher than ours would disprove exactness: none may.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "grammar_io/berkeley_model.h"
+#include "lexicon/lexicon.h"
+#include "parser/parser.h"
+#include "parser/tree_format.h"
+#include "treebank/reader.h"
+
+namespace cky {
+namespace {
+
+std::string SharedDir() {
+  const char* env = std::getenv("CKY_SHARED_DIR");
+  return env ? env : "../shared";
+}
+
+std::vector<std::string> ReadLines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> Words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+// Berkeley's scored trees put each node's score after its label, "(NP-1 -3.25 (DT-0 ...) ...)"; a
+// bracket reader sees the score as a first leaf. Move it into Tree::score.
+bool LiftScores(Tree* node) {
+  if (node->is_leaf()) return true;
+  if (!node->label.empty()) {
+    if (node->children.size() < 2 || !node->children[0].is_leaf()) return false;
+    char* end = nullptr;
+    const std::string& text = node->children[0].label;
+    node->score = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size()) return false;
+    node->children.erase(node->children.begin());
+  }
+  for (Tree& child : node->children) {
+    if (!LiftScores(&child)) return false;
+  }
+  return true;
+}
+
+// Same labels and shape; node scores within `tolerance` relative. Returns the first difference.
+std::string Compare(const Tree& ours, const Tree& theirs, double tolerance) {
+  if (ours.label != theirs.label || ours.children.size() != theirs.children.size()) {
+    return "node " + ours.label + " vs " + theirs.label;
+  }
+  if (!ours.is_leaf() && ours.has_score() && theirs.has_score()) {
+    const double scale = std::max(std::abs(theirs.score), 1e-300);
+    if (std::abs(ours.score - theirs.score) / scale > tolerance) {
+      return "score of " + ours.label + ": " + std::to_string(ours.score) + " vs " +
+             std::to_string(theirs.score);
+    }
+  }
+  for (size_t i = 0; i < ours.children.size(); ++i) {
+    std::string diff = Compare(ours.children[i], theirs.children[i], tolerance);
+    if (!diff.empty()) return diff;
+  }
+  return "";
+}
+
+class BerkeleyReferenceTest : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
+
+TEST_P(BerkeleyReferenceTest, ExactParserNeverScoresBelowBerkeley) {
+  const auto& [name, grammar_prefix] = GetParam();
+  const std::string dir = SharedDir() + "/grammars/reference/" + name;
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " not found";
+  LoadOptions load;
+  load.use_cache = false;
+  auto model = LoadBerkeleyModel(SharedDir() + "/grammars/" + grammar_prefix, load);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto lexicon = Lexicon::Build(*model);
+  ASSERT_TRUE(lexicon.ok());
+  Parser parser(model->grammar, *lexicon, MakeCpuBackend(model->grammar, 0));
+
+  std::vector<std::vector<std::string>> sentences;
+  for (const std::string& line : ReadLines(dir + "/sentences.txt")) sentences.push_back(Words(line));
+  const std::vector<std::string> viterbi = ReadLines(dir + "/viterbi.txt");
+  const std::vector<std::string> scored = ReadLines(dir + "/viterbi.scored.txt");
+  ASSERT_EQ(sentences.size(), viterbi.size());
+  ASSERT_EQ(sentences.size(), scored.size());
+  std::vector<ParseOutcome> outcomes = parser.Parse(sentences);
+
+  int identical = 0, we_higher = 0, ties = 0, unscorable = 0, same_debinarized = 0;
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    SCOPED_TRACE("sentence " + std::to_string(i + 1) + ": " + scored[i].substr(0, 80));
+    ASSERT_EQ(outcomes[i].status, ParseStatus::kOk) << outcomes[i].message;
+    if (FormatBerkeley(outcomes[i].tree) == viterbi[i]) ++same_debinarized;
+    auto trees = ReadTreesFromString(scored[i]);
+    ASSERT_TRUE(trees.ok() && trees->size() == 1);
+    Tree theirs = (*trees)[0];
+    ASSERT_TRUE(LiftScores(&theirs));
+    theirs.label = "ROOT-0";
+    const Tree& ours = outcomes[i].tree;
+    if (Compare(ours, theirs, 1e-6).empty()) {
+      ++identical;
+      continue;
+    }
+    // Structures differ: Berkeley's tree must not beat ours under the same grammar.
+    auto their_score = ScoreAnnotatedTree(model->grammar, *lexicon, theirs);
+    if (!their_score.ok()) {
+      ++unscorable;
+      EXPECT_NE(their_score.status().message().find("no lexical score"), std::string::npos)
+          << their_score.status().message();
+      continue;
+    }
+    const double tolerance = 1e-9 * std::abs(*their_score);
+    EXPECT_GE(outcomes[i].log_score, *their_score - tolerance)
+        << "Berkeley's tree scores higher: " << Compare(ours, theirs, 1e-6);
+    if (outcomes[i].log_score > *their_score + tolerance) {
+      ++we_higher;
+    } else {
+      ++ties;
+    }
+  }
+  std::printf("[%s] %zu sentences: %d identical binarized trees (scores within 1e-6), %d "
+              "debinarized trees equal to Berkeley's -viterbi output; differing: %d where ours "
+              "scores higher, %d exact ties, %d using scores the text export lacks\n",
+              name.c_str(), sentences.size(), identical, same_debinarized, we_higher, ties,
+              unscorable);
+  EXPECT_EQ(identical + we_higher + ties + unscorable, static_cast<int>(sentences.size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Grammars, BerkeleyReferenceTest,
+    ::testing::Values(std::make_pair("small_sm2", "berkeley-small/small_sm2"),
+                      std::make_pair("gum_sm3", "berkeley-gum/gum_sm3")),
+    [](const auto& info) { return info.param.first; });
+
+}  // namespace
+}  // namespace cky
