@@ -29,8 +29,11 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // the command already explained itself on stderr
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);  // prints help, the version, or what is wrong with the usage
+    return code == 0 ? 0 : 2;
   }
   return 0;
 }

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# End-to-end checks of the `cky` command line: exit codes, messages, one output line per input
+# line, gzip and stdin input. Usage: cli_test.sh PATH/TO/cky SOURCE_DIR
+set -u
+cky=$1
+data=$2/tests/data
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export XDG_CACHE_HOME=$tmp/cache
+passed=0 failed=0
+check() {  # check NAME CONDITION...
+  local name=$1; shift
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $name" >&2; fi
+}
+
+# Parsing: one line out per line in, in order; an empty line and an unparsable one print (()).
+printf 'the man saw a dog .\n\nwith with\nthe dog barks\n' > "$tmp/in.txt"
+"$cky" parse -g "$data/toy" -i "$tmp/in.txt" -o "$tmp/out.txt" 2> "$tmp/err.txt"
+check "parse exits 0" test $? -eq 0
+check "one line per input line" test "$(wc -l < "$tmp/out.txt")" -eq 4
+check "first tree" grep -qxF '( (S (NP (DT the) (NN man)) (VP (VB saw) (NP (DT a) (NN dog))) (. .)) )' "$tmp/out.txt"
+check "empty line gives (())" test "$(sed -n 2p "$tmp/out.txt")" = "(())"
+check "no parse gives (())" test "$(sed -n 3p "$tmp/out.txt")" = "(())"
+check "warnings name the sentences" grep -q "sentence 3 (2 words)" "$tmp/err.txt"
+
+# Standard input, gzip input and the scored binarized form.
+gzip -c "$tmp/in.txt" > "$tmp/in.txt.gz"
+"$cky" parse -g "$data/toy" -i "$tmp/in.txt.gz" > "$tmp/out_gz.txt" 2>/dev/null
+check "gzip input" cmp -s "$tmp/out.txt" "$tmp/out_gz.txt"
+head -1 "$tmp/in.txt" | "$cky" parse -g "$data/toy" --binarize --substates --scores > "$tmp/scored.txt"
+check "scored form" grep -q '^( (S-0 -[0-9.]* (NP-0 ' "$tmp/scored.txt"
+
+# Empty input: no output, success.
+: > "$tmp/empty.txt"
+"$cky" parse -g "$data/toy" -i "$tmp/empty.txt" > "$tmp/out_empty.txt" 2>&1
+check "empty input exits 0" test $? -eq 0
+check "empty input prints nothing" test ! -s "$tmp/out_empty.txt"
+
+# Errors: clear message, exit 1 for bad files, 2 for bad usage.
+mkdir -p "$tmp/bad"
+cp "$data/toy.lexicon" "$tmp/bad/g.lexicon"
+printf 'S_0 -> NP_0 VP_0 0.5\nS_0 -> NP_0 oops\n' > "$tmp/bad/g.grammar"
+"$cky" parse -g "$tmp/bad/g" -i "$tmp/in.txt" > /dev/null 2> "$tmp/err_bad.txt"
+check "malformed grammar exits 1" test $? -eq 1
+check "malformed grammar names file and line" grep -q "g.grammar:2:" "$tmp/err_bad.txt"
+"$cky" parse -g "$tmp/nonexistent" < /dev/null > /dev/null 2> "$tmp/err_missing.txt"
+check "missing grammar exits 1" test $? -eq 1
+check "missing grammar is explained" grep -q "no grammar at" "$tmp/err_missing.txt"
+"$cky" parse -g "$data/toy" -i "$tmp/nonexistent.txt" > /dev/null 2>&1
+check "missing input exits 1" test $? -eq 1
+"$cky" parse --no-such-option > /dev/null 2>&1
+check "bad option exits 2" test $? -eq 2
+"$cky" parse --help > "$tmp/help.txt"
+check "help exits 0" test $? -eq 0
+check "help explains options" grep -q -- "--max-length" "$tmp/help.txt"
+
+# A too-long sentence gets (()) and the next still parses.
+printf 'the dog barks\nthe dog barks with the man\nthe dog barks\n' | \
+  "$cky" parse -g "$data/toy" --max-length 4 > "$tmp/out_long.txt" 2> "$tmp/err_long.txt"
+check "too long gives (())" test "$(sed -n 2p "$tmp/out_long.txt")" = "(())"
+check "after too long, parsing goes on" test "$(sed -n 3p "$tmp/out_long.txt")" = "$(sed -n 1p "$tmp/out_long.txt")"
+
+# The binary cache round trip.
+"$cky" convert "$data/toy" -o "$tmp/toy.ckybin" 2>/dev/null
+check "convert exits 0" test $? -eq 0
+"$cky" parse -g "$tmp/toy.ckybin" -i "$tmp/in.txt" > "$tmp/out_cache.txt" 2>/dev/null
+check "cache parses the same" cmp -s "$tmp/out.txt" "$tmp/out_cache.txt"
+
+echo "$passed passed, $failed failed"
+test "$failed" -eq 0
