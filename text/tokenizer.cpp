@@ -1,0 +1,621 @@
+#include "text/tokenizer.h"
+
+#include <unicode/brkiter.h>
+#include <unicode/filteredbrk.h>
+#include <unicode/locid.h>
+#include <unicode/regex.h>
+#include <unicode/uchar.h>
+#include <unicode/unistr.h>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <sstream>
+#include <unordered_set>
+
+namespace cky {
+namespace {
+
+using CodePoints = std::u32string;
+
+// Abbreviations that, in practice, never end a sentence: a sentence break after them is undone.
+constexpr std::array kNonFinalAbbreviations = {
+    "Mr.",  "Mrs.", "Ms.",  "Messrs.", "Mmes.", "Dr.",   "Prof.",   "St.",   "Mt.",   "Ft.",
+    "Gen.", "Col.", "Lt.",  "Maj.",    "Sgt.",  "Capt.", "Cmdr.",   "Adm.",  "Gov.",  "Sen.",
+    "Rep.", "Rev.", "Hon.", "Pres.",   "Supt.", "Msgr.", "Fr.",     "vs.",   "v.",    "e.g.",
+    "i.e.", "cf.",  "viz.", "No.",     "Nos.",  "Fig.",  "Figs.",   "Eq.",   "Vol.",  "pp.",
+    "p.",   "Ch.",  "ch.",  "Sec.",    "sec.",  "Art.",  "approx.", "ca.",   "Op.",   "Jan.",
+    "Feb.", "Mar.", "Apr.", "Jun.",    "Jul.",  "Aug.",  "Sep.",    "Sept.", "Oct.",  "Nov.",
+    "Dec.", "al.",  "Ave.", "Blvd.",   "Rd.",   "Dept.", "Univ.",   "Mme.",  "Mlle.",
+};
+
+// Abbreviations that keep their period but may end a sentence ("... and Acme Inc.").
+constexpr std::array kOtherAbbreviations = {
+    "Inc.",  "Corp.", "Co.",    "Ltd.",  "Bros.", "Jr.",   "Sr.",   "etc.", "Esq.",  "eds.",
+    "ed.",   "Ed.",   "Mon.",   "Tue.",  "Wed.",  "Thu.",  "Fri.",  "Sat.", "Sun.",  "Ala.",
+    "Ariz.", "Ark.",  "Calif.", "Colo.", "Conn.", "Del.",  "Fla.",  "Ga.",  "Ill.",  "Ind.",
+    "Kan.",  "Ky.",   "La.",    "Md.",   "Mass.", "Mich.", "Minn.", "Mo.",  "Mont.", "Neb.",
+    "Nev.",  "Okla.", "Ore.",   "Pa.",   "Tenn.", "Tex.",  "Va.",   "Vt.",  "Wis.",  "Wyo.",
+    "Ref.",  "Refs.", "ibid.",  "Dist.", "Cir.",  "Supp.", "Nr.",   "vol.", "lbs.",  "oz.",
+};
+
+// Words before a hyphen that GUM (like OntoNotes) does not split off with split_hyphens.
+constexpr std::array kHyphenPrefixes = {
+    "anti",  "co",    "counter", "cross", "de",    "e",    "ex",     "inter", "intra", "mid",
+    "mini",  "multi", "non",     "post",  "pre",   "pro",  "re",     "semi",  "socio", "sub",
+    "super", "trans", "un",      "uni",   "bi",    "neo",  "pseudo", "quasi", "ultra", "macro",
+    "micro", "over",  "under",   "extra", "infra", "mega", "meta",   "mono",  "tri",   "vice",
+};
+
+// Words that start with an apostrophe and stay one token ('til, '90s is handled by shape).
+constexpr std::array kApostropheWords = {"til", "em", "cause", "tis", "twas", "n", "round"};
+
+// ---- Characters ----------------------------------------------------------------------------
+
+bool IsMark(char32_t c) { return (U_GET_GC_MASK(c) & U_GC_M_MASK) != 0; }
+bool IsLetter(char32_t c) { return u_isalpha(c) || IsMark(c); }
+bool IsDigit(char32_t c) { return u_isdigit(c); }
+bool IsWordChar(char32_t c) { return IsLetter(c) || IsDigit(c) || c == U'_'; }
+bool IsSpace(char32_t c) { return u_isUWhiteSpace(c) || c == 0xFEFF || c == 0x200B; }
+bool IsLower(char32_t c) { return u_isULowercase(c); }
+bool IsUpper(char32_t c) { return u_isUUppercase(c) || u_istitle(c); }
+bool IsApostrophe(char32_t c) { return c == U'\'' || c == U'\u2019'; }
+bool IsHyphen(char32_t c) { return c == U'-' || c == U'\u2010' || c == U'\u2011'; }
+bool IsDash(char32_t c) {
+  return c == U'\u2012' || c == U'\u2013' || c == U'\u2014' || c == U'\u2015';
+}
+bool IsOpeningBracket(char32_t c) { return u_charType(c) == U_START_PUNCTUATION; }
+bool IsOpeningQuote(char32_t c) {
+  return c == U'\u201C' || c == U'\u2018' || c == U'\u201E' || c == U'\u00AB' || c == U'`';
+}
+
+CodePoints ToCodePoints(std::string_view utf8) {
+  icu::UnicodeString u = icu::UnicodeString::fromUTF8(icu::StringPiece(utf8.data(), utf8.size()));
+  CodePoints out;
+  out.reserve(u.length());
+  for (int32_t i = 0; i < u.length();) {
+    UChar32 c = u.char32At(i);
+    out.push_back(static_cast<char32_t>(c));
+    i += U16_LENGTH(c);
+  }
+  return out;
+}
+
+std::string ToUtf8(const CodePoints& cps) {
+  std::string out;
+  icu::UnicodeString::fromUTF32(reinterpret_cast<const UChar32*>(cps.data()),
+                                static_cast<int32_t>(cps.size()))
+      .toUTF8String(out);
+  return out;
+}
+
+CodePoints Lowercase(CodePoints s) {
+  for (char32_t& c : s) c = static_cast<char32_t>(u_tolower(c));
+  return s;
+}
+
+template <size_t N>
+std::unordered_set<CodePoints> CodePointSet(const std::array<const char*, N>& words) {
+  std::unordered_set<CodePoints> set;
+  for (const char* w : words) set.insert(ToCodePoints(w));
+  return set;
+}
+
+// A word of letters separated by single periods, each part one or two letters: "U.S", "e.g",
+// "Ph.D", "a.m". (The final period is not part of `word`.)
+bool IsDottedAbbreviation(const CodePoints& word) {
+  if (word.find(U'.') == CodePoints::npos) return false;
+  size_t part = 0;
+  for (char32_t c : word) {
+    if (c == U'.') {
+      if (part == 0) return false;
+      part = 0;
+    } else if (IsLetter(c)) {
+      if (++part > 2) return false;
+    } else {
+      return false;
+    }
+  }
+  return part > 0;
+}
+
+bool AllDigits(const CodePoints& word) {
+  return !word.empty() && std::all_of(word.begin(), word.end(), IsDigit);
+}
+
+}  // namespace
+
+// ---- The tokenizer ---------------------------------------------------------------------------
+
+struct Tokenizer::Impl {
+  TokenizerOptions options;
+  std::unique_ptr<icu::BreakIterator> sentence_breaks;
+  std::unique_ptr<icu::RegexPattern> url_pattern;
+  std::unique_ptr<icu::RegexPattern> email_pattern;
+  std::unordered_set<CodePoints> non_final_abbreviations;
+  std::unordered_set<CodePoints> abbreviations;  // every abbreviation, any case
+  std::unordered_set<CodePoints> hyphen_prefixes;
+  std::unordered_set<CodePoints> apostrophe_words;
+
+  bool IsKnownAbbreviation(const CodePoints& with_period) const {
+    return abbreviations.count(with_period) > 0 || abbreviations.count(Lowercase(with_period)) > 0;
+  }
+
+  // Sentences.
+  std::vector<std::string> SplitSentences(std::string_view paragraph);
+  bool ShouldJoin(const CodePoints& previous, const CodePoints& next) const;
+
+  // Tokens.
+  std::vector<std::string> Tokenize(std::string_view sentence);
+  size_t MatchUrlOrEmail(const CodePoints& s, size_t begin) const;
+  size_t ScanWord(const CodePoints& s, size_t begin) const;
+  bool KeepsPeriod(const CodePoints& word, const CodePoints& s, size_t period,
+                   bool first_token) const;
+  void EmitWord(const CodePoints& word, std::vector<CodePoints>* tokens) const;
+};
+
+StatusOr<Tokenizer> Tokenizer::Create(const TokenizerOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  UErrorCode status = U_ZERO_ERROR;
+  // "ss=standard" asks for ICU's own list of English abbreviations after which no sentence ends.
+  icu::Locale english("en@ss=standard");
+  std::unique_ptr<icu::FilteredBreakIteratorBuilder> builder(
+      icu::FilteredBreakIteratorBuilder::createInstance(english, status));
+  if (U_FAILURE(status)) {
+    return Status::Error(std::string("ICU: cannot load sentence break suppressions: ") +
+                         u_errorName(status));
+  }
+  std::vector<std::string> suppressed(kNonFinalAbbreviations.begin(), kNonFinalAbbreviations.end());
+  suppressed.insert(suppressed.end(), options.extra_abbreviations.begin(),
+                    options.extra_abbreviations.end());
+  for (const std::string& abbreviation : suppressed) {
+    builder->suppressBreakAfter(icu::UnicodeString::fromUTF8(abbreviation), status);
+    if (U_FAILURE(status)) {
+      return Status::Error("ICU: cannot suppress sentence breaks after '" + abbreviation +
+                           "': " + u_errorName(status));
+    }
+  }
+  icu::BreakIterator* plain = icu::BreakIterator::createSentenceInstance(english, status);
+  if (U_FAILURE(status)) {
+    delete plain;
+    return Status::Error(std::string("ICU: cannot create a sentence break iterator: ") +
+                         u_errorName(status));
+  }
+  impl->sentence_breaks.reset(builder->wrapIteratorWithFilter(plain, status));
+  if (U_FAILURE(status) || !impl->sentence_breaks) {
+    return Status::Error(std::string("ICU: cannot filter sentence breaks: ") + u_errorName(status));
+  }
+
+  UParseError parse_error;
+  impl->url_pattern.reset(icu::RegexPattern::compile(
+      u"(?i)(?:(?:https?|ftp|file)://|www\\d{0,3}\\.|mailto:)\\S+", 0, parse_error, status));
+  impl->email_pattern.reset(icu::RegexPattern::compile(
+      u"[\\p{L}\\p{N}._%+\\-]+@[\\p{L}\\p{N}\\-]+(?:\\.[\\p{L}\\p{N}\\-]+)+", 0, parse_error,
+      status));
+  if (U_FAILURE(status)) {
+    return Status::Error(std::string("ICU: cannot compile the URL patterns: ") +
+                         u_errorName(status));
+  }
+
+  impl->non_final_abbreviations = CodePointSet(kNonFinalAbbreviations);
+  for (const std::string& extra : options.extra_abbreviations) {
+    impl->non_final_abbreviations.insert(ToCodePoints(extra));
+  }
+  impl->abbreviations = impl->non_final_abbreviations;
+  for (const char* a : kOtherAbbreviations) impl->abbreviations.insert(ToCodePoints(a));
+  impl->hyphen_prefixes = CodePointSet(kHyphenPrefixes);
+  impl->apostrophe_words = CodePointSet(kApostropheWords);
+  return Tokenizer(std::move(impl));
+}
+
+Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+Tokenizer::~Tokenizer() = default;
+
+std::vector<std::string> Tokenizer::SplitSentences(std::string_view paragraph) {
+  return impl_->SplitSentences(paragraph);
+}
+std::vector<std::string> Tokenizer::Tokenize(std::string_view sentence) {
+  return impl_->Tokenize(sentence);
+}
+
+std::vector<std::vector<std::string>> Tokenizer::SplitAndTokenize(std::string_view text) {
+  std::vector<std::vector<std::string>> sentences;
+  for (const std::string& paragraph : SplitParagraphs(text)) {
+    for (const std::string& sentence : impl_->SplitSentences(paragraph)) {
+      std::vector<std::string> tokens = impl_->Tokenize(sentence);
+      if (!tokens.empty()) sentences.push_back(std::move(tokens));
+    }
+  }
+  return sentences;
+}
+
+StatusOr<std::vector<std::vector<std::string>>> SplitAndTokenize(std::string_view text,
+                                                                 const TokenizerOptions& options) {
+  StatusOr<Tokenizer> tokenizer = Tokenizer::Create(options);
+  if (!tokenizer.ok()) return tokenizer.status();
+  return tokenizer->SplitAndTokenize(text);
+}
+
+// ---- Sentences -------------------------------------------------------------------------------
+
+namespace {
+
+CodePoints Trim(const CodePoints& s) {
+  size_t begin = 0, end = s.size();
+  while (begin < end && IsSpace(s[begin])) ++begin;
+  while (end > begin && IsSpace(s[end - 1])) --end;
+  return s.substr(begin, end - begin);
+}
+
+CodePoints LastWord(const CodePoints& s) {
+  size_t begin = s.size();
+  while (begin > 0 && !IsSpace(s[begin - 1])) --begin;
+  CodePoints word = s.substr(begin);
+  // Opening punctuation glued to the word ("(Dr.") is not part of the abbreviation.
+  size_t start = 0;
+  while (start < word.size() && !IsWordChar(word[start])) ++start;
+  return word.substr(start);
+}
+
+}  // namespace
+
+// True when ICU's break between `previous` and `next` (both trimmed, non-empty) is not a sentence
+// end: after a title, an initial, or "?"/"!" (and closing quotes) followed by a lowercase word.
+bool Tokenizer::Impl::ShouldJoin(const CodePoints& previous, const CodePoints& next) const {
+  CodePoints last = LastWord(previous);
+  if (last.size() >= 2 && last.back() == U'.') {
+    if (non_final_abbreviations.count(last) > 0) return true;
+    if (last.size() == 2 && IsUpper(last[0])) return true;  // an initial: "J. K. Rowling"
+  }
+  size_t end = previous.size();
+  while (end > 0 && (u_charType(previous[end - 1]) == U_FINAL_PUNCTUATION ||
+                     u_charType(previous[end - 1]) == U_END_PUNCTUATION ||
+                     previous[end - 1] == U'"' || previous[end - 1] == U'\'')) {
+    --end;
+  }
+  bool question_or_exclamation =
+      end > 0 && (previous[end - 1] == U'?' || previous[end - 1] == U'!');
+  size_t first = 0;
+  while (first < next.size() && !IsWordChar(next[first])) ++first;
+  return question_or_exclamation && first < next.size() && IsLower(next[first]);
+}
+
+std::vector<std::string> Tokenizer::Impl::SplitSentences(std::string_view paragraph) {
+  CodePoints text = ToCodePoints(paragraph);
+  // ICU ends a sentence at every line separator; inside a paragraph those are just spaces.
+  for (char32_t& c : text) {
+    if (IsSpace(c)) c = U' ';
+  }
+  icu::UnicodeString utext = icu::UnicodeString::fromUTF32(
+      reinterpret_cast<const UChar32*>(text.data()), static_cast<int32_t>(text.size()));
+  sentence_breaks->setText(utext);
+  std::vector<CodePoints> sentences;
+  int32_t start = sentence_breaks->first();
+  for (int32_t end = sentence_breaks->next(); end != icu::BreakIterator::DONE;
+       start = end, end = sentence_breaks->next()) {
+    icu::UnicodeString piece = utext.tempSubStringBetween(start, end);
+    CodePoints sentence(static_cast<size_t>(piece.countChar32()), U'\0');
+    UErrorCode status = U_ZERO_ERROR;
+    piece.toUTF32(reinterpret_cast<UChar32*>(sentence.data()),
+                  static_cast<int32_t>(sentence.size()), status);
+    sentence = Trim(sentence);
+    if (sentence.empty()) continue;
+    if (!sentences.empty() && ShouldJoin(sentences.back(), sentence)) {
+      sentences.back() += U' ';
+      sentences.back() += sentence;
+    } else {
+      sentences.push_back(std::move(sentence));
+    }
+  }
+  sentence_breaks->setText(icu::UnicodeString());  // drop the alias to `utext`
+  std::vector<std::string> out;
+  out.reserve(sentences.size());
+  for (const CodePoints& s : sentences) out.push_back(ToUtf8(s));
+  return out;
+}
+
+// ---- Tokens ----------------------------------------------------------------------------------
+
+// The length of a URL or e-mail address starting at s[begin], 0 if none does. Trailing
+// punctuation that more likely ends the sentence or clause (".", ",", ")" without "(") is left out.
+size_t Tokenizer::Impl::MatchUrlOrEmail(const CodePoints& s, size_t begin) const {
+  size_t chunk_end = begin;
+  while (chunk_end < s.size() && !IsSpace(s[chunk_end])) ++chunk_end;
+  CodePoints chunk = s.substr(begin, chunk_end - begin);
+  CodePoints lower = Lowercase(chunk.substr(0, 7));
+  bool maybe_url = chunk.find(U"://") != CodePoints::npos || lower.rfind(U"www", 0) == 0 ||
+                   lower.rfind(U"mailto:", 0) == 0;
+  bool maybe_email = chunk.find(U'@') != CodePoints::npos;
+  if (!maybe_url && !maybe_email) return 0;
+  icu::UnicodeString uchunk = icu::UnicodeString::fromUTF32(
+      reinterpret_cast<const UChar32*>(chunk.data()), static_cast<int32_t>(chunk.size()));
+  size_t length = 0;
+  for (const icu::RegexPattern* pattern : {url_pattern.get(), email_pattern.get()}) {
+    UErrorCode status = U_ZERO_ERROR;
+    std::unique_ptr<icu::RegexMatcher> matcher(pattern->matcher(uchunk, status));
+    if (U_FAILURE(status) || !matcher->lookingAt(status) || U_FAILURE(status)) continue;
+    int32_t end16 = matcher->end(status);
+    length = static_cast<size_t>(uchunk.countChar32(0, end16));
+    break;
+  }
+  // Leave closing punctuation out, except a ")" that closes a "(" inside the URL.
+  while (length > 0) {
+    char32_t last = chunk[length - 1];
+    if (last == U')') {
+      auto opens = std::count(chunk.begin(), chunk.begin() + length, U'(');
+      auto closes = std::count(chunk.begin(), chunk.begin() + length, U')');
+      if (opens >= closes) break;
+    } else if (!(u_ispunct(last) && last != U'/' && last != U'_' && last != U'#' && last != U'-' &&
+                 last != U'=')) {
+      break;
+    }
+    --length;
+  }
+  return length;
+}
+
+// The end of the word that starts at s[begin] (a word character): letters, digits and marks, with
+// connectors kept inside when a word character follows them (see the header for which).
+size_t Tokenizer::Impl::ScanWord(const CodePoints& s, size_t begin) const {
+  size_t i = begin;
+  while (i < s.size()) {
+    char32_t c = s[i];
+    if (IsWordChar(c)) {
+      ++i;
+      continue;
+    }
+    if (i + 1 >= s.size() || !IsWordChar(s[i + 1])) break;
+    char32_t previous = s[i - 1];
+    char32_t next = s[i + 1];
+    bool digits_around = IsDigit(previous) && IsDigit(next);
+    bool letters_around = IsLetter(previous) && IsLetter(next);
+    bool keep = false;
+    if (c == U'.') {
+      keep = true;  // "U.S", "3.14", "CBC.ca"
+    } else if (c == U',' || c == U':' || c == U'/') {
+      keep = digits_around;  // "1,000", "10:30", "08/19/2019"
+    } else if (IsApostrophe(c)) {
+      keep = letters_around;  // "O'Neil", "don't" (clitics come off later)
+    } else if (c == U'&') {
+      keep = letters_around && IsUpper(previous) && IsUpper(next);  // "AT&T"
+    } else if (IsHyphen(c)) {
+      if (!options.split_hyphens || digits_around) {
+        keep = true;
+      } else {
+        size_t word_start = i;
+        while (word_start > begin && IsWordChar(s[word_start - 1])) --word_start;
+        keep = hyphen_prefixes.count(Lowercase(s.substr(word_start, i - word_start))) > 0;
+      }
+    }
+    if (!keep) break;
+    ++i;
+  }
+  return i;
+}
+
+// Whether the period at s[period], right after `word`, belongs to the word.
+bool Tokenizer::Impl::KeepsPeriod(const CodePoints& word, const CodePoints& s, size_t period,
+                                  bool first_token) const {
+  CodePoints with_period = word + U'.';
+  if (IsKnownAbbreviation(with_period) || IsDottedAbbreviation(word)) return true;
+  if (word.size() == 1 && IsUpper(word[0])) return true;  // an initial
+  size_t next = period + 1;
+  bool space_after = next < s.size() && IsSpace(s[next]);
+  while (next < s.size() && IsSpace(s[next])) ++next;
+  if (next >= s.size()) return false;                              // the sentence's own period
+  if (first_token && AllDigits(word) && space_after) return true;  // a list number: "1. Services"
+  char32_t following = s[next];
+  // An unknown abbreviation: a real sentence end would not continue in lowercase or after a comma.
+  return (space_after && IsLower(following)) || following == U',' || following == U';';
+}
+
+// Appends `word` to `tokens`, with its clitics split off.
+void Tokenizer::Impl::EmitWord(const CodePoints& word, std::vector<CodePoints>* tokens) const {
+  CodePoints lower = Lowercase(word);
+  auto emit = [&](size_t split) {
+    tokens->push_back(word.substr(0, split));
+    CodePoints clitic = word.substr(split);
+    if (options.ascii_punctuation) {
+      for (char32_t& c : clitic) {
+        if (c == U'\u2019') c = U'\'';
+      }
+    }
+    tokens->push_back(clitic);
+  };
+  // Words that the treebank writes as two tokens.
+  if (lower == U"cannot" || lower == U"gonna" || lower == U"wanna" || lower == U"gotta") {
+    emit(3);
+    return;
+  }
+  size_t n = lower.size();
+  auto apostrophe_at = [&](size_t i) { return i < n && IsApostrophe(lower[i]); };
+  if (n >= 4 && lower[n - 3] == U'n' && apostrophe_at(n - 2) && lower[n - 1] == U't' &&
+      IsLetter(lower[n - 4])) {
+    emit(n - 3);  // "don't" -> "do n't", "can't" -> "ca n't", "won't" -> "wo n't"
+    return;
+  }
+  if (n >= 3 && apostrophe_at(n - 2) && IsLetter(lower[n - 3]) &&
+      (lower[n - 1] == U's' || lower[n - 1] == U'm' || lower[n - 1] == U'd')) {
+    emit(n - 2);
+    return;
+  }
+  if (n >= 4 && apostrophe_at(n - 3) && IsLetter(lower[n - 4]) &&
+      (lower.compare(n - 2, 2, U"re") == 0 || lower.compare(n - 2, 2, U"ve") == 0 ||
+       lower.compare(n - 2, 2, U"ll") == 0)) {
+    emit(n - 3);
+    return;
+  }
+  tokens->push_back(word);
+}
+
+std::vector<std::string> Tokenizer::Impl::Tokenize(std::string_view sentence) {
+  const CodePoints s = ToCodePoints(sentence);
+  const bool ascii = options.ascii_punctuation;
+  std::vector<CodePoints> tokens;
+  bool double_quote_open = false;
+  size_t i = 0;
+  while (i < s.size()) {
+    const char32_t c = s[i];
+    if (IsSpace(c)) {
+      ++i;
+      continue;
+    }
+    const bool after_space = i == 0 || IsSpace(s[i - 1]);
+    const bool opening_context = after_space || IsOpeningBracket(s[i - 1]) ||
+                                 IsOpeningQuote(s[i - 1]) || IsDash(s[i - 1]) || s[i - 1] == U'"' ||
+                                 IsHyphen(s[i - 1]);
+
+    // URLs and e-mail addresses, which may start with punctuation-free letters only.
+    if ((after_space || !IsWordChar(s[i - 1])) && IsWordChar(c)) {
+      if (size_t length = MatchUrlOrEmail(s, i); length > 0) {
+        tokens.push_back(s.substr(i, length));
+        i += length;
+        continue;
+      }
+    }
+
+    if (IsWordChar(c)) {
+      size_t end = ScanWord(s, i);
+      CodePoints word = s.substr(i, end - i);
+      if (end < s.size() && s[end] == U'.' && !(end + 1 < s.size() && s[end + 1] == U'.') &&
+          KeepsPeriod(word, s, end, tokens.empty())) {
+        word += U'.';
+        ++end;
+      }
+      EmitWord(word, &tokens);
+      i = end;
+      continue;
+    }
+
+    // Runs of one punctuation character.
+    size_t run = 1;
+    while (i + run < s.size() && s[i + run] == c) ++run;
+
+    if (c == U'.') {
+      tokens.push_back(run >= 3 ? CodePoints(U"...") : CodePoints(run, U'.'));
+      i += run;
+    } else if (c == U'\u2026') {  // …
+      tokens.push_back(ascii ? CodePoints(U"...") : CodePoints(1, c));
+      i += 1;
+    } else if (IsHyphen(c) && run >= 2) {
+      tokens.push_back(ascii ? CodePoints(U"--") : s.substr(i, run));
+      i += run;
+    } else if (IsDash(c)) {
+      tokens.push_back(ascii ? CodePoints(U"--") : s.substr(i, run));
+      i += run;
+    } else if (c == U'?' || c == U'!') {
+      size_t end = i;
+      while (end < s.size() && (s[end] == U'?' || s[end] == U'!')) ++end;
+      tokens.push_back(s.substr(i, end - i));
+      i = end;
+    } else if (c == U'"') {
+      bool next_is_space = i + 1 >= s.size() || IsSpace(s[i + 1]);
+      bool opens = opening_context && !(next_is_space && double_quote_open);
+      tokens.push_back(opens ? CodePoints(U"``") : CodePoints(U"''"));
+      double_quote_open = opens;
+      i += 1;
+    } else if (c == U'`' && run >= 2) {
+      tokens.push_back(U"``");
+      double_quote_open = true;
+      i += 2;
+    } else if (IsApostrophe(c) && run >= 2) {
+      tokens.push_back(U"''");
+      double_quote_open = false;
+      i += 2;
+    } else if (c == U'\u201C' || c == U'\u201E' || c == U'\u00AB') {  // “ „ «
+      tokens.push_back(U"``");
+      double_quote_open = true;
+      i += 1;
+    } else if (c == U'\u201D' || c == U'\u00BB') {  // ” »
+      tokens.push_back(U"''");
+      double_quote_open = false;
+      i += 1;
+    } else if (c == U'`' || c == U'\u2018') {  // ` ‘
+      tokens.push_back(U"`");
+      i += 1;
+    } else if (IsApostrophe(c)) {
+      // "'til", "'em", "'90s" stay whole; otherwise an opening or closing single quote.
+      if (opening_context && i + 1 < s.size() && IsWordChar(s[i + 1])) {
+        size_t end = ScanWord(s, i + 1);
+        CodePoints rest = s.substr(i + 1, end - i - 1);
+        bool decade = rest.size() == 3 && IsDigit(rest[0]) && IsDigit(rest[1]) && rest[2] == U's';
+        if (decade || apostrophe_words.count(Lowercase(rest)) > 0) {
+          CodePoints word = CodePoints(1, ascii ? U'\'' : c) + rest;
+          tokens.push_back(word);
+          i = end;
+          continue;
+        }
+      }
+      tokens.push_back(opening_context ? CodePoints(U"`") : CodePoints(U"'"));
+      i += 1;
+    } else if (options.ptb_brackets &&
+               (c == U'(' || c == U')' || c == U'[' || c == U']' || c == U'{' || c == U'}')) {
+      static constexpr std::array<std::pair<char32_t, const char32_t*>, 6> kBrackets = {{
+          {U'(', U"-LRB-"},
+          {U')', U"-RRB-"},
+          {U'[', U"-LSB-"},
+          {U']', U"-RSB-"},
+          {U'{', U"-LCB-"},
+          {U'}', U"-RCB-"},
+      }};
+      for (const auto& [bracket, name] : kBrackets) {
+        if (bracket == c) tokens.push_back(name);
+      }
+      i += 1;
+    } else {
+      // Any other punctuation or symbol is one token, with the combining marks that follow it.
+      size_t end = i + 1;
+      while (end < s.size() && IsMark(s[end])) ++end;
+      tokens.push_back(s.substr(i, end - i));
+      i = end;
+    }
+  }
+  std::vector<std::string> out;
+  out.reserve(tokens.size());
+  for (const CodePoints& token : tokens) out.push_back(ToUtf8(token));
+  return out;
+}
+
+// ---- Paragraphs ------------------------------------------------------------------------------
+
+namespace {
+
+bool IsBlankLine(std::string_view line) {
+  for (char ch : line) {
+    if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\f' && ch != '\v') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ParagraphReader::Next(std::string* paragraph) {
+  paragraph->clear();
+  std::string line;
+  bool any = false;
+  while (std::getline(in_, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (IsBlankLine(line)) {
+      if (any) return true;
+      continue;
+    }
+    if (any) paragraph->push_back('\n');
+    paragraph->append(line);
+    any = true;
+  }
+  return any;
+}
+
+std::vector<std::string> SplitParagraphs(std::string_view text) {
+  std::istringstream in{std::string(text)};
+  ParagraphReader reader(in);
+  std::vector<std::string> paragraphs;
+  std::string paragraph;
+  while (reader.Next(&paragraph)) paragraphs.push_back(paragraph);
+  return paragraphs;
+}
+
+}  // namespace cky

@@ -1,0 +1,199 @@
+#include "text/tokenizer.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace cky {
+namespace {
+
+Tokenizer MakeTokenizer(const TokenizerOptions& options = {}) {
+  StatusOr<Tokenizer> tokenizer = Tokenizer::Create(options);
+  EXPECT_TRUE(tokenizer.ok()) << tokenizer.status().message();
+  return std::move(tokenizer).value();
+}
+
+std::string Join(const std::vector<std::string>& tokens) {
+  std::string out;
+  for (const std::string& token : tokens) out += (out.empty() ? "" : " ") + token;
+  return out;
+}
+
+struct TokenCase {
+  const char* input;
+  const char* expected;  // the tokens joined with single spaces
+};
+
+// One sentence in, its exact tokens out.
+const TokenCase kTokenCases[] = {
+    // Contractions and clitics.
+    {"I can't go.", "I ca n't go ."},
+    {"We won't, they don't, she isn't.", "We wo n't , they do n't , she is n't ."},
+    {"DON'T SHOUT", "DO N'T SHOUT"},
+    {"He's here and they're there; I'm sure we'll see what you've got, I'd say.",
+     "He 's here and they 're there ; I 'm sure we 'll see what you 've got , I 'd say ."},
+    {"John's dog and the boys' toys", "John 's dog and the boys ' toys"},
+    {"I cannot say; we're gonna try.", "I can not say ; we 're gon na try ."},
+    {"It\u2019s Mary\u2019s and it isn\u2019t", "It 's Mary 's and it is n't"},
+    {"Rock 'til dawn in the '90s with 'em.", "Rock 'til dawn in the '90s with 'em ."},
+    {"O'Neil met D'Angelo.", "O'Neil met D'Angelo ."},
+    // Quotes.
+    {"He said \"Stop.\" Then \"go\"!", "He said `` Stop . '' Then `` go '' !"},
+    {"\"Yes,\" she said, \"of course.\"", "`` Yes , '' she said , `` of course . ''"},
+    {"\u201CCurly\u201D and \u2018single\u2019 quotes", "`` Curly '' and ` single ' quotes"},
+    {"``Already'' tokenized", "`` Already '' tokenized"},
+    {"He said 'hello' twice", "He said ` hello ' twice"},
+    // Brackets.
+    {"Some (round) [square] {curly} text.",
+     "Some -LRB- round -RRB- -LSB- square -RSB- -LCB- curly -RCB- text ."},
+    {"(See below.)", "-LRB- See below . -RRB-"},
+    // Abbreviations not at and at sentence ends.
+    {"Mr. Smith and Dr. Jones met Prof. Lee.", "Mr. Smith and Dr. Jones met Prof. Lee ."},
+    {"The U.S. Army, e.g. its officers, etc. are here.",
+     "The U.S. Army , e.g. its officers , etc. are here ."},
+    {"He works at Acme Inc.", "He works at Acme Inc."},
+    {"We bought apples, pears, etc.", "We bought apples , pears , etc."},
+    {"She moved to the U.S.", "She moved to the U.S."},
+    {"J. K. Rowling wrote it at 5 p.m. on Jan. 3.", "J. K. Rowling wrote it at 5 p.m. on Jan. 3 ."},
+    {"Smith et al. (2005) found it.", "Smith et al. -LRB- 2005 -RRB- found it ."},
+    {"1. Introduction", "1. Introduction"},
+    {"It ends here.", "It ends here ."},
+    // Numbers.
+    {"It cost $1,000.50, or 3.5% more on 08/19/2019 at 10:30.",
+     "It cost $ 1,000.50 , or 3.5 % more on 08/19/2019 at 10:30 ."},
+    {"In 1990, 2,000 people came.", "In 1990 , 2,000 people came ."},
+    // URLs and e-mail addresses.
+    {"See https://example.com/a?b=1&c=2.", "See https://example.com/a?b=1&c=2 ."},
+    {"(Visit www.example.org/path, then write.)",
+     "-LRB- Visit www.example.org/path , then write . -RRB-"},
+    {"Mail jane.doe+cky@mail.example.co.uk today.", "Mail jane.doe+cky@mail.example.co.uk today ."},
+    {"Wikipedia (https://en.wikipedia.org/wiki/Foo_(bar)) says",
+     "Wikipedia -LRB- https://en.wikipedia.org/wiki/Foo_(bar) -RRB- says"},
+    {"He reads CBC.ca daily.", "He reads CBC.ca daily ."},
+    // Ellipses, dashes, repeated punctuation.
+    {"Wait... what?! No -- never\u2014ever\u2026", "Wait ... what ?! No -- never -- ever ..."},
+    {"a well-known AT&T co-op", "a well-known AT&T co-op"},
+    // Non-ASCII letters and punctuation.
+    {"Na\u00EFve caf\u00E9s in Z\u00FCrich\u00A0\u2014 \u00BFQu\u00E9? \u00A1S\u00ED!",
+     "Na\u00EFve caf\u00E9s in Z\u00FCrich -- \u00BF Qu\u00E9 ? \u00A1 S\u00ED !"},
+    {"\u041F\u0440\u0438\u0432\u0435\u0442, \u043C\u0438\u0440.",
+     "\u041F\u0440\u0438\u0432\u0435\u0442 , \u043C\u0438\u0440 ."},
+    {"Mof-\u00C1vvi \u00ABquoted\u00BB", "Mof-\u00C1vvi `` quoted ''"},
+    {"e\u0301te\u0301 (decomposed accents)", "e\u0301te\u0301 -LRB- decomposed accents -RRB-"},
+    // Nothing to tokenize.
+    {"", ""},
+    {"   \t \n ", ""},
+};
+
+TEST(TokenizerTest, TokenizesTrickyInputs) {
+  Tokenizer tokenizer = MakeTokenizer();
+  for (const TokenCase& c : kTokenCases) {
+    EXPECT_EQ(Join(tokenizer.Tokenize(c.input)), c.expected) << "input: " << c.input;
+  }
+}
+
+TEST(TokenizerTest, ReturnsNoTokensForBlankInput) {
+  Tokenizer tokenizer = MakeTokenizer();
+  EXPECT_TRUE(tokenizer.Tokenize("").empty());
+  EXPECT_TRUE(tokenizer.Tokenize(" \n\t").empty());
+  EXPECT_TRUE(tokenizer.SplitSentences("").empty());
+  EXPECT_TRUE(tokenizer.SplitSentences("   ").empty());
+  EXPECT_TRUE(tokenizer.SplitAndTokenize("\n\n  \n").empty());
+}
+
+TEST(TokenizerTest, SplitsHyphensWhenAsked) {
+  TokenizerOptions options;
+  options.split_hyphens = true;
+  Tokenizer tokenizer = MakeTokenizer(options);
+  EXPECT_EQ(Join(tokenizer.Tokenize("A well-known non-white self-reported re-entry in 639-3.")),
+            "A well - known non-white self - reported re-entry in 639-3 .");
+}
+
+TEST(TokenizerTest, KeepsUnicodePunctuationWhenAsked) {
+  TokenizerOptions options;
+  options.ascii_punctuation = false;
+  options.ptb_brackets = false;
+  Tokenizer tokenizer = MakeTokenizer(options);
+  EXPECT_EQ(Join(tokenizer.Tokenize("It\u2019s (so)\u2014fine\u2026")),
+            "It \u2019s ( so ) \u2014 fine \u2026");
+}
+
+TEST(TokenizerTest, InvalidUtf8BecomesReplacementCharacters) {
+  Tokenizer tokenizer = MakeTokenizer();
+  EXPECT_EQ(Join(tokenizer.Tokenize("ab\xff cd")), "ab \uFFFD cd");
+}
+
+struct SplitCase {
+  const char* input;
+  std::vector<std::string> sentences;
+};
+
+const SplitCase kSplitCases[] = {
+    {"Mr. Smith went to Washington. He saw Dr. Jones there.",
+     {"Mr. Smith went to Washington.", "He saw Dr. Jones there."}},
+    {"J. K. Rowling wrote it. It sold well.", {"J. K. Rowling wrote it.", "It sold well."}},
+    {"We bought apples, pears, etc. They were cheap.",
+     {"We bought apples, pears, etc.", "They were cheap."}},
+    {"He works for Acme Inc. The firm is small.", {"He works for Acme Inc.", "The firm is small."}},
+    {"See e.g. the book by Smith et al. in the library.",
+     {"See e.g. the book by Smith et al. in the library."}},
+    {"\u201CWhy?\u201D he asked. \u201CBecause!\u201D She left.",
+     {"\u201CWhy?\u201D he asked.", "\u201CBecause!\u201D", "She left."}},
+    {"A hard-wrapped\nsentence goes on. And\nanother.",
+     {"A hard-wrapped sentence goes on.", "And another."}},
+    {"Stop! Go? Yes.", {"Stop!", "Go?", "Yes."}},
+    {"Das ist gut. \u00C7a va bien. \u4F60\u597D\u3002\u518D\u89C1\u3002",
+     {"Das ist gut.", "\u00C7a va bien.", "\u4F60\u597D\u3002", "\u518D\u89C1\u3002"}},
+};
+
+TEST(SentenceSplitterTest, SplitsTrickyParagraphs) {
+  Tokenizer tokenizer = MakeTokenizer();
+  for (const SplitCase& c : kSplitCases) {
+    EXPECT_EQ(tokenizer.SplitSentences(c.input), c.sentences) << "input: " << c.input;
+  }
+}
+
+TEST(SentenceSplitterTest, ExtraAbbreviationsSuppressBreaks) {
+  TokenizerOptions options;
+  options.extra_abbreviations = {"Approx."};
+  Tokenizer tokenizer = MakeTokenizer(options);
+  EXPECT_EQ(tokenizer.SplitSentences("Approx. Ten people came."),
+            std::vector<std::string>{"Approx. Ten people came."});
+  EXPECT_EQ(Join(tokenizer.Tokenize("Approx. Ten people came.")), "Approx. Ten people came .");
+}
+
+TEST(SentenceSplitterTest, NoSentenceSpansABlankLine) {
+  Tokenizer tokenizer = MakeTokenizer();
+  auto sentences = tokenizer.SplitAndTokenize(
+      "A title without a period\n\nThe text starts here and\ngoes on. Then ends.\n \nNew one");
+  ASSERT_EQ(sentences.size(), 4u);
+  EXPECT_EQ(Join(sentences[0]), "A title without a period");
+  EXPECT_EQ(Join(sentences[1]), "The text starts here and goes on .");
+  EXPECT_EQ(Join(sentences[2]), "Then ends .");
+  EXPECT_EQ(Join(sentences[3]), "New one");
+}
+
+TEST(SentenceSplitterTest, OneShotHelperMatchesTheClass) {
+  auto sentences = SplitAndTokenize("Dr. Who can't wait. \"Go!\"");
+  ASSERT_TRUE(sentences.ok()) << sentences.status().message();
+  ASSERT_EQ(sentences->size(), 2u);
+  EXPECT_EQ(Join((*sentences)[0]), "Dr. Who ca n't wait .");
+  EXPECT_EQ(Join((*sentences)[1]), "`` Go ! ''");
+}
+
+TEST(ParagraphReaderTest, ReadsParagraphsSeparatedByBlankLines) {
+  std::istringstream in("\n\none\ntwo\r\n\r\n  \nthree\n\n\n");
+  ParagraphReader reader(in);
+  std::string paragraph;
+  ASSERT_TRUE(reader.Next(&paragraph));
+  EXPECT_EQ(paragraph, "one\ntwo");
+  ASSERT_TRUE(reader.Next(&paragraph));
+  EXPECT_EQ(paragraph, "three");
+  EXPECT_FALSE(reader.Next(&paragraph));
+  EXPECT_FALSE(reader.bad());
+  EXPECT_EQ(SplitParagraphs("a\n\nb\nc"), (std::vector<std::string>{"a", "b\nc"}));
+  EXPECT_TRUE(SplitParagraphs("").empty());
+}
+
+}  // namespace
+}  // namespace cky
