@@ -45,10 +45,26 @@ constexpr std::array kHyphenPrefixes = {
     "mini",  "multi", "non",     "post",  "pre",   "pro",  "re",     "semi",  "socio", "sub",
     "super", "trans", "un",      "uni",   "bi",    "neo",  "pseudo", "quasi", "ultra", "macro",
     "micro", "over",  "under",   "extra", "infra", "mega", "meta",   "mono",  "tri",   "vice",
+    "uh",    "um",    "mm",      "hm",    "oh",    "huh",
 };
 
 // Words that start with an apostrophe and stay one token ('til, '90s is handled by shape).
 constexpr std::array kApostropheWords = {"til", "em", "cause", "tis", "twas", "n", "round"};
+
+// Words that often open a sentence. After an abbreviation that may end a sentence ("U.S.",
+// "Inc."), a capitalized word from this list is taken to start a new sentence, and any other
+// capitalized word ("U.S. Senator") to continue the current one.
+constexpr std::array kSentenceStarters = {
+    "A",     "An",   "The",   "This",    "That",   "These", "Those",    "It",      "Its",
+    "I",     "He",   "She",   "We",      "You",    "They",  "His",      "Her",     "Our",
+    "Their", "My",   "There", "Here",    "But",    "And",   "Or",       "So",      "Yet",
+    "If",    "When", "While", "As",      "In",     "On",    "At",       "For",     "From",
+    "To",    "By",   "With",  "After",   "Before", "Since", "Although", "However", "Thus",
+    "Then",  "Also", "What",  "Why",     "How",    "Who",   "Where",    "Which",   "Is",
+    "Are",   "Was",  "Were",  "Do",      "Does",   "Did",   "Some",     "Many",    "Most",
+    "All",   "Each", "No",    "Not",     "One",    "Other", "Another",  "Both",    "Such",
+    "Today", "Now",  "Yes",   "Because", "Please", "Let",
+};
 
 // ---- Characters ----------------------------------------------------------------------------
 
@@ -136,6 +152,7 @@ struct Tokenizer::Impl {
   std::unordered_set<CodePoints> abbreviations;  // every abbreviation, any case
   std::unordered_set<CodePoints> hyphen_prefixes;
   std::unordered_set<CodePoints> apostrophe_words;
+  std::unordered_set<CodePoints> sentence_starters;
 
   bool IsKnownAbbreviation(const CodePoints& with_period) const {
     return abbreviations.count(with_period) > 0 || abbreviations.count(Lowercase(with_period)) > 0;
@@ -206,6 +223,7 @@ StatusOr<Tokenizer> Tokenizer::Create(const TokenizerOptions& options) {
   for (const char* a : kOtherAbbreviations) impl->abbreviations.insert(ToCodePoints(a));
   impl->hyphen_prefixes = CodePointSet(kHyphenPrefixes);
   impl->apostrophe_words = CodePointSet(kApostropheWords);
+  impl->sentence_starters = CodePointSet(kSentenceStarters);
   return Tokenizer(std::move(impl));
 }
 
@@ -250,37 +268,71 @@ CodePoints Trim(const CodePoints& s) {
   return s.substr(begin, end - begin);
 }
 
+bool IsClosing(char32_t c) {
+  int8_t type = u_charType(c);
+  return type == U_FINAL_PUNCTUATION || type == U_END_PUNCTUATION || c == U'"' || c == U'\'';
+}
+
+// The last whitespace-separated word of `s` without the brackets and quotes around it:
+// "(Dr." -> "Dr.", "W.]" -> "W.".
 CodePoints LastWord(const CodePoints& s) {
-  size_t begin = s.size();
+  size_t end = s.size();
+  while (end > 0 && IsClosing(s[end - 1])) --end;
+  size_t begin = end;
   while (begin > 0 && !IsSpace(s[begin - 1])) --begin;
-  CodePoints word = s.substr(begin);
-  // Opening punctuation glued to the word ("(Dr.") is not part of the abbreviation.
-  size_t start = 0;
-  while (start < word.size() && !IsWordChar(word[start])) ++start;
-  return word.substr(start);
+  while (begin < end && !IsWordChar(s[begin])) ++begin;
+  return s.substr(begin, end - begin);
+}
+
+// The first word of `s`, without the punctuation before it.
+CodePoints FirstWord(const CodePoints& s) {
+  size_t begin = 0;
+  while (begin < s.size() && !IsWordChar(s[begin])) ++begin;
+  size_t end = begin;
+  while (end < s.size() && IsWordChar(s[end])) ++end;
+  return s.substr(begin, end - begin);
+}
+
+// The length of the footnote markers such as "[12]" or "[3][4]" (and the spaces after them) that
+// open `s`; they belong to the sentence before.
+size_t FootnoteMarkersLength(const CodePoints& s) {
+  size_t i = 0;
+  size_t length = 0;
+  while (i < s.size() && s[i] == U'[') {
+    size_t close = i + 1;
+    while (close < s.size() && close - i <= 4 && IsDigit(s[close])) ++close;
+    if (close == i + 1 || close >= s.size() || s[close] != U']') break;
+    i = close + 1;
+    while (i < s.size() && IsSpace(s[i])) ++i;
+    length = i;
+  }
+  return length;
 }
 
 }  // namespace
 
 // True when ICU's break between `previous` and `next` (both trimmed, non-empty) is not a sentence
-// end: after a title, an initial, or "?"/"!" (and closing quotes) followed by a lowercase word.
+// end: after a title, an initial, a list number, a "?" or "!" followed by a lowercase word, an
+// abbreviation followed by a capitalized word that rarely opens a sentence. (Footnote markers
+// that ICU puts at the start of the next sentence are moved back by SplitSentences.)
 bool Tokenizer::Impl::ShouldJoin(const CodePoints& previous, const CodePoints& next) const {
   CodePoints last = LastWord(previous);
+  CodePoints first = FirstWord(next);
   if (last.size() >= 2 && last.back() == U'.') {
+    CodePoints stem = last.substr(0, last.size() - 1);
     if (non_final_abbreviations.count(last) > 0) return true;
-    if (last.size() == 2 && IsUpper(last[0])) return true;  // an initial: "J. K. Rowling"
+    if (stem.size() == 1 && IsUpper(stem[0])) return true;  // an initial: "J. K. Rowling"
+    if (last.size() == previous.size() && AllDigits(stem)) return true;  // "2. Methods"
+    if ((IsKnownAbbreviation(last) || IsDottedAbbreviation(stem)) && !first.empty() &&
+        IsUpper(first[0]) && sentence_starters.count(first) == 0) {
+      return true;
+    }
   }
   size_t end = previous.size();
-  while (end > 0 && (u_charType(previous[end - 1]) == U_FINAL_PUNCTUATION ||
-                     u_charType(previous[end - 1]) == U_END_PUNCTUATION ||
-                     previous[end - 1] == U'"' || previous[end - 1] == U'\'')) {
-    --end;
-  }
+  while (end > 0 && IsClosing(previous[end - 1])) --end;
   bool question_or_exclamation =
       end > 0 && (previous[end - 1] == U'?' || previous[end - 1] == U'!');
-  size_t first = 0;
-  while (first < next.size() && !IsWordChar(next[first])) ++first;
-  return question_or_exclamation && first < next.size() && IsLower(next[first]);
+  return question_or_exclamation && !first.empty() && IsLower(first[0]);
 }
 
 std::vector<std::string> Tokenizer::Impl::SplitSentences(std::string_view paragraph) {
@@ -303,6 +355,12 @@ std::vector<std::string> Tokenizer::Impl::SplitSentences(std::string_view paragr
                   static_cast<int32_t>(sentence.size()), status);
     sentence = Trim(sentence);
     if (sentence.empty()) continue;
+    if (size_t markers = FootnoteMarkersLength(sentence); markers > 0 && !sentences.empty()) {
+      sentences.back() += U' ';
+      sentences.back() += Trim(sentence.substr(0, markers));
+      sentence = sentence.substr(markers);
+      if (sentence.empty()) continue;
+    }
     if (!sentences.empty() && ShouldJoin(sentences.back(), sentence)) {
       sentences.back() += U' ';
       sentences.back() += sentence;
@@ -480,12 +538,30 @@ std::vector<std::string> Tokenizer::Impl::Tokenize(std::string_view sentence) {
     if (IsWordChar(c)) {
       size_t end = ScanWord(s, i);
       CodePoints word = s.substr(i, end - i);
+      // A word cut short in speech keeps its hyphen: "I l- I learned", "the proble-."
+      if (end < s.size() && IsHyphen(s[end]) && IsLetter(s[end - 1]) &&
+          (end + 1 == s.size() || IsSpace(s[end + 1]) || s[end + 1] == U',' || s[end + 1] == U'.' ||
+           s[end + 1] == U'?' || s[end + 1] == U'!')) {
+        word += s[end];
+        ++end;
+        EmitWord(word, &tokens);
+        i = end;
+        continue;
+      }
       if (end < s.size() && s[end] == U'.' && !(end + 1 < s.size() && s[end + 1] == U'.') &&
           KeepsPeriod(word, s, end, tokens.empty())) {
         word += U'.';
         ++end;
       }
       EmitWord(word, &tokens);
+      i = end;
+      continue;
+    }
+
+    // Hashtags and handles: "#research", "@cky".
+    if ((c == U'#' || c == U'@') && opening_context && i + 1 < s.size() && IsLetter(s[i + 1])) {
+      size_t end = ScanWord(s, i + 1);
+      tokens.push_back(s.substr(i, end - i));
       i = end;
       continue;
     }

@@ -73,6 +73,8 @@ const TokenCase kTokenCases[] = {
     // Ellipses, dashes, repeated punctuation.
     {"Wait... what?! No -- never\u2014ever\u2026", "Wait ... what ?! No -- never -- ever ..."},
     {"a well-known AT&T co-op", "a well-known AT&T co-op"},
+    {"I l- I learned, the proble-. Uh-huh.", "I l- I learned , the proble- . Uh-huh ."},
+    {"Follow #research and @cky_parser on x.com", "Follow #research and @cky_parser on x.com"},
     // Non-ASCII letters and punctuation.
     {"Na\u00EFve caf\u00E9s in Z\u00FCrich\u00A0\u2014 \u00BFQu\u00E9? \u00A1S\u00ED!",
      "Na\u00EFve caf\u00E9s in Z\u00FCrich -- \u00BF Qu\u00E9 ? \u00A1 S\u00ED !"},
@@ -107,6 +109,8 @@ TEST(TokenizerTest, SplitsHyphensWhenAsked) {
   Tokenizer tokenizer = MakeTokenizer(options);
   EXPECT_EQ(Join(tokenizer.Tokenize("A well-known non-white self-reported re-entry in 639-3.")),
             "A well - known non-white self - reported re-entry in 639-3 .");
+  EXPECT_EQ(Join(tokenizer.Tokenize("Uh-huh, a so- so-called idea")),
+            "Uh-huh , a so- so - called idea");
 }
 
 TEST(TokenizerTest, KeepsUnicodePunctuationWhenAsked) {
@@ -142,6 +146,11 @@ const SplitCase kSplitCases[] = {
     {"A hard-wrapped\nsentence goes on. And\nanother.",
      {"A hard-wrapped sentence goes on.", "And another."}},
     {"Stop! Go? Yes.", {"Stop!", "Go?", "Yes."}},
+    {"It was big. [1] Then it fell. [2][3]", {"It was big. [1]", "Then it fell. [2][3]"}},
+    {"2. Methods and data", {"2. Methods and data"}},
+    {"He served the U.S. Senate in the U.S. He is old.",
+     {"He served the U.S. Senate in the U.S.", "He is old."}},
+    {"[George W.] Bush won.", {"[George W.] Bush won."}},
     {"Das ist gut. \u00C7a va bien. \u4F60\u597D\u3002\u518D\u89C1\u3002",
      {"Das ist gut.", "\u00C7a va bien.", "\u4F60\u597D\u3002", "\u518D\u89C1\u3002"}},
 };
