@@ -208,11 +208,14 @@ int main(int argc, char** argv) {
   std::string gum = "../shared/treebanks/gum";
   int show_failures = 0;
   int show_split_failures = 0;
+  int show_document_failures = 0;
   app.add_option("--gum", gum, "GUM folder with splits.md and const/*.ptb")->capture_default_str();
   app.add_option("--show-failures", show_failures,
                  "Print this many mismatching sentences per setting (GUM's, detokenized, ours)");
   app.add_option("--show-split-failures", show_split_failures,
                  "Print this many sentences, tokenized right, that SplitAndTokenize cuts apart");
+  app.add_option("--show-document-failures", show_document_failures,
+                 "Print this many sentences of the whole-document run that are not GUM sentences");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<std::string> documents = TestDocuments(gum + "/splits.md");
@@ -244,6 +247,7 @@ int main(int argc, char** argv) {
     Counts counts;
     int failures_shown = 0;
     int split_failures_shown = 0;
+    int document_failures_shown = 0;
     std::ostringstream failures;
     for (const std::vector<Sentence>& document : corpus) {
       std::string paragraph;
@@ -277,12 +281,20 @@ int main(int argc, char** argv) {
         paragraph += IsSentenceEnd(gold.back()) ? " " : "\n\n";
         gold_sentences.insert(Join(gold));
       }
+      std::vector<std::string> unmatched_ours;
       for (const auto& sentence : tokenizer->SplitAndTokenize(paragraph)) {
         auto it = gold_sentences.find(Join(sentence));
         if (it != gold_sentences.end()) {
           ++counts.document_found;
           gold_sentences.erase(it);
+        } else {
+          unmatched_ours.push_back(Join(sentence));
         }
+      }
+      for (const std::string& sentence : unmatched_ours) {
+        if (document_failures_shown >= show_document_failures) break;
+        ++document_failures_shown;
+        failures << "  document, not in GUM: " << sentence << "\n";
       }
     }
     auto percent = [](long part, long whole) { return whole ? 100.0 * part / whole : 0.0; };

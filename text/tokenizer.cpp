@@ -20,13 +20,13 @@ using CodePoints = std::u32string;
 
 // Abbreviations that, in practice, never end a sentence: a sentence break after them is undone.
 constexpr std::array kNonFinalAbbreviations = {
-    "Mr.",  "Mrs.", "Ms.",  "Messrs.", "Mmes.", "Dr.",   "Prof.",   "St.",   "Mt.",   "Ft.",
-    "Gen.", "Col.", "Lt.",  "Maj.",    "Sgt.",  "Capt.", "Cmdr.",   "Adm.",  "Gov.",  "Sen.",
-    "Rep.", "Rev.", "Hon.", "Pres.",   "Supt.", "Msgr.", "Fr.",     "vs.",   "v.",    "e.g.",
-    "i.e.", "cf.",  "viz.", "No.",     "Nos.",  "Fig.",  "Figs.",   "Eq.",   "Vol.",  "pp.",
-    "p.",   "Ch.",  "ch.",  "Sec.",    "sec.",  "Art.",  "approx.", "ca.",   "Op.",   "Jan.",
-    "Feb.", "Mar.", "Apr.", "Jun.",    "Jul.",  "Aug.",  "Sep.",    "Sept.", "Oct.",  "Nov.",
-    "Dec.", "al.",  "Ave.", "Blvd.",   "Rd.",   "Dept.", "Univ.",   "Mme.",  "Mlle.",
+    "Mr.",  "Mrs.",  "Ms.",  "Messrs.", "Mmes.",   "Dr.",   "Prof.", "St.",  "Mt.",  "Ft.",
+    "Gen.", "Col.",  "Lt.",  "Maj.",    "Sgt.",    "Capt.", "Cmdr.", "Adm.", "Gov.", "Sen.",
+    "Rep.", "Rev.",  "Hon.", "Pres.",   "Supt.",   "Msgr.", "Fr.",   "vs.",  "v.",   "e.g.",
+    "i.e.", "cf.",   "viz.", "Fig.",    "Figs.",   "Eq.",   "Vol.",  "pp.",  "p.",   "Ch.",
+    "ch.",  "Sec.",  "sec.", "Art.",    "approx.", "ca.",   "Op.",   "Jan.", "Feb.", "Mar.",
+    "Apr.", "Jun.",  "Jul.", "Aug.",    "Sep.",    "Sept.", "Oct.",  "Nov.", "Dec.", "al.",
+    "Ave.", "Blvd.", "Rd.",  "Dept.",   "Univ.",   "Mme.",  "Mlle.",
 };
 
 // Abbreviations that keep their period but may end a sentence ("... and Acme Inc.").
@@ -183,16 +183,8 @@ StatusOr<Tokenizer> Tokenizer::Create(const TokenizerOptions& options) {
     return Status::Error(std::string("ICU: cannot load sentence break suppressions: ") +
                          u_errorName(status));
   }
-  std::vector<std::string> suppressed(kNonFinalAbbreviations.begin(), kNonFinalAbbreviations.end());
-  suppressed.insert(suppressed.end(), options.extra_abbreviations.begin(),
-                    options.extra_abbreviations.end());
-  for (const std::string& abbreviation : suppressed) {
-    builder->suppressBreakAfter(icu::UnicodeString::fromUTF8(abbreviation), status);
-    if (U_FAILURE(status)) {
-      return Status::Error("ICU: cannot suppress sentence breaks after '" + abbreviation +
-                           "': " + u_errorName(status));
-    }
-  }
+  // Our own abbreviations are not added to ICU's filter: it matches them as suffixes of longer
+  // words ("p." would suppress the break after "up."), so ShouldJoin re-joins after them instead.
   icu::BreakIterator* plain = icu::BreakIterator::createSentenceInstance(english, status);
   if (U_FAILURE(status)) {
     delete plain;
@@ -293,14 +285,19 @@ CodePoints FirstWord(const CodePoints& s) {
   return s.substr(begin, end - begin);
 }
 
-// The length of the footnote markers such as "[12]" or "[3][4]" (and the spaces after them) that
-// open `s`; they belong to the sentence before.
+// The length of the footnote markers such as "[12]", "[1-3]" or "[3][4]" (and the spaces after
+// them) that open `s`; they belong to the sentence before.
 size_t FootnoteMarkersLength(const CodePoints& s) {
   size_t i = 0;
   size_t length = 0;
   while (i < s.size() && s[i] == U'[') {
     size_t close = i + 1;
-    while (close < s.size() && close - i <= 4 && IsDigit(s[close])) ++close;
+    // Digits, and ranges or lists of them: "[12]", "[1-3]", "[4, 7]".
+    while (close < s.size() && close - i <= 12 &&
+           (IsDigit(s[close]) || IsHyphen(s[close]) || IsDash(s[close]) || s[close] == U',' ||
+            s[close] == U' ')) {
+      ++close;
+    }
     if (close == i + 1 || close >= s.size() || s[close] != U']') break;
     i = close + 1;
     while (i < s.size() && IsSpace(s[i])) ++i;
@@ -318,13 +315,15 @@ size_t FootnoteMarkersLength(const CodePoints& s) {
 bool Tokenizer::Impl::ShouldJoin(const CodePoints& previous, const CodePoints& next) const {
   CodePoints last = LastWord(previous);
   CodePoints first = FirstWord(next);
+  if (first.empty()) return true;  // only punctuation, e.g. the ")." after "(... et al. [4])."
   if (last.size() >= 2 && last.back() == U'.') {
     CodePoints stem = last.substr(0, last.size() - 1);
     if (non_final_abbreviations.count(last) > 0) return true;
     if (stem.size() == 1 && IsUpper(stem[0])) return true;  // an initial: "J. K. Rowling"
     if (last.size() == previous.size() && AllDigits(stem)) return true;  // "2. Methods"
-    if ((IsKnownAbbreviation(last) || IsDottedAbbreviation(stem)) && !first.empty() &&
-        IsUpper(first[0]) && sentence_starters.count(first) == 0) {
+    // "etc." is not among them: a capitalized word after it nearly always opens a sentence.
+    if ((IsKnownAbbreviation(last) || IsDottedAbbreviation(stem)) && last != U"etc." &&
+        !first.empty() && IsUpper(first[0]) && sentence_starters.count(first) == 0) {
       return true;
     }
   }
@@ -466,6 +465,8 @@ bool Tokenizer::Impl::KeepsPeriod(const CodePoints& word, const CodePoints& s, s
   if (next >= s.size()) return false;                              // the sentence's own period
   if (first_token && AllDigits(word) && space_after) return true;  // a list number: "1. Services"
   char32_t following = s[next];
+  CodePoints lower = Lowercase(word);
+  if ((lower == U"no" || lower == U"nos") && IsDigit(following)) return true;  // "No. 5"
   // An unknown abbreviation: a real sentence end would not continue in lowercase or after a comma.
   return (space_after && IsLower(following)) || following == U',' || following == U';';
 }
