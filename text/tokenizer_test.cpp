@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <sstream>
 
 namespace cky {
@@ -126,6 +127,46 @@ TEST(TokenizerTest, KeepsUnicodePunctuationWhenAsked) {
 TEST(TokenizerTest, InvalidUtf8BecomesReplacementCharacters) {
   Tokenizer tokenizer = MakeTokenizer();
   EXPECT_EQ(Join(tokenizer.Tokenize("ab\xff cd")), "ab \uFFFD cd");
+}
+
+// Seeded random mixes of the characters the tokenizer treats specially (and random bytes): no
+// crash, every sentence non-empty, no token empty or holding whitespace, and as many sentences
+// from SplitAndTokenize as from tokenizing each split sentence.
+TEST(TokenizerTest, SurvivesRandomInput) {
+  const std::vector<std::string> pieces = {
+      "a",      "Z",       "\u00E9", "7",      ".",      ",",    "'",
+      "\u2019", "\"",      "\u201C", "\u201D", "(",      ")",    "[",
+      "-",      "--",      "\u2014", "...",    "\u2026", "?",    "!",
+      " ",      "\n",      "\n\n",   "\t",     "@",      "#",    "/",
+      ":",      "http://", "www.",   "n't",    "Mr.",    "U.S.", "\xF0\x9F\x98\x80",
+      "\u0301", "\xff",    "\xc3",   "$",      "%",      "&",    "_",
+      "\u00A0", "\u3002",  "\u4F60"};
+  Tokenizer tokenizer = MakeTokenizer();
+  std::mt19937 random(12345);
+  for (int round = 0; round < 2000; ++round) {
+    std::string text;
+    int length = std::uniform_int_distribution<int>(0, 40)(random);
+    for (int i = 0; i < length; ++i) {
+      text += pieces[std::uniform_int_distribution<size_t>(0, pieces.size() - 1)(random)];
+    }
+    auto sentences = tokenizer.SplitAndTokenize(text);
+    size_t expected_sentences = 0;
+    for (const std::string& paragraph : SplitParagraphs(text)) {
+      for (const std::string& sentence : tokenizer.SplitSentences(paragraph)) {
+        EXPECT_FALSE(sentence.empty());
+        if (!tokenizer.Tokenize(sentence).empty()) ++expected_sentences;
+      }
+    }
+    EXPECT_EQ(sentences.size(), expected_sentences) << "input: " << text;
+    for (const auto& tokens : sentences) {
+      ASSERT_FALSE(tokens.empty()) << "input: " << text;
+      for (const std::string& token : tokens) {
+        EXPECT_FALSE(token.empty()) << "input: " << text;
+        EXPECT_EQ(token.find_first_of(" \t\n\r"), std::string::npos) << "input: " << text;
+        EXPECT_EQ(token.find("\u00A0"), std::string::npos) << "input: " << text;
+      }
+    }
+  }
 }
 
 struct SplitCase {
