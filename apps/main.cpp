@@ -1,5 +1,6 @@
 // cky: exact PCFG parsing on the GPU and the CPU. See `cky --help` and `cky COMMAND --help`.
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "apps/commands.h"
@@ -18,6 +19,8 @@ int main(int argc, char** argv) {
     spdlog::set_level(verbose ? spdlog::level::debug
                               : (quiet ? spdlog::level::err : spdlog::level::info));
   });
+  // Messages go to stderr so that they never mix with the output on stdout.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("cky"));
   spdlog::set_pattern("cky: %^%l%$: %v");
 
   cky::apps::AddParseCommand(app);

@@ -253,13 +253,6 @@ StatusOr<std::vector<std::vector<std::string>>> SplitAndTokenize(std::string_vie
 
 namespace {
 
-CodePoints Trim(const CodePoints& s) {
-  size_t begin = 0, end = s.size();
-  while (begin < end && IsSpace(s[begin])) ++begin;
-  while (end > begin && IsSpace(s[end - 1])) --end;
-  return s.substr(begin, end - begin);
-}
-
 bool IsClosing(char32_t c) {
   int8_t type = u_charType(c);
   return type == U_FINAL_PUNCTUATION || type == U_END_PUNCTUATION || c == U'"' || c == U'\'';
@@ -343,34 +336,46 @@ std::vector<std::string> Tokenizer::Impl::SplitSentences(std::string_view paragr
   icu::UnicodeString utext = icu::UnicodeString::fromUTF32(
       reinterpret_cast<const UChar32*>(text.data()), static_cast<int32_t>(text.size()));
   sentence_breaks->setText(utext);
-  std::vector<CodePoints> sentences;
-  int32_t start = sentence_breaks->first();
-  for (int32_t end = sentence_breaks->next(); end != icu::BreakIterator::DONE;
-       start = end, end = sentence_breaks->next()) {
-    icu::UnicodeString piece = utext.tempSubStringBetween(start, end);
-    CodePoints sentence(static_cast<size_t>(piece.countChar32()), U'\0');
-    UErrorCode status = U_ZERO_ERROR;
-    piece.toUTF32(reinterpret_cast<UChar32*>(sentence.data()),
-                  static_cast<int32_t>(sentence.size()), status);
-    sentence = Trim(sentence);
-    if (sentence.empty()) continue;
-    if (size_t markers = FootnoteMarkersLength(sentence); markers > 0 && !sentences.empty()) {
-      sentences.back() += U' ';
-      sentences.back() += Trim(sentence.substr(0, markers));
-      sentence = sentence.substr(markers);
-      if (sentence.empty()) continue;
+  struct Span {
+    size_t begin, end;  // code point offsets into `text`
+  };
+  std::vector<Span> sentences;
+  auto span_text = [&](Span span) { return text.substr(span.begin, span.end - span.begin); };
+  int32_t start16 = sentence_breaks->first();
+  size_t start = 0;
+  for (int32_t end16 = sentence_breaks->next(); end16 != icu::BreakIterator::DONE;
+       start16 = end16, end16 = sentence_breaks->next()) {
+    size_t end = start + static_cast<size_t>(utext.countChar32(start16, end16 - start16));
+    Span span{start, end};
+    const char32_t before_break = start == 0 ? U' ' : text[start - 1];
+    start = end;
+    while (span.begin < span.end && text[span.begin] == U' ') ++span.begin;
+    while (span.end > span.begin && text[span.end - 1] == U' ') --span.end;
+    if (span.begin == span.end) continue;
+    if (sentences.empty()) {
+      sentences.push_back(span);
+      continue;
     }
-    if (!sentences.empty() && ShouldJoin(sentences.back(), sentence)) {
-      sentences.back() += U' ';
-      sentences.back() += sentence;
+    Span& previous = sentences.back();
+    // Footnote markers that ICU put at the start of this sentence belong to the previous one.
+    if (size_t markers = FootnoteMarkersLength(span_text(span)); markers > 0) {
+      previous.end = span.begin + markers;
+      while (text[previous.end - 1] == U' ') --previous.end;
+      span.begin += markers;
+      if (span.begin == span.end) continue;
+    }
+    // A break right after ".", "?" or "!" with no space is inside a word or URL ("a?b=1").
+    bool inside_word = before_break == U'.' || before_break == U'?' || before_break == U'!';
+    if (inside_word || ShouldJoin(span_text(previous), span_text(span))) {
+      previous.end = span.end;
     } else {
-      sentences.push_back(std::move(sentence));
+      sentences.push_back(span);
     }
   }
   sentence_breaks->setText(icu::UnicodeString());  // drop the alias to `utext`
   std::vector<std::string> out;
   out.reserve(sentences.size());
-  for (const CodePoints& s : sentences) out.push_back(ToUtf8(s));
+  for (Span span : sentences) out.push_back(ToUtf8(span_text(span)));
   return out;
 }
 

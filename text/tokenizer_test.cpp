@@ -188,6 +188,8 @@ const SplitCase kSplitCases[] = {
     {"A hard-wrapped\nsentence goes on. And\nanother.",
      {"A hard-wrapped sentence goes on.", "And another."}},
     {"Stop! Go? Yes.", {"Stop!", "Go?", "Yes."}},
+    {"See http://x.org/a?b=1&C=2!Yes. Or www.Example.com. Fine.",
+     {"See http://x.org/a?b=1&C=2!Yes.", "Or www.Example.com.", "Fine."}},
     {"It was big. [1] Then it fell. [2][3]", {"It was big. [1]", "Then it fell. [2][3]"}},
     {"2. Methods and data", {"2. Methods and data"}},
     {"Not him. He is up. Its goal. No. Then see No. 5 and Fig. 2 etc. Peppermint works.",
