@@ -216,7 +216,41 @@ int main(int argc, char** argv) {
                  "Print this many sentences, tokenized right, that SplitAndTokenize cuts apart");
   app.add_option("--show-document-failures", show_document_failures,
                  "Print this many sentences of the whole-document run that are not GUM sentences");
+  std::string fixture;
+  std::vector<std::string> fixture_documents;
+  app.add_option("--write-fixture", fixture,
+                 "Instead of measuring, write 'raw text<TAB>GUM tokens' lines of the documents "
+                 "given with --documents to this file (for text/testdata/)");
+  app.add_option("--documents", fixture_documents, "GUM documents for --write-fixture")
+      ->delimiter(',');
   CLI11_PARSE(app, argc, argv);
+
+  if (!fixture.empty()) {
+    std::ofstream out(fixture);
+    out << "# Sentences of GUM (https://gucorpling.org/gum/; Zeldes 2017, \"The GUM Corpus\"), "
+           "one\n"
+           "# per line: raw text made by bench/tokenizer_gum's detokenizer, a tab, GUM's tokens "
+           "in\n"
+           "# the canonical form cky's tokenizer prints. Annotations: CC-BY 4.0. Texts: see the\n"
+           "# licence of each document's genre in GUM's LICENSE.txt (academic and court: CC-BY "
+           "4.0;\n"
+           "# Wikinews news and interviews: CC-BY 2.5). Regenerate with:\n"
+           "#   tokenizer_gum --write-fixture FILE --documents DOC,DOC\n";
+    for (const std::string& document : fixture_documents) {
+      std::string path = gum + "/const/" + document + ".ptb";
+      if (!std::filesystem::exists(path)) {
+        std::cerr << "missing " << path << "\n";
+        return 1;
+      }
+      out << "# " << document << "\n";
+      for (const Sentence& sentence : ReadLeaves(path)) {
+        std::vector<std::string> gold;
+        for (const Leaf& leaf : sentence) gold.push_back(Canonical(leaf.tag, leaf.word));
+        out << Detokenize(sentence) << "\t" << Join(gold) << "\n";
+      }
+    }
+    return out ? 0 : 1;
+  }
 
   std::vector<std::string> documents = TestDocuments(gum + "/splits.md");
   if (documents.empty()) {
