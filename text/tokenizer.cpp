@@ -160,6 +160,7 @@ struct Tokenizer::Impl {
 
   // Sentences.
   std::vector<std::string> SplitSentences(std::string_view paragraph);
+  std::vector<std::string> SplitBlock(std::string_view text);
   bool ShouldJoin(const CodePoints& previous, const CodePoints& next) const;
 
   // Tokens.
@@ -313,7 +314,8 @@ bool Tokenizer::Impl::ShouldJoin(const CodePoints& previous, const CodePoints& n
     CodePoints stem = last.substr(0, last.size() - 1);
     if (non_final_abbreviations.count(last) > 0) return true;
     if (stem.size() == 1 && IsUpper(stem[0])) return true;  // an initial: "J. K. Rowling"
-    if (last.size() == previous.size() && AllDigits(stem)) return true;  // "2. Methods"
+    // A list marker alone: "2. Methods", "b. Results".
+    if (last.size() == previous.size() && (AllDigits(stem) || stem.size() == 1)) return true;
     // "etc." is not among them: a capitalized word after it nearly always opens a sentence.
     if ((IsKnownAbbreviation(last) || IsDottedAbbreviation(stem)) && last != U"etc." &&
         !first.empty() && IsUpper(first[0]) && sentence_starters.count(first) == 0) {
@@ -327,7 +329,56 @@ bool Tokenizer::Impl::ShouldJoin(const CodePoints& previous, const CodePoints& n
   return question_or_exclamation && !first.empty() && IsLower(first[0]);
 }
 
+namespace {
+
+// Whether a line starts a list item: "- ", "* ", "• ", "12. ", "3) ", "a) ", "b. ".
+bool StartsListItem(std::string_view line) {
+  size_t i = line.find_first_not_of(" \t");
+  if (i == std::string_view::npos) return false;
+  line.remove_prefix(i);
+  for (std::string_view bullet :
+       {"- ", "* ", "\u2022 ", "\u25E6 ", "\u2023 ", "\u25AA ", "\u00B7 "}) {
+    if (line.substr(0, bullet.size()) == bullet) return true;
+  }
+  size_t digits = 0;
+  while (digits < line.size() && digits < 4 && line[digits] >= '0' && line[digits] <= '9') {
+    ++digits;
+  }
+  size_t marker = digits;
+  if (digits == 0 || digits > 3) {
+    if (line.empty() || line[0] < 'a' || line[0] > 'z') return false;
+    marker = 1;
+  }
+  return line.size() > marker + 1 && (line[marker] == '.' || line[marker] == ')') &&
+         line[marker + 1] == ' ';
+}
+
+}  // namespace
+
 std::vector<std::string> Tokenizer::Impl::SplitSentences(std::string_view paragraph) {
+  // A line that starts a list item starts a sentence; the other line breaks are spaces.
+  std::vector<std::string> sentences;
+  size_t block_start = 0;
+  size_t line_start = 0;
+  while (line_start <= paragraph.size()) {
+    size_t line_end = paragraph.find('\n', line_start);
+    if (line_end == std::string_view::npos) line_end = paragraph.size();
+    size_t next_line = line_end + 1;
+    bool last_line = next_line > paragraph.size();
+    if (last_line || StartsListItem(paragraph.substr(next_line))) {
+      size_t block_end = last_line ? paragraph.size() : line_end;
+      for (std::string& sentence :
+           SplitBlock(paragraph.substr(block_start, block_end - block_start))) {
+        sentences.push_back(std::move(sentence));
+      }
+      block_start = next_line;
+    }
+    line_start = next_line;
+  }
+  return sentences;
+}
+
+std::vector<std::string> Tokenizer::Impl::SplitBlock(std::string_view paragraph) {
   CodePoints text = ToCodePoints(paragraph);
   // ICU ends a sentence at every line separator; inside a paragraph those are just spaces.
   for (char32_t& c : text) {
@@ -429,6 +480,12 @@ size_t Tokenizer::Impl::ScanWord(const CodePoints& s, size_t begin) const {
       ++i;
       continue;
     }
+    // "U.S.-based": an abbreviation's period before a hyphen that joins another word.
+    if (c == U'.' && !options.split_hyphens && i + 2 < s.size() && IsHyphen(s[i + 1]) &&
+        IsWordChar(s[i + 2]) && IsLetter(s[i - 1])) {
+      i += 2;
+      continue;
+    }
     if (i + 1 >= s.size() || !IsWordChar(s[i + 1])) break;
     char32_t previous = s[i - 1];
     char32_t next = s[i + 1];
@@ -440,7 +497,8 @@ size_t Tokenizer::Impl::ScanWord(const CodePoints& s, size_t begin) const {
     } else if (c == U',' || c == U':' || c == U'/') {
       keep = digits_around;  // "1,000", "10:30", "08/19/2019"
     } else if (IsApostrophe(c)) {
-      keep = letters_around;  // "O'Neil", "don't" (clitics come off later)
+      // "O'Neil", "don't", "1990's" (clitics come off later)
+      keep = (IsLetter(previous) || IsDigit(previous)) && IsLetter(next);
     } else if (c == U'&') {
       keep = letters_around && IsUpper(previous) && IsUpper(next);  // "AT&T"
     } else if (IsHyphen(c)) {
@@ -490,7 +548,8 @@ void Tokenizer::Impl::EmitWord(const CodePoints& word, std::vector<CodePoints>* 
     tokens->push_back(clitic);
   };
   // Words that the treebank writes as two tokens.
-  if (lower == U"cannot" || lower == U"gonna" || lower == U"wanna" || lower == U"gotta") {
+  if (lower == U"cannot" || lower == U"gonna" || lower == U"wanna" || lower == U"gotta" ||
+      lower == U"gimme" || lower == U"lemme") {
     emit(3);
     return;
   }
@@ -501,7 +560,7 @@ void Tokenizer::Impl::EmitWord(const CodePoints& word, std::vector<CodePoints>* 
     emit(n - 3);  // "don't" -> "do n't", "can't" -> "ca n't", "won't" -> "wo n't"
     return;
   }
-  if (n >= 3 && apostrophe_at(n - 2) && IsLetter(lower[n - 3]) &&
+  if (n >= 3 && apostrophe_at(n - 2) && (IsLetter(lower[n - 3]) || IsDigit(lower[n - 3])) &&
       (lower[n - 1] == U's' || lower[n - 1] == U'm' || lower[n - 1] == U'd')) {
     emit(n - 2);
     return;

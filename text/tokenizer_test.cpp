@@ -40,6 +40,8 @@ const TokenCase kTokenCases[] = {
     {"It\u2019s Mary\u2019s and it isn\u2019t", "It 's Mary 's and it is n't"},
     {"Rock 'til dawn in the '90s with 'em.", "Rock 'til dawn in the '90s with 'em ."},
     {"O'Neil met D'Angelo.", "O'Neil met D'Angelo ."},
+    {"The 1990's, o'clock, gimme, lemme, U.S.-based",
+     "The 1990 's , o'clock , gim me , lem me , U.S.-based"},
     // Quotes.
     {"He said \"Stop.\" Then \"go\"!", "He said `` Stop . '' Then `` go '' !"},
     {"\"Yes,\" she said, \"of course.\"", "`` Yes , '' she said , `` of course . ''"},
@@ -222,6 +224,8 @@ const SplitCase kSplitCases[] = {
     {"A hard-wrapped\nsentence goes on. And\nanother.",
      {"A hard-wrapped sentence goes on.", "And another."}},
     {"Stop! Go? Yes.", {"Stop!", "Go?", "Yes."}},
+    {"Shopping:\n1. Eggs\n2) Milk and\nbread\n- Tea\n\u2022 Jam\na. Fig\nin 12. Then",
+     {"Shopping:", "1. Eggs", "2) Milk and bread", "- Tea", "\u2022 Jam", "a. Fig in 12.", "Then"}},
     {"See http://x.org/a?b=1&C=2!Yes. Or www.Example.com. Fine.",
      {"See http://x.org/a?b=1&C=2!Yes.", "Or www.Example.com.", "Fine."}},
     {"It was big. [1] Then it fell. [2][3]", {"It was big. [1]", "Then it fell. [2][3]"}},
