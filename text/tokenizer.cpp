@@ -707,8 +707,11 @@ std::vector<std::string> Tokenizer::Impl::Tokenize(std::string_view sentence) {
       }
       i += 1;
     } else {
-      // Any other punctuation or symbol is one token, with the combining marks that follow it.
-      size_t end = i + 1;
+      // Any other punctuation or symbol is one token, with the combining marks that follow it;
+      // a run of one math or other symbol ("××", "**", "==") stays together.
+      int8_t type = u_charType(c);
+      bool symbol = type == U_MATH_SYMBOL || type == U_OTHER_SYMBOL || c == U'*';
+      size_t end = symbol ? i + run : i + 1;
       while (end < s.size() && IsMark(s[end])) ++end;
       tokens.push_back(s.substr(i, end - i));
       i = end;

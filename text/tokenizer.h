@@ -18,10 +18,12 @@
 // - Double quotes become `` (opening) and '' (closing), by context for '"', by shape for “ ” „;
 //   single quotes become ` and '. Brackets become -LRB- -RRB- -LSB- -RSB- -LCB- -RCB-.
 // - "..." and "…" are one token "..."; two or more hyphens and the dashes — – are "--";
-//   "?!" and "!!!" stay one token; any other punctuation or symbol is a token of its own.
+//   "?!" and "!!!" stay one token, so do runs of one symbol ("××"); any other punctuation or
+//   symbol is a token of its own.
 // - Kept whole: numbers with internal commas, periods, colons and slashes ("1,000.50", "10:30",
 //   "08/19/2019"), URLs ("https://...", "www...."), e-mail addresses, dotted names ("CBC.ca"),
-//   words with internal apostrophes ("O'Neil"), and hyphenated words (see split_hyphens).
+//   words with internal apostrophes ("O'Neil"), hashtags and handles ("#tbt", "@cky"), words
+//   cut off in speech ("I l- I learned"), and hyphenated words (see split_hyphens).
 // - A period stays on an abbreviation: known ones ("Mr.", "etc.", "Inc."), dotted ones ("U.S.",
 //   "e.g.", "Ph.D."), initials ("J."), a list number opening a sentence ("1."), and any word whose
 //   period is followed by a lowercase word or a comma. An abbreviation ending a sentence keeps
@@ -66,9 +68,14 @@ class Tokenizer {
 
   // The sentences of one paragraph, each trimmed of surrounding whitespace, in order, none empty.
   // Newlines and other line separators inside the paragraph count as spaces (so hard-wrapped text
-  // works); text with no non-space character gives no sentence. Uses ICU's sentence break
-  // iterator with its standard English abbreviation suppressions, then re-joins sentences that ICU
-  // split after a title ("Dr."), an initial ("J.") or one of `extra_abbreviations`.
+  // works), except that a line starting a list item ("1. ", "a) ", "- ", "• ") starts a sentence;
+  // text with no non-space character gives no sentence. Whitespace inside a sentence comes out
+  // as single spaces where it was a line break, otherwise as written. Uses ICU's sentence break
+  // iterator with its standard English abbreviation suppressions ("en@ss=standard"), then
+  // re-joins what ICU split after a title ("Dr."), an initial ("J."), one of
+  // `extra_abbreviations`, a list number, "?"/"!" before a lowercase word, or an abbreviation
+  // ("U.S.") before a capitalized word that seldom opens a sentence ("Senator", not "The");
+  // footnote markers ("[12]") stay with the sentence before them.
   std::vector<std::string> SplitSentences(std::string_view paragraph);
 
   // The PTB tokens of one sentence (see the conventions above); empty for blank input.

@@ -79,6 +79,7 @@ const TokenCase kTokenCases[] = {
     // Ellipses, dashes, repeated punctuation.
     {"Wait... what?! No -- never\u2014ever\u2026", "Wait ... what ?! No -- never -- ever ..."},
     {"a well-known AT&T co-op", "a well-known AT&T co-op"},
+    {"3 \u00D7\u00D7 10 ** 2 == 300", "3 \u00D7\u00D7 10 ** 2 == 300"},
     {"I l- I learned, the proble-. Uh-huh.", "I l- I learned , the proble- . Uh-huh ."},
     {"Follow #research and @cky_parser on x.com", "Follow #research and @cky_parser on x.com"},
     // Non-ASCII letters and punctuation.
