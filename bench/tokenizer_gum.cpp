@@ -1,10 +1,10 @@
 // How well does our tokenizer reproduce GUM's own tokens?
 //
-// For each sentence of the GUM test documents (reddit files skipped: their words are hidden), the
-// tree's leaves are detokenized into plausible raw text ("`` Hi , '' he said" -> "\"Hi,\" he
-// said"), tokenized again with cky::Tokenizer, and compared with GUM's tokens. GUM keeps some
-// characters that PTB tokenizers normalize (“ ” ’s [ — …), so both sides are compared in one
-// canonical form (`` '' 's -LSB- -- ...). Printed per tokenizer setting:
+// For each sentence of the GUM test documents (or --split dev/train/test2; reddit files skipped:
+// their words are hidden), the tree's leaves are detokenized into plausible raw text ("`` Hi , ''
+// he said" -> "\"Hi,\" he said"), tokenized again with cky::Tokenizer, and compared with GUM's
+// tokens. GUM keeps some characters that PTB tokenizers normalize (“ ” ’s [ — …), so both sides are
+// compared in one canonical form (`` '' 's -LSB- -- ...). Printed per tokenizer setting:
 //   - sentence match: Tokenize(detokenized sentence) equals GUM's tokens exactly;
 //   - token recall / precision: longest common subsequence of the two token lists;
 //   - split+tokenize match: SplitAndTokenize of the sentence alone gives exactly one sentence,
@@ -20,7 +20,7 @@
 // Leaves are read with a minimal extractor (a token after a non-"(" token and before ")"); it is a
 // stand-in until the treebank reader (treebank/) is merged, which this tool should then use.
 //
-// Usage: tokenizer_gum [--gum DIR] [--show-failures N]
+// Usage: tokenizer_gum [--gum DIR] [--split test|dev|train|test2] [--show-failures N]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -43,15 +43,17 @@ struct Leaf {
 };
 using Sentence = std::vector<Leaf>;
 
-// The names of the documents in the "## test" section of GUM's splits.md, without reddit ones.
-std::vector<std::string> TestDocuments(const std::string& splits_path) {
+// The names of the documents in the "## <section>" section of GUM's splits.md (test, dev, train,
+// test2), without reddit ones.
+std::vector<std::string> SplitDocuments(const std::string& splits_path,
+                                        const std::string& section) {
   std::ifstream in(splits_path);
   std::vector<std::string> documents;
   std::string line;
   bool in_test = false;
   while (std::getline(in, line)) {
     if (line.rfind("## ", 0) == 0) {
-      in_test = line == "## test";
+      in_test = line == "## " + section;
       continue;
     }
     size_t star = line.find("* ");
@@ -122,7 +124,7 @@ std::string Canonical(const std::string& tag, const std::string& word) {
       {"]", "-RSB-"},   {"{", "-LCB-"},   {"}", "-RCB-"},   {"(", "-LRB-"},    {")", "-RRB-"},
       {"\u2014", "--"}, {"\u2013", "--"}, {"\u2015", "--"}, {"\u2026", "..."},
   };
-  if (tag == "``") return word == "`" || word == "\u2018" ? "`" : "``";
+  if (tag == "``") return word == "`" || word == "\u2018" || word == "'" ? "`" : "``";
   if (tag == "''") return word == "'" || word == "\u2019" ? "'" : "''";
   if (auto it = kSame.find(word); it != kSame.end()) return it->second;
   if (StartsWith(word, "\u2019") || word == "n\u2019t" || word == "N\u2019T") {
@@ -207,9 +209,12 @@ int main(int argc, char** argv) {
   CLI::App app{"Tokenizer accuracy on GUM test sentences (detokenized, then re-tokenized)"};
   std::string gum = "../shared/treebanks/gum";
   int show_failures = 0;
+  std::string split = "test";
   int show_split_failures = 0;
   int show_document_failures = 0;
   app.add_option("--gum", gum, "GUM folder with splits.md and const/*.ptb")->capture_default_str();
+  app.add_option("--split", split, "Which documents of splits.md: test, dev, train or test2")
+      ->capture_default_str();
   app.add_option("--show-failures", show_failures,
                  "Print this many mismatching sentences per setting (GUM's, detokenized, ours)");
   app.add_option("--show-split-failures", show_split_failures,
@@ -252,9 +257,9 @@ int main(int argc, char** argv) {
     return out ? 0 : 1;
   }
 
-  std::vector<std::string> documents = TestDocuments(gum + "/splits.md");
+  std::vector<std::string> documents = SplitDocuments(gum + "/splits.md", split);
   if (documents.empty()) {
-    std::cerr << "no test documents found in " << gum << "/splits.md\n";
+    std::cerr << "no " << split << " documents found in " << gum << "/splits.md\n";
     return 1;
   }
   std::vector<std::vector<Sentence>> corpus;
@@ -267,7 +272,7 @@ int main(int argc, char** argv) {
     corpus.push_back(ReadLeaves(path));
   }
 
-  std::printf("GUM test documents: %zu (reddit skipped)\n\n", documents.size());
+  std::printf("GUM %s documents: %zu (reddit skipped)\n\n", split.c_str(), documents.size());
   std::printf("%-22s %9s %14s %12s %12s %16s %14s\n", "setting", "sentences", "sentence match",
               "tok recall", "tok precis.", "split+tok match", "document recall");
   for (bool split_hyphens : {false, true}) {

@@ -31,12 +31,13 @@ constexpr std::array kNonFinalAbbreviations = {
 
 // Abbreviations that keep their period but may end a sentence ("... and Acme Inc.").
 constexpr std::array kOtherAbbreviations = {
-    "Inc.",  "Corp.", "Co.",    "Ltd.",  "Bros.", "Jr.",   "Sr.",   "etc.", "Esq.",  "eds.",
-    "ed.",   "Ed.",   "Mon.",   "Tue.",  "Wed.",  "Thu.",  "Fri.",  "Sat.", "Sun.",  "Ala.",
-    "Ariz.", "Ark.",  "Calif.", "Colo.", "Conn.", "Del.",  "Fla.",  "Ga.",  "Ill.",  "Ind.",
-    "Kan.",  "Ky.",   "La.",    "Md.",   "Mass.", "Mich.", "Minn.", "Mo.",  "Mont.", "Neb.",
-    "Nev.",  "Okla.", "Ore.",   "Pa.",   "Tenn.", "Tex.",  "Va.",   "Vt.",  "Wis.",  "Wyo.",
-    "Ref.",  "Refs.", "ibid.",  "Dist.", "Cir.",  "Supp.", "Nr.",   "vol.", "lbs.",  "oz.",
+    "Inc.",  "Corp.", "Co.",    "Ltd.",   "Bros.", "Jr.",   "Sr.",   "etc.",  "Esq.",  "eds.",
+    "ed.",   "Ed.",   "Mon.",   "Tue.",   "Wed.",  "Thu.",  "Fri.",  "Sat.",  "Sun.",  "Ala.",
+    "Ariz.", "Ark.",  "Calif.", "Colo.",  "Conn.", "Del.",  "Fla.",  "Ga.",   "Ill.",  "Ind.",
+    "Kan.",  "Ky.",   "La.",    "Md.",    "Mass.", "Mich.", "Minn.", "Mo.",   "Mont.", "Neb.",
+    "Nev.",  "Okla.", "Ore.",   "Pa.",    "Tenn.", "Tex.",  "Va.",   "Vt.",   "Wis.",  "Wyo.",
+    "Ref.",  "Refs.", "Tues.",  "Thurs.", "div.",  "yr.",   "yrs.",  "ibid.", "Dist.", "Cir.",
+    "Supp.", "Nr.",   "vol.",   "lbs.",   "oz.",
 };
 
 // Words before a hyphen that GUM (like OntoNotes) does not split off with split_hyphens.
@@ -49,7 +50,8 @@ constexpr std::array kHyphenPrefixes = {
 };
 
 // Words that start with an apostrophe and stay one token ('til, '90s is handled by shape).
-constexpr std::array kApostropheWords = {"til", "em", "cause", "tis", "twas", "n", "round"};
+constexpr std::array kApostropheWords = {"til", "em",   "cause", "cuz",   "bout",
+                                         "tis", "twas", "n",     "round", "scuse"};
 
 // Words that often open a sentence. After an abbreviation that may end a sentence ("U.S.",
 // "Inc."), a capitalized word from this list is taken to start a new sentence, and any other
@@ -135,6 +137,18 @@ bool IsDottedAbbreviation(const CodePoints& word) {
   return part > 0;
 }
 
+// Whether s[from...] holds only spaces and closing quotes or brackets.
+bool OnlyClosingAfter(const CodePoints& s, size_t from) {
+  for (size_t i = from; i < s.size(); ++i) {
+    int8_t type = u_charType(s[i]);
+    if (!IsSpace(s[i]) && type != U_FINAL_PUNCTUATION && type != U_END_PUNCTUATION &&
+        s[i] != U'"' && s[i] != U'\'') {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool AllDigits(const CodePoints& word) {
   return !word.empty() && std::all_of(word.begin(), word.end(), IsDigit);
 }
@@ -154,8 +168,14 @@ struct Tokenizer::Impl {
   std::unordered_set<CodePoints> apostrophe_words;
   std::unordered_set<CodePoints> sentence_starters;
 
+  // Known as written, in lowercase ("ETC."), or in title case when written in capitals ("MRS.").
   bool IsKnownAbbreviation(const CodePoints& with_period) const {
-    return abbreviations.count(with_period) > 0 || abbreviations.count(Lowercase(with_period)) > 0;
+    if (abbreviations.count(with_period) > 0) return true;
+    CodePoints lower = Lowercase(with_period);
+    if (abbreviations.count(lower) > 0) return true;
+    bool capitals = std::none_of(with_period.begin(), with_period.end(), IsLower);
+    lower[0] = with_period[0];
+    return capitals && abbreviations.count(lower) > 0;
   }
 
   // Sentences.
@@ -199,7 +219,11 @@ StatusOr<Tokenizer> Tokenizer::Create(const TokenizerOptions& options) {
 
   UParseError parse_error;
   impl->url_pattern.reset(icu::RegexPattern::compile(
-      u"(?i)(?:(?:https?|ftp|file)://|www\\d{0,3}\\.|mailto:)\\S+", 0, parse_error, status));
+      u"(?i)(?:(?:https?|ftp|file)://|www\\d{0,3}\\.|mailto:)\\S+"
+      // A bare domain with a path: "cra.org/resources/taulbee-survey".
+      u"|(?:[\\p{L}\\p{N}\\-]+\\.)+(?:com|org|net|edu|gov|mil|int|info|biz|io|ai|co|uk|us|"
+      u"ca|au|de|fr|nl|eu|ch|it|es|jp|cn|ru|in|br)/\\S*",
+      0, parse_error, status));
   impl->email_pattern.reset(icu::RegexPattern::compile(
       u"[\\p{L}\\p{N}._%+\\-]+@[\\p{L}\\p{N}\\-]+(?:\\.[\\p{L}\\p{N}\\-]+)+", 0, parse_error,
       status));
@@ -440,7 +464,7 @@ size_t Tokenizer::Impl::MatchUrlOrEmail(const CodePoints& s, size_t begin) const
   CodePoints chunk = s.substr(begin, chunk_end - begin);
   CodePoints lower = Lowercase(chunk.substr(0, 7));
   bool maybe_url = chunk.find(U"://") != CodePoints::npos || lower.rfind(U"www", 0) == 0 ||
-                   lower.rfind(U"mailto:", 0) == 0;
+                   lower.rfind(U"mailto:", 0) == 0 || chunk.find(U'/') != CodePoints::npos;
   bool maybe_email = chunk.find(U'@') != CodePoints::npos;
   if (!maybe_url && !maybe_email) return 0;
   icu::UnicodeString uchunk = icu::UnicodeString::fromUTF32(
@@ -521,8 +545,9 @@ bool Tokenizer::Impl::KeepsPeriod(const CodePoints& word, const CodePoints& s, s
                                   bool first_token) const {
   CodePoints with_period = word + U'.';
   if (IsKnownAbbreviation(with_period) || IsDottedAbbreviation(word)) return true;
-  if (word.size() == 1 && IsUpper(word[0])) return true;  // an initial
   size_t next = period + 1;
+  // An initial ("J. K. Rowling"), unless it ends the sentence ("... Plan B.").
+  if (word.size() == 1 && IsUpper(word[0])) return !OnlyClosingAfter(s, next);
   bool space_after = next < s.size() && IsSpace(s[next]);
   while (next < s.size() && IsSpace(s[next])) ++next;
   if (next >= s.size()) return false;                              // the sentence's own period
@@ -530,6 +555,7 @@ bool Tokenizer::Impl::KeepsPeriod(const CodePoints& word, const CodePoints& s, s
   char32_t following = s[next];
   CodePoints lower = Lowercase(word);
   if ((lower == U"no" || lower == U"nos") && IsDigit(following)) return true;  // "No. 5"
+  if (word.size() == 1 && IsDigit(following)) return true;  // "(b. 1950)", "c. 347"
   // An unknown abbreviation: a real sentence end would not continue in lowercase or after a comma.
   return (space_after && IsLower(following)) || following == U',' || following == U';';
 }
@@ -560,7 +586,7 @@ void Tokenizer::Impl::EmitWord(const CodePoints& word, std::vector<CodePoints>* 
     emit(n - 3);  // "don't" -> "do n't", "can't" -> "ca n't", "won't" -> "wo n't"
     return;
   }
-  if (n >= 3 && apostrophe_at(n - 2) && (IsLetter(lower[n - 3]) || IsDigit(lower[n - 3])) &&
+  if (n >= 3 && apostrophe_at(n - 2) && IsLetter(lower[n - 3]) &&
       (lower[n - 1] == U's' || lower[n - 1] == U'm' || lower[n - 1] == U'd')) {
     emit(n - 2);
     return;
@@ -605,8 +631,8 @@ std::vector<std::string> Tokenizer::Impl::Tokenize(std::string_view sentence) {
       CodePoints word = s.substr(i, end - i);
       // A word cut short in speech keeps its hyphen: "I l- I learned", "the proble-."
       if (end < s.size() && IsHyphen(s[end]) && IsLetter(s[end - 1]) &&
-          (end + 1 == s.size() || IsSpace(s[end + 1]) || s[end + 1] == U',' || s[end + 1] == U'.' ||
-           s[end + 1] == U'?' || s[end + 1] == U'!')) {
+          (end + 1 == s.size() || IsSpace(s[end + 1]) || IsDash(s[end + 1]) || s[end + 1] == U',' ||
+           s[end + 1] == U'.' || s[end + 1] == U'?' || s[end + 1] == U'!')) {
         word += s[end];
         ++end;
         EmitWord(word, &tokens);
@@ -635,7 +661,11 @@ std::vector<std::string> Tokenizer::Impl::Tokenize(std::string_view sentence) {
     size_t run = 1;
     while (i + run < s.size() && s[i + run] == c) ++run;
 
-    if (c == U'.') {
+    if (c == U'.' && run == 1 && opening_context && i + 1 < s.size() && IsDigit(s[i + 1])) {
+      size_t end = ScanWord(s, i + 1);  // a decimal without its leading zero: ".265"
+      tokens.push_back(s.substr(i, end - i));
+      i = end;
+    } else if (c == U'.') {
       tokens.push_back(run >= 3 ? CodePoints(U"...") : CodePoints(run, U'.'));
       i += run;
     } else if (c == U'\u2026') {  // …
@@ -647,14 +677,15 @@ std::vector<std::string> Tokenizer::Impl::Tokenize(std::string_view sentence) {
     } else if (IsDash(c)) {
       tokens.push_back(ascii ? CodePoints(U"--") : s.substr(i, run));
       i += run;
-    } else if (c == U'?' || c == U'!') {
-      size_t end = i;
-      while (end < s.size() && (s[end] == U'?' || s[end] == U'!')) ++end;
-      tokens.push_back(s.substr(i, end - i));
-      i = end;
     } else if (c == U'"') {
-      bool next_is_space = i + 1 >= s.size() || IsSpace(s[i + 1]);
-      bool opens = opening_context && !(next_is_space && double_quote_open);
+      // A quote followed by a space, the end or closing punctuation closes an open quote, or
+      // one after a dash ("--\" he said"); otherwise it opens after a space or bracket.
+      char32_t next = i + 1 < s.size() ? s[i + 1] : U' ';
+      bool next_closes = IsSpace(next) || next == U',' || next == U'.' || next == U';' ||
+                         next == U':' || next == U'!' || next == U'?' ||
+                         u_charType(next) == U_END_PUNCTUATION;
+      bool after_dash = i > 0 && (IsDash(s[i - 1]) || IsHyphen(s[i - 1]));
+      bool opens = opening_context && !(next_closes && (double_quote_open || after_dash));
       tokens.push_back(opens ? CodePoints(U"``") : CodePoints(U"''"));
       double_quote_open = opens;
       i += 1;
@@ -682,7 +713,10 @@ std::vector<std::string> Tokenizer::Impl::Tokenize(std::string_view sentence) {
       if (opening_context && i + 1 < s.size() && IsWordChar(s[i + 1])) {
         size_t end = ScanWord(s, i + 1);
         CodePoints rest = s.substr(i + 1, end - i - 1);
-        bool decade = rest.size() == 3 && IsDigit(rest[0]) && IsDigit(rest[1]) && rest[2] == U's';
+        // "'71", "'90s", "'60's"
+        bool decade = rest.size() >= 2 && IsDigit(rest[0]) && IsDigit(rest[1]) &&
+                      (rest.size() == 2 || rest.substr(2) == U"s" || rest.substr(2) == U"'s" ||
+                       rest.substr(2) == U"\u2019s");
         if (decade || apostrophe_words.count(Lowercase(rest)) > 0) {
           CodePoints word = CodePoints(1, ascii ? U'\'' : c) + rest;
           tokens.push_back(word);

@@ -18,15 +18,17 @@
 // - Double quotes become `` (opening) and '' (closing), by context for '"', by shape for “ ” „;
 //   single quotes become ` and '. Brackets become -LRB- -RRB- -LSB- -RSB- -LCB- -RCB-.
 // - "..." and "…" are one token "..."; two or more hyphens and the dashes — – are "--";
-//   "?!" and "!!!" stay one token, so do runs of one symbol ("××"); any other punctuation or
-//   symbol is a token of its own.
+//   runs of one symbol stay one token ("××", "**"); any other punctuation or symbol, "?" and "!"
+//   included ("?!" -> "? !"), is a token of its own.
 // - Kept whole: numbers with internal commas, periods, colons and slashes ("1,000.50", "10:30",
-//   "08/19/2019"), URLs ("https://...", "www...."), e-mail addresses, dotted names ("CBC.ca"),
-//   words with internal apostrophes ("O'Neil"), hashtags and handles ("#tbt", "@cky"), words
-//   cut off in speech ("I l- I learned"), and hyphenated words (see split_hyphens).
+//   "08/19/2019", ".265"), URLs ("https://...", "www....", "cra.org/path"), e-mail addresses,
+//   dotted names ("CBC.ca"),
+//   words with internal apostrophes ("O'Neil", "1990's"), hashtags and handles ("#tbt", "@cky"),
+//   words cut off in speech ("I l- I learned"), and hyphenated words (see split_hyphens).
 // - A period stays on an abbreviation: known ones ("Mr.", "etc.", "Inc."), dotted ones ("U.S.",
-//   "e.g.", "Ph.D."), initials ("J."), a list number opening a sentence ("1."), and any word whose
-//   period is followed by a lowercase word or a comma. An abbreviation ending a sentence keeps
+//   "e.g.", "Ph.D."), initials ("J.", but "Plan B ." at the end), a list number opening a
+//   sentence ("1."), a letter before a number ("c. 1850"), and any word whose period is followed
+//   by a lowercase word or a comma. An abbreviation ending a sentence keeps
 //   its period and no separate "." is added (as GUM does). Any other period is a token ".".
 // - Letters, digits and punctuation are told apart with ICU character properties, so non-ASCII
 //   text works ("naïve", "Ávvi", "¿Qué?"). Invalid UTF-8 bytes become U+FFFD.

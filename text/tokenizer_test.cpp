@@ -41,7 +41,7 @@ const TokenCase kTokenCases[] = {
     {"Rock 'til dawn in the '90s with 'em.", "Rock 'til dawn in the '90s with 'em ."},
     {"O'Neil met D'Angelo.", "O'Neil met D'Angelo ."},
     {"The 1990's, o'clock, gimme, lemme, U.S.-based",
-     "The 1990 's , o'clock , gim me , lem me , U.S.-based"},
+     "The 1990's , o'clock , gim me , lem me , U.S.-based"},
     // Quotes.
     {"He said \"Stop.\" Then \"go\"!", "He said `` Stop . '' Then `` go '' !"},
     {"\"Yes,\" she said, \"of course.\"", "`` Yes , '' she said , `` of course . ''"},
@@ -63,6 +63,13 @@ const TokenCase kTokenCases[] = {
     {"Smith et al. (2005) found it.", "Smith et al. -LRB- 2005 -RRB- found it ."},
     {"1. Introduction", "1. Introduction"},
     {"It ends here.", "It ends here ."},
+    {"See Plan B. (J. Smith, b. 1950, c. 347) cost MRS. Lee .265 or 0.5 on Thurs.",
+     "See Plan B. -LRB- J. Smith , b. 1950 , c. 347 -RRB- cost MRS. Lee .265 or 0.5 on Thurs."},
+    {"He chose Plan B.", "He chose Plan B ."},
+    {"The '60's and '71 were 'cuz of \"them--\" he said",
+     "The '60's and '71 were 'cuz of `` them -- '' he said"},
+    {"Read cra.org/resources/taulbee-survey, or ACM.org.",
+     "Read cra.org/resources/taulbee-survey , or ACM.org ."},
     {"No. I saw No. 5 and no. 6, no.", "No . I saw No. 5 and no. 6 , no ."},
     // Numbers.
     {"It cost $1,000.50, or 3.5% more on 08/19/2019 at 10:30.",
@@ -77,7 +84,7 @@ const TokenCase kTokenCases[] = {
      "Wikipedia -LRB- https://en.wikipedia.org/wiki/Foo_(bar) -RRB- says"},
     {"He reads CBC.ca daily.", "He reads CBC.ca daily ."},
     // Ellipses, dashes, repeated punctuation.
-    {"Wait... what?! No -- never\u2014ever\u2026", "Wait ... what ?! No -- never -- ever ..."},
+    {"Wait... what?! No -- never\u2014ever\u2026", "Wait ... what ? ! No -- never -- ever ..."},
     {"a well-known AT&T co-op", "a well-known AT&T co-op"},
     {"3 \u00D7\u00D7 10 ** 2 == 300", "3 \u00D7\u00D7 10 ** 2 == 300"},
     {"I l- I learned, the proble-. Uh-huh.", "I l- I learned , the proble- . Uh-huh ."},
