@@ -9,8 +9,10 @@
 //   - token recall / precision: longest common subsequence of the two token lists;
 //   - split+tokenize match: SplitAndTokenize of the sentence alone gives exactly one sentence,
 //     equal to GUM's tokens (so the splitter did not cut it);
-//   - document recall: all sentences of a document joined with spaces into one paragraph, then
+//   - document recall: all sentences of a document joined with spaces into paragraphs (a
+//     sentence without final punctuation, i.e. a heading, stands alone between blank lines), then
 //     SplitAndTokenize; the share of GUM sentences that come out exactly as one sentence.
+// Then the speed of SplitAndTokenize over the same documents, one thread.
 //
 // GUM files (../shared/treebanks/gum/const/*.ptb) hold one bracketed tree over several lines:
 //
@@ -23,6 +25,7 @@
 // Usage: tokenizer_gum [--gum DIR] [--split test|dev|train|test2] [--show-failures N]
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -346,5 +349,28 @@ int main(int argc, char** argv) {
                 percent(counts.document_found, counts.sentences));
     std::cout << failures.str();
   }
+
+  // Speed: SplitAndTokenize of every document (one thread, default options), best of 3.
+  cky::StatusOr<cky::Tokenizer> tokenizer = cky::Tokenizer::Create();
+  if (!tokenizer.ok()) return 1;
+  std::vector<std::string> texts;
+  size_t bytes = 0;
+  for (const std::vector<Sentence>& document : corpus) {
+    std::string text;
+    for (const Sentence& sentence : document) text += Detokenize(sentence) + " ";
+    bytes += text.size();
+    texts.push_back(std::move(text));
+  }
+  double best_seconds = 1e30;
+  size_t sentences = 0;
+  for (int repeat = 0; repeat < 3; ++repeat) {
+    auto start = std::chrono::steady_clock::now();
+    sentences = 0;
+    for (const std::string& text : texts) sentences += tokenizer->SplitAndTokenize(text).size();
+    std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    best_seconds = std::min(best_seconds, elapsed.count());
+  }
+  std::printf("\nSplitAndTokenize speed (1 thread): %.0f sentences/s, %.2f MB/s\n",
+              sentences / best_seconds, bytes / best_seconds / 1e6);
   return 0;
 }
