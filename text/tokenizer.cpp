@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <array>
-#include <optional>
 #include <sstream>
 #include <unordered_set>
 
@@ -20,13 +19,13 @@ using CodePoints = std::u32string;
 
 // Abbreviations that, in practice, never end a sentence: a sentence break after them is undone.
 constexpr std::array kNonFinalAbbreviations = {
-    "Mr.",  "Mrs.",  "Ms.",  "Messrs.", "Mmes.",   "Dr.",   "Prof.", "St.",  "Mt.",  "Ft.",
-    "Gen.", "Col.",  "Lt.",  "Maj.",    "Sgt.",    "Capt.", "Cmdr.", "Adm.", "Gov.", "Sen.",
-    "Rep.", "Rev.",  "Hon.", "Pres.",   "Supt.",   "Msgr.", "Fr.",   "vs.",  "v.",   "e.g.",
-    "i.e.", "cf.",   "viz.", "Fig.",    "Figs.",   "Eq.",   "Vol.",  "pp.",  "p.",   "Ch.",
-    "ch.",  "Sec.",  "sec.", "Art.",    "approx.", "ca.",   "Op.",   "Jan.", "Feb.", "Mar.",
-    "Apr.", "Jun.",  "Jul.", "Aug.",    "Sep.",    "Sept.", "Oct.",  "Nov.", "Dec.", "al.",
-    "Ave.", "Blvd.", "Rd.",  "Dept.",   "Univ.",   "Mme.",  "Mlle.",
+    "Mr.",  "Mrs.", "Ms.",  "Messrs.", "Mmes.",   "Dr.",   "Prof.", "St.",   "Mt.",
+    "Ft.",  "Gen.", "Col.", "Lt.",     "Maj.",    "Sgt.",  "Capt.", "Cmdr.", "Adm.",
+    "Gov.", "Sen.", "Rep.", "Rev.",    "Hon.",    "Pres.", "Supt.", "Msgr.", "Fr.",
+    "vs.",  "v.",   "e.g.", "i.e.",    "cf.",     "viz.",  "Fig.",  "Figs.", "Eq.",
+    "Vol.", "Ch.",  "Sec.", "Art.",    "approx.", "ca.",   "Op.",   "Jan.",  "Feb.",
+    "Mar.", "Apr.", "Jun.", "Jul.",    "Aug.",    "Sep.",  "Sept.", "Oct.",  "Nov.",
+    "Dec.", "al.",  "Ave.", "Blvd.",   "Rd.",     "Dept.", "Univ.", "Mme.",  "Mlle.",
 };
 
 // Abbreviations that keep their period but may end a sentence ("... and Acme Inc.").
@@ -37,7 +36,7 @@ constexpr std::array kOtherAbbreviations = {
     "Kan.",  "Ky.",   "La.",    "Md.",    "Mass.", "Mich.", "Minn.", "Mo.",   "Mont.", "Neb.",
     "Nev.",  "Okla.", "Ore.",   "Pa.",    "Tenn.", "Tex.",  "Va.",   "Vt.",   "Wis.",  "Wyo.",
     "Ref.",  "Refs.", "Tues.",  "Thurs.", "div.",  "yr.",   "yrs.",  "ibid.", "Dist.", "Cir.",
-    "Supp.", "Nr.",   "vol.",   "lbs.",   "oz.",
+    "Supp.", "Nr.",   "vol.",   "lbs.",   "oz.",   "pp.",   "p.",    "ch.",   "sec.",
 };
 
 // Words before a hyphen that GUM (like OntoNotes) does not split off with split_hyphens.
