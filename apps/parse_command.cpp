@@ -16,6 +16,7 @@
 #include "lexicon/lexicon.h"
 #include "parser/parser.h"
 #include "parser/tree_format.h"
+#include "text/tokenizer.h"
 
 namespace cky::apps {
 namespace {
@@ -38,6 +39,8 @@ struct ParseArgs {
   bool no_retry = false;
   bool progress = false;
   bool no_progress = false;
+  bool tokenized = false;
+  std::string hyphens = "keep";
 };
 
 std::vector<std::string> SplitTokens(const std::string& line) {
@@ -47,6 +50,49 @@ std::vector<std::string> SplitTokens(const std::string& line) {
   while (in >> token) tokens.push_back(token);
   return tokens;
 }
+
+// Where sentences come from: one tokenized sentence per line, or raw text split into sentences
+// and tokenized. Next returns false at the end of the input.
+class SentenceSource {
+ public:
+  virtual ~SentenceSource() = default;
+  virtual bool Next(std::vector<std::string>* words) = 0;
+};
+
+class TokenizedLines : public SentenceSource {
+ public:
+  explicit TokenizedLines(std::istream& in) : in_(in) {}
+  bool Next(std::vector<std::string>* words) override {
+    if (!std::getline(in_, line_)) return false;
+    *words = SplitTokens(line_);
+    return true;
+  }
+
+ private:
+  std::istream& in_;
+  std::string line_;
+};
+
+class RawText : public SentenceSource {
+ public:
+  RawText(std::istream& in, Tokenizer tokenizer) : paragraphs_(in), tokenizer_(std::move(tokenizer)) {}
+  bool Next(std::vector<std::string>* words) override {
+    while (next_ == pending_.size()) {
+      std::string paragraph;
+      if (!paragraphs_.Next(&paragraph)) return false;
+      pending_ = tokenizer_.SplitSentences(paragraph);
+      next_ = 0;
+    }
+    *words = tokenizer_.Tokenize(pending_[next_++]);
+    return true;
+  }
+
+ private:
+  ParagraphReader paragraphs_;
+  Tokenizer tokenizer_;
+  std::vector<std::string> pending_;
+  size_t next_ = 0;
+};
 
 [[noreturn]] void Fail(const std::string& message) {
   spdlog::error("{}", message);
@@ -92,15 +138,25 @@ void RunParse(const ParseArgs& args) {
                         .scores = args.scores};
 
   std::istream& in = (*input)->stream();
+  std::unique_ptr<SentenceSource> source;
+  if (args.tokenized) {
+    source = std::make_unique<TokenizedLines>(in);
+  } else {
+    TokenizerOptions tokenizer_options;
+    tokenizer_options.split_hyphens = args.hyphens == "split";
+    auto tokenizer = Tokenizer::Create(tokenizer_options);
+    if (!tokenizer.ok()) Fail(tokenizer.status().message());
+    source = std::make_unique<RawText>(in, std::move(*tokenizer));
+  }
   long sentence_number = 0, failures = 0;
   const auto parse_start = std::chrono::steady_clock::now();
   std::vector<std::vector<std::string>> batch;
-  std::string line;
+  std::vector<std::string> words;
   bool more = true;
   while (more) {
     batch.clear();
-    while (static_cast<int>(batch.size()) < args.batch_size && (more = bool(std::getline(in, line)))) {
-      batch.push_back(SplitTokens(line));
+    while (static_cast<int>(batch.size()) < args.batch_size && (more = source->Next(&words))) {
+      batch.push_back(std::move(words));
     }
     if (batch.empty()) break;
     std::vector<ParseOutcome> outcomes = parser.Parse(batch);
@@ -138,15 +194,24 @@ void AddParseCommand(CLI::App& app) {
   auto args = std::make_shared<ParseArgs>();
   CLI::App* cmd = app.add_subcommand(
       "parse",
-      "Parse tokenized sentences (one per line, tokens separated by spaces) into Penn Treebank "
-      "trees, one per line, in input order. A sentence that cannot be parsed (no parse, too long, "
-      "out of memory) prints (()) and a warning on stderr.");
+      "Parse text into Penn Treebank trees, one line per sentence, in input order. Input is raw "
+      "UTF-8 text (split into sentences and tokenized Penn Treebank style; blank lines separate "
+      "paragraphs) or, with --tokenized, one tokenized sentence per line. A sentence that cannot "
+      "be parsed (no parse, too long, out of memory) prints (()) and a warning on stderr.");
   cmd->add_option("-g,--grammar", args->grammar,
                   "Grammar: a Berkeley text export PREFIX (PREFIX.grammar + PREFIX.lexicon from "
                   "WriteGrammarToTextFile, or PREFIX.binary + PREFIX.unary from DumpGrammar; "
                   "files may be gzipped) or a .ckybin cache written by `cky convert`")
       ->required();
   cmd->add_option("-i,--input", args->input, "Input file, plain or gzipped; - for stdin")
+      ->capture_default_str();
+  cmd->add_flag("--tokenized", args->tokenized,
+                "Input holds one tokenized sentence per line (tokens separated by spaces), as "
+                "the Berkeley parser reads it; an empty line is an empty sentence and prints (())");
+  cmd->add_option("--hyphens", args->hyphens,
+                  "Raw text only: keep hyphenated words whole (the WSJ convention of Berkeley's "
+                  "English grammars) or split them at hyphens (GUM/OntoNotes style)")
+      ->check(CLI::IsMember({"keep", "split"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", args->output, "Output file; - for stdout")->capture_default_str();
   cmd->add_option("-b,--backend", args->backend,

@@ -15,7 +15,7 @@ check() {  # check NAME CONDITION...
 
 # Parsing: one line out per line in, in order; an empty line and an unparsable one print (()).
 printf 'the man saw a dog .\n\nwith with\nthe dog barks\n' > "$tmp/in.txt"
-"$cky" parse -g "$data/toy" -i "$tmp/in.txt" -o "$tmp/out.txt" 2> "$tmp/err.txt"
+"$cky" parse --tokenized -g "$data/toy" -i "$tmp/in.txt" -o "$tmp/out.txt" 2> "$tmp/err.txt"
 check "parse exits 0" test $? -eq 0
 check "one line per input line" test "$(wc -l < "$tmp/out.txt")" -eq 4
 check "first tree" grep -qxF '( (S (NP (DT the) (NN man)) (VP (VB saw) (NP (DT a) (NN dog))) (. .)) )' "$tmp/out.txt"
@@ -25,14 +25,20 @@ check "warnings name the sentences" grep -q "sentence 3 (2 words)" "$tmp/err.txt
 
 # Standard input, gzip input and the scored binarized form.
 gzip -c "$tmp/in.txt" > "$tmp/in.txt.gz"
-"$cky" parse -g "$data/toy" -i "$tmp/in.txt.gz" > "$tmp/out_gz.txt" 2>/dev/null
+"$cky" parse --tokenized -g "$data/toy" -i "$tmp/in.txt.gz" > "$tmp/out_gz.txt" 2>/dev/null
 check "gzip input" cmp -s "$tmp/out.txt" "$tmp/out_gz.txt"
-head -1 "$tmp/in.txt" | "$cky" parse -g "$data/toy" --binarize --substates --scores > "$tmp/scored.txt"
+head -1 "$tmp/in.txt" | "$cky" parse --tokenized -g "$data/toy" --binarize --substates --scores > "$tmp/scored.txt"
 check "scored form" grep -q '^( (S-0 -[0-9.]* (NP-0 ' "$tmp/scored.txt"
+
+# Raw text (the default): split into sentences and tokenized; one tree per sentence.
+printf 'The man saw a dog. The dog barks.\n\nThe man saw the telescope.\n' | \
+  "$cky" parse -g "$data/toy" > "$tmp/raw.txt" 2>/dev/null
+check "raw text gives one tree per sentence" test "$(wc -l < "$tmp/raw.txt")" -eq 3
+check "raw text is tokenized" grep -qF '(VP (VB barks)) (. .))' "$tmp/raw.txt"
 
 # Empty input: no output, success.
 : > "$tmp/empty.txt"
-"$cky" parse -g "$data/toy" -i "$tmp/empty.txt" > "$tmp/out_empty.txt" 2>&1
+"$cky" parse --tokenized -g "$data/toy" -i "$tmp/empty.txt" > "$tmp/out_empty.txt" 2>&1
 check "empty input exits 0" test $? -eq 0
 check "empty input prints nothing" test ! -s "$tmp/out_empty.txt"
 
@@ -40,13 +46,13 @@ check "empty input prints nothing" test ! -s "$tmp/out_empty.txt"
 mkdir -p "$tmp/bad"
 cp "$data/toy.lexicon" "$tmp/bad/g.lexicon"
 printf 'S_0 -> NP_0 VP_0 0.5\nS_0 -> NP_0 oops\n' > "$tmp/bad/g.grammar"
-"$cky" parse -g "$tmp/bad/g" -i "$tmp/in.txt" > /dev/null 2> "$tmp/err_bad.txt"
+"$cky" parse --tokenized -g "$tmp/bad/g" -i "$tmp/in.txt" > /dev/null 2> "$tmp/err_bad.txt"
 check "malformed grammar exits 1" test $? -eq 1
 check "malformed grammar names file and line" grep -q "g.grammar:2:" "$tmp/err_bad.txt"
-"$cky" parse -g "$tmp/nonexistent" < /dev/null > /dev/null 2> "$tmp/err_missing.txt"
+"$cky" parse --tokenized -g "$tmp/nonexistent" < /dev/null > /dev/null 2> "$tmp/err_missing.txt"
 check "missing grammar exits 1" test $? -eq 1
 check "missing grammar is explained" grep -q "no grammar at" "$tmp/err_missing.txt"
-"$cky" parse -g "$data/toy" -i "$tmp/nonexistent.txt" > /dev/null 2>&1
+"$cky" parse --tokenized -g "$data/toy" -i "$tmp/nonexistent.txt" > /dev/null 2>&1
 check "missing input exits 1" test $? -eq 1
 "$cky" parse --no-such-option > /dev/null 2>&1
 check "bad option exits 2" test $? -eq 2
@@ -56,14 +62,14 @@ check "help explains options" grep -q -- "--max-length" "$tmp/help.txt"
 
 # A too-long sentence gets (()) and the next still parses.
 printf 'the dog barks\nthe dog barks with the man\nthe dog barks\n' | \
-  "$cky" parse -g "$data/toy" --max-length 4 > "$tmp/out_long.txt" 2> "$tmp/err_long.txt"
+  "$cky" parse --tokenized -g "$data/toy" --max-length 4 > "$tmp/out_long.txt" 2> "$tmp/err_long.txt"
 check "too long gives (())" test "$(sed -n 2p "$tmp/out_long.txt")" = "(())"
 check "after too long, parsing goes on" test "$(sed -n 3p "$tmp/out_long.txt")" = "$(sed -n 1p "$tmp/out_long.txt")"
 
 # The binary cache round trip.
 "$cky" convert "$data/toy" -o "$tmp/toy.ckybin" 2>/dev/null
 check "convert exits 0" test $? -eq 0
-"$cky" parse -g "$tmp/toy.ckybin" -i "$tmp/in.txt" > "$tmp/out_cache.txt" 2>/dev/null
+"$cky" parse --tokenized -g "$tmp/toy.ckybin" -i "$tmp/in.txt" > "$tmp/out_cache.txt" 2>/dev/null
 check "cache parses the same" cmp -s "$tmp/out.txt" "$tmp/out_cache.txt"
 
 echo "$passed passed, $failed failed"
