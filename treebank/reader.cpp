@@ -272,7 +272,9 @@ StatusOr<std::vector<Tree>> ReadAll(TreeReader& reader, const ReadTreebankOption
       if (errors != nullptr) errors->push_back(item.status);
       continue;
     }
-    if (!item.empty) trees.push_back(std::move(item.tree));
+    if (item.empty) continue;
+    trees.push_back(std::move(item.tree));
+    for (Tree& more : item.more_trees) trees.push_back(std::move(more));
   }
   return trees;
 }

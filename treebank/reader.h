@@ -96,7 +96,8 @@ struct ReadTreebankOptions {
   bool continue_on_error = false;
 };
 
-// Reads every tree of a file (gzipped or plain; "-" is standard input), skipping empty items.
+// Reads every tree of a file (gzipped or plain; "-" is standard input), skipping empty items;
+// the trees of a line holding several (several_trees_per_line) come one after the other.
 // With continue_on_error, the errors of the items skipped are appended to `errors` (when given)
 // and only a file that cannot be opened fails.
 StatusOr<std::vector<Tree>> ReadTreebankFile(const std::string& path,

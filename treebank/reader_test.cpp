@@ -67,6 +67,20 @@ TEST(TreeReaderTest, ReadsRawMrgLayoutWithTracesAndFunctionTags) {
             "( (S (NP-SBJ (DT The) (NN report)) (VP (VBD said)) (. .)))");
 }
 
+TEST(TreeReaderTest, SeveralTreesOnALineOnlyWhenAsked) {
+  auto items = ReadItems("(A (X a)) (B (Y b))\n", TreeLayout::kOnePerLine);
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0].status.message(), "test.mrg:1: more than one tree on the line");
+  std::istringstream in("(A (X a)) (B (Y b))\n");
+  TreeReader reader(in, "test.mrg", {TreeLayout::kOnePerLine, /*several_trees_per_line=*/true});
+  TreeItem item;
+  ASSERT_TRUE(reader.Next(&item));
+  ASSERT_TRUE(item.status.ok());
+  EXPECT_EQ(ToBracketString(item.tree), "(A (X a))");
+  ASSERT_EQ(item.more_trees.size(), 1u);
+  EXPECT_EQ(ToBracketString(item.more_trees[0]), "(B (Y b))");
+}
+
 TEST(TreeReaderTest, AutoLayoutPicksMultiLineForIndentedFiles) {
   std::istringstream in("(ROOT\n  (NP (NN a)))\n\n(ROOT\n  (NP (NN b)))\n");
   TreeReader reader(in, "x.ptb");
