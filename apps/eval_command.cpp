@@ -1,7 +1,7 @@
 // `cky eval GOLD TEST`: bracketing precision, recall and F1 with EVALB's numbers and report layout.
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <climits>
 #include <cstdio>
 #include <iostream>
@@ -68,9 +68,10 @@ void RunEval(const EvalOptions& options) {
                        options.test_path, params, report_options, std::cout);
   std::cout.flush();
   if (!complete) {
-    spdlog::error("stopped after too many errors, as EVALB does with MAX_ERROR {} (no summary; "
-                  "--no-error-limit scores every sentence)",
-                  params.max_error);
+    spdlog::error(
+        "stopped after too many errors, as EVALB does with MAX_ERROR {} (no summary; "
+        "--no-error-limit scores every sentence)",
+        params.max_error);
     throw CLI::RuntimeError(1);
   }
 }
@@ -92,11 +93,12 @@ void AddEvalCommand(CLI::App& app) {
   eval->add_option("TEST", options->test_path,
                    "Trees to score, in the same order as GOLD (same formats; - for standard input)")
       ->required();
-  eval->add_option("-p,--params", options->params_path,
-                   "EVALB parameter file (COLLINS.prm style: DELETE_LABEL, DELETE_LABEL_FOR_LENGTH, "
-                   "EQ_LABEL, EQ_WORD, QUOTE_LABEL, CUTOFF_LEN, LABELED, MAX_ERROR; DEBUG is "
-                   "ignored). Settings it does not give take EVALB's built-in values, as with "
-                   "`evalb -p`");
+  eval->add_option(
+      "-p,--params", options->params_path,
+      "EVALB parameter file (COLLINS.prm style: DELETE_LABEL, DELETE_LABEL_FOR_LENGTH, "
+      "EQ_LABEL, EQ_WORD, QUOTE_LABEL, CUTOFF_LEN, LABELED, MAX_ERROR; DEBUG is "
+      "ignored). Settings it does not give take EVALB's built-in values, as with "
+      "`evalb -p`");
   eval->add_option("-c,--cutoff", options->cutoff,
                    "Length cutoff of the second summary block (overrides CUTOFF_LEN; default 40)")
       ->check(CLI::NonNegativeNumber);
@@ -111,10 +113,11 @@ void AddEvalCommand(CLI::App& app) {
   std::map<std::string, TreeLayout> layouts = {{"auto", TreeLayout::kAuto},
                                                {"line", TreeLayout::kOnePerLine},
                                                {"multiline", TreeLayout::kMultiLine}};
-  eval->add_option("--layout", options->layout,
-                   "How trees sit in both files: line (one per line, EVALB's input), multiline "
-                   "(trees spread over lines, blank lines ignored), or auto (line when the first 200 "
-                   "non-blank lines each hold whole trees)")
+  eval->add_option(
+          "--layout", options->layout,
+          "How trees sit in both files: line (one per line, EVALB's input), multiline "
+          "(trees spread over lines, blank lines ignored), or auto (line when the first 200 "
+          "non-blank lines each hold whole trees)")
       ->transform(CLI::CheckedTransformer(layouts, CLI::ignore_case));
   eval->callback([options] { RunEval(*options); });
 }

@@ -100,8 +100,8 @@ TEST(EvalbTest, DuplicateBracketsMatchAtMostAsOftenAsTheyOccur) {
 }
 
 TEST(EvalbTest, CrossingCountsTestBrackets) {
-  auto r = Score("(S (NP (DT a) (NN b)) (VP (VB c) (NN d)))",
-                 "(S (DT a) (X (NN b) (VB c)) (NN d))");
+  auto r =
+      Score("(S (NP (DT a) (NN b)) (VP (VB c) (NN d)))", "(S (DT a) (X (NN b) (VB c)) (NN d))");
   EXPECT_EQ(r.crossing, 1);  // X crosses both NP and VP but counts once
   EXPECT_EQ(r.matched, 1);   // S
 }
@@ -123,8 +123,8 @@ TEST(EvalbTest, DeletionFunctionTagsAndEquivalences) {
 TEST(EvalbTest, UnlabeledIgnoresLabels) {
   EvalbParams params = EvalbParams::Collins();
   params.labeled = false;
-  auto r = Score("(S (NP (DT a) (NN b)) (VP (VB c)))", "(S (VP (DT a) (NN b)) (NP (VB c)))",
-                 params);
+  auto r =
+      Score("(S (NP (DT a) (NN b)) (VP (VB c)))", "(S (VP (DT a) (NN b)) (NP (VB c)))", params);
   EXPECT_EQ(r.matched, 3);
 }
 
@@ -153,8 +153,8 @@ TEST(EvalbTest, QuoteFixUpReinsertsADeletedQuote) {
 
 TEST(EvalbTest, EmptyTestIsSkippedAndMalformedIsAnError) {
   EvalbParams params = EvalbParams::Collins();
-  auto r = ScoreEvalbSentence(1, Sentence("(S (NN a))", params), MakeEvalbSentence({}, params),
-                              params);
+  auto r =
+      ScoreEvalbSentence(1, Sentence("(S (NN a))", params), MakeEvalbSentence({}, params), params);
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.length, 1);
   r = ScoreEvalbSentence(1, Sentence("(S (NN a))", params), Sentence("(S (NN a) b)", params),
@@ -176,15 +176,14 @@ TEST(EvalbReportTest, EvalbSampleIsIdentical) {
   ASSERT_TRUE(params.ok());
   bool complete = false;
   std::vector<std::string> messages;
-  std::string report =
-      Report(kData + "sample/sample.gld", kData + "sample/sample.tst", *params, &complete,
-             &messages);
+  std::string report = Report(kData + "sample/sample.gld", kData + "sample/sample.tst", *params,
+                              &complete, &messages);
   EXPECT_TRUE(complete);
   EXPECT_EQ(report, Slurp(kData + "sample/sample.evalb.out"));
-  EXPECT_EQ(messages, (std::vector<std::string>{
-                          "12 : Words unmatch (is|was)", "13 : Length unmatch (4|5)",
-                          "16 : Length unmatch (4|5)", "17 : Length unmatch (4|6)",
-                          "20 : Words unmatch (this|That)"}));
+  EXPECT_EQ(messages,
+            (std::vector<std::string>{"12 : Words unmatch (is|was)", "13 : Length unmatch (4|5)",
+                                      "16 : Length unmatch (4|5)", "17 : Length unmatch (4|6)",
+                                      "20 : Words unmatch (this|That)"}));
 }
 
 // Every case of tests/data/evalb/gum/cases.tsv: EVALB's output, byte for byte.
@@ -199,8 +198,7 @@ TEST(EvalbReportTest, GumPerturbedCasesMatchEvalbOutput) {
     auto params = ReadEvalbParamsFile(kData + "params/" + prm);
     ASSERT_TRUE(params.ok()) << params.status().message();
     bool complete = false;
-    std::string report =
-        Report(kData + "gum/" + gold, kData + "gum/" + test, *params, &complete);
+    std::string report = Report(kData + "gum/" + gold, kData + "gum/" + test, *params, &complete);
     EXPECT_EQ(report, Slurp(kData + "gum/" + expected));
     EXPECT_EQ(complete, status == 0);
     ++count;
@@ -219,13 +217,12 @@ TEST(EvalbReportTest, MultiLineGoldGivesTheSameReport) {
     for (const Tree& tree : *trees) {
       // Two-space indentation as in GUM's .ptb files.
       std::string text = ToBracketString(tree);
-      out << text.substr(0, text.find(' ')) << "\n  " << text.substr(text.find(' ') + 1)
-          << "\n\n";
+      out << text.substr(0, text.find(' ')) << "\n  " << text.substr(text.find(' ') + 1) << "\n\n";
     }
   }
   bool complete = false;
-  std::string report = Report(indented_path, kData + "gum/GUM_court_loan.tst",
-                              EvalbParams::Collins(), &complete);
+  std::string report =
+      Report(indented_path, kData + "gum/GUM_court_loan.tst", EvalbParams::Collins(), &complete);
   EXPECT_EQ(report, Slurp(kData + "gum/GUM_court_loan.COLLINS.out"));
 }
 

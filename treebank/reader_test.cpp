@@ -52,8 +52,8 @@ TEST(TreeReaderTest, ReadsRawMrgLayoutWithTracesAndFunctionTags) {
   ASSERT_EQ(first.children.size(), 1u);
   EXPECT_EQ(first.children[0].label, "S");
   EXPECT_EQ(first.children[0].children[0].label, "NP-SBJ-1");
-  EXPECT_EQ(Leaves(first), (std::vector<std::string>{"Mary", "was", "seen", "*-1", "at", "the",
-                                                       "station", "."}));
+  EXPECT_EQ(Leaves(first),
+            (std::vector<std::string>{"Mary", "was", "seen", "*-1", "at", "the", "station", "."}));
   Tree stripped = first;
   ASSERT_TRUE(StripEmptyElements(&stripped));
   StripFunctionTags(&stripped);
@@ -63,8 +63,7 @@ TEST(TreeReaderTest, ReadsRawMrgLayoutWithTracesAndFunctionTags) {
             "station))))) (. .)))");
   Tree third = (*trees)[2];
   ASSERT_TRUE(StripEmptyElements(&third));
-  EXPECT_EQ(ToBracketString(third),
-            "( (S (NP-SBJ (DT The) (NN report)) (VP (VBD said)) (. .)))");
+  EXPECT_EQ(ToBracketString(third), "( (S (NP-SBJ (DT The) (NN report)) (VP (VBD said)) (. .)))");
 }
 
 TEST(TreeReaderTest, SeveralTreesOnALineOnlyWhenAsked) {
@@ -94,6 +93,19 @@ TEST(TreeReaderTest, AutoLayoutPicksMultiLineForIndentedFiles) {
   EXPECT_FALSE(reader.Next(&item));
 }
 
+TEST(TreeReaderTest, AutoLayoutKeepsOnePerLineDespiteAnUnbalancedLine) {
+  std::istringstream in("(S (X a)\n\n(S (X b))\n");
+  TreeReader reader(in, "x.tst");
+  TreeItem item;
+  ASSERT_TRUE(reader.Next(&item));
+  EXPECT_EQ(reader.layout(), TreeLayout::kOnePerLine);
+  EXPECT_FALSE(item.status.ok());
+  ASSERT_TRUE(reader.Next(&item));
+  EXPECT_TRUE(item.empty);
+  ASSERT_TRUE(reader.Next(&item));
+  EXPECT_EQ(ToBracketString(item.tree), "(S (X b))");
+}
+
 TEST(TreeReaderTest, ErrorsNameFileAndLineAndReadingContinues) {
   auto items = ReadItems("(S (X a))\n(S (X b)\n(S (X c)))\n(S ( d))\nstray\n(S (X e))\n",
                          TreeLayout::kOnePerLine);
@@ -103,8 +115,7 @@ TEST(TreeReaderTest, ErrorsNameFileAndLineAndReadingContinues) {
             "test.mrg:2: unbalanced brackets: 1 not closed at the end of the line");
   EXPECT_EQ(items[2].status.message(),
             "test.mrg:3: unbalanced brackets: ')' without a matching '('");
-  EXPECT_EQ(items[3].status.message(),
-            "test.mrg:4: empty label on a constituent below the root");
+  EXPECT_EQ(items[3].status.message(), "test.mrg:4: empty label on a constituent below the root");
   EXPECT_EQ(items[4].status.message(), "test.mrg:5: text outside brackets");
   EXPECT_TRUE(items[5].status.ok());
   EXPECT_EQ(ToBracketString(items[5].tree), "(S (X e))");
