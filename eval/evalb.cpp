@@ -418,7 +418,7 @@ bool WriteEvalbReport(std::istream& gold, const std::string& gold_name, std::ist
   }
   if (test_reader.Next(&test_item)) {
     const bool go_on = run.AddLineCountMismatch(/*gold_longer=*/false, &message);
-    report(id, message);
+    report(id + 1, message);
     if (!go_on) return false;
   }
   out << FormatEvalbSummary(run);
