@@ -186,6 +186,16 @@ TEST(EvalbReportTest, EvalbSampleIsIdentical) {
                                       "20 : Words unmatch (this|That)"}));
 }
 
+TEST(EvalbReportTest, EdgeCasesMatchEvalbOutput) {
+  bool complete = false;
+  std::vector<std::string> messages;
+  std::string report = Report(kData + "edge/edge.gld", kData + "edge/edge.tst",
+                              EvalbParams::Collins(), &complete, &messages);
+  EXPECT_TRUE(complete);
+  EXPECT_EQ(report, Slurp(kData + "edge/edge.COLLINS.out"));
+  EXPECT_EQ(messages, (std::vector<std::string>{"13 : Length unmatch (0|1)"}));
+}
+
 // Every case of tests/data/evalb/gum/cases.tsv: EVALB's output, byte for byte.
 TEST(EvalbReportTest, GumPerturbedCasesMatchEvalbOutput) {
   std::ifstream cases(kData + "gum/cases.tsv");
