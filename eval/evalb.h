@@ -23,16 +23,17 @@
 //  * No limits: EVALB overflows fixed arrays beyond 200 words or brackets, 100-byte words, 30-byte
 //    labels, 5000-byte lines (it splits longer lines into several sentences); we have none, and
 //    trees may span several lines (a multi-line file pairs tree by tree).
-//  * Malformed trees (unbalanced brackets, a word beside a constituent) make EVALB loop, read out
-//    of bounds, or score a partial bracketing it then excludes from the totals; we report one error
-//    for the tree and print the sentence as an error sentence with zero counts. The totals are
-//    the same wherever EVALB's are defined.
+//  * Malformed trees: a word beside a constituent makes EVALB repeat an error until MAX_ERROR ends
+//    it (no summary); extra ')' reads out of bounds; a missing ')' is scored on a partial
+//    bracketing that EVALB prints on the sentence line but leaves out of the totals. We count one
+//    error for the tree and print it as an error sentence (status 1) with zero counts, so the
+//    totals are EVALB's wherever EVALB prints totals, while that sentence line and the error count
+//    (hence where MAX_ERROR stops) can differ.
 //  * MAX_ERROR: EVALB exits, without a summary, at the error that makes its count exceed
 //    MAX_ERROR + 1; EvalbRun reproduces that stop (the caller decides what to print; `cky eval
 //    --no-error-limit` lifts it).
 //  * A line holding several trees ("(A x) (B y)") is one sentence in EVALB; it is for us too when
-//  the
-//    reader is told so (TreeReaderOptions::several_trees_per_line), which `cky eval` does.
+//    the reader is told so (TreeReaderOptions::several_trees_per_line), as WriteEvalbReport does.
 #pragma once
 
 #include <functional>
