@@ -1,11 +1,10 @@
 // `cky eval GOLD TEST`: bracketing precision, recall and F1 with EVALB's numbers and report layout.
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <climits>
 #include <cstdio>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <string>
 
@@ -25,10 +24,12 @@ struct EvalOptions {
   int max_error = -1;
   bool no_error_limit = false;
   bool summary_only = false;
-  TreeLayout layout = TreeLayout::kAuto;
+  std::string layout = "auto";
 };
 
 void RunEval(const EvalOptions& options) {
+  // Before any stream is opened: InputFile shares std::cin's buffer, which this replaces.
+  std::ios::sync_with_stdio(false);
   EvalbParams params = EvalbParams::Collins();
   if (!options.params_path.empty()) {
     std::vector<std::string> warnings;
@@ -58,9 +59,10 @@ void RunEval(const EvalOptions& options) {
     spdlog::error("{}", test_file.status().message());
     throw CLI::RuntimeError(1);
   }
-  std::ios::sync_with_stdio(false);
   EvalbReportOptions report_options;
-  report_options.layout = options.layout;
+  report_options.layout = options.layout == "line"        ? TreeLayout::kOnePerLine
+                          : options.layout == "multiline" ? TreeLayout::kMultiLine
+                                                          : TreeLayout::kAuto;
   report_options.sentence_lines = !options.summary_only;
   report_options.on_error = [](const std::string& message) { spdlog::warn("{}", message); };
   const bool complete =
@@ -68,9 +70,10 @@ void RunEval(const EvalOptions& options) {
                        options.test_path, params, report_options, std::cout);
   std::cout.flush();
   if (!complete) {
-    spdlog::error("stopped after too many errors, as EVALB does with MAX_ERROR {} (no summary; "
-                  "--no-error-limit scores every sentence)",
-                  params.max_error);
+    spdlog::error(
+        "stopped after too many errors, as EVALB does with MAX_ERROR {} (no summary; "
+        "--no-error-limit scores every sentence)",
+        params.max_error);
     throw CLI::RuntimeError(1);
   }
 }
@@ -92,11 +95,12 @@ void AddEvalCommand(CLI::App& app) {
   eval->add_option("TEST", options->test_path,
                    "Trees to score, in the same order as GOLD (same formats; - for standard input)")
       ->required();
-  eval->add_option("-p,--params", options->params_path,
-                   "EVALB parameter file (COLLINS.prm style: DELETE_LABEL, DELETE_LABEL_FOR_LENGTH, "
-                   "EQ_LABEL, EQ_WORD, QUOTE_LABEL, CUTOFF_LEN, LABELED, MAX_ERROR; DEBUG is "
-                   "ignored). Settings it does not give take EVALB's built-in values, as with "
-                   "`evalb -p`");
+  eval->add_option(
+      "-p,--params", options->params_path,
+      "EVALB parameter file (COLLINS.prm style: DELETE_LABEL, DELETE_LABEL_FOR_LENGTH, "
+      "EQ_LABEL, EQ_WORD, QUOTE_LABEL, CUTOFF_LEN, LABELED, MAX_ERROR; DEBUG is "
+      "ignored). Settings it does not give take EVALB's built-in values, as with "
+      "`evalb -p`");
   eval->add_option("-c,--cutoff", options->cutoff,
                    "Length cutoff of the second summary block (overrides CUTOFF_LEN; default 40)")
       ->check(CLI::NonNegativeNumber);
@@ -108,14 +112,13 @@ void AddEvalCommand(CLI::App& app) {
                  "Never stop on errors: score every sentence and always print the summary");
   eval->add_flag("--summary-only", options->summary_only,
                  "Print only the totals line and the summary blocks, not the per-sentence lines");
-  std::map<std::string, TreeLayout> layouts = {{"auto", TreeLayout::kAuto},
-                                               {"line", TreeLayout::kOnePerLine},
-                                               {"multiline", TreeLayout::kMultiLine}};
   eval->add_option("--layout", options->layout,
-                   "How trees sit in both files: line (one per line, EVALB's input), multiline "
-                   "(trees spread over lines, blank lines ignored), or auto (line when the first 200 "
-                   "non-blank lines each hold whole trees)")
-      ->transform(CLI::CheckedTransformer(layouts, CLI::ignore_case));
+                   "How trees sit in both files: line (one per line, EVALB's input; a blank line is "
+                   "a sentence without a parse), multiline (trees spread over indented lines, blank "
+                   "lines ignored), or auto (multiline when a tree among the first 200 lines "
+                   "continues on an indented line)")
+      ->check(CLI::IsMember({"auto", "line", "multiline"}))
+      ->capture_default_str();
   eval->callback([options] { RunEval(*options); });
 }
 

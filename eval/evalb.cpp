@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string_view>
 #include <utility>
 
 namespace cky {
@@ -13,18 +14,12 @@ bool Contains(const std::vector<std::string>& list, const std::string& s) {
 
 // EVALB's label_comp and word_comp: equal, or a listed pair in either order.
 bool EquivalentUnder(const std::vector<std::pair<std::string, std::string>>& pairs,
-                     const std::string& a, const std::string& b) {
+                     std::string_view a, std::string_view b) {
   if (a == b) return true;
   for (const auto& [x, y] : pairs) {
     if ((a == x && b == y) || (a == y && b == x)) return true;
   }
   return false;
-}
-
-// EVALB's modify_label: the label up to its first '-' or '=' (even at position 0).
-std::string CutFunctionTags(const std::string& label) {
-  size_t cut = label.find_first_of("-=");
-  return cut == std::string::npos ? label : label.substr(0, cut);
 }
 
 bool IsQuoteWord(const std::string& word) { return word == "'" || word == "\"" || word == "/"; }
@@ -113,21 +108,31 @@ void FixQuotes(const EvalbParams& params, EvalbSentence* gold, EvalbSentence* te
   }
 }
 
-// EVALB's massage_data: which brackets take part in scoring, with their labels cut.
-std::vector<bool> KeptBrackets(const EvalbParams& params, std::vector<EvalbSentence::Bracket>* b) {
-  std::vector<bool> kept(b->size(), true);
-  for (size_t i = 0; i < b->size(); ++i) {
-    EvalbSentence::Bracket& bracket = (*b)[i];
+// EVALB's massage_data: which brackets take part in scoring, and their labels cut at the first
+// '-' or '=' (views into the brackets' labels).
+struct ScoredBrackets {
+  std::vector<bool> kept;
+  std::vector<std::string_view> labels;
+};
+ScoredBrackets Massage(const EvalbParams& params,
+                       const std::vector<EvalbSentence::Bracket>& brackets) {
+  ScoredBrackets scored;
+  scored.kept.assign(brackets.size(), true);
+  scored.labels.resize(brackets.size());
+  for (size_t i = 0; i < brackets.size(); ++i) {
+    const EvalbSentence::Bracket& bracket = brackets[i];
     if (bracket.start == bracket.end) {
-      kept[i] = false;
+      scored.kept[i] = false;
       continue;
     }
-    bracket.label = CutFunctionTags(bracket.label);
+    std::string_view label = bracket.label;
+    label = label.substr(0, std::min(label.size(), label.find_first_of("-=")));
+    scored.labels[i] = label;
     for (const std::string& deleted : params.delete_labels) {
-      if (EquivalentUnder(params.eq_labels, bracket.label, deleted)) kept[i] = false;
+      if (EquivalentUnder(params.eq_labels, label, deleted)) scored.kept[i] = false;
     }
   }
-  return kept;
+  return scored;
 }
 
 }  // namespace
@@ -170,16 +175,24 @@ EvalbSentenceResult ScoreEvalbSentence(int id, const EvalbSentence& gold_in,
     return result;
   }
 
-  EvalbSentence gold = gold_in;
-  EvalbSentence test = test_in;
+  // Copies only when EVALB's quote fix-up may change the sentences.
+  const EvalbSentence* gold_ptr = &gold_in;
+  const EvalbSentence* test_ptr = &test_in;
+  EvalbSentence gold_fixed, test_fixed;
+  if (gold_in.terminals.size() != test_in.terminals.size()) {
+    gold_fixed = gold_in;
+    test_fixed = test_in;
+    FixQuotes(params, &gold_fixed, &test_fixed);
+    gold_ptr = &gold_fixed;
+    test_ptr = &test_fixed;
+  }
+  const EvalbSentence& gold = *gold_ptr;
+  const EvalbSentence& test = *test_ptr;
   if (gold.terminals.size() != test.terminals.size()) {
-    FixQuotes(params, &gold, &test);
-    if (gold.terminals.size() != test.terminals.size()) {
-      result.errors.push_back("Length unmatch (" + std::to_string(gold.terminals.size()) + "|" +
-                              std::to_string(test.terminals.size()) + ")");
-      result.status = 1;
-      return result;
-    }
+    result.errors.push_back("Length unmatch (" + std::to_string(gold.terminals.size()) + "|" +
+                            std::to_string(test.terminals.size()) + ")");
+    result.status = 1;
+    return result;
   }
   const size_t words = gold.terminals.size();
   for (size_t i = 0; i < words; ++i) {
@@ -191,8 +204,10 @@ EvalbSentenceResult ScoreEvalbSentence(int id, const EvalbSentence& gold_in,
     }
   }
 
-  const std::vector<bool> gold_kept = KeptBrackets(params, &gold.brackets);
-  const std::vector<bool> test_kept = KeptBrackets(params, &test.brackets);
+  const ScoredBrackets gold_scored = Massage(params, gold.brackets);
+  const ScoredBrackets test_scored = Massage(params, test.brackets);
+  const std::vector<bool>& gold_kept = gold_scored.kept;
+  const std::vector<bool>& test_kept = test_scored.kept;
   result.gold_brackets = static_cast<int>(std::count(gold_kept.begin(), gold_kept.end(), true));
   result.test_brackets = static_cast<int>(std::count(test_kept.begin(), test_kept.end(), true));
 
@@ -204,7 +219,8 @@ EvalbSentenceResult ScoreEvalbSentence(int id, const EvalbSentence& gold_in,
     for (size_t j = 0; j < test.brackets.size(); ++j) {
       const auto& t = test.brackets[j];
       if (!test_kept[j] || test_matched[j] || g.start != t.start || g.end != t.end) continue;
-      if (!params.labeled || EquivalentUnder(params.eq_labels, g.label, t.label)) {
+      if (!params.labeled ||
+          EquivalentUnder(params.eq_labels, gold_scored.labels[i], test_scored.labels[j])) {
         test_matched[j] = true;
         ++result.matched;
         break;
@@ -402,7 +418,7 @@ bool WriteEvalbReport(std::istream& gold, const std::string& gold_name, std::ist
   }
   if (test_reader.Next(&test_item)) {
     const bool go_on = run.AddLineCountMismatch(/*gold_longer=*/false, &message);
-    report(id, message);
+    report(id + 1, message);
     if (!go_on) return false;
   }
   out << FormatEvalbSummary(run);

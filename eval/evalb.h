@@ -3,8 +3,8 @@
 //
 // Per sentence (gold tree, test tree), as EVALB:
 //  * Words: the leaves of preterminals, minus those whose tag is a DELETE_LABEL (compared with the
-//    raw tag, exactly). The length shown and used for the cutoff counts the gold leaves whose tag is
-//    not a DELETE_LABEL_FOR_LENGTH, deleted or not.
+//    raw tag, exactly). The length shown and used for the cutoff counts the gold leaves whose tag
+//    is not a DELETE_LABEL_FOR_LENGTH, deleted or not.
 //  * Brackets: every constituent above the preterminals, the root included, with its word span.
 //    A bracket spanning no word is ignored; the others have their label cut at the first '-' or
 //    '=' (so "-NONE-" as a phrase label becomes "") and are ignored when that label equals a
@@ -23,15 +23,17 @@
 //  * No limits: EVALB overflows fixed arrays beyond 200 words or brackets, 100-byte words, 30-byte
 //    labels, 5000-byte lines (it splits longer lines into several sentences); we have none, and
 //    trees may span several lines (a multi-line file pairs tree by tree).
-//  * Malformed trees (unbalanced brackets, a word beside a constituent) make EVALB loop, read out
-//    of bounds, or score a partial bracketing it then excludes from the totals; we report one error
-//    for the tree and print the sentence as an error sentence with zero counts. The totals are
-//    the same wherever EVALB's are defined.
+//  * Malformed trees: a word beside a constituent makes EVALB repeat an error until MAX_ERROR ends
+//    it (no summary); extra ')' reads out of bounds; a missing ')' is scored on a partial
+//    bracketing that EVALB prints on the sentence line but leaves out of the totals. We count one
+//    error for the tree and print it as an error sentence (status 1) with zero counts, so the
+//    totals are EVALB's wherever EVALB prints totals, while that sentence line and the error count
+//    (hence where MAX_ERROR stops) can differ.
 //  * MAX_ERROR: EVALB exits, without a summary, at the error that makes its count exceed
 //    MAX_ERROR + 1; EvalbRun reproduces that stop (the caller decides what to print; `cky eval
 //    --no-error-limit` lifts it).
-//  * A line holding several trees ("(A x) (B y)") is one sentence in EVALB; it is for us too when the
-//    reader is told so (TreeReaderOptions::several_trees_per_line), which `cky eval` does.
+//  * A line holding several trees ("(A x) (B y)") is one sentence in EVALB; it is for us too when
+//    the reader is told so (TreeReaderOptions::several_trees_per_line), as WriteEvalbReport does.
 #pragma once
 
 #include <functional>
@@ -60,16 +62,16 @@ struct EvalbSentence {
   // A preterminal listed in QUOTE_LABEL whose word is ', " or /, kept for EVALB's length fix-up.
   struct QuoteTerm {
     Terminal terminal;
-    int word_index = 0;               // words kept before it
-    int bracket_index = 0;            // brackets opened before it
-    std::vector<int> open_brackets;   // brackets enclosing it
+    int word_index = 0;              // words kept before it
+    int bracket_index = 0;           // brackets opened before it
+    std::vector<int> open_brackets;  // brackets enclosing it
   };
 
   std::vector<Terminal> terminals;  // words kept, left to right
   std::vector<Bracket> brackets;    // preorder
   std::vector<QuoteTerm> quote_terms;
-  int length = 0;       // words whose tag is not in DELETE_LABEL_FOR_LENGTH
-  std::string error;    // non-empty when the tree cannot be scored (EVALB's wording)
+  int length = 0;     // words whose tag is not in DELETE_LABEL_FOR_LENGTH
+  std::string error;  // non-empty when the tree cannot be scored (EVALB's wording)
 };
 
 // Converts the trees of one sentence (usually one; none for an empty line).
@@ -79,9 +81,9 @@ EvalbSentence MakeUnreadableSentence(std::string error);
 
 // The per-sentence line of EVALB's report.
 struct EvalbSentenceResult {
-  int id = 0;       // 1-based sentence number (EVALB: the gold line number)
-  int length = 0;   // gold length for the cutoff
-  int status = 0;   // 0 scored, 1 error, 2 skip
+  int id = 0;      // 1-based sentence number (EVALB: the gold line number)
+  int length = 0;  // gold length for the cutoff
+  int status = 0;  // 0 scored, 1 error, 2 skip
   int gold_brackets = 0;
   int test_brackets = 0;
   int matched = 0;
@@ -92,8 +94,8 @@ struct EvalbSentenceResult {
 };
 
 // Scores one sentence pair.
-EvalbSentenceResult ScoreEvalbSentence(int id, const EvalbSentence& gold,
-                                       const EvalbSentence& test, const EvalbParams& params);
+EvalbSentenceResult ScoreEvalbSentence(int id, const EvalbSentence& gold, const EvalbSentence& test,
+                                       const EvalbParams& params);
 
 // Sums of a summary block.
 struct EvalbTotals {

@@ -1,0 +1,240 @@
+#include "eval/evalb.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/input_file.h"
+#include "treebank/reader.h"
+
+namespace cky {
+namespace {
+
+const std::string kData = "tests/data/evalb/";
+
+std::string Slurp(const std::string& path) {
+  auto text = ReadWholeFile(path);
+  EXPECT_TRUE(text.ok()) << text.status().message();
+  return text.ok() ? *text : "";
+}
+
+// Scores the two files and returns the report; `messages` collects the error lines.
+std::string Report(const std::string& gold_path, const std::string& test_path,
+                   const EvalbParams& params, bool* complete,
+                   std::vector<std::string>* messages = nullptr) {
+  std::ifstream gold(gold_path);
+  std::ifstream test(test_path);
+  EXPECT_TRUE(gold && test) << gold_path << " " << test_path;
+  EvalbReportOptions options;
+  options.on_error = [&](const std::string& message) {
+    if (messages != nullptr) messages->push_back(message);
+  };
+  std::ostringstream out;
+  *complete = WriteEvalbReport(gold, gold_path, test, test_path, params, options, out);
+  return out.str();
+}
+
+EvalbSentence Sentence(const std::string& text, const EvalbParams& params) {
+  ReadTreebankOptions options;
+  options.reader.several_trees_per_line = true;
+  auto trees = ReadTreesFromString(text, options);
+  EXPECT_TRUE(trees.ok()) << trees.status().message();
+  if (!trees.ok()) return MakeUnreadableSentence(trees.status().message());
+  std::vector<const Tree*> pointers;
+  for (const Tree& tree : *trees) pointers.push_back(&tree);
+  return MakeEvalbSentence(pointers, params);
+}
+
+EvalbSentenceResult Score(const std::string& gold, const std::string& test,
+                          const EvalbParams& params = EvalbParams::Collins()) {
+  return ScoreEvalbSentence(1, Sentence(gold, params), Sentence(test, params), params);
+}
+
+TEST(EvalbParamsTest, CollinsFileEqualsBuiltInDefaults) {
+  std::vector<std::string> warnings;
+  auto params = ReadEvalbParamsFile(kData + "params/COLLINS.prm", &warnings);
+  ASSERT_TRUE(params.ok()) << params.status().message();
+  EXPECT_TRUE(warnings.empty());
+  const EvalbParams collins = EvalbParams::Collins();
+  EXPECT_EQ(params->max_error, collins.max_error);
+  EXPECT_EQ(params->cutoff_len, collins.cutoff_len);
+  EXPECT_EQ(params->labeled, collins.labeled);
+  EXPECT_EQ(params->delete_labels, collins.delete_labels);
+  EXPECT_EQ(params->delete_labels_for_length, collins.delete_labels_for_length);
+  EXPECT_EQ(params->eq_labels, collins.eq_labels);
+  EXPECT_TRUE(params->eq_words.empty());
+}
+
+TEST(EvalbParamsTest, ParsesLikeEvalb) {
+  EvalbParams params;
+  std::vector<std::string> warnings = ApplyEvalbParams(
+      "# comment\nLABELED 0   \r\nCUTOFF_LEN 15\nDELETE_LABEL a b\nEQ_LABEL X\nEQ_WORD Foo foo\n"
+      "DEBUG 2\nQUOTE_LABEL POS\nNONSENSE 1\nxx\n",
+      "my.prm", &params);
+  EXPECT_FALSE(params.labeled);
+  EXPECT_EQ(params.cutoff_len, 15);
+  EXPECT_EQ(params.delete_labels, (std::vector<std::string>{"a b"}));
+  EXPECT_TRUE(params.eq_labels.empty());
+  ASSERT_EQ(params.eq_words.size(), 1u);
+  EXPECT_EQ(params.eq_words[0].second, "foo");
+  EXPECT_EQ(params.quote_labels, (std::vector<std::string>{"POS"}));
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(warnings[0], "my.prm:5: EQ_LABEL requires two values");
+  EXPECT_EQ(warnings[1], "my.prm:9: unknown keyword (NONSENSE 1)");
+}
+
+TEST(EvalbTest, DuplicateBracketsMatchAtMostAsOftenAsTheyOccur) {
+  // Gold has NP over "a b" twice, test three times: 2 matched of 3 test NPs.
+  auto r = Score("(S (NP (NP (DT a) (NN b))) (VP (VB c)))",
+                 "(S (NP (NP (NP (DT a) (NN b)))) (VP (VB c)))");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.gold_brackets, 4);
+  EXPECT_EQ(r.test_brackets, 5);
+  EXPECT_EQ(r.matched, 4);
+  r = Score("(S (NP (NP (NP (DT a) (NN b)))) (VP (VB c)))",
+            "(S (NP (NP (DT a) (NN b))) (VP (VB c)))");
+  EXPECT_EQ(r.matched, 4);
+  EXPECT_EQ(r.gold_brackets, 5);
+}
+
+TEST(EvalbTest, CrossingCountsTestBrackets) {
+  auto r =
+      Score("(S (NP (DT a) (NN b)) (VP (VB c) (NN d)))", "(S (DT a) (X (NN b) (VB c)) (NN d))");
+  EXPECT_EQ(r.crossing, 1);  // X crosses both NP and VP but counts once
+  EXPECT_EQ(r.matched, 1);   // S
+}
+
+TEST(EvalbTest, DeletionFunctionTagsAndEquivalences) {
+  // PRT = ADVP under COLLINS.prm; NP-SBJ is NP; TOP and punctuation are not brackets/words;
+  // a bracket over only deleted words is ignored.
+  auto r = Score("(TOP (S (NP-SBJ (PRP I)) (VP (VBD gave) (ADVP (RB up))) (. .)))",
+                 "(TOP (S (NP (PRP I)) (VP (VBD gave) (PRT (RP up))) (X (. .))))");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.length, 4);  // the full stop counts in the length...
+  EXPECT_EQ(r.words, 3);   // ...but is not scored
+  EXPECT_EQ(r.gold_brackets, 4);
+  EXPECT_EQ(r.test_brackets, 4);
+  EXPECT_EQ(r.matched, 4);
+  EXPECT_EQ(r.correct_tags, 2);
+}
+
+TEST(EvalbTest, UnlabeledIgnoresLabels) {
+  EvalbParams params = EvalbParams::Collins();
+  params.labeled = false;
+  auto r =
+      Score("(S (NP (DT a) (NN b)) (VP (VB c)))", "(S (VP (DT a) (NN b)) (NP (VB c)))", params);
+  EXPECT_EQ(r.matched, 3);
+}
+
+TEST(EvalbTest, LengthAndWordMismatchesAreErrorSentences) {
+  auto r = Score("(S (NP (DT a) (NN b)))", "(S (NP (DT a)))");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.errors, (std::vector<std::string>{"Length unmatch (2|1)"}));
+  r = Score("(S (NP (DT a) (NN b)))", "(S (NP (DT a) (NN c)))");
+  EXPECT_EQ(r.errors, (std::vector<std::string>{"Words unmatch (b|c)"}));
+  EXPECT_EQ(r.matched, 0);
+}
+
+TEST(EvalbTest, QuoteFixUpReinsertsADeletedQuote) {
+  EvalbParams params = EvalbParams::Collins();
+  params.quote_labels = {"''", "POS"};
+  auto r = Score("(S (NP (NNS dogs) ('' ')) (VP (VBD ran)))",
+                 "(S (NP (NNS dogs) (POS ')) (VP (VBD ran)))", params);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.words, 3);
+  EXPECT_EQ(r.matched, 3);
+  EXPECT_EQ(r.correct_tags, 2);
+  r = Score("(S (NP (NNS dogs) ('' ')) (VP (VBD ran)))",
+            "(S (NP (NNS dogs) (POS ')) (VP (VBD ran)))");
+  EXPECT_EQ(r.status, 1);  // without QUOTE_LABEL
+}
+
+TEST(EvalbTest, EmptyTestIsSkippedAndMalformedIsAnError) {
+  EvalbParams params = EvalbParams::Collins();
+  auto r =
+      ScoreEvalbSentence(1, Sentence("(S (NN a))", params), MakeEvalbSentence({}, params), params);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.length, 1);
+  r = ScoreEvalbSentence(1, Sentence("(S (NN a))", params), Sentence("(S (NN a) b)", params),
+                         params);
+  EXPECT_EQ(r.status, 1);
+  ASSERT_EQ(r.errors.size(), 1u);
+}
+
+TEST(EvalbTest, SeveralTreesOnALineAreOneSentence) {
+  // EVALB's sample line 8: "(P this) (Q is) (R a) (T test)" has four words and no brackets.
+  EvalbParams params = EvalbParams::Collins();
+  auto test = Sentence("(P this) (Q is)", params);
+  EXPECT_EQ(test.terminals.size(), 2u);
+  EXPECT_TRUE(test.brackets.empty());
+}
+
+TEST(EvalbReportTest, EvalbSampleIsIdentical) {
+  auto params = ReadEvalbParamsFile(kData + "sample/sample.prm");
+  ASSERT_TRUE(params.ok());
+  bool complete = false;
+  std::vector<std::string> messages;
+  std::string report = Report(kData + "sample/sample.gld", kData + "sample/sample.tst", *params,
+                              &complete, &messages);
+  EXPECT_TRUE(complete);
+  EXPECT_EQ(report, Slurp(kData + "sample/sample.evalb.out"));
+  EXPECT_EQ(messages,
+            (std::vector<std::string>{"12 : Words unmatch (is|was)", "13 : Length unmatch (4|5)",
+                                      "16 : Length unmatch (4|5)", "17 : Length unmatch (4|6)",
+                                      "20 : Words unmatch (this|That)"}));
+}
+
+TEST(EvalbReportTest, EdgeCasesMatchEvalbOutput) {
+  bool complete = false;
+  std::vector<std::string> messages;
+  std::string report = Report(kData + "edge/edge.gld", kData + "edge/edge.tst",
+                              EvalbParams::Collins(), &complete, &messages);
+  EXPECT_TRUE(complete);
+  EXPECT_EQ(report, Slurp(kData + "edge/edge.COLLINS.out"));
+  EXPECT_EQ(messages, (std::vector<std::string>{"13 : Length unmatch (0|1)"}));
+}
+
+// Every case of tests/data/evalb/gum/cases.tsv: EVALB's output, byte for byte.
+TEST(EvalbReportTest, GumPerturbedCasesMatchEvalbOutput) {
+  std::ifstream cases(kData + "gum/cases.tsv");
+  ASSERT_TRUE(cases);
+  std::string gold, test, prm, expected;
+  int status = 0;
+  int count = 0;
+  while (cases >> gold >> test >> prm >> expected >> status) {
+    SCOPED_TRACE(expected);
+    auto params = ReadEvalbParamsFile(kData + "params/" + prm);
+    ASSERT_TRUE(params.ok()) << params.status().message();
+    bool complete = false;
+    std::string report = Report(kData + "gum/" + gold, kData + "gum/" + test, *params, &complete);
+    EXPECT_EQ(report, Slurp(kData + "gum/" + expected));
+    EXPECT_EQ(complete, status == 0);
+    ++count;
+  }
+  EXPECT_GE(count, 18);
+}
+
+TEST(EvalbReportTest, MultiLineGoldGivesTheSameReport) {
+  // The gold trees indented over several lines read as the one-per-line file does.
+  auto trees = ReadTreebankFile(kData + "gum/GUM_court_loan.gld");
+  ASSERT_TRUE(trees.ok());
+  std::string indented_path =
+      (std::filesystem::temp_directory_path() / "cky_evalb_test_court_loan.ptb").string();
+  {
+    std::ofstream out(indented_path);
+    for (const Tree& tree : *trees) {
+      // Two-space indentation as in GUM's .ptb files.
+      std::string text = ToBracketString(tree);
+      out << text.substr(0, text.find(' ')) << "\n  " << text.substr(text.find(' ') + 1) << "\n\n";
+    }
+  }
+  bool complete = false;
+  std::string report =
+      Report(indented_path, kData + "gum/GUM_court_loan.tst", EvalbParams::Collins(), &complete);
+  EXPECT_EQ(report, Slurp(kData + "gum/GUM_court_loan.COLLINS.out"));
+}
+
+}  // namespace
+}  // namespace cky

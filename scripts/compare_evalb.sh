@@ -55,6 +55,14 @@ sample="$shared/evalb/sample"
 compare sample -p "$sample/sample.prm" "$sample/sample.gld" "$sample/sample.tst" -- \
   -p "$sample/sample.prm" "$sample/sample.gld" "$sample/sample.tst"
 
+# Our hand-written corner cases (empty root label, TOP/ROOT, function tags and '=', ADVP=PRT,
+# duplicate unary brackets, "(X)", -NONE- as a phrase label, several trees on a line, "(())", quotes,
+# an empty gold line, an empty test line).
+edge="$root/tests/data/evalb/edge"
+compare edge -p "$shared/evalb/COLLINS.prm" "$edge/edge.gld" "$edge/edge.tst" -- \
+  "$edge/edge.gld" "$edge/edge.tst"
+if [[ $update == 1 ]]; then cp "$work/edge.evalb.out" "$edge/edge.COLLINS.out"; fi
+
 # GUM dev documents (splits.md), without the reddit ones (their words are underscores).
 mapfile -t docs < <(awk '/^## /{dev = ($2 == "dev")} dev && /^ *\* /{print $2}' \
   "$shared/treebanks/gum/splits.md" | grep -v reddit)

@@ -104,8 +104,8 @@ class Perturber {
     CollectPhrasal(tree, &sites);
     if (sites.empty()) return;
     static const std::vector<std::string> kLabels = {
-        "NP", "VP", "PP", "S", "SBAR", "ADJP", "ADVP", "PRT", "NP-SBJ", "PP-LOC", "FRAG", "WHNP",
-        "SINV", "UCP", "QP", "NP=2", "VP-1", "TOP", "PRN"};
+        "NP",   "VP",   "PP",   "S",   "SBAR", "ADJP", "ADVP", "PRT", "NP-SBJ", "PP-LOC",
+        "FRAG", "WHNP", "SINV", "UCP", "QP",   "NP=2", "VP-1", "TOP", "PRN"};
     Site site = Pick(sites);
     site.parent->children[site.index].label = Pick(kLabels);
   }
@@ -166,8 +166,8 @@ class Perturber {
     if (sites.empty()) return;
     Site site = Pick(sites);
     Tree& pre = site.parent->children[site.index];
-    static const std::vector<std::string> kTags = {"NN", "NNS", "NNP", "VB", "VBD", "VBZ", "JJ",
-                                                   "RB", "IN", "DT", "PRP", "CC", "CD", "RP"};
+    static const std::vector<std::string> kTags = {"NN", "NNS", "NNP", "VB",  "VBD", "VBZ", "JJ",
+                                                   "RB", "IN",  "DT",  "PRP", "CC",  "CD",  "RP"};
     if (pre.label == "," || pre.label == "." || pre.label == ":" || pre.label == "``" ||
         pre.label == "''") {
       return;  // keeps punctuation out of word-count errors (see ChangeTagAcrossPunctuation)

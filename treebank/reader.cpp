@@ -21,19 +21,14 @@ bool IsBlankLine(const std::string& line) {
   return true;
 }
 
-// True when the line's brackets close everything they open and the line does not continue a tree
-// begun above it (it starts with "(").
-bool HoldsWholeTrees(const std::string& line) {
-  size_t first = 0;
-  while (first < line.size() && IsBlank(line[first])) ++first;
-  if (first == line.size()) return true;
-  if (line[first] != '(') return false;
+// Net brackets a line leaves open.
+long OpenBrackets(const std::string& line) {
   long depth = 0;
   for (char c : line) {
     if (c == '(') ++depth;
     if (c == ')') --depth;
   }
-  return depth <= 0;
+  return depth;
 }
 
 constexpr int kAutoLookaheadLines = 200;
@@ -62,17 +57,22 @@ bool TreeReader::FetchLine() {
 
 void TreeReader::ResolveLayout() {
   if (layout_ != TreeLayout::kAuto) return;
+  // A tree continues on the next line when a line leaves brackets open and the next non-blank line
+  // does not start a tree in its first column. (A lone unbalanced line in a one-per-line file is
+  // followed by a line starting with "(", so it does not make the file multi-line.)
   layout_ = TreeLayout::kOnePerLine;
   int non_blank = 0;
+  bool previous_left_open = false;
   std::string line;
   while (non_blank < kAutoLookaheadLines && std::getline(in_, line)) {
     lookahead_.push_back(line);
     if (IsBlankLine(line)) continue;
     ++non_blank;
-    if (!HoldsWholeTrees(line)) {
+    if (previous_left_open && line[0] != '(') {
       layout_ = TreeLayout::kMultiLine;
       return;
     }
+    previous_left_open = OpenBrackets(line) > 0;
   }
 }
 
@@ -272,7 +272,9 @@ StatusOr<std::vector<Tree>> ReadAll(TreeReader& reader, const ReadTreebankOption
       if (errors != nullptr) errors->push_back(item.status);
       continue;
     }
-    if (!item.empty) trees.push_back(std::move(item.tree));
+    if (item.empty) continue;
+    trees.push_back(std::move(item.tree));
+    for (Tree& more : item.more_trees) trees.push_back(std::move(more));
   }
   return trees;
 }

@@ -1,8 +1,8 @@
 // Reading Penn Treebank bracketed files, tree by tree.
 //
-// Two layouts occur in practice. The raw treebank (.mrg) and GUM's .ptb spread one tree over several
-// indented lines; the raw treebank wraps each tree in an unlabelled root and keeps function tags,
-// coindexation and traces:
+// Two layouts occur in practice. The raw treebank (.mrg) and GUM's .ptb spread one tree over
+// several indented lines; the raw treebank wraps each tree in an unlabelled root and keeps function
+// tags, coindexation and traces:
 //
 //   ( (S
 //       (NP-SBJ-1 (NNP Mary) )
@@ -36,9 +36,10 @@
 namespace cky {
 
 enum class TreeLayout {
-  kAuto,       // one per line if the first 200 non-blank lines each hold whole trees, else multi-line
-  kOnePerLine, // every line is one item: a tree, or (blank line) an empty item
-  kMultiLine,  // trees may span lines; blank lines separate nothing and are skipped
+  kAuto,        // multi-line if a tree in the first 200 non-blank lines continues on an indented
+                // (or ")"-led) line, else one per line
+  kOnePerLine,  // every line is one item: a tree, or (blank line) an empty item
+  kMultiLine,   // trees may span lines; blank lines separate nothing and are skipped
 };
 
 struct TreeReaderOptions {
@@ -50,18 +51,18 @@ struct TreeReaderOptions {
 
 // One item of a treebank file.
 struct TreeItem {
-  Tree tree;          // the tree, when status is OK and !empty
+  Tree tree;                     // the tree, when status is OK and !empty
   std::vector<Tree> more_trees;  // further trees of the line (see several_trees_per_line)
-  bool empty = false; // a blank line (one-per-line layout) or a tree without words such as "(())"
-  Status status;      // an error in this item, "file:line: message"; later items are still read
-  long line = 0;      // the line where the item starts (1-based)
+  bool empty = false;  // a blank line (one-per-line layout) or a tree without words such as "(())"
+  Status status;       // an error in this item, "file:line: message"; later items are still read
+  long line = 0;       // the line where the item starts (1-based)
 };
 
 // Reads items one at a time from a stream. Errors (unbalanced brackets, empty labels, text outside
-// brackets) are reported on the item they occur in, and reading resumes after it: in the one-per-line
-// layout at the next line; in the multi-line layout after the tree's closing bracket, or, for a tree
-// left open, at the next line that starts with "(" in its first column (where multi-line files
-// start their trees).
+// brackets) are reported on the item they occur in, and reading resumes after it: in the
+// one-per-line layout at the next line; in the multi-line layout after the tree's closing bracket,
+// or, for a tree left open, at the next line that starts with "(" in its first column (where
+// multi-line files start their trees).
 class TreeReader {
  public:
   // `in` must outlive the reader; `file_name` only names the input in error messages.
@@ -96,7 +97,8 @@ struct ReadTreebankOptions {
   bool continue_on_error = false;
 };
 
-// Reads every tree of a file (gzipped or plain; "-" is standard input), skipping empty items.
+// Reads every tree of a file (gzipped or plain; "-" is standard input), skipping empty items;
+// the trees of a line holding several (several_trees_per_line) come one after the other.
 // With continue_on_error, the errors of the items skipped are appended to `errors` (when given)
 // and only a file that cannot be opened fails.
 StatusOr<std::vector<Tree>> ReadTreebankFile(const std::string& path,

@@ -52,8 +52,8 @@ TEST(TreeReaderTest, ReadsRawMrgLayoutWithTracesAndFunctionTags) {
   ASSERT_EQ(first.children.size(), 1u);
   EXPECT_EQ(first.children[0].label, "S");
   EXPECT_EQ(first.children[0].children[0].label, "NP-SBJ-1");
-  EXPECT_EQ(Leaves(first), (std::vector<std::string>{"Mary", "was", "seen", "*-1", "at", "the",
-                                                       "station", "."}));
+  EXPECT_EQ(Leaves(first),
+            (std::vector<std::string>{"Mary", "was", "seen", "*-1", "at", "the", "station", "."}));
   Tree stripped = first;
   ASSERT_TRUE(StripEmptyElements(&stripped));
   StripFunctionTags(&stripped);
@@ -63,8 +63,21 @@ TEST(TreeReaderTest, ReadsRawMrgLayoutWithTracesAndFunctionTags) {
             "station))))) (. .)))");
   Tree third = (*trees)[2];
   ASSERT_TRUE(StripEmptyElements(&third));
-  EXPECT_EQ(ToBracketString(third),
-            "( (S (NP-SBJ (DT The) (NN report)) (VP (VBD said)) (. .)))");
+  EXPECT_EQ(ToBracketString(third), "( (S (NP-SBJ (DT The) (NN report)) (VP (VBD said)) (. .)))");
+}
+
+TEST(TreeReaderTest, SeveralTreesOnALineOnlyWhenAsked) {
+  auto items = ReadItems("(A (X a)) (B (Y b))\n", TreeLayout::kOnePerLine);
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0].status.message(), "test.mrg:1: more than one tree on the line");
+  std::istringstream in("(A (X a)) (B (Y b))\n");
+  TreeReader reader(in, "test.mrg", {TreeLayout::kOnePerLine, /*several_trees_per_line=*/true});
+  TreeItem item;
+  ASSERT_TRUE(reader.Next(&item));
+  ASSERT_TRUE(item.status.ok());
+  EXPECT_EQ(ToBracketString(item.tree), "(A (X a))");
+  ASSERT_EQ(item.more_trees.size(), 1u);
+  EXPECT_EQ(ToBracketString(item.more_trees[0]), "(B (Y b))");
 }
 
 TEST(TreeReaderTest, AutoLayoutPicksMultiLineForIndentedFiles) {
@@ -80,6 +93,19 @@ TEST(TreeReaderTest, AutoLayoutPicksMultiLineForIndentedFiles) {
   EXPECT_FALSE(reader.Next(&item));
 }
 
+TEST(TreeReaderTest, AutoLayoutKeepsOnePerLineDespiteAnUnbalancedLine) {
+  std::istringstream in("(S (X a)\n\n(S (X b))\n");
+  TreeReader reader(in, "x.tst");
+  TreeItem item;
+  ASSERT_TRUE(reader.Next(&item));
+  EXPECT_EQ(reader.layout(), TreeLayout::kOnePerLine);
+  EXPECT_FALSE(item.status.ok());
+  ASSERT_TRUE(reader.Next(&item));
+  EXPECT_TRUE(item.empty);
+  ASSERT_TRUE(reader.Next(&item));
+  EXPECT_EQ(ToBracketString(item.tree), "(S (X b))");
+}
+
 TEST(TreeReaderTest, ErrorsNameFileAndLineAndReadingContinues) {
   auto items = ReadItems("(S (X a))\n(S (X b)\n(S (X c)))\n(S ( d))\nstray\n(S (X e))\n",
                          TreeLayout::kOnePerLine);
@@ -89,8 +115,7 @@ TEST(TreeReaderTest, ErrorsNameFileAndLineAndReadingContinues) {
             "test.mrg:2: unbalanced brackets: 1 not closed at the end of the line");
   EXPECT_EQ(items[2].status.message(),
             "test.mrg:3: unbalanced brackets: ')' without a matching '('");
-  EXPECT_EQ(items[3].status.message(),
-            "test.mrg:4: empty label on a constituent below the root");
+  EXPECT_EQ(items[3].status.message(), "test.mrg:4: empty label on a constituent below the root");
   EXPECT_EQ(items[4].status.message(), "test.mrg:5: text outside brackets");
   EXPECT_TRUE(items[5].status.ok());
   EXPECT_EQ(ToBracketString(items[5].tree), "(S (X e))");

@@ -33,7 +33,8 @@ int CollectSpans(const Tree& tree, int start, bool include_preterminals,
   size_t index = spans->size();
   if (keep) spans->push_back({tree.label, start, start});
   int end = start;
-  for (const Tree& child : tree.children) end = CollectSpans(child, end, include_preterminals, spans);
+  for (const Tree& child : tree.children)
+    end = CollectSpans(child, end, include_preterminals, spans);
   if (keep) (*spans)[index].end = end;
   return end;
 }
