@@ -13,5 +13,8 @@ class App;
 namespace cky::apps {
 
 void AddParseCommand(CLI::App& app);
+void AddRecognizeCommand(CLI::App& app);
+void AddRandomGrammarCommand(CLI::App& app);
+void AddRandomStringsCommand(CLI::App& app);
 
 }  // namespace cky::apps

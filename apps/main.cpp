@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("cky: %^%l%$: %v");
 
   cky::apps::AddParseCommand(app);
+  cky::apps::AddRecognizeCommand(app);
+  cky::apps::AddRandomGrammarCommand(app);
+  cky::apps::AddRandomStringsCommand(app);
 
   try {
     app.parse(argc, argv);
