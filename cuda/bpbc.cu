@@ -51,8 +51,12 @@ __device__ __forceinline__ void CloseCell(Word* cell, int stride, const KernelAr
   }
 }
 
-// Table layout: [cell][symbol][thread], so that a warp's accesses to one symbol are coalesced.
-template <typename Word, bool kDynamic>
+// Table layout: [cell][symbol][thread], so that a warp's accesses to one symbol are coalesced; one
+// extra all-zero cell at the end pads the last pass over the splits.
+// Variants (kSplits): 1 = the paper's order, one split at a time through the whole circuit;
+// 4 or 8 = that many splits per pass, so that each operand index read from the circuit serves
+// kSplits independent loads (more memory-level parallelism, less decoding per gate).
+template <typename Word, bool kDynamic, int kSplits>
 __global__ void BpbcKernel(Word* tables, Word* results, KernelArgs a) {
   constexpr int kBits = sizeof(Word) * 8;
   const int threads = blockDim.x;
@@ -60,6 +64,8 @@ __global__ void BpbcKernel(Word* tables, Word* results, KernelArgs a) {
   const int group_strings = threads * kBits;
   const int row = a.num_symbols * threads;
   Word* table = tables + blockIdx.x * a.slot_words + t;
+  const Word* zero_cell = table + a.slot_words - row;
+  for (int s = 0; s < a.num_symbols; ++s) table[a.slot_words - row + s * threads] = 0;
   __shared__ int shared_group;
   int group = blockIdx.x;
   while (true) {
@@ -87,9 +93,16 @@ __global__ void BpbcKernel(Word* tables, Word* results, KernelArgs a) {
       for (int i = 0; i + length <= n; ++i) {
         Word* target = table + static_cast<size_t>(CellIndex(n, length, i)) * row;
         for (int s = 0; s < a.num_symbols; ++s) target[s * threads] = 0;
-        for (int m = 1; m < length; ++m) {
-          const Word* u = table + static_cast<size_t>(CellIndex(n, m, i)) * row;
-          const Word* v = table + static_cast<size_t>(CellIndex(n, length - m, i + m)) * row;
+        for (int m0 = 1; m0 < length; m0 += kSplits) {
+          const Word* u[kSplits];
+          const Word* v[kSplits];
+#pragma unroll
+          for (int c = 0; c < kSplits; ++c) {
+            const int m = m0 + c;
+            u[c] = m < length ? table + static_cast<size_t>(CellIndex(n, m, i)) * row : zero_cell;
+            v[c] = m < length ? table + static_cast<size_t>(CellIndex(n, length - m, i + m)) * row
+                              : zero_cell;
+          }
           int pc = 0;
           int parent = -1;
           Word acc = 0;
@@ -103,13 +116,29 @@ __global__ void BpbcKernel(Word* tables, Word* results, KernelArgs a) {
               parent = product_parent;
               acc = 0;
             }
-            Word left = 0;
-            for (int k = 0; k < num_left; ++k) left |= u[__ldg(a.code + pc + k) * threads];
+            Word left[kSplits];
+#pragma unroll
+            for (int c = 0; c < kSplits; ++c) left[c] = 0;
+            for (int k = 0; k < num_left; ++k) {
+              const int offset = __ldg(a.code + pc + k) * threads;
+#pragma unroll
+              for (int c = 0; c < kSplits; ++c) left[c] |= u[c][offset];
+            }
             pc += num_left;
-            if (left) {  // skipping the right operands changes no bit of the result
-              Word right = 0;
-              for (int k = 0; k < num_right; ++k) right |= v[__ldg(a.code + pc + k) * threads];
-              acc |= left & right;
+            Word any = 0;
+#pragma unroll
+            for (int c = 0; c < kSplits; ++c) any |= left[c];
+            if (any) {  // skipping the right operands changes no bit of the result
+              Word right[kSplits];
+#pragma unroll
+              for (int c = 0; c < kSplits; ++c) right[c] = 0;
+              for (int k = 0; k < num_right; ++k) {
+                const int offset = __ldg(a.code + pc + k) * threads;
+#pragma unroll
+                for (int c = 0; c < kSplits; ++c) right[c] |= v[c][offset];
+              }
+#pragma unroll
+              for (int c = 0; c < kSplits; ++c) acc |= left[c] & right[c];
             }
             pc += num_right;
           }
@@ -121,6 +150,16 @@ __global__ void BpbcKernel(Word* tables, Word* results, KernelArgs a) {
     results[static_cast<size_t>(group) * threads + t] =
         table[static_cast<size_t>(CellIndex(n, n, 0)) * row + a.start * threads];
     if (!kDynamic) group += gridDim.x;
+  }
+}
+
+template <typename Word, bool kDynamic>
+void LaunchBpbc(int splits, int blocks, int threads, Word* tables, Word* results,
+                const KernelArgs& args) {
+  switch (splits) {
+    case 1: BpbcKernel<Word, kDynamic, 1><<<blocks, threads>>>(tables, results, args); break;
+    case 8: BpbcKernel<Word, kDynamic, 8><<<blocks, threads>>>(tables, results, args); break;
+    default: BpbcKernel<Word, kDynamic, 4><<<blocks, threads>>>(tables, results, args); break;
   }
 }
 
@@ -263,7 +302,7 @@ class BpbcGpuImpl : public BpbcGpu {
 
       const int num_cells = max_length * (max_length + 1) / 2;
       const size_t slot_words =
-          static_cast<size_t>(num_cells) * program_meta_.num_nonterminals * threads;
+          static_cast<size_t>(num_cells + 1) * program_meta_.num_nonterminals * threads;
       size_t free_bytes = 0, total_bytes = 0;
       CKY_CUDA_RETURN(cudaMemGetInfo(&free_bytes, &total_bytes));
       const size_t table_budget =
@@ -284,9 +323,11 @@ class BpbcGpuImpl : public BpbcGpu {
                       terminal_parents_, counter_, slot_words};
       CKY_CUDA_RETURN(cudaEventRecord(begin_event));
       if (options.scheduling == Scheduling::kDynamic) {
-        BpbcKernel<Word, true><<<static_cast<int>(blocks), threads>>>(d_tables, d_results, args);
+        LaunchBpbc<Word, true>(options.splits_per_pass, static_cast<int>(blocks), threads,
+                               d_tables, d_results, args);
       } else {
-        BpbcKernel<Word, false><<<static_cast<int>(blocks), threads>>>(d_tables, d_results, args);
+        LaunchBpbc<Word, false>(options.splits_per_pass, static_cast<int>(blocks), threads,
+                                d_tables, d_results, args);
       }
       CKY_CUDA_RETURN(cudaGetLastError());
       CKY_CUDA_RETURN(cudaEventRecord(end_event));

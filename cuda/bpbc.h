@@ -39,6 +39,8 @@ struct BpbcGpuOptions {
   int word_bits = 32;  // 32 or 64 strings per machine word
   Scheduling scheduling = Scheduling::kDynamic;
   int threads_per_block = 32;
+  // Kernel variant: splits evaluated per pass over the circuit (1: the paper's order; 4 or 8).
+  int splits_per_pass = 4;
   // Bytes of device memory for the CKY tables of all blocks; 0: 60% of the free memory. The number
   // of blocks is min(groups, this / table bytes per block, max_blocks).
   size_t table_memory_bytes = 0;

@@ -279,7 +279,7 @@ int CellIndex(int n, int length, int start) {
 }
 
 // Runs the CKY of one group of up to sizeof(Word) * 8 strings of length n; returns the start
-// symbol's word of the top cell. `table` has room for n(n+1)/2 cells.
+// symbol's word of the top cell. `table` has room for n(n+1)/2 cells, then one all-zero cell.
 template <typename Word>
 Word EvaluateGroup(const cuda::BpbcProgram& program, const std::vector<std::vector<int32_t>>& strings,
                    const int64_t* members, int count, int n, std::vector<Word>& table) {
@@ -291,6 +291,8 @@ Word EvaluateGroup(const cuda::BpbcProgram& program, const std::vector<std::vect
       cell[program.unary_parent[u]] |= cell[program.unary_child[u]];
     }
   };
+  // The all-zero cell after the table pads the last pass over the splits.
+  const Word* zero_cell = &table[table.size() - symbols];
   for (int i = 0; i < n; ++i) {
     Word* cell = &table[static_cast<size_t>(CellIndex(n, 1, i)) * symbols];
     std::fill(cell, cell + symbols, Word(0));
@@ -306,22 +308,37 @@ Word EvaluateGroup(const cuda::BpbcProgram& program, const std::vector<std::vect
     for (int i = 0; i + length <= n; ++i) {
       Word* target = &table[static_cast<size_t>(CellIndex(n, length, i)) * symbols];
       std::fill(target, target + symbols, Word(0));
-      for (int m = 1; m < length; ++m) {
-        const Word* u = &table[static_cast<size_t>(CellIndex(n, m, i)) * symbols];
-        const Word* v = &table[static_cast<size_t>(CellIndex(n, length - m, i + m)) * symbols];
+      // Four splits per pass over the circuit: each operand index decoded serves four loads.
+      constexpr int kSplits = 4;
+      for (int m0 = 1; m0 < length; m0 += kSplits) {
+        const Word* u[kSplits];
+        const Word* v[kSplits];
+        for (int c = 0; c < kSplits; ++c) {
+          const int m = m0 + c;
+          u[c] = m < length ? &table[static_cast<size_t>(CellIndex(n, m, i)) * symbols] : zero_cell;
+          v[c] = m < length ? &table[static_cast<size_t>(CellIndex(n, length - m, i + m)) * symbols]
+                            : zero_cell;
+        }
         size_t pc = 0;
         while (pc < code_length) {
           const int parent = code[pc];
           const int num_left = code[pc + 1];
           const int num_right = code[pc + 2];
           pc += 3;
-          Word left = 0;
-          for (int k = 0; k < num_left; ++k) left |= u[code[pc + k]];
+          Word left[kSplits] = {};
+          for (int k = 0; k < num_left; ++k) {
+            const int op = code[pc + k];
+            for (int c = 0; c < kSplits; ++c) left[c] |= u[c][op];
+          }
           pc += num_left;
-          if (left) {
-            Word right = 0;
-            for (int k = 0; k < num_right; ++k) right |= v[code[pc + k]];
-            target[parent] |= left & right;
+          if (left[0] | left[1] | left[2] | left[3]) {
+            Word right[kSplits] = {};
+            for (int k = 0; k < num_right; ++k) {
+              const int op = code[pc + k];
+              for (int c = 0; c < kSplits; ++c) right[c] |= v[c][op];
+            }
+            target[parent] |= (left[0] & right[0]) | (left[1] & right[1]) | (left[2] & right[2]) |
+                              (left[3] & right[3]);
           }
           pc += num_right;
         }
@@ -365,7 +382,7 @@ void RunBulkCpu(const cuda::BpbcProgram& program, const std::vector<std::vector<
   const int num_threads = std::min<int>(ResolveThreads(options.threads), std::max<size_t>(1, groups.size()));
   std::atomic<size_t> next{0};
   auto worker = [&](int thread_index) {
-    std::vector<Word> table(static_cast<size_t>(max_length) * (max_length + 1) / 2 *
+    std::vector<Word> table((static_cast<size_t>(max_length) * (max_length + 1) / 2 + 1) *
                             program.num_nonterminals);
     auto run = [&](size_t g) {
       const Group& group = groups[g];

@@ -118,18 +118,23 @@ TEST(BpbcGpuTest, AgreesWithTheReference) {
   if (!cuda::DeviceAvailable()) GTEST_SKIP() << "no CUDA device";
   for (const Case& c : Cases()) {
     cuda::BpbcProgram program = FlattenCircuit(c.grammar, MinimizeCircuit(CompileCircuit(c.grammar)));
-    for (int bits : {32, 64}) {
-      for (auto scheduling : {cuda::Scheduling::kStatic, cuda::Scheduling::kDynamic}) {
-        for (int threads : {32, 64}) {
-          // Small batches and few blocks, so that batching and block reuse are exercised.
-          cuda::BpbcGpuOptions options{.word_bits = bits, .scheduling = scheduling,
-                                       .threads_per_block = threads, .max_blocks = 3,
-                                       .batch_strings = 2048};
-          auto got = RecognizeBulkGpu(program, c.strings, options);
-          ASSERT_TRUE(got.ok()) << got.status().message();
-          EXPECT_EQ(*got, c.expected) << "bits " << bits << " threads " << threads;
-        }
-      }
+    // Small batches and few blocks, so that batching and block reuse are exercised; each kernel
+    // variant (splits per pass) at least once.
+    const cuda::BpbcGpuOptions variants[] = {
+        {.word_bits = 32, .scheduling = cuda::Scheduling::kStatic, .threads_per_block = 32,
+         .splits_per_pass = 4, .max_blocks = 3, .batch_strings = 2048},
+        {.word_bits = 32, .scheduling = cuda::Scheduling::kDynamic, .threads_per_block = 64,
+         .splits_per_pass = 1, .max_blocks = 3, .batch_strings = 2048},
+        {.word_bits = 64, .scheduling = cuda::Scheduling::kDynamic, .threads_per_block = 32,
+         .splits_per_pass = 8, .max_blocks = 2, .batch_strings = 4096},
+        {.word_bits = 64, .scheduling = cuda::Scheduling::kStatic, .threads_per_block = 64,
+         .splits_per_pass = 4, .max_blocks = 0, .batch_strings = 1 << 20}};
+    for (const auto& options : variants) {
+      auto got = RecognizeBulkGpu(program, c.strings, options);
+      ASSERT_TRUE(got.ok()) << got.status().message();
+      EXPECT_EQ(*got, c.expected) << "bits " << options.word_bits << " threads "
+                                  << options.threads_per_block << " splits "
+                                  << options.splits_per_pass;
     }
   }
 }
