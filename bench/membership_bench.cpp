@@ -257,10 +257,9 @@ void BpbcTable(const std::vector<int>& nonterminal_counts, const std::vector<int
       int64_t gpu_count = 132 * 1024;
       cky::cuda::BpbcGpuStats dynamic_stats;
       std::vector<uint8_t> gpu_result;
-      std::vector<std::vector<int32_t>> strings;
+      const std::vector<std::vector<int32_t>> tiled = Tile(pool, max_strings);
       while (true) {
-        strings = Tile(pool, gpu_count);
-        cky::Status status = (*device)->Recognize(strings, options, &gpu_result, &dynamic_stats);
+        cky::Status status = (*device)->Recognize(tiled.data(), gpu_count, options, &gpu_result, &dynamic_stats);
         if (!status.ok()) {
           std::printf(" %s\n", status.message().c_str());
           break;
@@ -275,15 +274,15 @@ void BpbcTable(const std::vector<int>& nonterminal_counts, const std::vector<int
       // Slow configurations: only the dynamic 32-bit run (the others print as 0).
       const bool slow = dynamic_stats.kernel_ms > 1500;
       options.scheduling = cky::cuda::Scheduling::kStatic;
-      cky::Status s1 = slow ? cky::Status() : (*device)->Recognize(strings, options, &gpu_result, &static_stats);
+      cky::Status s1 = slow ? cky::Status() : (*device)->Recognize(tiled.data(), gpu_count, options, &gpu_result, &static_stats);
       const bool static_agree = s1.ok() && std::equal(cpu_result.begin(), cpu_result.begin() + common, gpu_result.begin());
       options.scheduling = cky::cuda::Scheduling::kDynamic;
       options.word_bits = 64;
-      cky::Status s2 = slow ? cky::Status() : (*device)->Recognize(strings, options, &gpu_result, &wide_stats);
+      cky::Status s2 = slow ? cky::Status() : (*device)->Recognize(tiled.data(), gpu_count, options, &gpu_result, &wide_stats);
       const bool wide_agree = s2.ok() && std::equal(cpu_result.begin(), cpu_result.begin() + common, gpu_result.begin());
       options.word_bits = 32;
       options.splits_per_pass = 1;
-      cky::Status s3 = slow ? cky::Status() : (*device)->Recognize(strings, options, &gpu_result, &v1_stats);
+      cky::Status s3 = slow ? cky::Status() : (*device)->Recognize(tiled.data(), gpu_count, options, &gpu_result, &v1_stats);
       const bool v1_agree = s3.ok() && std::equal(cpu_result.begin(), cpu_result.begin() + common, gpu_result.begin());
       const double dyn_us = dynamic_stats.kernel_ms * 1e3 / gpu_count;
       auto paper = kPaperGpuUs.find({n, p});

@@ -215,10 +215,12 @@ class BpbcGpuImpl : public BpbcGpu {
     return Status();
   }
 
-  Status Recognize(const std::vector<std::vector<int32_t>>& strings, const BpbcGpuOptions& options,
+  Status Recognize(const std::vector<int32_t>* strings, size_t count, const BpbcGpuOptions& options,
                    std::vector<uint8_t>* accepted, BpbcGpuStats* stats) override {
-    if (options.word_bits == 64) return Run<unsigned long long>(strings, options, accepted, stats);
-    if (options.word_bits == 32) return Run<uint32_t>(strings, options, accepted, stats);
+    if (options.word_bits == 64) {
+      return Run<unsigned long long>(strings, count, options, accepted, stats);
+    }
+    if (options.word_bits == 32) return Run<uint32_t>(strings, count, options, accepted, stats);
     return Status::Error("word_bits must be 32 or 64");
   }
 
@@ -229,18 +231,18 @@ class BpbcGpuImpl : public BpbcGpu {
   };
 
   template <typename Word>
-  Status Run(const std::vector<std::vector<int32_t>>& strings, const BpbcGpuOptions& options,
+  Status Run(const std::vector<int32_t>* strings, size_t count, const BpbcGpuOptions& options,
              std::vector<uint8_t>* accepted, BpbcGpuStats* stats) {
     const auto wall_start = std::chrono::steady_clock::now();
     BpbcGpuStats local;
-    accepted->assign(strings.size(), 0);
+    accepted->assign(count, 0);
     const int threads = std::max(1, std::min(options.threads_per_block, 1024));
     const int bits = static_cast<int>(sizeof(Word) * 8);
     const int64_t group_strings = static_cast<int64_t>(threads) * bits;
 
     // Group by length; longest groups first, so that dynamic scheduling ends evenly.
     std::vector<std::vector<int64_t>> by_length(kMaxLength + 1);
-    for (size_t s = 0; s < strings.size(); ++s) {
+    for (size_t s = 0; s < count; ++s) {
       const size_t n = strings[s].size();
       if (n > static_cast<size_t>(kMaxLength)) {
         return Status::Error("string " + std::to_string(s + 1) + " is longer than " +

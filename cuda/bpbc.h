@@ -64,9 +64,14 @@ class BpbcGpu {
   virtual ~BpbcGpu() = default;
   // accepted[s] = 1 when the grammar derives strings[s] (terminal ids; empty strings give 0).
   // Strings of any lengths are grouped by length internally; at most `max_length` terminals each.
-  virtual Status Recognize(const std::vector<std::vector<int32_t>>& strings,
+  // The strings are strings[0 .. count).
+  virtual Status Recognize(const std::vector<int32_t>* strings, size_t count,
                            const BpbcGpuOptions& options, std::vector<uint8_t>* accepted,
                            BpbcGpuStats* stats) = 0;
+  Status Recognize(const std::vector<std::vector<int32_t>>& strings, const BpbcGpuOptions& options,
+                   std::vector<uint8_t>* accepted, BpbcGpuStats* stats) {
+    return Recognize(strings.data(), strings.size(), options, accepted, stats);
+  }
   static constexpr int32_t kMaxLength = 256;
 };
 
