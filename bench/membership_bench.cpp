@@ -300,6 +300,58 @@ void BpbcTable(const std::vector<int>& nonterminal_counts, const std::vector<int
   }
 }
 
+// Saturated GPU measurements of single configurations: a fixed number of strings (enough to give
+// every block of the table budget a string group), dynamic scheduling, 32-bit words, each kernel
+// variant (splits per pass) in turn.
+void SaturatedRows(const std::vector<int>& nonterminal_counts, const std::vector<int>& rule_counts,
+                   int64_t strings_count, double table_memory_gb, const std::vector<int>& splits) {
+  constexpr int kLength = 32;
+  std::printf("== BPBC, saturated GPU: %lld strings of length %d, dynamic, 32-bit words ==\n",
+              static_cast<long long>(strings_count), kLength);
+  std::printf("%5s %7s | %8s %8s | %6s %6s %9s %6s | %8s %6s\n", "N", "rules", "gates", "min",
+              "splits", "blocks", "dyn us", "agree", "paper us", "x");
+  for (int n : nonterminal_counts) {
+    for (int p : rule_counts) {
+      const cky::CnfGrammar grammar = cky::RandomCnfGrammar(
+          {.nonterminals = n, .rules = p, .terminals = 16, .seed = static_cast<uint64_t>(n * 1000003 + p)});
+      const cky::BpbcCircuit original = cky::CompileCircuit(grammar);
+      const cky::BpbcCircuit minimized =
+          cky::MinimizeCircuit(original, {.anneal_steps_per_product = 100, .seed = 1});
+      const cky::cuda::BpbcProgram program = cky::FlattenCircuit(grammar, minimized);
+      const auto pool = cky::RandomStrings(
+          grammar, {.count = 16384, .min_length = kLength, .max_length = kLength, .member_fraction = 0.5, .seed = 7});
+      auto expected = cky::RecognizeBulkCpu(program, pool, {.word_bits = 64});
+      const auto tiled = Tile(pool, strings_count);
+      auto device = cky::cuda::BpbcGpu::Create(program);
+      if (!device.ok()) {
+        std::printf("%s\n", device.status().message().c_str());
+        return;
+      }
+      for (int split : splits) {
+        cky::cuda::BpbcGpuOptions options{.word_bits = 32, .scheduling = cky::cuda::Scheduling::kDynamic,
+                                          .threads_per_block = 32, .splits_per_pass = split,
+                                          .table_memory_bytes = static_cast<size_t>(table_memory_gb * (1 << 30))};
+        cky::cuda::BpbcGpuStats stats;
+        std::vector<uint8_t> got;
+        cky::Status status = (*device)->Recognize(tiled.data(), tiled.size(), options, &got, &stats);
+        if (!status.ok()) {
+          std::printf("%s\n", status.message().c_str());
+          return;
+        }
+        const bool agree = std::equal(expected->begin(), expected->end(), got.begin());
+        const double us = stats.kernel_ms * 1e3 / strings_count;
+        auto paper = kPaperGpuUs.find({n, p});
+        std::printf("%5d %7d | %8lld %8lld | %6d %6d %9.3f %6s | %8.3f %5.2fx\n", n, p,
+                    static_cast<long long>(original.GateCount()),
+                    static_cast<long long>(minimized.GateCount()), split, stats.blocks, us,
+                    agree ? "yes" : "NO", paper == kPaperGpuUs.end() ? 0.0 : paper->second,
+                    paper == kPaperGpuUs.end() ? 0.0 : paper->second / us);
+        std::fflush(stdout);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -312,6 +364,8 @@ int main(int argc, char** argv) {
   double table_memory_gb = 8;
   int64_t max_strings = int64_t{1} << 22;
   bool skip_kim = false, skip_bpbc = false;
+  int64_t saturated_strings = 0;
+  std::vector<int> splits = {4, 8};
   std::vector<int> nonterminals = {32, 64, 128, 256, 512};
   std::vector<int> rules = {32, 64, 128, 256, 512, 2048, 8192, 32768, 131072};
   app.add_option("--wsj0", wsj0, "Berkeley grammar prefix for the Kim et al. table")->capture_default_str();
@@ -325,9 +379,18 @@ int main(int argc, char** argv) {
   app.add_option("--max-strings", max_strings, "Most strings per GPU measurement (the paper: 4194304)")->capture_default_str();
   app.add_flag("--skip-kim", skip_kim, "Skip the Kim et al. table");
   app.add_flag("--skip-bpbc", skip_bpbc, "Skip the BPBC table");
+  app.add_option("--saturated", saturated_strings,
+                 "Instead of the BPBC table: time each --nonterminals x --rules configuration on "
+                 "this many strings (dynamic, 32-bit), once per --splits variant")
+      ->capture_default_str();
+  app.add_option("--splits", splits, "Kernel variants (splits per pass) for --saturated")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   std::printf("device: %s\n\n", cky::cuda::DeviceDescription().c_str());
   if (!skip_kim) KimTable(wsj0, gum, sentences, max_length);
+  if (saturated_strings > 0) {
+    SaturatedRows(nonterminals, rules, saturated_strings, table_memory_gb, splits);
+    return 0;
+  }
   if (!skip_bpbc) BpbcTable(nonterminals, rules, time_budget, table_memory_gb, max_strings);
   return 0;
 }
