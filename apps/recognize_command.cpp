@@ -1,11 +1,11 @@
 // `cky recognize`: context-free membership, one answer (1 or 0) per input line, in order.
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <unistd.h>
 
 #include "apps/commands.h"
 #include "common/input_file.h"
@@ -63,9 +63,9 @@ void Run(const RecognizeArgs& args) {
     if (!created.ok()) Fail(created.status().message());
     bulk_gpu = std::move(*created);
   } else if (use_gpu) {
-    auto created = cuda::CykMembershipGpu::Create(
-        ToMembershipGrammar(*grammar), {.mapping = args.mapping, .memory = args.memory},
-        kMaxRecognizeLength);
+    auto created = cuda::CykMembershipGpu::Create(ToMembershipGrammar(*grammar),
+                                                  {.mapping = args.mapping, .memory = args.memory},
+                                                  kMaxRecognizeLength);
     if (!created.ok()) Fail(created.status().message());
     single_gpu = std::move(*created);
   }
@@ -103,10 +103,11 @@ void Run(const RecognizeArgs& args) {
       Status status = bulk_gpu->Recognize(strings, options, &accepted, nullptr);
       if (!status.ok()) Fail(status.message());
     } else if (args.bulk) {
-      auto result = RecognizeBulkCpu(program, strings,
-                                     {.word_bits = args.word_bits, .threads = args.threads,
-                                      .dynamic_scheduling =
-                                          args.scheduling == cuda::Scheduling::kDynamic});
+      auto result =
+          RecognizeBulkCpu(program, strings,
+                           {.word_bits = args.word_bits,
+                            .threads = args.threads,
+                            .dynamic_scheduling = args.scheduling == cuda::Scheduling::kDynamic});
       if (!result.ok()) Fail(result.status().message());
       accepted = std::move(*result);
     } else if (single_gpu) {
@@ -152,8 +153,10 @@ void AddRecognizeCommand(CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
   const std::map<std::string, cuda::RuleMapping> mappings = {
-      {"R", cuda::RuleMapping::kRule},      {"RVS", cuda::RuleMapping::kRvs},
-      {"LVS", cuda::RuleMapping::kLvs},     {"RVS+D", cuda::RuleMapping::kRvsDummy},
+      {"R", cuda::RuleMapping::kRule},
+      {"RVS", cuda::RuleMapping::kRvs},
+      {"LVS", cuda::RuleMapping::kLvs},
+      {"RVS+D", cuda::RuleMapping::kRvsDummy},
       {"LVS+D", cuda::RuleMapping::kLvsDummy}};
   cmd->add_option("--mapping", args->mapping,
                   "Single-string GPU CYK rule order (Kim et al.): R as given, RVS by first "
@@ -161,8 +164,8 @@ void AddRecognizeCommand(CLI::App& app) {
                   "warp boundaries")
       ->transform(CLI::CheckedTransformer(mappings, CLI::ignore_case))
       ->default_str("LVS+D");
-  const std::map<std::string, cuda::CellMemory> memories = {
-      {"global", cuda::CellMemory::kGlobal}, {"shared", cuda::CellMemory::kShared}};
+  const std::map<std::string, cuda::CellMemory> memories = {{"global", cuda::CellMemory::kGlobal},
+                                                            {"shared", cuda::CellMemory::kShared}};
   cmd->add_option("--memory", args->memory,
                   "Single-string GPU CYK: build each cell's variable set in shared memory "
                   "(shared) or write it straight to the chart (global)")

@@ -157,9 +157,15 @@ template <typename Word, bool kDynamic>
 void LaunchBpbc(int splits, int blocks, int threads, Word* tables, Word* results,
                 const KernelArgs& args) {
   switch (splits) {
-    case 1: BpbcKernel<Word, kDynamic, 1><<<blocks, threads>>>(tables, results, args); break;
-    case 8: BpbcKernel<Word, kDynamic, 8><<<blocks, threads>>>(tables, results, args); break;
-    default: BpbcKernel<Word, kDynamic, 4><<<blocks, threads>>>(tables, results, args); break;
+    case 1:
+      BpbcKernel<Word, kDynamic, 1><<<blocks, threads>>>(tables, results, args);
+      break;
+    case 8:
+      BpbcKernel<Word, kDynamic, 8><<<blocks, threads>>>(tables, results, args);
+      break;
+    default:
+      BpbcKernel<Word, kDynamic, 4><<<blocks, threads>>>(tables, results, args);
+      break;
   }
 }
 
@@ -311,22 +317,33 @@ class BpbcGpuImpl : public BpbcGpu {
           options.table_memory_bytes ? options.table_memory_bytes : free_bytes / 10 * 6;
       int64_t blocks = std::min<int64_t>(num_groups, table_budget / (slot_words * sizeof(Word)));
       const int resident_cap = num_sms_ * std::max(1, std::min(32, 2048 / threads));
-      blocks = std::min<int64_t>(blocks, options.max_blocks > 0 ? options.max_blocks : resident_cap);
+      blocks =
+          std::min<int64_t>(blocks, options.max_blocks > 0 ? options.max_blocks : resident_cap);
       if (blocks < 1) return Status::Error("not enough device memory for one CKY table");
       Word* d_tables;
       CKY_CUDA_RETURN(cudaMalloc(&d_tables, slot_words * sizeof(Word) * blocks));
       buffers.Track(d_tables);
       CKY_CUDA_RETURN(cudaMemset(counter_, 0, sizeof(unsigned int)));
 
-      KernelArgs args{d_tokens, d_offsets, d_lengths, num_groups, code_,
-                      code_length_, program_meta_.num_nonterminals, program_meta_.start,
-                      unary_parent_, unary_child_,
-                      static_cast<int>(program_meta_.unary_parent.size()), terminal_offsets_,
-                      terminal_parents_, counter_, slot_words};
+      KernelArgs args{d_tokens,
+                      d_offsets,
+                      d_lengths,
+                      num_groups,
+                      code_,
+                      code_length_,
+                      program_meta_.num_nonterminals,
+                      program_meta_.start,
+                      unary_parent_,
+                      unary_child_,
+                      static_cast<int>(program_meta_.unary_parent.size()),
+                      terminal_offsets_,
+                      terminal_parents_,
+                      counter_,
+                      slot_words};
       CKY_CUDA_RETURN(cudaEventRecord(begin_event));
       if (options.scheduling == Scheduling::kDynamic) {
-        LaunchBpbc<Word, true>(options.splits_per_pass, static_cast<int>(blocks), threads,
-                               d_tables, d_results, args);
+        LaunchBpbc<Word, true>(options.splits_per_pass, static_cast<int>(blocks), threads, d_tables,
+                               d_results, args);
       } else {
         LaunchBpbc<Word, false>(options.splits_per_pass, static_cast<int>(blocks), threads,
                                 d_tables, d_results, args);
@@ -351,9 +368,9 @@ class BpbcGpuImpl : public BpbcGpu {
     }
     cudaEventDestroy(begin_event);
     cudaEventDestroy(end_event);
-    local.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                               wall_start)
-                         .count();
+    local.total_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start)
+            .count();
     if (stats) *stats = local;
     return Status();
   }

@@ -53,7 +53,7 @@ struct BpbcGpuStats {
   double kernel_ms = 0;  // sum of kernel times (CUDA events)
   double total_ms = 0;   // uploads, kernels and downloads
   int64_t groups = 0;
-  int32_t blocks = 0;    // blocks of the last launch
+  int32_t blocks = 0;  // blocks of the last launch
   int32_t batches = 0;
 };
 

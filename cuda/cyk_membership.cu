@@ -16,13 +16,14 @@ constexpr int kWarp = 32;
 Status CudaError(cudaError_t err, const char* what) {
   return Status::Error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(err));
 }
-#define CKY_CUDA_RETURN(expr)                                  \
-  do {                                                         \
-    cudaError_t cky_err_ = (expr);                             \
+#define CKY_CUDA_RETURN(expr)                                       \
+  do {                                                              \
+    cudaError_t cky_err_ = (expr);                                  \
     if (cky_err_ != cudaSuccess) return CudaError(cky_err_, #expr); \
   } while (0)
 
-__device__ __forceinline__ uint8_t* ChartCell(uint8_t* chart, int n, int num_symbols, int i, int j) {
+__device__ __forceinline__ uint8_t* ChartCell(uint8_t* chart, int n, int num_symbols, int i,
+                                              int j) {
   return chart + (static_cast<size_t>(i) * (n + 1) + j) * num_symbols;
 }
 
@@ -136,7 +137,8 @@ Status Upload(const std::vector<T>& host, T** device) {
   *device = nullptr;
   if (host.empty()) return Status();
   CKY_CUDA_RETURN(cudaMalloc(device, host.size() * sizeof(T)));
-  CKY_CUDA_RETURN(cudaMemcpy(*device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  CKY_CUDA_RETURN(
+      cudaMemcpy(*device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
   return Status();
 }
 
@@ -174,9 +176,8 @@ class CykMembershipGpuImpl : public CykMembershipGpu {
     CKY_RETURN_IF_ERROR(Upload(g.unary_parent, &unary_parent_));
     CKY_RETURN_IF_ERROR(Upload(g.unary_child, &unary_child_));
     CKY_RETURN_IF_ERROR(Upload(g.terminal_offsets, &terminal_offsets_));
-    CKY_RETURN_IF_ERROR(Upload(g.terminal_parents.empty() ? std::vector<int>{0}
-                                                          : g.terminal_parents,
-                               &terminal_parents_));
+    CKY_RETURN_IF_ERROR(Upload(
+        g.terminal_parents.empty() ? std::vector<int>{0} : g.terminal_parents, &terminal_parents_));
     chart_bytes_ = static_cast<size_t>(max_length) * (max_length + 1) * num_symbols_;
     CKY_CUDA_RETURN(cudaMalloc(&chart_, chart_bytes_));
     const int wanted = std::max(kWarp, options.threads_per_block / kWarp * kWarp);
@@ -225,8 +226,8 @@ class CykMembershipGpuImpl : public CykMembershipGpu {
     for (size_t s = 0; s < strings.size(); ++s) {
       const int n = static_cast<int>(strings[s].size());
       if (n == 0) continue;
-      CKY_CUDA_RETURN(cudaMemsetAsync(chart_, 0, static_cast<size_t>(n) * (n + 1) * num_symbols_,
-                                      stream_));
+      CKY_CUDA_RETURN(
+          cudaMemsetAsync(chart_, 0, static_cast<size_t>(n) * (n + 1) * num_symbols_, stream_));
       LeafKernel<<<n, threads_, 0, stream_>>>(chart_, n, num_symbols_, d_tokens + offsets[s],
                                               terminal_offsets_, terminal_parents_, unary_parent_,
                                               unary_child_, num_unary_);
@@ -236,8 +237,8 @@ class CykMembershipGpuImpl : public CykMembershipGpu {
             unary_child_, num_unary_);
       }
       const size_t top = (static_cast<size_t>(0) * (n + 1) + n) * num_symbols_ + start_;
-      CKY_CUDA_RETURN(cudaMemcpyAsync(*d_results + s, chart_ + top, 1, cudaMemcpyDeviceToDevice,
-                                      stream_));
+      CKY_CUDA_RETURN(
+          cudaMemcpyAsync(*d_results + s, chart_ + top, 1, cudaMemcpyDeviceToDevice, stream_));
     }
     CKY_CUDA_RETURN(cudaGetLastError());
     CKY_CUDA_RETURN(cudaMemcpyAsync(accepted->data(), *d_results, strings.size(),
@@ -261,11 +262,16 @@ class CykMembershipGpuImpl : public CykMembershipGpu {
 
 const char* RuleMappingName(RuleMapping mapping) {
   switch (mapping) {
-    case RuleMapping::kRule: return "R";
-    case RuleMapping::kRvs: return "RVS";
-    case RuleMapping::kLvs: return "LVS";
-    case RuleMapping::kRvsDummy: return "RVS+D";
-    case RuleMapping::kLvsDummy: return "LVS+D";
+    case RuleMapping::kRule:
+      return "R";
+    case RuleMapping::kRvs:
+      return "RVS";
+    case RuleMapping::kLvs:
+      return "LVS";
+    case RuleMapping::kRvsDummy:
+      return "RVS+D";
+    case RuleMapping::kLvsDummy:
+      return "LVS+D";
   }
   return "?";
 }

@@ -2,10 +2,10 @@
 // Membership Test on GPUs" (NPC 2014). Plain C++ (no CUDA types); built from cyk_membership.cu, or
 // from cyk_membership_stub.cpp without CUDA (then Create fails: no device).
 //
-// One kernel launch per span length; one block per chart cell of that length; the threads of a block
-// walk the binary rules ("rule-based mapping") and, for each rule A -> B C, look for a split where
-// B and C are both present. The rule order and the padding with dummy rules select the mapping of
-// Kim et al.; where the cell's variable set is built selects the memory variant.
+// One kernel launch per span length; one block per chart cell of that length; the threads of a
+// block walk the binary rules ("rule-based mapping") and, for each rule A -> B C, look for a split
+// where B and C are both present. The rule order and the padding with dummy rules select the
+// mapping of Kim et al.; where the cell's variable set is built selects the memory variant.
 #pragma once
 
 #include <cstdint>

@@ -5,11 +5,16 @@ namespace cky::cuda {
 
 const char* RuleMappingName(RuleMapping mapping) {
   switch (mapping) {
-    case RuleMapping::kRule: return "R";
-    case RuleMapping::kRvs: return "RVS";
-    case RuleMapping::kLvs: return "LVS";
-    case RuleMapping::kRvsDummy: return "RVS+D";
-    case RuleMapping::kLvsDummy: return "LVS+D";
+    case RuleMapping::kRule:
+      return "R";
+    case RuleMapping::kRvs:
+      return "RVS";
+    case RuleMapping::kLvs:
+      return "LVS";
+    case RuleMapping::kRvsDummy:
+      return "RVS+D";
+    case RuleMapping::kLvsDummy:
+      return "LVS+D";
   }
   return "?";
 }
@@ -19,7 +24,8 @@ const char* CellMemoryName(CellMemory memory) {
 }
 
 StatusOr<std::unique_ptr<CykMembershipGpu>> CykMembershipGpu::Create(const MembershipGrammar&,
-                                                                     const CykGpuOptions&, int32_t) {
+                                                                     const CykGpuOptions&,
+                                                                     int32_t) {
   return Status::Error("this build has no CUDA support");
 }
 

@@ -51,8 +51,12 @@ std::vector<BpbcProduct> FactorParent(int32_t parent, const std::vector<BpbcProd
   std::vector<uint8_t> matrix(rows * cols, 0);
   std::vector<int32_t> row_count(rows, 0), col_count(cols, 0);
   int64_t ones = 0;
-  auto row_of = [&](int32_t l) { return std::lower_bound(lefts.begin(), lefts.end(), l) - lefts.begin(); };
-  auto col_of = [&](int32_t r) { return std::lower_bound(rights.begin(), rights.end(), r) - rights.begin(); };
+  auto row_of = [&](int32_t l) {
+    return std::lower_bound(lefts.begin(), lefts.end(), l) - lefts.begin();
+  };
+  auto col_of = [&](int32_t r) {
+    return std::lower_bound(rights.begin(), rights.end(), r) - rights.begin();
+  };
   for (const BpbcProduct& p : rules) {
     for (int32_t l : p.left) {
       for (int32_t r : p.right) {
@@ -68,8 +72,10 @@ std::vector<BpbcProduct> FactorParent(int32_t parent, const std::vector<BpbcProd
   }
   std::vector<BpbcProduct> products;
   while (ones > 0) {
-    const size_t best_row = std::max_element(row_count.begin(), row_count.end()) - row_count.begin();
-    const size_t best_col = std::max_element(col_count.begin(), col_count.end()) - col_count.begin();
+    const size_t best_row =
+        std::max_element(row_count.begin(), row_count.end()) - row_count.begin();
+    const size_t best_col =
+        std::max_element(col_count.begin(), col_count.end()) - col_count.begin();
     BpbcProduct product{parent, {}, {}};
     if (col_count[best_col] >= row_count[best_row]) {
       product.right.push_back(rights[best_col]);
@@ -102,8 +108,8 @@ std::vector<BpbcProduct> FactorParent(int32_t parent, const std::vector<BpbcProd
 // Simulated annealing step (Sect. 4.2). Moves: join two products on their common left (or right)
 // operands, keeping the uncovered remainders as products of their own; or split one operand off a
 // product. Both keep the covered rule set exactly; the cost is the gate count.
-std::vector<BpbcProduct> AnnealParent(std::vector<BpbcProduct> state, const MinimizeOptions& options,
-                                      uint64_t seed) {
+std::vector<BpbcProduct> AnnealParent(std::vector<BpbcProduct> state,
+                                      const MinimizeOptions& options, uint64_t seed) {
   if (state.size() < 2) return state;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
@@ -112,8 +118,8 @@ std::vector<BpbcProduct> AnnealParent(std::vector<BpbcProduct> state, const Mini
   std::vector<BpbcProduct> best = state;
   int64_t best_cost = cost;
   const int64_t steps = std::min<int64_t>(options.anneal_steps_per_product * state.size(), 400000);
-  const double cooling =
-      std::pow(options.final_temperature / options.initial_temperature, 1.0 / std::max<int64_t>(1, steps));
+  const double cooling = std::pow(options.final_temperature / options.initial_temperature,
+                                  1.0 / std::max<int64_t>(1, steps));
   double temperature = options.initial_temperature;
   for (int64_t step = 0; step < steps; ++step, temperature *= cooling) {
     if (state.size() < 2) break;
@@ -124,7 +130,8 @@ std::vector<BpbcProduct> AnnealParent(std::vector<BpbcProduct> state, const Mini
       const bool on_left = (rng() & 1) ? product.left.size() > 1 : product.right.size() <= 1;
       std::vector<int32_t>& operands = on_left ? product.left : product.right;
       if (operands.size() < 2) continue;
-      const int64_t delta = static_cast<int64_t>(on_left ? product.right.size() : product.left.size());
+      const int64_t delta =
+          static_cast<int64_t>(on_left ? product.right.size() : product.left.size());
       if (!(unit(rng) < std::exp(-delta / temperature))) continue;
       const size_t k = rng() % operands.size();
       BpbcProduct piece{product.parent, {}, {}};
@@ -160,8 +167,10 @@ std::vector<BpbcProduct> AnnealParent(std::vector<BpbcProduct> state, const Mini
                             : BpbcProduct{a.parent, std::move(other_side), std::move(shared_side)};
       };
       replacement.push_back(make(common, Union(a_other, b_other)));
-      if (auto rest = Minus(a_shared, common); !rest.empty()) replacement.push_back(make(rest, a_other));
-      if (auto rest = Minus(b_shared, common); !rest.empty()) replacement.push_back(make(rest, b_other));
+      if (auto rest = Minus(a_shared, common); !rest.empty())
+        replacement.push_back(make(rest, a_other));
+      if (auto rest = Minus(b_shared, common); !rest.empty())
+        replacement.push_back(make(rest, b_other));
     }
     if (replacement.empty()) continue;
     int64_t delta = -ProductCost(a) - ProductCost(b);
@@ -212,7 +221,8 @@ BpbcCircuit CompileCircuit(const CnfGrammar& grammar) {
 BpbcCircuit MinimizeCircuit(const BpbcCircuit& circuit, const MinimizeOptions& options) {
   std::map<int32_t, std::vector<BpbcProduct>> by_parent;
   for (const auto& p : circuit.products) by_parent[p.parent].push_back(p);
-  std::vector<std::pair<int32_t, std::vector<BpbcProduct>>> work(by_parent.begin(), by_parent.end());
+  std::vector<std::pair<int32_t, std::vector<BpbcProduct>>> work(by_parent.begin(),
+                                                                 by_parent.end());
   std::vector<std::vector<BpbcProduct>> minimized(work.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
@@ -220,8 +230,9 @@ BpbcCircuit MinimizeCircuit(const BpbcCircuit& circuit, const MinimizeOptions& o
       const auto& [parent, products] = work[k];
       std::vector<BpbcProduct> current = options.factor ? FactorParent(parent, products) : products;
       if (options.anneal) {
-        current = AnnealParent(std::move(current), options,
-                               options.seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(parent));
+        current =
+            AnnealParent(std::move(current), options,
+                         options.seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(parent));
       }
       int64_t before = 0, after = 0;
       for (const auto& p : products) before += ProductCost(p);
@@ -230,7 +241,8 @@ BpbcCircuit MinimizeCircuit(const BpbcCircuit& circuit, const MinimizeOptions& o
     }
   };
   std::vector<std::thread> threads;
-  const int num_threads = std::min<int>(ResolveThreads(options.threads), std::max<size_t>(1, work.size()));
+  const int num_threads =
+      std::min<int>(ResolveThreads(options.threads), std::max<size_t>(1, work.size()));
   for (int t = 0; t < num_threads; ++t) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
   BpbcCircuit out;
@@ -250,8 +262,9 @@ cuda::BpbcProgram FlattenCircuit(const CnfGrammar& grammar, const BpbcCircuit& c
   program.start = grammar.start;
   std::vector<const BpbcProduct*> order;
   for (const auto& p : circuit.products) order.push_back(&p);
-  std::stable_sort(order.begin(), order.end(),
-                   [](const BpbcProduct* a, const BpbcProduct* b) { return a->parent < b->parent; });
+  std::stable_sort(order.begin(), order.end(), [](const BpbcProduct* a, const BpbcProduct* b) {
+    return a->parent < b->parent;
+  });
   for (const BpbcProduct* p : order) {
     program.code.push_back(static_cast<uint16_t>(p->parent));
     program.code.push_back(static_cast<uint16_t>(p->left.size()));
@@ -281,8 +294,9 @@ int CellIndex(int n, int length, int start) {
 // Runs the CKY of one group of up to sizeof(Word) * 8 strings of length n; returns the start
 // symbol's word of the top cell. `table` has room for n(n+1)/2 cells, then one all-zero cell.
 template <typename Word>
-Word EvaluateGroup(const cuda::BpbcProgram& program, const std::vector<std::vector<int32_t>>& strings,
-                   const int64_t* members, int count, int n, std::vector<Word>& table) {
+Word EvaluateGroup(const cuda::BpbcProgram& program,
+                   const std::vector<std::vector<int32_t>>& strings, const int64_t* members,
+                   int count, int n, std::vector<Word>& table) {
   const int symbols = program.num_nonterminals;
   const uint16_t* code = program.code.data();
   const size_t code_length = program.code.size();
@@ -298,7 +312,8 @@ Word EvaluateGroup(const cuda::BpbcProgram& program, const std::vector<std::vect
     std::fill(cell, cell + symbols, Word(0));
     for (int b = 0; b < count; ++b) {
       const int32_t token = strings[members[b]][i];
-      for (int32_t p = program.terminal_offsets[token]; p < program.terminal_offsets[token + 1]; ++p) {
+      for (int32_t p = program.terminal_offsets[token]; p < program.terminal_offsets[token + 1];
+           ++p) {
         cell[program.terminal_parents[p]] |= Word(1) << b;
       }
     }
@@ -363,9 +378,8 @@ void RunBulkCpu(const cuda::BpbcProgram& program, const std::vector<std::vector<
   for (size_t s = 0; s < strings.size(); ++s) {
     if (!strings[s].empty()) order.push_back(static_cast<int64_t>(s));
   }
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return strings[a].size() > strings[b].size();
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return strings[a].size() > strings[b].size(); });
   std::vector<Group> groups;
   int max_length = 0;
   for (size_t k = 0; k < order.size();) {
@@ -379,7 +393,8 @@ void RunBulkCpu(const cuda::BpbcProgram& program, const std::vector<std::vector<
     groups.push_back({n, k, static_cast<int>(end - k)});
     k = end;
   }
-  const int num_threads = std::min<int>(ResolveThreads(options.threads), std::max<size_t>(1, groups.size()));
+  const int num_threads =
+      std::min<int>(ResolveThreads(options.threads), std::max<size_t>(1, groups.size()));
   std::atomic<size_t> next{0};
   auto worker = [&](int thread_index) {
     std::vector<Word> table((static_cast<size_t>(max_length) * (max_length + 1) / 2 + 1) *
@@ -403,7 +418,8 @@ void RunBulkCpu(const cuda::BpbcProgram& program, const std::vector<std::vector<
   for (auto& t : threads) t.join();
 }
 
-Status CheckStrings(const cuda::BpbcProgram& program, const std::vector<std::vector<int32_t>>& strings) {
+Status CheckStrings(const cuda::BpbcProgram& program,
+                    const std::vector<std::vector<int32_t>>& strings) {
   const int32_t num_terminals = static_cast<int32_t>(program.terminal_offsets.size()) - 1;
   for (size_t s = 0; s < strings.size(); ++s) {
     if (strings[s].size() > static_cast<size_t>(cuda::BpbcGpu::kMaxLength)) {

@@ -1,8 +1,8 @@
-// Bitwise-parallel bulk CKY (Fujita, Nakano and Ito): the grammar compiled to an AND/OR circuit over
-// bit-vectors, the circuit minimised (IEICE 2017, Sect. 4: factoring the rule matrix of each parent,
-// then simulated annealing), and its evaluation for many strings at once, one bit per string, on
-// all CPU cores (here) or on the GPU (cuda/bpbc.h). Every path agrees with RecognizeReference
-// (parser/cyk_recognizer.h).
+// Bitwise-parallel bulk CKY (Fujita, Nakano and Ito): the grammar compiled to an AND/OR circuit
+// over bit-vectors, the circuit minimised (IEICE 2017, Sect. 4: factoring the rule matrix of each
+// parent, then simulated annealing), and its evaluation for many strings at once, one bit per
+// string, on all CPU cores (here) or on the GPU (cuda/bpbc.h). Every path agrees with
+// RecognizeReference (parser/cyk_recognizer.h).
 #pragma once
 
 #include <cstdint>
@@ -38,8 +38,8 @@ struct BpbcCircuit {
 BpbcCircuit CompileCircuit(const CnfGrammar& grammar);
 
 struct MinimizeOptions {
-  bool factor = true;   // greedy joining of the fullest row or column of each parent's matrix
-  bool anneal = true;   // then simulated annealing over joins and splits of products
+  bool factor = true;  // greedy joining of the fullest row or column of each parent's matrix
+  bool anneal = true;  // then simulated annealing over joins and splits of products
   int64_t anneal_steps_per_product = 200;
   double initial_temperature = 1.0;
   double final_temperature = 0.02;
@@ -53,8 +53,8 @@ BpbcCircuit MinimizeCircuit(const BpbcCircuit& circuit, const MinimizeOptions& o
 cuda::BpbcProgram FlattenCircuit(const CnfGrammar& grammar, const BpbcCircuit& circuit);
 
 struct BulkCpuOptions {
-  int word_bits = 64;  // 32 or 64 strings per machine word
-  int threads = 0;     // 0: all cores
+  int word_bits = 64;              // 32 or 64 strings per machine word
+  int threads = 0;                 // 0: all cores
   bool dynamic_scheduling = true;  // an atomic counter hands out string groups; else round robin
 };
 // accepted[s] = 1 when the grammar derives strings[s] (empty strings give 0). Strings of mixed

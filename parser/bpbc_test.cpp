@@ -67,13 +67,17 @@ std::vector<Case> Cases() {
     Case c;
     c.grammar = RandomCnfGrammar({.nonterminals = 6 + 10 * static_cast<int32_t>(seed),
                                   .rules = 60 * static_cast<int64_t>(seed * seed),
-                                  .terminals = 5, .seed = seed});
-    c.strings = RandomStrings(c.grammar, {.count = 300, .min_length = 1, .max_length = 40,
-                                          .member_fraction = 0.5, .seed = seed});
+                                  .terminals = 5,
+                                  .seed = seed});
+    c.strings = RandomStrings(
+        c.grammar,
+        {.count = 300, .min_length = 1, .max_length = 40, .member_fraction = 0.5, .seed = seed});
     // The reference takes a while at the longest length: only for the smallest grammar.
-    auto longest = RandomStrings(c.grammar, {.count = seed == 1 ? 1 : 0, .min_length = cuda::BpbcGpu::kMaxLength,
+    auto longest = RandomStrings(c.grammar, {.count = seed == 1 ? 1 : 0,
+                                             .min_length = cuda::BpbcGpu::kMaxLength,
                                              .max_length = cuda::BpbcGpu::kMaxLength,
-                                             .member_fraction = 0.5, .seed = seed});
+                                             .member_fraction = 0.5,
+                                             .seed = seed});
     c.strings.insert(c.strings.end(), longest.begin(), longest.end());
     c.strings.push_back({});
     for (const auto& s : c.strings) c.expected.push_back(RecognizeReference(c.grammar, s));
@@ -83,7 +87,8 @@ std::vector<Case> Cases() {
   std::istringstream in("start S\nS -> A\nA -> B\nB -> 'b'\nS -> S S\nA -> A B\n");
   Case chains{*ParseCnfGrammar(in, "chains"), {}, {}};
   chains.strings = {{1}, {1, 1}, {1, 0}, std::vector<int32_t>(cuda::BpbcGpu::kMaxLength, 1), {}};
-  for (const auto& s : chains.strings) chains.expected.push_back(RecognizeReference(chains.grammar, s));
+  for (const auto& s : chains.strings)
+    chains.expected.push_back(RecognizeReference(chains.grammar, s));
   cases.push_back(std::move(chains));
   return cases;
 }
@@ -96,11 +101,11 @@ TEST(BpbcCpuTest, AgreesWithTheReference) {
       cuda::BpbcProgram program = FlattenCircuit(c.grammar, circuit);
       for (int bits : {32, 64}) {
         for (bool dynamic : {false, true}) {
-          auto got = RecognizeBulkCpu(program, c.strings,
-                                      {.word_bits = bits, .threads = 2, .dynamic_scheduling = dynamic});
+          auto got = RecognizeBulkCpu(
+              program, c.strings, {.word_bits = bits, .threads = 2, .dynamic_scheduling = dynamic});
           ASSERT_TRUE(got.ok()) << got.status().message();
-          EXPECT_EQ(*got, c.expected) << "bits " << bits << " dynamic " << dynamic << " minimize "
-                                      << minimize;
+          EXPECT_EQ(*got, c.expected)
+              << "bits " << bits << " dynamic " << dynamic << " minimize " << minimize;
         }
       }
     }
@@ -117,18 +122,34 @@ TEST(BpbcCpuTest, RejectsTooLongStrings) {
 TEST(BpbcGpuTest, AgreesWithTheReference) {
   if (!cuda::DeviceAvailable()) GTEST_SKIP() << "no CUDA device";
   for (const Case& c : Cases()) {
-    cuda::BpbcProgram program = FlattenCircuit(c.grammar, MinimizeCircuit(CompileCircuit(c.grammar)));
+    cuda::BpbcProgram program =
+        FlattenCircuit(c.grammar, MinimizeCircuit(CompileCircuit(c.grammar)));
     // Small batches and few blocks, so that batching and block reuse are exercised; each kernel
     // variant (splits per pass) at least once.
-    const cuda::BpbcGpuOptions variants[] = {
-        {.word_bits = 32, .scheduling = cuda::Scheduling::kStatic, .threads_per_block = 32,
-         .splits_per_pass = 4, .max_blocks = 3, .batch_strings = 2048},
-        {.word_bits = 32, .scheduling = cuda::Scheduling::kDynamic, .threads_per_block = 64,
-         .splits_per_pass = 1, .max_blocks = 3, .batch_strings = 2048},
-        {.word_bits = 64, .scheduling = cuda::Scheduling::kDynamic, .threads_per_block = 32,
-         .splits_per_pass = 8, .max_blocks = 2, .batch_strings = 4096},
-        {.word_bits = 64, .scheduling = cuda::Scheduling::kStatic, .threads_per_block = 64,
-         .splits_per_pass = 4, .max_blocks = 0, .batch_strings = 1 << 20}};
+    const cuda::BpbcGpuOptions variants[] = {{.word_bits = 32,
+                                              .scheduling = cuda::Scheduling::kStatic,
+                                              .threads_per_block = 32,
+                                              .splits_per_pass = 4,
+                                              .max_blocks = 3,
+                                              .batch_strings = 2048},
+                                             {.word_bits = 32,
+                                              .scheduling = cuda::Scheduling::kDynamic,
+                                              .threads_per_block = 64,
+                                              .splits_per_pass = 1,
+                                              .max_blocks = 3,
+                                              .batch_strings = 2048},
+                                             {.word_bits = 64,
+                                              .scheduling = cuda::Scheduling::kDynamic,
+                                              .threads_per_block = 32,
+                                              .splits_per_pass = 8,
+                                              .max_blocks = 2,
+                                              .batch_strings = 4096},
+                                             {.word_bits = 64,
+                                              .scheduling = cuda::Scheduling::kStatic,
+                                              .threads_per_block = 64,
+                                              .splits_per_pass = 4,
+                                              .max_blocks = 0,
+                                              .batch_strings = 1 << 20}};
     for (const auto& options : variants) {
       auto got = RecognizeBulkGpu(program, c.strings, options);
       ASSERT_TRUE(got.ok()) << got.status().message();

@@ -11,8 +11,8 @@
 //   T -> S                                         <- chain rule (optional; closed transitively)
 //
 // Names are whitespace-free tokens; a terminal is written between single quotes and may contain any
-// character except whitespace (the quotes are the first and last characters of its token, so 'don't'
-// is the terminal don't). Blank lines are ignored. Errors name the file and the line.
+// character except whitespace (the quotes are the first and last characters of its token, so
+// 'don't' is the terminal don't). Blank lines are ignored. Errors name the file and the line.
 #include "parser/cnf_grammar.h"
 
 #include <algorithm>
@@ -76,8 +76,8 @@ void CnfGrammar::Finish() {
   for (auto& parents : terminal_parents) SortUnique(&parents);
   SortUnique(&binary_rules);
 
-  // Transitive closure of the chain rules (Warshall on a boolean matrix; grammars have at most a few
-  // hundred nonterminals).
+  // Transitive closure of the chain rules (Warshall on a boolean matrix; grammars have at most a
+  // few hundred nonterminals).
   const int32_t n = num_nonterminals();
   if (!unary_closure.empty()) {
     std::vector<uint8_t> reach(static_cast<size_t>(n) * n, 0);
@@ -142,9 +142,9 @@ StatusOr<CnfGrammar> ParseCnfGrammar(std::istream& in, const std::string& file_n
         return LineError(file_name, line_number, "expected 'start NAME'");
       }
       if (!start_name.empty()) {
-        return LineError(file_name, line_number,
-                         "second start declaration (the first is on line " +
-                             std::to_string(start_line) + ")");
+        return LineError(
+            file_name, line_number,
+            "second start declaration (the first is on line " + std::to_string(start_line) + ")");
       }
       start_name = tokens[1];
       start_line = line_number;
@@ -192,8 +192,7 @@ StatusOr<CnfGrammar> ParseCnfGrammar(std::istream& in, const std::string& file_n
   }
   auto it = nonterminals.find(start_name);
   if (it == nonterminals.end()) {
-    return LineError(file_name, start_line,
-                     "start symbol '" + start_name + "' appears in no rule");
+    return LineError(file_name, start_line, "start symbol '" + start_name + "' appears in no rule");
   }
   grammar.start = it->second;
   grammar.Finish();
@@ -253,7 +252,8 @@ CnfGrammar ProjectBerkeleyModel(const BerkeleyModel& model) {
   cnf.start = g.state_symbol[Grammar::kRootState];
   for (int64_t r = 0; r < g.num_binary_rules(); ++r) {
     if (std::isinf(g.binary_log_prob[r])) continue;  // probability 0
-    cnf.binary_rules.push_back({g.state_symbol[g.binary_parent[r]], g.state_symbol[g.binary_left[r]],
+    cnf.binary_rules.push_back({g.state_symbol[g.binary_parent[r]],
+                                g.state_symbol[g.binary_left[r]],
                                 g.state_symbol[g.binary_right[r]]});
   }
   for (int64_t r = 0; r < g.num_unary_rules(); ++r) {
@@ -421,7 +421,8 @@ std::vector<std::vector<int32_t>> RandomStrings(const CnfGrammar& grammar,
     if (unit(rng) < options.member_fraction && sampler.CanDerive(grammar.start, length)) {
       sampler.Sample(grammar.start, length, rng, &string);
     } else if (num_words > 0) {
-      for (int32_t i = 0; i < length; ++i) string.push_back(1 + static_cast<int32_t>(rng() % num_words));
+      for (int32_t i = 0; i < length; ++i)
+        string.push_back(1 + static_cast<int32_t>(rng() % num_words));
     } else {
       string.assign(length, CnfGrammar::kUnknownTerminal);
     }

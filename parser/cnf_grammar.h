@@ -1,9 +1,10 @@
 // Boolean context-free grammars in Chomsky normal form, for membership testing (`cky recognize`).
 //
-// A CnfGrammar answers "does the grammar derive this string?", nothing about probabilities. It comes
-// from our own plain-text format (ParseCnfGrammar, the format is described in cnf_grammar.cpp), from
-// the boolean projection of a Berkeley latent-variable grammar (ProjectBerkeleyModel), or from the
-// seeded random generator used by the papers' experiments (RandomCnfGrammar).
+// A CnfGrammar answers "does the grammar derive this string?", nothing about probabilities. It
+// comes from our own plain-text format (ParseCnfGrammar, the format is described in
+// cnf_grammar.cpp), from the boolean projection of a Berkeley latent-variable grammar
+// (ProjectBerkeleyModel), or from the seeded random generator used by the papers' experiments
+// (RandomCnfGrammar).
 //
 // Besides binary rules A -> B C and terminal rules A -> 'a' it may hold chain rules A -> B (the
 // Berkeley grammars have them); they are kept as their transitive closure and applied once per CKY
@@ -79,9 +80,9 @@ void WriteCnfGrammar(const CnfGrammar& grammar, std::ostream& out);
 // rules, ROOT as the start symbol, terminals from the lexicon (see LexiconTerminalParents).
 CnfGrammar ProjectBerkeleyModel(const BerkeleyModel& model);
 
-// The terminal mapping of ProjectBerkeleyModel, in one place so that it can later be switched to the
-// lexicon module: a word may be tagged with symbol T when the lexicon has a row (T, word) with a
-// positive value; an unknown word with every tag that has a row for any signature beginning with
+// The terminal mapping of ProjectBerkeleyModel, in one place so that it can later be switched to
+// the lexicon module: a word may be tagged with symbol T when the lexicon has a row (T, word) with
+// a positive value; an unknown word with every tag that has a row for any signature beginning with
 // "UNK". Fills grammar->terminal_names and grammar->terminal_parents (symbol ids as in `model`).
 void LexiconTerminalParents(const BerkeleyModel& model, CnfGrammar* grammar);
 

@@ -67,14 +67,15 @@ TEST(CnfGrammarTest, ChainRulesAreClosedTransitively) {
   for (const auto& u : grammar->unary_closure) {
     closure.insert({grammar->nonterminal_names[u.parent], grammar->nonterminal_names[u.child]});
   }
-  EXPECT_EQ(closure, (std::set<std::pair<std::string, std::string>>{
-                         {"S", "A"}, {"S", "B"}, {"A", "B"}}));
+  EXPECT_EQ(closure,
+            (std::set<std::pair<std::string, std::string>>{{"S", "A"}, {"S", "B"}, {"A", "B"}}));
   EXPECT_TRUE(RecognizeReference(*grammar, grammar->Tokenize("b")));
   EXPECT_TRUE(RecognizeReference(*grammar, grammar->Tokenize("b b b")));
 }
 
 TEST(CnfGrammarTest, WriteThenParseGivesTheSameGrammar) {
-  CnfGrammar grammar = RandomCnfGrammar({.nonterminals = 7, .rules = 60, .terminals = 5, .seed = 3});
+  CnfGrammar grammar =
+      RandomCnfGrammar({.nonterminals = 7, .rules = 60, .terminals = 5, .seed = 3});
   std::ostringstream out;
   WriteCnfGrammar(grammar, out);
   auto again = Parse(out.str());
@@ -99,7 +100,8 @@ TEST(CnfGrammarTest, WriteThenParseGivesTheSameGrammar) {
 
 TEST(CnfGrammarTest, RandomGrammarHasDistinctRulesAsAsked) {
   for (int64_t rules : {32, 500, 4096}) {
-    CnfGrammar g = RandomCnfGrammar({.nonterminals = 16, .rules = rules, .terminals = 8, .seed = 9});
+    CnfGrammar g =
+        RandomCnfGrammar({.nonterminals = 16, .rules = rules, .terminals = 8, .seed = 9});
     EXPECT_EQ(static_cast<int64_t>(g.binary_rules.size()), rules);  // Finish deduplicates
     EXPECT_EQ(g.num_nonterminals(), 16);
     EXPECT_EQ(g.num_terminals(), 9);
@@ -111,8 +113,8 @@ TEST(CnfGrammarTest, RandomGrammarHasDistinctRulesAsAsked) {
 
 TEST(CnfGrammarTest, RandomStringsMixMembersAndNonMembers) {
   CnfGrammar g = RandomCnfGrammar({.nonterminals = 12, .rules = 40, .terminals = 6, .seed = 5});
-  auto strings = RandomStrings(g, {.count = 300, .min_length = 1, .max_length = 12,
-                                   .member_fraction = 0.5, .seed = 2});
+  auto strings = RandomStrings(
+      g, {.count = 300, .min_length = 1, .max_length = 12, .member_fraction = 0.5, .seed = 2});
   ASSERT_EQ(strings.size(), 300u);
   int members = 0;
   for (const auto& s : strings) {
@@ -128,8 +130,8 @@ TEST(CnfGrammarTest, RandomStringsMixMembersAndNonMembers) {
 // The sampler's strings are members whenever the start symbol derives some string of that length.
 TEST(CnfGrammarTest, SampledDerivationsAreMembers) {
   CnfGrammar g = RandomCnfGrammar({.nonterminals = 8, .rules = 30, .terminals = 4, .seed = 11});
-  auto strings = RandomStrings(g, {.count = 100, .min_length = 1, .max_length = 10,
-                                   .member_fraction = 1.0, .seed = 4});
+  auto strings = RandomStrings(
+      g, {.count = 100, .min_length = 1, .max_length = 10, .member_fraction = 1.0, .seed = 4});
   int members = 0;
   for (const auto& s : strings) members += RecognizeReference(g, s);
   EXPECT_GT(members, 50);
@@ -151,7 +153,8 @@ TEST(CnfGrammarTest, ProjectsTheBerkeleyWsj0Grammar) {
   ASSERT_NE(the, CnfGrammar::kUnknownTerminal);
   const int32_t dt = g.FindNonterminal("DT");
   ASSERT_GE(dt, 0);
-  EXPECT_TRUE(std::binary_search(g.terminal_parents[the].begin(), g.terminal_parents[the].end(), dt));
+  EXPECT_TRUE(
+      std::binary_search(g.terminal_parents[the].begin(), g.terminal_parents[the].end(), dt));
   EXPECT_TRUE(RecognizeReference(g, g.Tokenize("The dog barked .")));
   EXPECT_TRUE(RecognizeReference(g, g.Tokenize("Flibbertigibbet zorbles the snark .")));
   EXPECT_FALSE(RecognizeReference(g, g.Tokenize("")));

@@ -10,7 +10,9 @@ bool RecognizeReference(const CnfGrammar& grammar, std::span<const int32_t> stri
   const int32_t num_symbols = grammar.num_nonterminals();
   // chart[(i * (n + 1) + j) * num_symbols + A]: A derives words i .. j-1.
   std::vector<uint8_t> chart(static_cast<size_t>(n) * (n + 1) * num_symbols, 0);
-  auto cell = [&](int32_t i, int32_t j) { return &chart[(static_cast<size_t>(i) * (n + 1) + j) * num_symbols]; };
+  auto cell = [&](int32_t i, int32_t j) {
+    return &chart[(static_cast<size_t>(i) * (n + 1) + j) * num_symbols];
+  };
   auto close_chain_rules = [&](uint8_t* symbols) {
     // unary_closure is transitive, so one pass over it completes the cell.
     for (const CnfUnaryRule& rule : grammar.unary_closure) {
@@ -71,8 +73,8 @@ StatusOr<std::vector<uint8_t>> RecognizeEachOnGpu(const CnfGrammar& grammar,
                            std::to_string(kMaxRecognizeLength) + " are supported");
     }
   }
-  auto recognizer = cuda::CykMembershipGpu::Create(ToMembershipGrammar(grammar), options,
-                                                   kMaxRecognizeLength);
+  auto recognizer =
+      cuda::CykMembershipGpu::Create(ToMembershipGrammar(grammar), options, kMaxRecognizeLength);
   if (!recognizer.ok()) return recognizer.status();
   std::vector<uint8_t> accepted;
   CKY_RETURN_IF_ERROR((*recognizer)->Recognize(strings, &accepted));

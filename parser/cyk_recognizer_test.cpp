@@ -10,8 +10,7 @@ namespace cky {
 namespace {
 
 CnfGrammar Parentheses() {
-  std::istringstream in(
-      "start S\nS -> L R\nS -> L X\nX -> S R\nS -> S S\nL -> '('\nR -> ')'\n");
+  std::istringstream in("start S\nS -> L R\nS -> L X\nX -> S R\nS -> S S\nL -> '('\nR -> ')'\n");
   auto g = ParseCnfGrammar(in, "parentheses");
   EXPECT_TRUE(g.ok());
   return *g;
@@ -43,9 +42,10 @@ TEST(CykReferenceTest, PaperExample) {
 TEST(CykGpuTest, EveryMappingAgreesWithTheReference) {
   if (!cuda::DeviceAvailable()) GTEST_SKIP() << "no CUDA device";
   for (uint64_t seed : {1, 2, 3}) {
-    CnfGrammar g = RandomCnfGrammar(
-        {.nonterminals = 10 + static_cast<int32_t>(seed) * 7, .rules = 80 * static_cast<int64_t>(seed),
-         .terminals = 6, .seed = seed});
+    CnfGrammar g = RandomCnfGrammar({.nonterminals = 10 + static_cast<int32_t>(seed) * 7,
+                                     .rules = 80 * static_cast<int64_t>(seed),
+                                     .terminals = 6,
+                                     .seed = seed});
     auto strings = RandomStrings(g, {.count = 40, .min_length = 1, .max_length = 24, .seed = seed});
     strings.push_back(strings[0]);
     strings.back().resize(1);
@@ -72,7 +72,8 @@ TEST(CykGpuTest, LongestAllowedStringAndChainRules) {
   auto g = ParseCnfGrammar(in, "chains");
   ASSERT_TRUE(g.ok());
   std::vector<std::vector<int32_t>> strings = {
-      std::vector<int32_t>(kMaxRecognizeLength, g->TerminalId("b")), {g->TerminalId("b")},
+      std::vector<int32_t>(kMaxRecognizeLength, g->TerminalId("b")),
+      {g->TerminalId("b")},
       {g->TerminalId("b"), CnfGrammar::kUnknownTerminal}};
   std::vector<uint8_t> expected;
   for (const auto& s : strings) expected.push_back(RecognizeReference(*g, s));
