@@ -150,12 +150,23 @@ TEST(BpbcGpuTest, AgreesWithTheReference) {
                                               .splits_per_pass = 4,
                                               .max_blocks = 0,
                                               .batch_strings = 1 << 20}};
-    for (const auto& options : variants) {
-      auto got = RecognizeBulkGpu(program, c.strings, options);
+    // A group of the longest strings is one warp's long serial job: only two of the configurations
+    // (one per word size) take them, the others the strings of up to 40 terminals.
+    std::vector<std::vector<int32_t>> short_strings;
+    std::vector<uint8_t> short_expected;
+    for (size_t s = 0; s < c.strings.size(); ++s) {
+      if (c.strings[s].size() > 40) continue;
+      short_strings.push_back(c.strings[s]);
+      short_expected.push_back(c.expected[s]);
+    }
+    for (size_t v = 0; v < std::size(variants); ++v) {
+      const auto& options = variants[v];
+      const bool longest = v == 0 || v == 2;
+      auto got = RecognizeBulkGpu(program, longest ? c.strings : short_strings, options);
       ASSERT_TRUE(got.ok()) << got.status().message();
-      EXPECT_EQ(*got, c.expected) << "bits " << options.word_bits << " threads "
-                                  << options.threads_per_block << " splits "
-                                  << options.splits_per_pass;
+      EXPECT_EQ(*got, longest ? c.expected : short_expected)
+          << "bits " << options.word_bits << " threads " << options.threads_per_block << " splits "
+          << options.splits_per_pass;
     }
   }
 }
