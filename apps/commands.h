@@ -16,5 +16,8 @@ void AddParseCommand(CLI::App& app);
 void AddConvertCommand(CLI::App& app);
 void AddEvalCommand(CLI::App& app);
 void AddTokenizeCommand(CLI::App& app);
+void AddRecognizeCommand(CLI::App& app);
+void AddRandomGrammarCommand(CLI::App& app);
+void AddRandomStringsCommand(CLI::App& app);
 
 }  // namespace cky::apps

@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
   cky::apps::AddConvertCommand(app);
   cky::apps::AddEvalCommand(app);
   cky::apps::AddTokenizeCommand(app);
+  cky::apps::AddRecognizeCommand(app);
+  cky::apps::AddRandomGrammarCommand(app);
+  cky::apps::AddRandomStringsCommand(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,57 @@
+// `cky random-grammar`: a seeded random CNF grammar for the membership experiments of
+// Fujita/Nakano et al.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+
+#include "apps/commands.h"
+#include "parser/cnf_grammar.h"
+
+namespace cky::apps {
+namespace {
+
+std::ostream& OpenOutput(const std::string& path, std::ofstream& file) {
+  if (path == "-") return std::cout;
+  file.open(path);
+  if (!file) {
+    spdlog::error("cannot write {}", path);
+    throw CLI::RuntimeError(1);
+  }
+  return file;
+}
+
+}  // namespace
+
+void AddRandomGrammarCommand(CLI::App& app) {
+  auto options = std::make_shared<RandomGrammarOptions>();
+  auto output = std::make_shared<std::string>("-");
+  CLI::App* cmd = app.add_subcommand(
+      "random-grammar",
+      "Write a seeded random CNF grammar in our text format: distinct binary rules drawn "
+      "uniformly, 1 to 3 random parents per terminal, start symbol S");
+  cmd->add_option("--nonterminals", options->nonterminals, "Number of nonterminals")
+      ->check(CLI::Range(1, 65535))
+      ->capture_default_str();
+  cmd->add_option("--rules", options->rules, "Number of distinct binary rules (at most N^3)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--terminals", options->terminals, "Number of terminals (t0, t1, ...)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--seed", options->seed, "Random seed")->capture_default_str();
+  cmd->add_option("-o,--output", *output, "Output file (- for stdout)")->capture_default_str();
+  cmd->callback([options, output] {
+    std::ofstream file;
+    std::ostream& out = OpenOutput(*output, file);
+    WriteCnfGrammar(RandomCnfGrammar(*options), out);
+    out.flush();
+    if (!out) {
+      spdlog::error("write error on {}", *output);
+      throw CLI::RuntimeError(1);
+    }
+  });
+}
+
+}  // namespace cky::apps

@@ -1,0 +1,75 @@
+// `cky random-strings`: seeded random strings of a grammar's terminals, for the membership
+// experiments of Fujita/Nakano et al. and Kim et al.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+
+#include "apps/commands.h"
+#include "parser/cnf_grammar.h"
+
+namespace cky::apps {
+namespace {
+
+std::ostream& OpenOutput(const std::string& path, std::ofstream& file) {
+  if (path == "-") return std::cout;
+  file.open(path);
+  if (!file) {
+    spdlog::error("cannot write {}", path);
+    throw CLI::RuntimeError(1);
+  }
+  return file;
+}
+
+}  // namespace
+
+void AddRandomStringsCommand(CLI::App& app) {
+  auto options = std::make_shared<RandomStringOptions>();
+  auto grammar_path = std::make_shared<std::string>();
+  auto output = std::make_shared<std::string>("-");
+  CLI::App* cmd = app.add_subcommand(
+      "random-strings",
+      "Write seeded random strings of a grammar's terminals, one per line: a share sampled from "
+      "derivations (members), the rest uniform");
+  cmd->add_option("--grammar,-g", *grammar_path,
+                  "Grammar (our CNF text format, or a Berkeley grammar prefix)")
+      ->required();
+  cmd->add_option("--count", options->count, "Number of strings")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--min-length", options->min_length, "Shortest length")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--max-length", options->max_length, "Longest length")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--member-fraction", options->member_fraction,
+                  "Share of strings sampled from derivations of the start symbol")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--seed", options->seed, "Random seed")->capture_default_str();
+  cmd->add_option("-o,--output", *output, "Output file (- for stdout)")->capture_default_str();
+  cmd->callback([options, grammar_path, output] {
+    auto grammar = LoadRecognitionGrammar(*grammar_path);
+    if (!grammar.ok()) {
+      spdlog::error("{}", grammar.status().message());
+      throw CLI::RuntimeError(1);
+    }
+    if (options->max_length < options->min_length) {
+      spdlog::error("--max-length is smaller than --min-length");
+      throw CLI::RuntimeError(2);
+    }
+    std::ofstream file;
+    std::ostream& out = OpenOutput(*output, file);
+    for (const auto& s : RandomStrings(*grammar, *options))
+      out << JoinTerminals(*grammar, s) << "\n";
+    out.flush();
+    if (!out) {
+      spdlog::error("write error on {}", *output);
+      throw CLI::RuntimeError(1);
+    }
+  });
+}
+
+}  // namespace cky::apps

@@ -1,0 +1,193 @@
+// `cky recognize`: context-free membership, one answer (1 or 0) per input line, in order.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include "apps/commands.h"
+#include "common/input_file.h"
+#include "cuda/device.h"
+#include "parser/bpbc.h"
+#include "parser/cnf_grammar.h"
+#include "parser/cyk_recognizer.h"
+
+namespace cky::apps {
+namespace {
+
+struct RecognizeArgs {
+  std::string grammar;
+  std::string input = "-";
+  std::string output = "-";
+  bool bulk = false;
+  std::string backend = "auto";
+  cuda::RuleMapping mapping = cuda::RuleMapping::kLvsDummy;
+  cuda::CellMemory memory = cuda::CellMemory::kShared;
+  int word_bits = 64;
+  cuda::Scheduling scheduling = cuda::Scheduling::kDynamic;
+  bool minimize = true;
+  int threads = 0;
+  int64_t chunk = int64_t{1} << 20;
+};
+
+[[noreturn]] void Fail(const std::string& message, int code = 1) {
+  spdlog::error("{}", message);
+  throw CLI::RuntimeError(code);
+}
+
+void Run(const RecognizeArgs& args) {
+  auto grammar = LoadRecognitionGrammar(args.grammar);
+  if (!grammar.ok()) Fail(grammar.status().message());
+  spdlog::debug("grammar: {} nonterminals, {} binary rules, {} chain rules, {} terminals",
+                grammar->num_nonterminals(), grammar->binary_rules.size(),
+                grammar->unary_closure.size(), grammar->num_terminals() - 1);
+  bool use_gpu = args.backend == "cuda";
+  if (args.backend == "auto") use_gpu = cuda::DeviceAvailable();
+  if (use_gpu && !cuda::DeviceAvailable()) {
+    Fail("--backend cuda: " + cuda::DeviceDescription());
+  }
+  cuda::BpbcProgram program;
+  if (args.bulk) {
+    BpbcCircuit circuit = CompileCircuit(*grammar);
+    const int64_t gates = circuit.GateCount();
+    if (args.minimize) circuit = MinimizeCircuit(circuit, {.threads = args.threads});
+    spdlog::debug("circuit: {} gates, {} after minimisation", gates, circuit.GateCount());
+    program = FlattenCircuit(*grammar, circuit);
+  }
+  std::unique_ptr<cuda::BpbcGpu> bulk_gpu;
+  std::unique_ptr<cuda::CykMembershipGpu> single_gpu;
+  if (use_gpu && args.bulk) {
+    auto created = cuda::BpbcGpu::Create(program);
+    if (!created.ok()) Fail(created.status().message());
+    bulk_gpu = std::move(*created);
+  } else if (use_gpu) {
+    auto created = cuda::CykMembershipGpu::Create(ToMembershipGrammar(*grammar),
+                                                  {.mapping = args.mapping, .memory = args.memory},
+                                                  kMaxRecognizeLength);
+    if (!created.ok()) Fail(created.status().message());
+    single_gpu = std::move(*created);
+  }
+  spdlog::debug("backend: {} {}", use_gpu ? "cuda" : "cpu", args.bulk ? "bulk (BPBC)" : "CYK");
+
+  auto input = InputFile::Open(args.input);
+  if (!input.ok()) Fail(input.status().message());
+  std::ofstream file_out;
+  if (args.output != "-") {
+    file_out.open(args.output);
+    if (!file_out) Fail("cannot write " + args.output);
+  }
+  std::ostream& out = args.output == "-" ? std::cout : file_out;
+  const bool progress = isatty(STDERR_FILENO);
+  int64_t line_number = 0, accepted_count = 0;
+  std::string line;
+  std::istream& in = (*input)->stream();
+  while (in) {
+    std::vector<std::vector<int32_t>> strings;
+    while (static_cast<int64_t>(strings.size()) < args.chunk && std::getline(in, line)) {
+      strings.push_back(grammar->Tokenize(line));
+      ++line_number;
+      const size_t limit =
+          args.bulk ? cuda::BpbcGpu::kMaxLength : (use_gpu ? kMaxRecognizeLength : SIZE_MAX);
+      if (strings.back().size() > limit) {
+        Fail(args.input + ":" + std::to_string(line_number) + ": " +
+             std::to_string(strings.back().size()) + " terminals; this path takes at most " +
+             std::to_string(limit));
+      }
+    }
+    if (strings.empty()) break;
+    std::vector<uint8_t> accepted;
+    if (bulk_gpu) {
+      cuda::BpbcGpuOptions options{.word_bits = args.word_bits, .scheduling = args.scheduling};
+      Status status = bulk_gpu->Recognize(strings, options, &accepted, nullptr);
+      if (!status.ok()) Fail(status.message());
+    } else if (args.bulk) {
+      auto result =
+          RecognizeBulkCpu(program, strings,
+                           {.word_bits = args.word_bits,
+                            .threads = args.threads,
+                            .dynamic_scheduling = args.scheduling == cuda::Scheduling::kDynamic});
+      if (!result.ok()) Fail(result.status().message());
+      accepted = std::move(*result);
+    } else if (single_gpu) {
+      Status status = single_gpu->Recognize(strings, &accepted);
+      if (!status.ok()) Fail(status.message());
+    } else {
+      for (const auto& s : strings) accepted.push_back(RecognizeReference(*grammar, s));
+    }
+    for (uint8_t a : accepted) {
+      out << (a ? "1\n" : "0\n");
+      accepted_count += a;
+    }
+    if (progress) std::cerr << "\rcky recognize: " << line_number << " strings" << std::flush;
+  }
+  if (progress) std::cerr << "\n";
+  out.flush();
+  if (!out) Fail("write error on " + args.output);
+  spdlog::debug("{} of {} strings accepted", accepted_count, line_number);
+}
+
+}  // namespace
+
+void AddRecognizeCommand(CLI::App& app) {
+  auto args = std::make_shared<RecognizeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "recognize",
+      "Membership test: prints 1 when the grammar derives an input line (space-separated "
+      "terminals), else 0, one answer per line in input order");
+  cmd->add_option("--grammar,-g", args->grammar,
+                  "Grammar: a file in our CNF text format (see parser/cnf_grammar.cpp), or a "
+                  "Berkeley grammar prefix or .ckybin cache, used as its boolean projection")
+      ->required();
+  cmd->add_option("input", args->input, "Strings, one per line (gzip or plain; - for stdin)")
+      ->capture_default_str();
+  cmd->add_option("-o,--output", args->output, "Where to write the 1/0 answers (- for stdout)")
+      ->capture_default_str();
+  cmd->add_flag("--bulk", args->bulk,
+                "Bitwise-parallel bulk CKY: 32 or 64 strings per machine word through the "
+                "grammar's minimised AND/OR circuit (fast for many strings)");
+  cmd->add_option("--backend", args->backend,
+                  "cpu: reference CYK (or BPBC on all cores with --bulk); cuda: the GPU; auto: "
+                  "cuda when a device is present")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
+      ->capture_default_str();
+  const std::map<std::string, cuda::RuleMapping> mappings = {
+      {"R", cuda::RuleMapping::kRule},
+      {"RVS", cuda::RuleMapping::kRvs},
+      {"LVS", cuda::RuleMapping::kLvs},
+      {"RVS+D", cuda::RuleMapping::kRvsDummy},
+      {"LVS+D", cuda::RuleMapping::kLvsDummy}};
+  cmd->add_option("--mapping", args->mapping,
+                  "Single-string GPU CYK rule order (Kim et al.): R as given, RVS by first "
+                  "right-hand variable, LVS by left-hand variable, +D padded with dummy rules to "
+                  "warp boundaries")
+      ->transform(CLI::CheckedTransformer(mappings, CLI::ignore_case))
+      ->default_str("LVS+D");
+  const std::map<std::string, cuda::CellMemory> memories = {{"global", cuda::CellMemory::kGlobal},
+                                                            {"shared", cuda::CellMemory::kShared}};
+  cmd->add_option("--memory", args->memory,
+                  "Single-string GPU CYK: build each cell's variable set in shared memory "
+                  "(shared) or write it straight to the chart (global)")
+      ->transform(CLI::CheckedTransformer(memories, CLI::ignore_case))
+      ->default_str("shared");
+  cmd->add_option("--word-bits", args->word_bits, "--bulk: strings per machine word")
+      ->check(CLI::IsMember({32, 64}))
+      ->capture_default_str();
+  const std::map<std::string, cuda::Scheduling> schedulings = {
+      {"static", cuda::Scheduling::kStatic}, {"dynamic", cuda::Scheduling::kDynamic}};
+  cmd->add_option("--scheduling", args->scheduling,
+                  "--bulk: string groups handed to blocks/threads by an atomic counter (dynamic) "
+                  "or round robin (static)")
+      ->transform(CLI::CheckedTransformer(schedulings, CLI::ignore_case))
+      ->default_str("dynamic");
+  cmd->add_flag("!--no-minimize", args->minimize,
+                "--bulk: evaluate the circuit as compiled, one AND per rule, without minimising");
+  cmd->add_option("--threads", args->threads, "CPU threads (0: all cores)")->capture_default_str();
+  cmd->add_option("--chunk", args->chunk, "Strings read and answered at a time")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->callback([args] { Run(*args); });
+}
+
+}  // namespace cky::apps
