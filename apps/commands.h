@@ -13,5 +13,6 @@ class App;
 namespace cky::apps {
 
 void AddParseCommand(CLI::App& app);
+void AddInsideCommand(CLI::App& app);
 
 }  // namespace cky::apps

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("cky: %^%l%$: %v");
 
   cky::apps::AddParseCommand(app);
+  cky::apps::AddInsideCommand(app);
 
   try {
     app.parse(argc, argv);

@@ -499,4 +499,20 @@ template StatusOr<Tree> DenseViterbiTree<double>(const DensePcfg&, const DenseCh
                                                  const std::vector<int>&,
                                                  const std::vector<std::string>&);
 
+StatusOr<std::unique_ptr<cuda::DenseInsideGpu>> CreateDenseInsideGpu(const DensePcfg& grammar) {
+  const std::vector<float> rules(grammar.rules.begin(), grammar.rules.end());
+  const std::vector<float> terminals(grammar.terminals.begin(), grammar.terminals.end());
+  return cuda::DenseInsideGpu::Create(grammar.num_nonterminals, grammar.vocabulary_size(), rules,
+                                      terminals);
+}
+
+DenseChart<float> ToDenseChart(cuda::DenseGpuChart&& chart) {
+  DenseChart<float> out;
+  out.n = chart.n;
+  out.m = chart.m;
+  out.values = std::move(chart.values);
+  out.log_scale = std::move(chart.log_scale);
+  return out;
+}
+
 }  // namespace cky

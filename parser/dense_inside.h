@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "cuda/dense_inside.h"
 #include "parser/dense_pcfg.h"
 #include "treebank/tree.h"
 
@@ -107,5 +108,11 @@ template <typename T>
 StatusOr<Tree> DenseViterbiTree(const DensePcfg& grammar, const DenseChart<T>& viterbi_chart,
                                 const std::vector<int>& word_ids,
                                 const std::vector<std::string>& words);
+
+// The GPU path (cuda/dense_inside.h) for this grammar, in float32; fails without a CUDA device.
+StatusOr<std::unique_ptr<cuda::DenseInsideGpu>> CreateDenseInsideGpu(const DensePcfg& grammar);
+
+// A chart copied back from the GPU, as a CPU chart (same layout).
+DenseChart<float> ToDenseChart(cuda::DenseGpuChart&& chart);
 
 }  // namespace cky
