@@ -7,11 +7,10 @@
 // Input: one tokenized sentence per line (words separated by whitespace). Output: one line per
 // input line, in order. Words outside the vocabulary are read as the unknown token. An empty line
 // prints "-inf" (and "(())" as its tree): a CNF grammar gives the empty string probability 0.
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <spdlog/spdlog.h>
-
 #include <cstdio>
 #include <optional>
 #include <sstream>
@@ -58,7 +57,8 @@ std::vector<std::vector<std::string>> ReadSentences(const std::string& path) {
   StatusOr<std::unique_ptr<InputFile>> file = InputFile::Open(path);
   if (!file.ok()) Fail(file.status().message());
   std::vector<std::vector<std::string>> sentences;
-  for (std::string line; std::getline((*file)->stream(), line);) sentences.push_back(Tokenize(line));
+  for (std::string line; std::getline((*file)->stream(), line);)
+    sentences.push_back(Tokenize(line));
   return sentences;
 }
 
@@ -74,8 +74,8 @@ class InsideRunner {
  public:
   InsideRunner(const DensePcfg& grammar, const InsideOptions& options)
       : grammar_(grammar), options_(options) {
-    const bool want_gpu = options.device == "gpu" ||
-                          (options.device == "auto" && cuda::DeviceAvailable());
+    const bool want_gpu =
+        options.device == "gpu" || (options.device == "auto" && cuda::DeviceAvailable());
     if (want_gpu) {
       StatusOr<std::unique_ptr<cuda::DenseInsideGpu>> gpu = CreateDenseInsideGpu(grammar);
       if (!gpu.ok()) Fail(gpu.status().message());
@@ -94,8 +94,8 @@ class InsideRunner {
     std::vector<std::optional<Tree>> trees(sentences.size());
     if (gpu_) {
       std::vector<cuda::DenseGpuChart> charts;
-      Status status = gpu_->Inside(ids, options_.viterbi, &log_probs,
-                                   options_.viterbi ? &charts : nullptr);
+      Status status =
+          gpu_->Inside(ids, options_.viterbi, &log_probs, options_.viterbi ? &charts : nullptr);
       if (!status.ok()) Fail(status.message());
       if (options_.viterbi) {
         for (size_t s = 0; s < sentences.size(); ++s) {
@@ -223,14 +223,16 @@ void AddInsideCommand(CLI::App& app) {
   inside->add_option("--save-berkeley", options->save_berkeley,
                      "Write the grammar used as a Berkeley text grammar: PREFIX.grammar, "
                      ".lexicon, .splits, .words");
-  inside->add_option("-i,--input", options->input,
-                     "Tokenized sentences, one per line; '-' is standard input (gzip accepted)")
+  inside
+      ->add_option("-i,--input", options->input,
+                   "Tokenized sentences, one per line; '-' is standard input (gzip accepted)")
       ->capture_default_str();
   inside->add_flag("--viterbi", options->viterbi,
                    "Print the best tree's log-probability and the tree (labels A0..A<m-1>) "
                    "instead of the log-likelihood");
-  inside->add_option("--device", options->device,
-                     "Where to compute: gpu, cpu, or auto (the GPU when there is one)")
+  inside
+      ->add_option("--device", options->device,
+                   "Where to compute: gpu, cpu, or auto (the GPU when there is one)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "gpu", "cpu"}));
   inside->add_option("--threads", options->threads, "CPU threads (0: all cores)")

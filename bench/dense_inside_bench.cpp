@@ -14,16 +14,15 @@
 // span of width d; factored: (d-1) m^2 + m^3), i.e. rate = N / (elapsed * total_work / timed_work).
 // The "timed" column says how much of the set's work was actually timed.
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <random>
-#include <thread>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/input_file.h"
@@ -217,7 +216,8 @@ int main(int argc, char** argv) {
     for (size_t s = 0; s < order.size(); ++s) order[s] = static_cast<int>(s);
     std::shuffle(order.begin(), order.end(), std::mt19937_64(seed));
     // A 10-word calibration sentence (untimed) warms caches and the thread pool.
-    const std::vector<int> calibration(std::min<size_t>(10, longest), ids[0].empty() ? 0 : ids[0][0]);
+    const std::vector<int> calibration(std::min<size_t>(10, longest),
+                                       ids[0].empty() ? 0 : ids[0][0]);
 
     std::vector<Row> rows;
     for (DenseAlgorithm algorithm : {DenseAlgorithm::kBaseline, DenseAlgorithm::kFactored}) {
@@ -225,8 +225,8 @@ int main(int argc, char** argv) {
       for (const auto& s : ids) total_work += Work(algorithm, static_cast<int>(s.size()), m);
       for (DenseParallelism parallelism : {DenseParallelism::kSerial, DenseParallelism::kOuter,
                                            DenseParallelism::kInner, DenseParallelism::kBoth}) {
-        if (skip_slow && (parallelism == DenseParallelism::kInner ||
-                          parallelism == DenseParallelism::kBoth)) {
+        if (skip_slow &&
+            (parallelism == DenseParallelism::kInner || parallelism == DenseParallelism::kBoth)) {
           continue;
         }
         auto calibration_start = Clock::now();
@@ -247,7 +247,8 @@ int main(int argc, char** argv) {
           const double rate = timed_work > 0 ? elapsed / timed_work : seconds_per_work;
           if (elapsed + rate * work > 1.5 * budget) continue;
           const auto start = Clock::now();
-          checksum += cpu.Inside(ids[s], DenseSemiring::kSum, algorithm, parallelism).SentenceLogProb();
+          checksum +=
+              cpu.Inside(ids[s], DenseSemiring::kSum, algorithm, parallelism).SentenceLogProb();
           elapsed += Seconds(start);
           timed_work += work;
           ++row.timed_sentences;
@@ -300,9 +301,9 @@ int main(int argc, char** argv) {
         const std::vector<double>& cpu_values = viterbi ? cpu_viterbi : cpu_log_probs;
         double largest_difference = 0;
         for (size_t s = 0; s < ids.size(); ++s) {
-          largest_difference = std::max(largest_difference,
-                                        std::abs(log_probs[s] - cpu_values[s]) /
-                                            std::max(1.0, std::abs(cpu_values[s])));
+          largest_difference =
+              std::max(largest_difference, std::abs(log_probs[s] - cpu_values[s]) /
+                                               std::max(1.0, std::abs(cpu_values[s])));
         }
         const cky::cuda::DenseGpuStats stats = (*gpu)->last_stats();
         char note[200];
@@ -334,8 +335,9 @@ int main(int argc, char** argv) {
     }
     PrintTable(m, static_cast<int>(ids.size()), rows);
   }
-  std::printf("\nPaper (Johnson 2011, 8 Harpertown cores + Fermi S2050, WSJ section 24, m = 32): "
-              "baseline 11, factored 122, factored (i) outer parallel 649 (best), CUDA 206 "
-              "sentences/s.\n");
+  std::printf(
+      "\nPaper (Johnson 2011, 8 Harpertown cores + Fermi S2050, WSJ section 24, m = 32): "
+      "baseline 11, factored 122, factored (i) outer parallel 649 (best), CUDA 206 "
+      "sentences/s.\n");
   return 0;
 }

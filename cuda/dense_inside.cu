@@ -23,19 +23,19 @@
 namespace cky::cuda {
 namespace {
 
-#define CKY_CUDA_TRY(call)                                                                \
-  do {                                                                                    \
-    cudaError_t cky_err_ = (call);                                                        \
-    if (cky_err_ != cudaSuccess) {                                                        \
-      return Status::Error(std::string("CUDA error in dense inside: ") + #call + ": " +  \
-                           cudaGetErrorString(cky_err_));                                 \
-    }                                                                                     \
+#define CKY_CUDA_TRY(call)                                                              \
+  do {                                                                                  \
+    cudaError_t cky_err_ = (call);                                                      \
+    if (cky_err_ != cudaSuccess) {                                                      \
+      return Status::Error(std::string("CUDA error in dense inside: ") + #call + ": " + \
+                           cudaGetErrorString(cky_err_));                               \
+    }                                                                                   \
   } while (0)
 
-constexpr int kTile = 32;          // tile edge of both products
-constexpr int kTileThreads = 64;   // 8 x 8 threads, 4 x 4 outputs each
-constexpr int kTilePad = 36;       // shared-memory row stride: float4-aligned, fewer conflicts
-constexpr int kFinishWarps = 8;    // spans per FinishKernel block
+constexpr int kTile = 32;         // tile edge of both products
+constexpr int kTileThreads = 64;  // 8 x 8 threads, 4 x 4 outputs each
+constexpr int kTilePad = 36;      // shared-memory row stride: float4-aligned, fewer conflicts
+constexpr int kFinishWarps = 8;   // spans per FinishKernel block
 
 struct SentenceInfo {
   long long cell_offset;  // first cell of this sentence's chart, (n + 1)^2 cells
@@ -50,8 +50,9 @@ __device__ __forceinline__ float Combine(float accumulated, float term) {
 
 // acc[u][v] op= As[kk][ty*4+u] * Bs[kk][tx*4+v] over the 32 staged kk.
 template <bool kMax>
-__device__ __forceinline__ void TileProduct(const float (*As)[kTilePad], const float (*Bs)[kTilePad],
-                                            int ty, int tx, float acc[4][4]) {
+__device__ __forceinline__ void TileProduct(const float (*As)[kTilePad],
+                                            const float (*Bs)[kTilePad], int ty, int tx,
+                                            float acc[4][4]) {
 #pragma unroll 8
   for (int kk = 0; kk < kTile; ++kk) {
     const float4 a = *reinterpret_cast<const float4*>(&As[kk][ty * 4]);
@@ -86,7 +87,8 @@ __global__ void WordCellsKernel(const int2* spans, int span_count, const Sentenc
   const int word = words[s.word_offset + i];
   const long long cell = s.cell_offset + static_cast<long long>(i) * (s.n + 1) + i + 1;
   float largest = 0.f;
-  for (int a = lane; a < m; a += 32) largest = fmaxf(largest, terminals[static_cast<long long>(word) * m + a]);
+  for (int a = lane; a < m; a += 32)
+    largest = fmaxf(largest, terminals[static_cast<long long>(word) * m + a]);
   largest = WarpMax(largest);
   const float inverse = largest > 0.f ? 1.f / largest : 0.f;
   for (int a = lane; a < m; a += 32) {
@@ -132,7 +134,8 @@ __global__ void __launch_bounds__(kTileThreads)
       const int j = j0 + tid;
       float w = 0.f;
       if (j < k && best != -INFINITY) {
-        w = static_cast<float>(exp(log_scale[base + i * row + j] + log_scale[base + j * row + k] - best));
+        w = static_cast<float>(
+            exp(log_scale[base + i * row + j] + log_scale[base + j * row + k] - best));
       }
       weights[tid] = w;
     }
@@ -208,9 +211,10 @@ __global__ void __launch_bounds__(kTileThreads)
 // Combines the k-split partial products of each span, rescales the cell to a largest value of 1
 // and records its log scale. One warp per span.
 template <bool kMax>
-__global__ void FinishKernel(const float* partial, int splits, int span_count, const double* span_offset,
-                             const int2* spans, const SentenceInfo* sentences, int width, int m,
-                             float* values, double* log_scale) {
+__global__ void FinishKernel(const float* partial, int splits, int span_count,
+                             const double* span_offset, const int2* spans,
+                             const SentenceInfo* sentences, int width, int m, float* values,
+                             double* log_scale) {
   const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   const int lane = threadIdx.x & 31;
   if (warp >= span_count) return;
@@ -338,7 +342,8 @@ class DenseInsideGpuImpl final : public DenseInsideGpu {
 
  private:
   Status RunBatch(const std::vector<std::vector<int>>& sentences, const std::vector<int>& batch,
-                  bool viterbi, std::vector<double>* log_probs, std::vector<DenseGpuChart>* charts) {
+                  bool viterbi, std::vector<double>* log_probs,
+                  std::vector<DenseGpuChart>* charts) {
     const int count = static_cast<int>(batch.size());
     std::vector<SentenceInfo> info(count);
     std::vector<int> words;
@@ -383,10 +388,10 @@ class DenseInsideGpuImpl final : public DenseInsideGpu {
     CKY_RETURN_IF_ERROR(results_.Reserve(count));
     CKY_CUDA_TRY(cudaMemcpy(sentences_.data, info.data(), count * sizeof(SentenceInfo),
                             cudaMemcpyHostToDevice));
-    CKY_CUDA_TRY(cudaMemcpy(words_.data, words.data(), words.size() * sizeof(int),
-                            cudaMemcpyHostToDevice));
-    CKY_CUDA_TRY(cudaMemcpy(spans_.data, spans.data(), spans.size() * sizeof(int2),
-                            cudaMemcpyHostToDevice));
+    CKY_CUDA_TRY(
+        cudaMemcpy(words_.data, words.data(), words.size() * sizeof(int), cudaMemcpyHostToDevice));
+    CKY_CUDA_TRY(
+        cudaMemcpy(spans_.data, spans.data(), spans.size() * sizeof(int2), cudaMemcpyHostToDevice));
     CKY_CUDA_TRY(cudaMemset(values_.data, 0, static_cast<size_t>(cells) * m_ * sizeof(float)));
 
     {
@@ -410,12 +415,12 @@ class DenseInsideGpuImpl final : public DenseInsideGpu {
       }
     }
     SentenceLogProbKernel<<<(count + 127) / 128, 128>>>(sentences_.data, count, m_, values_.data,
-                                                       log_scale_.data, results_.data);
+                                                        log_scale_.data, results_.data);
     CKY_CUDA_TRY(cudaGetLastError());
     ++stats_.kernel_launches;
     std::vector<double> results(count);
-    CKY_CUDA_TRY(cudaMemcpy(results.data(), results_.data, count * sizeof(double),
-                            cudaMemcpyDeviceToHost));
+    CKY_CUDA_TRY(
+        cudaMemcpy(results.data(), results_.data, count * sizeof(double), cudaMemcpyDeviceToHost));
     for (int s = 0; s < count; ++s) (*log_probs)[batch[s]] = results[s];
     if (charts) {
       std::vector<float> values(static_cast<size_t>(cells) * m_);
@@ -478,10 +483,9 @@ class DenseInsideGpuImpl final : public DenseInsideGpu {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<DenseInsideGpu>> DenseInsideGpu::Create(int num_nonterminals,
-                                                                 int vocabulary_size,
-                                                                 const std::vector<float>& rules,
-                                                                 const std::vector<float>& terminals) {
+StatusOr<std::unique_ptr<DenseInsideGpu>> DenseInsideGpu::Create(
+    int num_nonterminals, int vocabulary_size, const std::vector<float>& rules,
+    const std::vector<float>& terminals) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     cudaGetLastError();

@@ -29,8 +29,8 @@ struct DenseGpuChart {
 };
 
 struct DenseGpuStats {
-  double seconds = 0;       // wall time of the last call, transfers included
-  long levels = 0;          // span widths processed (summed over batches)
+  double seconds = 0;  // wall time of the last call, transfers included
+  long levels = 0;     // span widths processed (summed over batches)
   long kernel_launches = 0;
   long batches = 0;
 };

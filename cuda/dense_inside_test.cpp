@@ -64,9 +64,9 @@ void ExpectGpuMatchesReference(const DensePcfg& g, const std::vector<std::vector
               .SentenceLogProb();
       const double error = RelativeError(log_probs[s], reference);
       largest_error = std::max(largest_error, error);
-      EXPECT_LE(error, kRelativeTolerance) << (viterbi ? "max" : "sum") << " sentence " << s
-                                           << " length " << sentences[s].size() << ": "
-                                           << log_probs[s] << " vs reference " << reference;
+      EXPECT_LE(error, kRelativeTolerance)
+          << (viterbi ? "max" : "sum") << " sentence " << s << " length " << sentences[s].size()
+          << ": " << log_probs[s] << " vs reference " << reference;
       if (viterbi) {
         std::vector<std::string> words;
         for (int id : sentences[s]) words.push_back(g.words[id]);
@@ -93,16 +93,19 @@ class DenseInsideGpuTest : public ::testing::Test {
 TEST_F(DenseInsideGpuTest, MatchesTheReferenceForLengths1To60) {
   DensePcfg g = TestGrammar(8, 11, 40);
   std::vector<std::vector<int>> sentences;
-  for (int length = 60; length >= 1; --length) sentences.push_back(RandomSentence(g, length, length));
+  for (int length = 60; length >= 1; --length)
+    sentences.push_back(RandomSentence(g, length, length));
   sentences.push_back({});  // an empty line in the middle of a batch
-  for (int length = 1; length <= 60; length += 7) sentences.push_back(RandomSentence(g, length, 999 + length));
+  for (int length = 1; length <= 60; length += 7)
+    sentences.push_back(RandomSentence(g, length, 999 + length));
   ExpectGpuMatchesReference(g, sentences);
 }
 
 TEST_F(DenseInsideGpuTest, MatchesTheReferenceWith32Nonterminals) {
   DensePcfg g = TestGrammar(32, 5, 100);
   std::vector<std::vector<int>> sentences;
-  for (int length : {1, 2, 3, 7, 19, 33, 60}) sentences.push_back(RandomSentence(g, length, length));
+  for (int length : {1, 2, 3, 7, 19, 33, 60})
+    sentences.push_back(RandomSentence(g, length, length));
   ExpectGpuMatchesReference(g, sentences);
 }
 

@@ -91,7 +91,8 @@ template <typename T>
 double SplitWeights(const DenseChart<T>& chart, int i, int k, std::vector<T>* weights) {
   double offset = kNegativeInfinity;
   for (int j = i + 1; j < k; ++j) {
-    offset = std::max(offset, chart.log_scale[chart.Cell(i, j)] + chart.log_scale[chart.Cell(j, k)]);
+    offset =
+        std::max(offset, chart.log_scale[chart.Cell(i, j)] + chart.log_scale[chart.Cell(j, k)]);
   }
   weights->assign(k - i - 1, T(0));
   if (offset == kNegativeInfinity) return offset;
@@ -138,10 +139,14 @@ const char* DenseAlgorithmName(DenseAlgorithm algorithm) {
 
 const char* DenseParallelismName(DenseParallelism parallelism) {
   switch (parallelism) {
-    case DenseParallelism::kSerial: return "serial";
-    case DenseParallelism::kOuter: return "(i) outer parallel";
-    case DenseParallelism::kInner: return "(ii) inner parallel";
-    case DenseParallelism::kBoth: return "(iii) both parallel";
+    case DenseParallelism::kSerial:
+      return "serial";
+    case DenseParallelism::kOuter:
+      return "(i) outer parallel";
+    case DenseParallelism::kInner:
+      return "(ii) inner parallel";
+    case DenseParallelism::kBoth:
+      return "(iii) both parallel";
   }
   return "?";
 }
@@ -192,9 +197,13 @@ struct DenseInsideCpu::Impl {
   std::vector<float> shared;  // cross-worker buffers of the inner / both variants
 
   Impl(const DensePcfg& g, int threads)
-      : m(g.num_nonterminals), rules(g.rules.begin(), g.rules.end()),
-        terminals(g.terminals.begin(), g.terminals.end()), pool(threads),
-        weights(pool.threads()), bc(pool.threads()), partial(pool.threads()) {
+      : m(g.num_nonterminals),
+        rules(g.rules.begin(), g.rules.end()),
+        terminals(g.terminals.begin(), g.terminals.end()),
+        pool(threads),
+        weights(pool.threads()),
+        bc(pool.threads()),
+        partial(pool.threads()) {
     for (auto& buffer : bc) buffer.assign(static_cast<size_t>(m) * m, 0.f);
     for (auto& buffer : partial) buffer.assign(static_cast<size_t>(m) * m, 0.f);
   }
@@ -230,7 +239,8 @@ struct DenseInsideCpu::Impl {
   template <bool kMax>
   void AccumulateBc(const DenseChart<float>& chart, const std::vector<float>& w, int i, int k,
                     int b0, int b1, float* bc_matrix) const {
-    std::fill(bc_matrix + static_cast<size_t>(b0) * m, bc_matrix + static_cast<size_t>(b1) * m, 0.f);
+    std::fill(bc_matrix + static_cast<size_t>(b0) * m, bc_matrix + static_cast<size_t>(b1) * m,
+              0.f);
     for (int j = i + 1; j < k; ++j) {
       const float* left = chart.CellValues(i, j);
       const float* right = chart.CellValues(j, k);
@@ -289,10 +299,12 @@ struct DenseInsideCpu::Impl {
     std::vector<double> offsets(n);
     for (int gap = 2; gap <= n; ++gap) {
       const int spans = n - gap + 1;
-      for (int i = 0; i < spans; ++i) offsets[i] = SplitWeights(*chart, i, i + gap, &span_weights[i]);
+      for (int i = 0; i < spans; ++i)
+        offsets[i] = SplitWeights(*chart, i, i + gap, &span_weights[i]);
       const int splits = gap - 1;
       if (parallelism == DenseParallelism::kSerial) {
-        for (int i = 0; i < spans; ++i) SpanSerial<kMax>(chart, span_weights[i], i, i + gap, algorithm, worker);
+        for (int i = 0; i < spans; ++i)
+          SpanSerial<kMax>(chart, span_weights[i], i, i + gap, algorithm, worker);
       } else if (parallelism == DenseParallelism::kOuter) {
         if (algorithm == DenseAlgorithm::kBaseline) {
           pool.ParallelFor(spans * m, [&](int item, int w) {
@@ -394,8 +406,8 @@ struct DenseInsideCpu::Impl {
 
 DenseInsideCpu::DenseInsideCpu(const DensePcfg& grammar, int num_threads)
     : impl_(std::make_unique<Impl>(
-          grammar, num_threads > 0 ? num_threads
-                                   : std::max(1u, std::thread::hardware_concurrency()))) {}
+          grammar,
+          num_threads > 0 ? num_threads : std::max(1u, std::thread::hardware_concurrency()))) {}
 
 DenseInsideCpu::~DenseInsideCpu() = default;
 
@@ -442,8 +454,8 @@ std::vector<double> DenseInsideCpu::SentenceLogProbsAcrossSentences(
 namespace {
 
 template <typename T>
-Tree BuildTree(const DensePcfg& g, const DenseChart<T>& chart, const std::vector<std::string>& words,
-               int i, int k, int a) {
+Tree BuildTree(const DensePcfg& g, const DenseChart<T>& chart,
+               const std::vector<std::string>& words, int i, int k, int a) {
   Tree node(DensePcfg::NonterminalName(a));
   node.score = chart.LogValue(i, k, a);
   if (k == i + 1) {

@@ -1,7 +1,7 @@
 // Inside (sum-product) and Viterbi (max-product) charts of dense PCFGs on the CPU, after Johnson
 // (2011): the baseline CKY loop order (his Figure 1), the factored algorithm (Figure 2: first
-// BC[b,c] = sum_j C[i,j,b] C[j,k,c] over the split points j, then C[i,k,a] = sum_bc R[a,b,c] BC[b,c]),
-// and their multi-core parallelisations. The GPU version is cuda/dense_inside.h.
+// BC[b,c] = sum_j C[i,j,b] C[j,k,c] over the split points j, then C[i,k,a] = sum_bc R[a,b,c]
+// BC[b,c]), and their multi-core parallelisations. The GPU version is cuda/dense_inside.h.
 //
 // Scaling: every chart cell keeps its own scale, C[i,k,a] = value(i,k,a) * exp(log_scale(i,k)),
 // with the largest value of a cell equal to 1, so sentences of any length neither underflow nor
@@ -29,8 +29,8 @@ enum class DenseSemiring { kSum, kMax };
 // A scaled chart over a sentence of n words: cells (i, k) with 0 <= i < k <= n.
 template <typename T>
 struct DenseChart {
-  int n = 0;  // sentence length
-  int m = 0;  // nonterminals
+  int n = 0;                      // sentence length
+  int m = 0;                      // nonterminals
   std::vector<T> values;          // value(i,k,a) at ((i * (n + 1)) + k) * m + a
   std::vector<double> log_scale;  // log_scale(i,k) at i * (n + 1) + k; -inf for an all-zero cell
 
@@ -101,9 +101,9 @@ class DenseInsideCpu {
 // The best tree of a Viterbi chart (DenseSemiring::kMax): labels "A<a>", the root is A0, leaves
 // are `words` (the sentence as written, so unknown words keep their spelling). Each node takes the
 // (split j, left b, right c) maximising log R[a,b,c] + log C[i,j,b] + log C[j,k,c], recomputed in
-// float64 from the chart; the first in increasing (j, b, c) order wins exact ties. Each node's score
-// is its chart log value; the root's is the best tree's log probability. Fails when the sentence is
-// empty or has no parse (a zero root cell).
+// float64 from the chart; the first in increasing (j, b, c) order wins exact ties. Each node's
+// score is its chart log value; the root's is the best tree's log probability. Fails when the
+// sentence is empty or has no parse (a zero root cell).
 template <typename T>
 StatusOr<Tree> DenseViterbiTree(const DensePcfg& grammar, const DenseChart<T>& viterbi_chart,
                                 const std::vector<int>& word_ids,

@@ -71,7 +71,8 @@ void ExpectVariantsMatchReference(const DensePcfg& g, const std::vector<int>& se
     const double reference = DenseInsideReference(g, sentence, semiring).SentenceLogProb();
     ASSERT_TRUE(std::isfinite(reference));
     for (const Variant& v : AllVariants()) {
-      const double value = cpu.Inside(sentence, semiring, v.algorithm, v.parallelism).SentenceLogProb();
+      const double value =
+          cpu.Inside(sentence, semiring, v.algorithm, v.parallelism).SentenceLogProb();
       const double error = RelativeError(value, reference);
       g_max_relative_error = std::max(g_max_relative_error, error);
       EXPECT_LE(error, kRelativeTolerance)
@@ -94,14 +95,16 @@ TEST(DenseInsideTest, EveryVariantMatchesTheReferenceForLengths1To60) {
 TEST(DenseInsideTest, EveryVariantMatchesTheReferenceWith32Nonterminals) {
   DensePcfg g = TestGrammar(32, 5, 100);
   DenseInsideCpu cpu(g, 2);
-  for (int length : {1, 2, 7, 40}) ExpectVariantsMatchReference(g, RandomSentence(g, length, length), cpu);
+  for (int length : {1, 2, 7, 40})
+    ExpectVariantsMatchReference(g, RandomSentence(g, length, length), cpu);
   std::printf("largest relative error vs the float64 reference: %.3g\n", g_max_relative_error);
 }
 
 TEST(DenseInsideTest, OddNonterminalCountsWork) {
   DensePcfg g = TestGrammar(13, 9, 20);
   DenseInsideCpu cpu(g, 4);
-  for (int length : {1, 2, 3, 25}) ExpectVariantsMatchReference(g, RandomSentence(g, length, length), cpu);
+  for (int length : {1, 2, 3, 25})
+    ExpectVariantsMatchReference(g, RandomSentence(g, length, length), cpu);
 }
 
 TEST(DenseInsideTest, ScalingKeepsLongSentencesFromUnderflowing) {
@@ -112,9 +115,9 @@ TEST(DenseInsideTest, ScalingKeepsLongSentencesFromUnderflowing) {
   ASSERT_TRUE(std::isfinite(reference));
   EXPECT_LT(reference, -800);
   DenseInsideCpu cpu(g, 2);
-  const double factored = cpu.Inside(sentence, DenseSemiring::kSum, DenseAlgorithm::kFactored,
-                                     DenseParallelism::kOuter)
-                              .SentenceLogProb();
+  const double factored =
+      cpu.Inside(sentence, DenseSemiring::kSum, DenseAlgorithm::kFactored, DenseParallelism::kOuter)
+          .SentenceLogProb();
   EXPECT_LE(RelativeError(factored, reference), kRelativeTolerance);
 }
 
@@ -139,8 +142,9 @@ TEST(DenseInsideTest, AcrossSentencesMatchesTheReferenceInOrder) {
 }
 
 // All trees over words [i, k) with root label a, with their probabilities (brute force).
-void Enumerate(const DensePcfg& g, const std::vector<int>& ids, const std::vector<std::string>& words,
-               int i, int k, int a, std::vector<std::pair<Tree, double>>* out) {
+void Enumerate(const DensePcfg& g, const std::vector<int>& ids,
+               const std::vector<std::string>& words, int i, int k, int a,
+               std::vector<std::pair<Tree, double>>* out) {
   const std::string label = DensePcfg::NonterminalName(a);
   if (k == i + 1) {
     out->push_back({Tree(label, {Tree(words[i])}), g.Terminal(ids[i], a)});
@@ -155,7 +159,8 @@ void Enumerate(const DensePcfg& g, const std::vector<int>& ids, const std::vecto
         Enumerate(g, ids, words, j, k, c, &right);
         for (const auto& [left_tree, left_p] : left) {
           for (const auto& [right_tree, right_p] : right) {
-            out->push_back({Tree(label, {left_tree, right_tree}), g.Rule(a, b, c) * left_p * right_p});
+            out->push_back(
+                {Tree(label, {left_tree, right_tree}), g.Rule(a, b, c) * left_p * right_p});
           }
         }
       }
@@ -201,7 +206,8 @@ TEST(DenseInsideTest, SumAndBestTreeEqualBruteForceEnumeration) {
         EXPECT_EQ(Leaves(*tree), words);
         if (unique) EXPECT_EQ(ToBracketString(*tree), ToBracketString(trees[best].first));
         for (const Variant& v : AllVariants()) {
-          const DenseChart<float> fast = cpu.Inside(ids, DenseSemiring::kMax, v.algorithm, v.parallelism);
+          const DenseChart<float> fast =
+              cpu.Inside(ids, DenseSemiring::kMax, v.algorithm, v.parallelism);
           StatusOr<Tree> fast_tree = DenseViterbiTree(g, fast, ids, words);
           ASSERT_TRUE(fast_tree.ok());
           EXPECT_NEAR(TreeLogProb(g, *fast_tree), best_log, kRelativeTolerance * std::abs(best_log))
@@ -229,7 +235,8 @@ TEST(DenseInsideTest, FloatViterbiTreesReachTheBestScoreOnLongerSentences) {
     StatusOr<Tree> reference =
         DenseViterbiTree(g, DenseInsideReference(g, ids, DenseSemiring::kMax), ids, words);
     StatusOr<Tree> fast = DenseViterbiTree(
-        g, cpu.Inside(ids, DenseSemiring::kMax, DenseAlgorithm::kFactored, DenseParallelism::kOuter),
+        g,
+        cpu.Inside(ids, DenseSemiring::kMax, DenseAlgorithm::kFactored, DenseParallelism::kOuter),
         ids, words);
     ASSERT_TRUE(reference.ok() && fast.ok());
     EXPECT_EQ(Leaves(*fast), words);

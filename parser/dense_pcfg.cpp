@@ -40,7 +40,8 @@ Status ValidateDensePcfg(const DensePcfg& g) {
     return Status::Error("the terminal table is not vocabulary x m");
   }
   for (double p : g.rules) {
-    if (!std::isfinite(p) || p < 0 || p > 1) return Status::Error("a rule probability is not in [0, 1]");
+    if (!std::isfinite(p) || p < 0 || p > 1)
+      return Status::Error("a rule probability is not in [0, 1]");
   }
   for (double p : g.terminals) {
     if (!std::isfinite(p) || p < 0 || p > 1) {
@@ -256,8 +257,8 @@ Status WriteDensePcfgText(const DensePcfg& g, const std::string& path) {
     std::snprintf(number, sizeof(number), "%.17g", p);
     return std::string(number);
   };
-  out += "# dense PCFG: " + std::to_string(m) + " nonterminals, " +
-         std::to_string(g.words.size()) + " words; A0 is the start symbol\n";
+  out += "# dense PCFG: " + std::to_string(m) + " nonterminals, " + std::to_string(g.words.size()) +
+         " words; A0 is the start symbol\n";
   out += "dense-pcfg " + std::to_string(m) + "\n";
   out += "unknown " + g.words[g.unknown_word] + "\n";
   for (const std::string& word : g.words) out += "word " + word + "\n";
@@ -311,7 +312,8 @@ Status WriteDensePcfgAsBerkeley(const DensePcfg& g, const std::string& prefix) {
     for (int b = 0; b < m; ++b) {
       for (int c = 0; c < m; ++c) {
         const double p = g.Rule(a, b, c);
-        if (p > 0) grammar += state(a) + " -> " + state(b) + " " + state(c) + " " + probability(p) + "\n";
+        if (p > 0)
+          grammar += state(a) + " -> " + state(b) + " " + state(c) + " " + probability(p) + "\n";
       }
     }
   }
@@ -322,7 +324,8 @@ Status WriteDensePcfgAsBerkeley(const DensePcfg& g, const std::string& prefix) {
   for (int w = 0; w < g.vocabulary_size(); ++w) {
     for (int a = 0; a < m; ++a) {
       const double p = g.Terminal(w, a);
-      if (p > 0) lexicon += DensePcfg::NonterminalName(a) + " " + g.words[w] + " [" + probability(p) + "]\n";
+      if (p > 0)
+        lexicon += DensePcfg::NonterminalName(a) + " " + g.words[w] + " [" + probability(p) + "]\n";
     }
   }
   std::string splits;
@@ -335,8 +338,8 @@ Status WriteDensePcfgAsBerkeley(const DensePcfg& g, const std::string& prefix) {
   return WriteStringToFile(prefix + ".words", words);
 }
 
-std::vector<std::string> BuildDenseVocabulary(const std::vector<std::vector<std::string>>& sentences,
-                                              int min_count) {
+std::vector<std::string> BuildDenseVocabulary(
+    const std::vector<std::vector<std::string>>& sentences, int min_count) {
   std::unordered_map<std::string, int> counts;
   std::vector<std::string> order;
   for (const auto& sentence : sentences) {
@@ -379,7 +382,8 @@ DensePcfg GenerateDensePcfg(const DenseGeneratorOptions& options,
     double* row = g.rules.data() + static_cast<size_t>(a) * m * m;
     double total = 0;
     for (size_t bc = 0; bc < static_cast<size_t>(m) * m; ++bc) total += row[bc] = weight();
-    for (size_t bc = 0; bc < static_cast<size_t>(m) * m; ++bc) row[bc] *= options.binary_mass / total;
+    for (size_t bc = 0; bc < static_cast<size_t>(m) * m; ++bc)
+      row[bc] *= options.binary_mass / total;
   }
   std::vector<double> column(vocabulary_size);
   for (int a = 0; a < m; ++a) {

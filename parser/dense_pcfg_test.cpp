@@ -121,7 +121,8 @@ TEST(DensePcfgTest, TextErrorsNameFileAndLine) {
   const std::string path = TempPath("bad.txt");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"dense-pcfg 2\nunknown U\nbinary 0 2 1 0.5\n", ":3: nonterminal index"},
-      {"dense-pcfg 2\nunknown U\nbinary 0 1 1 0.5\nbinary 0 1 1 0.5\n", ":4: binary rule given twice"},
+      {"dense-pcfg 2\nunknown U\nbinary 0 1 1 0.5\nbinary 0 1 1 0.5\n",
+       ":4: binary rule given twice"},
       {"binary 0 0 0 0.1\n", ":1: expected 'dense-pcfg M'"},
       {"dense-pcfg 2\nunknown U\nlexical 0 w 1.5\n", ":3: probability not in [0, 1]"},
       {"dense-pcfg 2\nunknown U\nfoo\n", ":3: unknown statement 'foo'"},
