@@ -19,5 +19,6 @@ void AddTokenizeCommand(CLI::App& app);
 void AddRecognizeCommand(CLI::App& app);
 void AddRandomGrammarCommand(CLI::App& app);
 void AddRandomStringsCommand(CLI::App& app);
+void AddInsideCommand(CLI::App& app);
 
 }  // namespace cky::apps

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   cky::apps::AddRecognizeCommand(app);
   cky::apps::AddRandomGrammarCommand(app);
   cky::apps::AddRandomStringsCommand(app);
+  cky::apps::AddInsideCommand(app);
 
   try {
     app.parse(argc, argv);
