@@ -1,0 +1,88 @@
+// Membership and Viterbi parsing must agree: the boolean projection of a Berkeley grammar
+// recognises a sentence exactly when the Viterbi parser finds a tree for it. Uses wsj_0 (DumpGrammar
+// export in ../shared; skips without it) and sentences of known words, for which the projection's
+// terminal mapping (a word may take every tag it has a lexicon row for) is the lexicon's.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "grammar_io/berkeley_model.h"
+#include "lexicon/lexicon.h"
+#include "parser/cnf_grammar.h"
+#include "parser/cyk_recognizer.h"
+#include "parser/parser.h"
+
+namespace cky {
+namespace {
+
+std::string SharedDir() {
+  const char* env = std::getenv("CKY_SHARED_DIR");
+  return env ? env : "../shared";
+}
+
+TEST(MembershipViterbiTest, RecognisedExactlyWhenAParseExists) {
+  const std::string prefix = SharedDir() + "/grammars/wsj-projected/wsj_0.gr";
+  if (!std::filesystem::exists(prefix + ".binary")) GTEST_SKIP() << prefix << " not found";
+  LoadOptions load;
+  load.use_cache = false;
+  auto model = LoadBerkeleyModel(prefix, load);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto lexicon = Lexicon::Build(*model);
+  ASSERT_TRUE(lexicon.ok());
+  // No retry with the widened lexicon: the projection knows only the rows.
+  Parser parser(model->grammar, *lexicon, MakeCpuBackend(model->grammar, 0),
+                {.retry_with_wider_lexicon = false});
+  const CnfGrammar cnf = ProjectBerkeleyModel(*model);
+
+  std::vector<std::vector<std::string>> sentences;
+  for (const char* name : {"small_sm2", "gum_sm3"}) {
+    std::ifstream in(SharedDir() + "/grammars/reference/" + name + "/sentences.txt");
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream words(line);
+      std::vector<std::string> sentence;
+      bool known = true;
+      for (std::string w; words >> w;) {
+        known = known && lexicon->IsKnown(w);
+        sentence.push_back(w);
+      }
+      if (known && !sentence.empty() && sentence.size() <= 25) sentences.push_back(sentence);
+    }
+  }
+  // Short word salads: from the whole vocabulary (nearly always parsable with this permissive
+  // grammar) and from closed-class words with few tags (often not).
+  std::vector<std::string> vocabulary;
+  for (const LexiconRow& row : model->lexicon) {
+    if (row.word.rfind("UNK", 0) != 0) vocabulary.push_back(row.word);
+  }
+  const std::vector<std::string> closed_class = {"the", ",", ".", "of", "-LRB-", "''", "to", "a"};
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 300; ++i) {
+    const auto& words = i % 2 ? vocabulary : closed_class;
+    std::vector<std::string> sentence(1 + rng() % 5);
+    for (auto& w : sentence) w = words[rng() % words.size()];
+    sentences.push_back(sentence);
+  }
+
+  std::vector<ParseOutcome> outcomes = parser.Parse(sentences);
+  int parsed = 0, unparsed = 0;
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    std::string text;
+    for (const auto& w : sentences[i]) text += w + " ";
+    const std::vector<int32_t> terminals = cnf.Tokenize(text);
+    const bool recognised = RecognizeReference(cnf, terminals);
+    const bool has_parse = outcomes[i].status == ParseStatus::kOk;
+    EXPECT_EQ(recognised, has_parse) << text;
+    (has_parse ? parsed : unparsed)++;
+  }
+  std::printf("[wsj_0] %zu sentences: %d with a parse, %d without; membership agrees on each\n",
+              sentences.size(), parsed, unparsed);
+  EXPECT_GT(parsed, 20);
+  EXPECT_GT(unparsed, 0);
+}
+
+}  // namespace
+}  // namespace cky
