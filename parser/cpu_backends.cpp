@@ -17,7 +17,9 @@ ParseOutcome ParseWithChart(const Grammar& grammar, const SentenceInput& sentenc
     outcome.message = "no parse";
     return outcome;
   }
-  auto tree = ExtractViterbiTree(grammar, chart, sentence.words);
+  ExtractionOptions options;
+  options.lexical = &sentence.lexical;
+  auto tree = ExtractViterbiTree(grammar, chart, sentence.words, options);
   if (!tree.ok()) {
     outcome.status = ParseStatus::kFailed;
     outcome.message = tree.status().message();

@@ -12,8 +12,9 @@ std::string NodeLabel(const Grammar& g, int32_t state) {
 class Extractor {
  public:
   Extractor(const Grammar& g, const Chart& chart, const std::vector<std::string>& words,
-            double tolerance)
-      : g_(g), chart_(chart), words_(words), tolerance_(tolerance) {}
+            const ExtractionOptions& options)
+      : g_(g), chart_(chart), words_(words), tolerance_(options.tolerance),
+        lexical_(options.lexical) {}
 
   StatusOr<Tree> Extract(int32_t state, int32_t start, int32_t end) {
     const double best = chart_.score(start, end, state);
@@ -37,7 +38,7 @@ class Extractor {
           tag = child;
         }
       }
-      if (tag < 0) return Fail(state, start, end);
+      if (tag < 0) return OneWordWithoutTag(std::move(node), state, start);
       Tree preterminal(NodeLabel(g_, tag));
       preterminal.score = chart_.score(start, end, tag);
       preterminal.children.emplace_back(words_[start]);
@@ -60,6 +61,13 @@ class Extractor {
         }
       }
     }
+    return ExtractUnary(std::move(node), state, start, end);
+  }
+
+ private:
+  // A node whose chart score a closed unary over a child's chart score reproduces.
+  StatusOr<Tree> ExtractUnary(Tree node, int32_t state, int32_t start, int32_t end) {
+    const double best = chart_.score(start, end, state);
     for (int32_t u = g_.unary_parent_begin[state]; u < g_.unary_parent_begin[state + 1]; ++u) {
       const int32_t child = g_.unary_child[u];
       const double score = g_.unary_log_prob[u] + chart_.score(start, end, child);
@@ -75,7 +83,19 @@ class Extractor {
     return Fail(state, start, end);
   }
 
- private:
+  // A phrasal state over one word with no unary to a POS tag: a preterminal itself when its own
+  // lexical score is its chart score, else a unary to another phrasal state.
+  StatusOr<Tree> OneWordWithoutTag(Tree node, int32_t state, int32_t start) {
+    if (lexical_ != nullptr) {
+      const double own = lexical_->word(start)[state];
+      if (own > kNegInf && ScoresMatch(own, chart_.score(start, start + 1, state), tolerance_)) {
+        node.children.emplace_back(words_[start]);
+        return node;
+      }
+    }
+    return ExtractUnary(std::move(node), state, start, start + 1);
+  }
+
   // Chains of matched unaries are short in practice; the bound guards against cycles of
   // zero-cost unaries in hand-made grammars.
   static constexpr int kMaxUnaryChain = 64;
@@ -89,6 +109,7 @@ class Extractor {
   const Chart& chart_;
   const std::vector<std::string>& words_;
   double tolerance_;
+  const LexicalScores* lexical_;
   int unary_depth_ = 0;
 };
 
@@ -106,7 +127,7 @@ StatusOr<Tree> ExtractViterbiTree(const Grammar& grammar, const Chart& chart,
     return Status::Error("chart and sentence lengths differ");
   }
   if (!(chart.score(0, n, Grammar::kRootState) > kNegInf)) return Status::Error("no parse");
-  Extractor extractor(grammar, chart, words, options.tolerance);
+  Extractor extractor(grammar, chart, words, options);
   return extractor.Extract(Grammar::kRootState, 0, n);
 }
 

@@ -5,7 +5,7 @@
 // chart scores reproduces the node's chart score, within a relative tolerance. Berkeley's order,
 // which decides exact ties: binary rules before unaries; binaries by split point, then rule order;
 // on one-word spans a phrasal state goes by its best unary straight to a POS tag (the last of equal
-// candidates wins). Unaries are matched against the child's chart score (after its unary layer), so
+// candidates wins; see ExtractionOptions::lexical for grammars where that finds none). Unaries are matched against the child's chart score (after its unary layer), so
 // a closed unary can be followed by another, as in Berkeley's output.
 //
 // Trees come out binarized and annotated: labels are Berkeley's "SYMBOL-substate" ("@NP-3"),
@@ -28,6 +28,11 @@ bool ScoresMatch(double x, double y, double tolerance);
 
 struct ExtractionOptions {
   double tolerance = 1e-5;  // Berkeley's
+  // The sentence's lexical scores. Needed only for grammars whose phrasal symbols also rewrite to
+  // words (a dense PCFG written as a Berkeley grammar): where Berkeley's one-word rule finds no
+  // unary down to a POS tag, a phrasal state whose lexical score is its chart score becomes a
+  // preterminal, else a unary to a phrasal child is matched as on longer spans.
+  const LexicalScores* lexical = nullptr;
 };
 
 // The best tree rooted in ROOT_0 over the whole sentence. Fails when the root score is -infinity
