@@ -27,6 +27,7 @@
 
 #include "common/input_file.h"
 #include "cuda/device.h"
+#include "bench/gum_corpus.h"
 #include "parser/dense_inside.h"
 #include "parser/dense_pcfg.h"
 
@@ -41,63 +42,18 @@ double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
-// The words of every tree in a bracketed file: a leaf is a token not directly after "(".
-std::vector<std::vector<std::string>> TreebankLeaves(const std::string& text) {
-  std::vector<std::vector<std::string>> sentences;
-  std::vector<std::string> words;
-  int depth = 0;
-  bool after_open = false;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    const char ch = text[pos];
-    if (std::isspace(static_cast<unsigned char>(ch))) {
-      ++pos;
-    } else if (ch == '(') {
-      ++depth;
-      after_open = true;
-      ++pos;
-    } else if (ch == ')') {
-      if (--depth == 0 && !words.empty()) {
-        sentences.push_back(std::move(words));
-        words.clear();
-      }
-      after_open = false;
-      ++pos;
-    } else {
-      const size_t end = text.find_first_of("() \t\r\n", pos);
-      std::string token = text.substr(pos, end - pos);
-      if (!after_open) words.push_back(std::move(token));
-      after_open = false;
-      pos = end;
-    }
-  }
-  return sentences;
-}
-
 // GUM's test documents (splits.md, section "test"), reddit files excluded (their words are masked).
 std::vector<std::vector<std::string>> GumTestSentences(const std::string& root) {
-  cky::StatusOr<std::string> splits = cky::ReadWholeFile(root + "/splits.md");
-  if (!splits.ok()) {
-    std::fprintf(stderr, "%s\n", splits.status().message().c_str());
+  const std::vector<std::string> documents = cky::bench::GumDocuments(root + "/splits.md", "test");
+  if (documents.empty()) {
+    std::fprintf(stderr, "no GUM test documents under %s\n", root.c_str());
     std::exit(1);
   }
-  std::istringstream lines(*splits);
   std::vector<std::vector<std::string>> sentences;
-  bool in_test = false;
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("## ", 0) == 0) in_test = line == "## test";
-    if (!in_test) continue;
-    const size_t star = line.find("* ");
-    if (star == std::string::npos) continue;
-    std::string doc = line.substr(star + 2);
-    while (!doc.empty() && std::isspace(static_cast<unsigned char>(doc.back()))) doc.pop_back();
-    if (doc.find("reddit") != std::string::npos) continue;
-    cky::StatusOr<std::string> text = cky::ReadWholeFile(root + "/const/" + doc + ".ptb");
-    if (!text.ok()) {
-      std::fprintf(stderr, "%s\n", text.status().message().c_str());
-      std::exit(1);
+  for (const std::string& doc : documents) {
+    for (auto& sentence : cky::bench::TreebankWords(root + "/const/" + doc + ".ptb")) {
+      sentences.push_back(std::move(sentence));
     }
-    for (auto& sentence : TreebankLeaves(*text)) sentences.push_back(std::move(sentence));
   }
   return sentences;
 }

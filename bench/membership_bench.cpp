@@ -22,6 +22,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bench/gum_corpus.h"
 #include "cuda/bpbc.h"
 #include "cuda/cyk_membership.h"
 #include "cuda/device.h"
@@ -34,46 +35,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-// The words of each tree in a bracketed (.ptb) file: atoms that do not follow '('.
-std::vector<std::vector<std::string>> ReadPtbLeaves(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  std::vector<std::vector<std::string>> sentences;
-  std::vector<std::string> words;
-  int depth = 0;
-  bool after_open = false;
-  for (size_t i = 0; i < text.size();) {
-    const char c = text[i];
-    if (c == '(') {
-      ++depth;
-      after_open = true;
-      ++i;
-    } else if (c == ')') {
-      --depth;
-      after_open = false;
-      ++i;
-      if (depth == 0 && !words.empty()) {
-        sentences.push_back(std::move(words));
-        words.clear();
-      }
-    } else if (std::isspace(static_cast<unsigned char>(c))) {
-      ++i;
-    } else {
-      size_t end = i;
-      while (end < text.size() && text[end] != '(' && text[end] != ')' &&
-             !std::isspace(static_cast<unsigned char>(text[end]))) {
-        ++end;
-      }
-      if (!after_open) words.push_back(text.substr(i, end - i));
-      after_open = false;
-      i = end;
-    }
-  }
-  return sentences;
 }
 
 void KimTable(const std::string& wsj0, const std::string& gum, int num_sentences, int max_length) {
@@ -96,7 +57,7 @@ void KimTable(const std::string& wsj0, const std::string& gum, int num_sentences
   // Evenly spaced over all sentences of the sorted files, so that every genre contributes.
   std::vector<std::vector<std::string>> all;
   for (const auto& f : files) {
-    for (auto& sentence : ReadPtbLeaves(f)) {
+    for (auto& sentence : cky::bench::TreebankWords(f)) {
       if (static_cast<int>(sentence.size()) <= max_length) all.push_back(std::move(sentence));
     }
   }

@@ -19,8 +19,7 @@
 //   (ROOT
 //     (S (NP (PRP I)) (VP (VBP do) (RB n't)) (. .)))
 //
-// Leaves are read with a minimal extractor (a token after a non-"(" token and before ")"); it is a
-// stand-in until the treebank reader (treebank/) is merged, which this tool should then use.
+// Trees are read with the treebank reader (bench/gum_corpus.h).
 //
 // Usage: tokenizer_gum [--gum DIR] [--split test|dev|train|test2] [--show-failures N]
 #include <CLI/CLI.hpp>
@@ -36,80 +35,14 @@
 #include <string>
 #include <vector>
 
+#include "bench/gum_corpus.h"
 #include "text/tokenizer.h"
 
 namespace {
 
-struct Leaf {
-  std::string tag;
-  std::string word;
-};
+using Leaf = cky::bench::TaggedWord;
 using Sentence = std::vector<Leaf>;
 
-// The names of the documents in the "## <section>" section of GUM's splits.md (test, dev, train,
-// test2), without reddit ones.
-std::vector<std::string> SplitDocuments(const std::string& splits_path,
-                                        const std::string& section) {
-  std::ifstream in(splits_path);
-  std::vector<std::string> documents;
-  std::string line;
-  bool in_test = false;
-  while (std::getline(in, line)) {
-    if (line.rfind("## ", 0) == 0) {
-      in_test = line == "## " + section;
-      continue;
-    }
-    size_t star = line.find("* ");
-    if (!in_test || star == std::string::npos) continue;
-    std::string name = line.substr(star + 2);
-    while (!name.empty() && isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
-    if (name.find("reddit") == std::string::npos) documents.push_back(name);
-  }
-  return documents;
-}
-
-// The leaves of each tree in a bracketed file: a token that follows a non-"(" token (its tag) and
-// precedes ")". A tree ends when the brackets balance.
-std::vector<Sentence> ReadLeaves(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  std::vector<Sentence> sentences;
-  Sentence current;
-  int depth = 0;
-  std::string previous;  // the previous token ("(" or ")" or an atom)
-  size_t i = 0;
-  while (i < text.size()) {
-    char c = text[i];
-    if (isspace(static_cast<unsigned char>(c))) {
-      ++i;
-    } else if (c == '(' || c == ')') {
-      depth += c == '(' ? 1 : -1;
-      previous = std::string(1, c);
-      ++i;
-      if (depth == 0 && !current.empty()) {
-        sentences.push_back(std::move(current));
-        current.clear();
-      }
-    } else {
-      size_t end = i;
-      while (end < text.size() && !isspace(static_cast<unsigned char>(text[end])) &&
-             text[end] != '(' && text[end] != ')') {
-        ++end;
-      }
-      std::string atom = text.substr(i, end - i);
-      size_t next = end;
-      while (next < text.size() && isspace(static_cast<unsigned char>(text[next]))) ++next;
-      if (previous != "(" && previous != ")" && next < text.size() && text[next] == ')') {
-        current.push_back({previous, atom});
-      }
-      previous = atom;
-      i = end;
-    }
-  }
-  return sentences;
-}
 
 bool StartsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
@@ -251,7 +184,7 @@ int main(int argc, char** argv) {
         return 1;
       }
       out << "# " << document << "\n";
-      for (const Sentence& sentence : ReadLeaves(path)) {
+      for (const Sentence& sentence : cky::bench::TreebankTaggedWords(path)) {
         std::vector<std::string> gold;
         for (const Leaf& leaf : sentence) gold.push_back(Canonical(leaf.tag, leaf.word));
         out << Detokenize(sentence) << "\t" << Join(gold) << "\n";
@@ -260,7 +193,7 @@ int main(int argc, char** argv) {
     return out ? 0 : 1;
   }
 
-  std::vector<std::string> documents = SplitDocuments(gum + "/splits.md", split);
+  std::vector<std::string> documents = cky::bench::GumDocuments(gum + "/splits.md", split);
   if (documents.empty()) {
     std::cerr << "no " << split << " documents found in " << gum << "/splits.md\n";
     return 1;
@@ -272,7 +205,7 @@ int main(int argc, char** argv) {
       std::cerr << "missing " << path << "\n";
       return 1;
     }
-    corpus.push_back(ReadLeaves(path));
+    corpus.push_back(cky::bench::TreebankTaggedWords(path));
   }
 
   std::printf("GUM %s documents: %zu (reddit skipped)\n\n", split.c_str(), documents.size());
