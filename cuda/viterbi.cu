@@ -1,0 +1,813 @@
+// CUDA Viterbi CKY: public API (DeviceViterbi), then dispatch (one launch sequence per batch),
+// then the kernels, numbered variants in one file. cuda/viterbi.h describes each variant.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cuda/viterbi.h"
+
+namespace cky::cuda {
+namespace {
+
+constexpr int kThreads = 256;  // block size of every binary kernel; also the virtual-parent size
+constexpr float kNegInfF = -std::numeric_limits<float>::infinity();
+
+// ---------------------------------------------------------------------------------------------
+// Device helpers
+
+// Cell index within one sentence's chart, parser/chart.h's layout (span length, then start).
+__device__ __forceinline__ int CellIndex(int n, int start, int end) {
+  const int span = end - start;
+  return (span - 1) * (2 * n - span + 2) / 2 + start;
+}
+
+// Float atomic max by the sign trick: for v >= 0 the IEEE bits order like signed ints, for v < 0
+// they order in reverse like unsigned ints, so one native atomic suffices (no CAS loop). -0.0 is
+// made +0.0 first (-0.0 has the sign bit but must order as zero). Works on global and shared memory.
+__device__ __forceinline__ void AtomicMaxFloat(float* address, float value) {
+  value = __fadd_rn(value, 0.0f);
+  if (value >= 0.0f) {
+    atomicMax(reinterpret_cast<int*>(address), __float_as_int(value));
+  } else {
+    atomicMin(reinterpret_cast<unsigned int*>(address), __float_as_uint(value));
+  }
+}
+
+// One cell of one span length: which sentence (its first cell in the batch, its length), where.
+struct CellItem {
+  int base;   // batch-wide index of the sentence's first cell
+  int n;      // sentence length
+  int start;  // start of the cell's span
+  int word;   // batch-wide index of the sentence's first word (lexical rows)
+};
+
+struct LevelArgs {
+  const float* chart;  // post-unary scores, [cell][state]
+  float* pre;          // binary (or lexical) maxima of the current span length, [cell][state]
+  const CellItem* items;
+  int item_offset;  // first item of this launch
+  int span;         // span length being computed
+  int num_states;
+};
+
+__global__ void FillKernel(float* data, size_t count, float value) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
+       i += size_t(gridDim.x) * blockDim.x)
+    data[i] = value;
+}
+
+// Span length 1: pre = lexical scores.
+__global__ void LexicalKernel(LevelArgs a, const float* lexical) {
+  const CellItem it = a.items[a.item_offset + blockIdx.x];
+  const size_t cell = size_t(it.base) + CellIndex(it.n, it.start, it.start + 1);
+  const float* row = lexical + size_t(it.word + it.start) * a.num_states;
+  for (int s = threadIdx.x; s < a.num_states; s += blockDim.x) a.pre[cell * a.num_states + s] = row[s];
+}
+
+// The unary layer of one span length, and the cell's symbol presence flags.
+__global__ void UnaryKernel(LevelArgs a, float* chart, const int* __restrict__ unary_begin,
+                            const int* __restrict__ unary_child, const float* __restrict__ unary_w,
+                            const int* __restrict__ state_symbol, unsigned char* present,
+                            int num_symbols) {
+  const CellItem it = a.items[a.item_offset + blockIdx.x];
+  const size_t cell = size_t(it.base) + CellIndex(it.n, it.start, it.start + a.span);
+  const float* pre = a.pre + cell * a.num_states;
+  float* out = chart + cell * a.num_states;
+  for (int s = threadIdx.x; s < a.num_states; s += blockDim.x) {
+    float best = pre[s];
+    const int end = __ldg(unary_begin + s + 1);
+    for (int u = __ldg(unary_begin + s); u < end; ++u)
+      best = fmaxf(best, __ldg(unary_w + u) + pre[__ldg(unary_child + u)]);
+    out[s] = best;
+    if (best > kNegInfF) present[cell * num_symbols + __ldg(state_symbol + s)] = 1;
+  }
+}
+
+// Best over split points of (rule + left) + right, the reference's order of additions.
+__device__ __forceinline__ float RuleOverSplits(const LevelArgs& a, const CellItem& it, int left,
+                                                int right, float w) {
+  const int end = it.start + a.span;
+  float best = kNegInfF;
+  for (int k = it.start + 1; k < end; ++k) {
+    const size_t lc = size_t(it.base) + CellIndex(it.n, it.start, k);
+    const size_t rc = size_t(it.base) + CellIndex(it.n, k, end);
+    best = fmaxf(best, (w + a.chart[lc * a.num_states + left]) + a.chart[rc * a.num_states + right]);
+  }
+  return best;
+}
+
+__device__ __forceinline__ size_t TargetCell(const LevelArgs& a, const CellItem& it) {
+  return size_t(it.base) + CellIndex(it.n, it.start, it.start + a.span);
+}
+
+struct RuleArrays {
+  const int* parent;
+  const int* left;
+  const int* right;
+  const float* w;
+  int count;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Kernel 1: thread-based mapping, global atomics. grid = (cells, rule chunks).
+__global__ void ThreadAtomicGlobalKernel(LevelArgs a, RuleArrays rules) {
+  const int r = blockIdx.y * blockDim.x + threadIdx.x;
+  if (r >= rules.count) return;
+  const CellItem it = a.items[a.item_offset + blockIdx.x];
+  const float best = RuleOverSplits(a, it, __ldg(rules.left + r), __ldg(rules.right + r),
+                                    __ldg(rules.w + r));
+  if (best > kNegInfF)
+    AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + __ldg(rules.parent + r), best);
+}
+
+// Kernel 2: thread-based mapping, shared atomics over the chunk's parent range, then one global
+// atomic per parent. grid = (cells, rule chunks); dynamic shared = the widest parent range.
+__global__ void ThreadAtomicSharedKernel(LevelArgs a, RuleArrays rules,
+                                         const int* __restrict__ chunk_first_parent,
+                                         const int* __restrict__ chunk_parent_count) {
+  extern __shared__ float sh_pre[];
+  const int first = chunk_first_parent[blockIdx.y];
+  const int count = chunk_parent_count[blockIdx.y];
+  for (int i = threadIdx.x; i < count; i += blockDim.x) sh_pre[i] = kNegInfF;
+  __syncthreads();
+  const CellItem it = a.items[a.item_offset + blockIdx.x];
+  const int r = blockIdx.y * blockDim.x + threadIdx.x;
+  if (r < rules.count) {
+    const float best = RuleOverSplits(a, it, __ldg(rules.left + r), __ldg(rules.right + r),
+                                      __ldg(rules.w + r));
+    if (best > kNegInfF) AtomicMaxFloat(sh_pre + (__ldg(rules.parent + r) - first), best);
+  }
+  __syncthreads();
+  float* pre = a.pre + TargetCell(a, it) * a.num_states + first;
+  for (int i = threadIdx.x; i < count; i += blockDim.x)
+    if (sh_pre[i] > kNegInfF) AtomicMaxFloat(pre + i, sh_pre[i]);
+}
+
+struct VirtualParents {
+  const int* parent;
+  const int* begin;
+  const int* end;  // end - begin <= kThreads
+};
+
+// Kernel 3: block-based mapping (one block per virtual parent), shared atomic max.
+__global__ void BlockAtomicSharedKernel(LevelArgs a, RuleArrays rules, VirtualParents vp) {
+  __shared__ float sh_best;
+  if (threadIdx.x == 0) sh_best = kNegInfF;
+  __syncthreads();
+  const CellItem it = a.items[a.item_offset + blockIdx.x];
+  const int r = __ldg(vp.begin + blockIdx.y) + threadIdx.x;
+  if (r < __ldg(vp.end + blockIdx.y)) {
+    const float best = RuleOverSplits(a, it, __ldg(rules.left + r), __ldg(rules.right + r),
+                                      __ldg(rules.w + r));
+    if (best > kNegInfF) AtomicMaxFloat(&sh_best, best);
+  }
+  __syncthreads();
+  // Virtual parents of one parent merge here.
+  if (threadIdx.x == 0 && sh_best > kNegInfF)
+    AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + __ldg(vp.parent + blockIdx.y),
+                   sh_best);
+}
+
+// Tree-shaped max over the block (blockDim.x == kThreads) into sh[0].
+__device__ __forceinline__ void BlockTreeMax(float* sh) {
+  for (int stride = kThreads / 2; stride > 0; stride >>= 1) {
+    if (threadIdx.x < stride) sh[threadIdx.x] = fmaxf(sh[threadIdx.x], sh[threadIdx.x + stride]);
+    __syncthreads();
+  }
+}
+
+// Kernel 4: block-based mapping, tree-shaped parallel reduction (also kernel 6, spans in
+// sequence, which launches it once per start position).
+__global__ void BlockReduceKernel(LevelArgs a, RuleArrays rules, VirtualParents vp) {
+  __shared__ float sh[kThreads];
+  const CellItem it = a.items[a.item_offset + blockIdx.x];
+  const int r = __ldg(vp.begin + blockIdx.y) + threadIdx.x;
+  float best = kNegInfF;
+  if (r < __ldg(vp.end + blockIdx.y))
+    best = RuleOverSplits(a, it, __ldg(rules.left + r), __ldg(rules.right + r), __ldg(rules.w + r));
+  sh[threadIdx.x] = best;
+  __syncthreads();
+  BlockTreeMax(sh);
+  if (threadIdx.x == 0 && sh[0] > kNegInfF)
+    AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + __ldg(vp.parent + blockIdx.y), sh[0]);
+}
+
+// Kernel 5: block-reduce with each split's two child cells staged in shared memory
+// (sh_scores_L, sh_scores_R). Dynamic shared: 2 * num_states floats.
+__global__ void BlockReduceStagedKernel(LevelArgs a, RuleArrays rules, VirtualParents vp) {
+  extern __shared__ float sh_scores[];
+  float* sh_scores_L = sh_scores;
+  float* sh_scores_R = sh_scores + a.num_states;
+  __shared__ float sh[kThreads];
+  const CellItem it = a.items[a.item_offset + blockIdx.x];
+  const int r = __ldg(vp.begin + blockIdx.y) + threadIdx.x;
+  const bool has_rule = r < __ldg(vp.end + blockIdx.y);
+  int left = 0, right = 0;
+  float w = kNegInfF;
+  if (has_rule) {
+    left = __ldg(rules.left + r);
+    right = __ldg(rules.right + r);
+    w = __ldg(rules.w + r);
+  }
+  const int end = it.start + a.span;
+  float best = kNegInfF;
+  for (int k = it.start + 1; k < end; ++k) {
+    const float* lc = a.chart + (size_t(it.base) + CellIndex(it.n, it.start, k)) * a.num_states;
+    const float* rc = a.chart + (size_t(it.base) + CellIndex(it.n, k, end)) * a.num_states;
+    __syncthreads();
+    for (int s = threadIdx.x; s < a.num_states; s += blockDim.x) {
+      sh_scores_L[s] = lc[s];
+      sh_scores_R[s] = rc[s];
+    }
+    __syncthreads();
+    if (has_rule) best = fmaxf(best, (w + sh_scores_L[left]) + sh_scores_R[right]);
+  }
+  sh[threadIdx.x] = best;
+  __syncthreads();
+  BlockTreeMax(sh);
+  if (threadIdx.x == 0 && sh[0] > kNegInfF)
+    AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + __ldg(vp.parent + blockIdx.y), sh[0]);
+}
+
+// Kernel 7 (pair-fused-gG): per base child pair (B, C) and G cells of one span length.
+struct PairArrays {
+  const int4* info;      // per pair: B's first state, B's substates, C's first state, C's substates
+  const int2* symbols;   // per pair: B, C
+  const int* pl_begin;   // per pair: its parent states [pl_begin[p], pl_begin[p + 1])
+  const int* pl_parent;  // per parent-of-pair: the parent state
+  const int* pl_rule_begin;  // per parent-of-pair: its rules [.., ..) in key/w
+  const int* key;            // per rule: b * sC + c
+  const float* w;            // per rule: log-prob
+  const int* class_pairs;    // the pairs of this launch's size class
+};
+
+template <int G>
+__global__ void PairFusedKernel(LevelArgs a, PairArrays pairs, const unsigned char* present,
+                                int num_symbols, int num_items, int max_splits, int max_bc) {
+  extern __shared__ float shared[];
+  float* sh_best = shared;                                            // G * max_bc
+  int* sh_left = reinterpret_cast<int*>(sh_best + G * max_bc);        // G * max_splits
+  int* sh_right = sh_left + G * max_splits;                           // G * max_splits
+  __shared__ int sh_count[G];
+  __shared__ int sh_total;
+
+  const int pair = __ldg(pairs.class_pairs + blockIdx.y);
+  const int4 info = __ldg(pairs.info + pair);
+  const int2 sym = __ldg(pairs.symbols + pair);
+  const int bc = info.y * info.w;
+  const int splits = a.span - 1;
+  const int first_item = blockIdx.x * G;
+  if (threadIdx.x < G) sh_count[threadIdx.x] = 0;
+  if (threadIdx.x == 0) sh_total = 0;
+  __syncthreads();
+
+  // Split points where both child symbols are present (sparse-aware skipping).
+  for (int e = threadIdx.x; e < G * splits; e += blockDim.x) {
+    const int g = e / splits, k = e % splits;
+    if (first_item + g >= num_items) continue;
+    const CellItem it = a.items[a.item_offset + first_item + g];
+    const int mid = it.start + 1 + k;
+    const int lc = it.base + CellIndex(it.n, it.start, mid);
+    const int rc = it.base + CellIndex(it.n, mid, it.start + a.span);
+    if (present[size_t(lc) * num_symbols + sym.x] && present[size_t(rc) * num_symbols + sym.y]) {
+      const int slot = atomicAdd(&sh_count[g], 1);
+      sh_left[g * max_splits + slot] = lc;
+      sh_right[g * max_splits + slot] = rc;
+      atomicAdd(&sh_total, 1);
+    }
+  }
+  __syncthreads();
+  if (sh_total == 0) return;
+
+  // Max over split points per substate pair (b, c).
+  for (int e = threadIdx.x; e < G * bc; e += blockDim.x) {
+    const int g = e / bc, pc = e % bc;
+    const int b = pc / info.w, c = pc % info.w;
+    float best = kNegInfF;
+    const int count = sh_count[g];
+    for (int s = 0; s < count; ++s) {
+      const float l = a.chart[size_t(sh_left[g * max_splits + s]) * a.num_states + info.x + b];
+      const float r = a.chart[size_t(sh_right[g * max_splits + s]) * a.num_states + info.z + c];
+      best = fmaxf(best, l + r);
+    }
+    sh_best[g * max_bc + pc] = best;
+  }
+  __syncthreads();
+
+  // Rules: a warp per parent state of this pair, lanes over its rules, G cells at once.
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int pl_end = __ldg(pairs.pl_begin + pair + 1);
+  for (int pl = __ldg(pairs.pl_begin + pair) + warp; pl < pl_end; pl += blockDim.x / 32) {
+    float acc[G];
+#pragma unroll
+    for (int g = 0; g < G; ++g) acc[g] = kNegInfF;
+    const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
+    for (int r = __ldg(pairs.pl_rule_begin + pl) + lane; r < rule_end; r += 32) {
+      const int key = __ldg(pairs.key + r);
+      const float w = __ldg(pairs.w + r);
+#pragma unroll
+      for (int g = 0; g < G; ++g) acc[g] = fmaxf(acc[g], w + sh_best[g * max_bc + key]);
+    }
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+#pragma unroll
+      for (int offset = 16; offset > 0; offset >>= 1)
+        acc[g] = fmaxf(acc[g], __shfl_xor_sync(0xffffffffu, acc[g], offset));
+    }
+    if (lane < G) {
+      float mine = kNegInfF;
+#pragma unroll
+      for (int g = 0; g < G; ++g)
+        if (g == lane) mine = acc[g];
+      if (mine > kNegInfF && first_item + lane < num_items) {
+        const CellItem it = a.items[a.item_offset + first_item + lane];
+        AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + __ldg(pairs.pl_parent + pl),
+                       mine);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side
+
+enum class Variant {
+  kPairFused8,
+  kPairFused4,
+  kThreadAtomicGlobal,
+  kThreadAtomicShared,
+  kBlockAtomicShared,
+  kBlockReduce,
+  kBlockReduceStaged,
+  kBlockReduceSeq,
+};
+
+const std::vector<std::pair<std::string, Variant>>& Variants() {
+  static const std::vector<std::pair<std::string, Variant>> kVariants = {
+      {"pair-fused-g8", Variant::kPairFused8},
+      {"pair-fused-g4", Variant::kPairFused4},
+      {"thread-atomic-global", Variant::kThreadAtomicGlobal},
+      {"thread-atomic-shared", Variant::kThreadAtomicShared},
+      {"block-atomic-shared", Variant::kBlockAtomicShared},
+      {"block-reduce", Variant::kBlockReduce},
+      {"block-reduce-staged", Variant::kBlockReduceStaged},
+      {"block-reduce-seq", Variant::kBlockReduceSeq},
+  };
+  return kVariants;
+}
+
+template <typename T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  ~DeviceArray() { Free(); }
+  void Free() {
+    if (data_) cudaFree(data_);
+    data_ = nullptr;
+    size_ = 0;
+  }
+  // Grows to at least `count` elements (contents are not kept). False when cudaMalloc fails.
+  bool Reserve(size_t count) {
+    if (count <= size_) return true;
+    Free();
+    if (cudaMalloc(&data_, std::max<size_t>(count, 1) * sizeof(T)) != cudaSuccess) {
+      cudaGetLastError();
+      data_ = nullptr;
+      return false;
+    }
+    size_ = count;
+    return true;
+  }
+  bool Upload(const std::vector<T>& host) {
+    if (!Reserve(host.size())) return false;
+    return host.empty() ||
+           cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice) ==
+               cudaSuccess;
+  }
+  T* get() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+template <typename T>
+class PinnedArray {
+ public:
+  PinnedArray() = default;
+  PinnedArray(const PinnedArray&) = delete;
+  PinnedArray& operator=(const PinnedArray&) = delete;
+  ~PinnedArray() { Free(); }
+  void Free() {
+    if (data_) cudaFreeHost(data_);
+    data_ = nullptr;
+    size_ = 0;
+  }
+  bool Reserve(size_t count) {
+    if (count <= size_) return true;
+    Free();
+    if (cudaMallocHost(&data_, std::max<size_t>(count, 1) * sizeof(T)) != cudaSuccess) {
+      cudaGetLastError();
+      data_ = nullptr;
+      return false;
+    }
+    size_ = count;
+    return true;
+  }
+  T* get() const { return data_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+struct SizeClass {
+  std::vector<int> pairs;
+  int max_bc = 0;
+  DeviceArray<int> device_pairs;
+};
+
+int64_t NumCells(int32_t n) { return int64_t(n) * (n + 1) / 2; }
+
+class DeviceViterbiImpl : public DeviceViterbi {
+ public:
+  const std::string& kernel() const override { return kernel_; }
+
+  size_t BytesForSentence(int32_t n) const override {
+    static_assert(sizeof(CellItem) == 16);
+    return BatchBytesForSentence(num_states_, num_symbols_, n);
+  }
+  size_t BatchBudget() const override { return budget_; }
+
+  bool Init(const GrammarArrays& g, const DeviceViterbiOptions& options, std::string* error) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+      cudaGetLastError();
+      *error = "no CUDA device";
+      return false;
+    }
+    kernel_ = options.kernel.empty() ? Variants().front().first : options.kernel;
+    bool found = false;
+    for (const auto& [name, variant] : Variants())
+      if (name == kernel_) variant_ = variant, found = true;
+    if (!found) {
+      *error = "unknown CUDA kernel '" + kernel_ + "'";
+      return false;
+    }
+    num_states_ = g.num_states;
+    num_symbols_ = g.num_symbols;
+    num_rules_ = static_cast<int>(g.num_binary);
+    cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+
+    std::vector<float> w(g.binary_log_prob, g.binary_log_prob + g.num_binary);
+    std::vector<float> uw(g.unary_log_prob, g.unary_log_prob + g.num_unary);
+    auto ints = [](const int32_t* p, int64_t n) { return std::vector<int>(p, p + n); };
+    bool ok = state_symbol_.Upload(ints(g.state_symbol, g.num_states)) &&
+              unary_begin_.Upload(ints(g.unary_parent_begin, g.num_states + 1)) &&
+              unary_child_.Upload(ints(g.unary_child, g.num_unary)) && unary_w_.Upload(uw);
+    const bool paper = variant_ != Variant::kPairFused8 && variant_ != Variant::kPairFused4;
+    if (paper) {
+      ok = ok && parent_.Upload(ints(g.binary_parent, g.num_binary)) &&
+           left_.Upload(ints(g.binary_left, g.num_binary)) &&
+           right_.Upload(ints(g.binary_right, g.num_binary)) && rule_w_.Upload(w);
+      // Rule chunks of kThreads (thread mapping) and their parent ranges.
+      const int chunks = (num_rules_ + kThreads - 1) / kThreads;
+      std::vector<int> first(chunks), span(chunks);
+      for (int c = 0; c < chunks; ++c) {
+        const int lo = c * kThreads, hi = std::min(num_rules_, lo + kThreads) - 1;
+        first[c] = g.binary_parent[lo];
+        span[c] = g.binary_parent[hi] - g.binary_parent[lo] + 1;
+        max_chunk_parents_ = std::max(max_chunk_parents_, span[c]);
+      }
+      num_chunks_ = chunks;
+      ok = ok && chunk_first_.Upload(first) && chunk_count_.Upload(span);
+      // Virtual parents: a parent's rules cut into pieces of at most kThreads.
+      std::vector<int> vp_parent, vp_begin, vp_end;
+      for (int p = 0; p < num_states_; ++p) {
+        for (int lo = g.binary_parent_begin[p]; lo < g.binary_parent_begin[p + 1]; lo += kThreads) {
+          vp_parent.push_back(p);
+          vp_begin.push_back(lo);
+          vp_end.push_back(std::min(lo + kThreads, g.binary_parent_begin[p + 1]));
+        }
+      }
+      num_virtual_ = static_cast<int>(vp_parent.size());
+      ok = ok && vp_parent_.Upload(vp_parent) && vp_begin_.Upload(vp_begin) &&
+           vp_end_.Upload(vp_end);
+      if (num_chunks_ > 65535 || num_virtual_ > 65535) {
+        *error = "grammar too large for the paper kernels' grid (use pair-fused)";
+        return false;
+      }
+      if (variant_ == Variant::kBlockReduceStaged &&
+          2 * size_t(num_states_) * sizeof(float) > size_t(max_shared_optin_)) {
+        *error = "too many states to stage two cells in shared memory";
+        return false;
+      }
+    } else {
+      ok = ok && BuildPairs(g, w, error);
+      if (!error->empty()) return false;
+    }
+    if (!ok) {
+      *error = "could not upload the grammar to the device";
+      return false;
+    }
+    if (options.max_batch_bytes > 0) {
+      budget_ = options.max_batch_bytes;
+    } else {
+      size_t free_bytes = 0, total = 0;
+      cudaMemGetInfo(&free_bytes, &total);
+      budget_ = static_cast<size_t>(free_bytes * 0.85);
+    }
+    if (cudaStreamCreate(&stream_) != cudaSuccess) {
+      *error = "cudaStreamCreate failed";
+      return false;
+    }
+    return true;
+  }
+
+  ~DeviceViterbiImpl() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  BatchResult InsideBatch(const std::vector<SentenceRef>& batch, std::vector<const float*>* charts,
+                          std::string* error) override {
+    charts->assign(batch.size(), nullptr);
+    if (batch.empty()) return BatchResult::kOk;
+    const int num_sentences = static_cast<int>(batch.size());
+    std::vector<int> base(num_sentences), word(num_sentences);
+    int64_t cells = 0, words = 0;
+    int max_n = 0;
+    size_t bytes = 0;
+    for (int i = 0; i < num_sentences; ++i) {
+      base[i] = static_cast<int>(cells);
+      word[i] = static_cast<int>(words);
+      cells += NumCells(batch[i].length);
+      words += batch[i].length;
+      max_n = std::max(max_n, batch[i].length);
+      bytes += BytesForSentence(batch[i].length);
+    }
+    if (bytes > budget_ || cells >= std::numeric_limits<int>::max() / 2) {
+      *error = "batch needs " + std::to_string(bytes) + " device bytes, over the budget";
+      return BatchResult::kOutOfMemory;
+    }
+    // Items per span length, ordered by start then sentence.
+    std::vector<CellItem> items;
+    items.reserve(cells);
+    level_begin_.assign(max_n + 2, 0);
+    start_begin_.assign(max_n + 2, {});
+    for (int span = 1; span <= max_n; ++span) {
+      level_begin_[span] = static_cast<int>(items.size());
+      for (int start = 0; start + span <= max_n; ++start) {
+        start_begin_[span].push_back(static_cast<int>(items.size()));
+        for (int i = 0; i < num_sentences; ++i)
+          if (start + span <= batch[i].length)
+            items.push_back({base[i], batch[i].length, start, word[i]});
+      }
+      start_begin_[span].push_back(static_cast<int>(items.size()));
+    }
+    level_begin_[max_n + 1] = static_cast<int>(items.size());
+
+    const size_t chart_floats = size_t(cells) * num_states_;
+    if (!chart_.Reserve(chart_floats) || !pre_.Reserve(chart_floats) ||
+        !present_.Reserve(size_t(cells) * num_symbols_) ||
+        !lexical_.Reserve(size_t(words) * num_states_) || !items_.Reserve(items.size())) {
+      chart_.Free(), pre_.Free(), present_.Free(), lexical_.Free(), items_.Free();
+      *error = "cudaMalloc failed for a batch of " + std::to_string(num_sentences) + " sentences";
+      return BatchResult::kOutOfMemory;
+    }
+    if (!host_lexical_.Reserve(size_t(words) * num_states_) || !host_chart_.Reserve(chart_floats)) {
+      *error = "cudaMallocHost failed";
+      return BatchResult::kOutOfMemory;
+    }
+    float* lex = host_lexical_.get();
+    for (int i = 0; i < num_sentences; ++i) {
+      const size_t count = size_t(batch[i].length) * num_states_;
+      const double* src = batch[i].lexical;
+      float* dst = lex + size_t(word[i]) * num_states_;
+      for (size_t k = 0; k < count; ++k) dst[k] = static_cast<float>(src[k]);
+    }
+    cudaMemcpyAsync(lexical_.get(), lex, size_t(words) * num_states_ * sizeof(float),
+                    cudaMemcpyHostToDevice, stream_);
+    cudaMemcpyAsync(items_.get(), items.data(), items.size() * sizeof(CellItem),
+                    cudaMemcpyHostToDevice, stream_);
+    FillKernel<<<1024, 256, 0, stream_>>>(pre_.get(), chart_floats, kNegInfF);
+    cudaMemsetAsync(present_.get(), 0, size_t(cells) * num_symbols_, stream_);
+
+    for (int span = 1; span <= max_n; ++span) {
+      LevelArgs a{chart_.get(), pre_.get(), items_.get(), level_begin_[span], span, num_states_};
+      const int count = level_begin_[span + 1] - level_begin_[span];
+      if (span == 1) {
+        LexicalKernel<<<count, 256, 0, stream_>>>(a, lexical_.get());
+      } else if (!LaunchBinary(a, count, error)) {
+        return BatchResult::kFailed;
+      }
+      UnaryKernel<<<count, 256, 0, stream_>>>(a, chart_.get(), unary_begin_.get(),
+                                              unary_child_.get(), unary_w_.get(),
+                                              state_symbol_.get(), present_.get(), num_symbols_);
+    }
+    cudaMemcpyAsync(host_chart_.get(), chart_.get(), chart_floats * sizeof(float),
+                    cudaMemcpyDeviceToHost, stream_);
+    const cudaError_t status = cudaStreamSynchronize(stream_);
+    if (status != cudaSuccess || cudaGetLastError() != cudaSuccess) {
+      *error = std::string("CUDA error: ") + cudaGetErrorString(status);
+      return BatchResult::kFailed;
+    }
+    for (int i = 0; i < num_sentences; ++i)
+      (*charts)[i] = host_chart_.get() + size_t(base[i]) * num_states_;
+    return BatchResult::kOk;
+  }
+
+ private:
+  bool LaunchBinary(const LevelArgs& a, int count, std::string* error) {
+    RuleArrays rules{parent_.get(), left_.get(), right_.get(), rule_w_.get(), num_rules_};
+    VirtualParents vp{vp_parent_.get(), vp_begin_.get(), vp_end_.get()};
+    switch (variant_) {
+      case Variant::kThreadAtomicGlobal:
+        ThreadAtomicGlobalKernel<<<dim3(count, num_chunks_), kThreads, 0, stream_>>>(a, rules);
+        break;
+      case Variant::kThreadAtomicShared:
+        ThreadAtomicSharedKernel<<<dim3(count, num_chunks_), kThreads,
+                                   max_chunk_parents_ * sizeof(float), stream_>>>(
+            a, rules, chunk_first_.get(), chunk_count_.get());
+        break;
+      case Variant::kBlockAtomicShared:
+        BlockAtomicSharedKernel<<<dim3(count, num_virtual_), kThreads, 0, stream_>>>(a, rules, vp);
+        break;
+      case Variant::kBlockReduce:
+        BlockReduceKernel<<<dim3(count, num_virtual_), kThreads, 0, stream_>>>(a, rules, vp);
+        break;
+      case Variant::kBlockReduceStaged: {
+        const size_t shared = 2 * size_t(num_states_) * sizeof(float);
+        if (shared > 48 * 1024)
+          cudaFuncSetAttribute(BlockReduceStagedKernel,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
+        BlockReduceStagedKernel<<<dim3(count, num_virtual_), kThreads, shared, stream_>>>(a, rules,
+                                                                                       vp);
+        break;
+      }
+      case Variant::kBlockReduceSeq: {
+        const std::vector<int>& starts = start_begin_[a.span];
+        for (size_t s = 0; s + 1 < starts.size(); ++s) {
+          const int n = starts[s + 1] - starts[s];
+          if (n == 0) continue;
+          LevelArgs one = a;
+          one.item_offset = starts[s];
+          BlockReduceKernel<<<dim3(n, num_virtual_), kThreads, 0, stream_>>>(one, rules, vp);
+        }
+        break;
+      }
+      case Variant::kPairFused8:
+        if (!LaunchPairFused<8>(a, count, error)) return false;
+        break;
+      case Variant::kPairFused4:
+        if (!LaunchPairFused<4>(a, count, error)) return false;
+        break;
+    }
+    const cudaError_t launch = cudaGetLastError();
+    if (launch != cudaSuccess) {
+      *error = std::string("kernel launch failed: ") + cudaGetErrorString(launch);
+      return false;
+    }
+    return true;
+  }
+
+  template <int G>
+  bool LaunchPairFused(const LevelArgs& a, int count, std::string* error) {
+    const int max_splits = a.span - 1;
+    const int groups = (count + G - 1) / G;
+    for (SizeClass& c : classes_) {
+      if (c.pairs.empty()) continue;
+      const size_t shared = (size_t(G) * c.max_bc + 2 * size_t(G) * max_splits) * sizeof(float);
+      if (shared > size_t(max_shared_optin_)) {
+        *error = "sentence too long for the pair-fused kernel's shared memory";
+        return false;
+      }
+      if (shared > 48 * 1024)
+        cudaFuncSetAttribute(PairFusedKernel<G>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             int(shared));
+      PairArrays p{pair_info_.get(), pair_symbols_.get(), pair_pl_begin_.get(),
+                   pl_parent_.get(),  pl_rule_begin_.get(), key_.get(),
+                   key_w_.get(),      c.device_pairs.get()};
+      // Grid x = cell groups (may exceed 65535), y = pairs of the class.
+      PairFusedKernel<G><<<dim3(groups, c.pairs.size()), kThreads, shared, stream_>>>(
+          a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc);
+    }
+    return true;
+  }
+
+  // Groups the rules by base child pair (symbol of left, symbol of right), then parent, then key.
+  bool BuildPairs(const GrammarArrays& g, const std::vector<float>& w, std::string* error) {
+    std::map<std::pair<int, int>, std::vector<int64_t>> by_pair;
+    for (int64_t r = 0; r < g.num_binary; ++r)
+      by_pair[{g.state_symbol[g.binary_left[r]], g.state_symbol[g.binary_right[r]]}].push_back(r);
+    std::vector<int4> info;
+    std::vector<int2> symbols;
+    std::vector<int> pl_begin{0}, pl_parent, pl_rule_begin{0}, key;
+    std::vector<float> key_w;
+    const std::vector<int> limits = {64, 256, 1024, std::numeric_limits<int>::max()};
+    for (auto& [symbols_pair, rules] : by_pair) {
+      const int b_sym = symbols_pair.first, c_sym = symbols_pair.second;
+      const int4 pinfo{g.symbol_first_state[b_sym], g.symbol_num_substates[b_sym],
+                       g.symbol_first_state[c_sym], g.symbol_num_substates[c_sym]};
+      const int pair_index = static_cast<int>(info.size());
+      info.push_back(pinfo);
+      symbols.push_back({b_sym, c_sym});
+      std::stable_sort(rules.begin(), rules.end(), [&](int64_t x, int64_t y) {
+        return g.binary_parent[x] < g.binary_parent[y];
+      });
+      for (size_t i = 0; i < rules.size(); ++i) {
+        const int64_t r = rules[i];
+        if (i == 0 || g.binary_parent[r] != g.binary_parent[rules[i - 1]]) {
+          if (i > 0) pl_rule_begin.push_back(static_cast<int>(key.size()));
+          pl_parent.push_back(g.binary_parent[r]);
+        }
+        const int b = g.binary_left[r] - pinfo.x, c = g.binary_right[r] - pinfo.z;
+        key.push_back(b * pinfo.w + c);
+        key_w.push_back(w[r]);
+      }
+      pl_rule_begin.push_back(static_cast<int>(key.size()));
+      pl_begin.push_back(static_cast<int>(pl_parent.size()));
+      const int bc = pinfo.y * pinfo.w;
+      for (size_t c = 0; c < limits.size(); ++c) {
+        if (bc <= limits[c]) {
+          classes_[c].pairs.push_back(pair_index);
+          classes_[c].max_bc = std::max(classes_[c].max_bc, bc);
+          break;
+        }
+      }
+    }
+    for (SizeClass& c : classes_) {
+      if (c.pairs.size() > 65535) {
+        *error = "too many child pairs for one launch";
+        return false;
+      }
+      if (size_t(8) * c.max_bc * sizeof(float) > size_t(max_shared_optin_)) {
+        *error = "a child pair has too many substate pairs for shared memory";
+        return false;
+      }
+      if (!c.device_pairs.Upload(c.pairs)) return false;
+    }
+    return pair_info_.Upload(info) && pair_symbols_.Upload(symbols) &&
+           pair_pl_begin_.Upload(pl_begin) && pl_parent_.Upload(pl_parent) &&
+           pl_rule_begin_.Upload(pl_rule_begin) && key_.Upload(key) && key_w_.Upload(key_w);
+  }
+
+  std::string kernel_;
+  Variant variant_ = Variant::kPairFused8;
+  int num_states_ = 0, num_symbols_ = 0, num_rules_ = 0;
+  int max_shared_optin_ = 48 * 1024;
+  size_t budget_ = 0;
+  cudaStream_t stream_ = nullptr;
+
+  DeviceArray<int> state_symbol_, unary_begin_, unary_child_;
+  DeviceArray<float> unary_w_;
+  // Paper kernels.
+  DeviceArray<int> parent_, left_, right_;
+  DeviceArray<float> rule_w_;
+  DeviceArray<int> chunk_first_, chunk_count_, vp_parent_, vp_begin_, vp_end_;
+  int num_chunks_ = 0, max_chunk_parents_ = 1, num_virtual_ = 0;
+  // Pair-fused kernels.
+  DeviceArray<int4> pair_info_;
+  DeviceArray<int2> pair_symbols_;
+  DeviceArray<int> pair_pl_begin_, pl_parent_, pl_rule_begin_, key_;
+  DeviceArray<float> key_w_;
+  std::array<SizeClass, 4> classes_;
+  // Batch buffers.
+  DeviceArray<float> chart_, pre_, lexical_;
+  DeviceArray<unsigned char> present_;
+  DeviceArray<CellItem> items_;
+  PinnedArray<float> host_lexical_, host_chart_;
+  std::vector<int> level_begin_;
+  std::vector<std::vector<int>> start_begin_;
+};
+
+}  // namespace
+
+std::vector<std::string> ViterbiKernelNames() {
+  std::vector<std::string> names;
+  for (const auto& [name, variant] : Variants()) names.push_back(name);
+  return names;
+}
+
+std::unique_ptr<DeviceViterbi> DeviceViterbi::Create(const GrammarArrays& grammar,
+                                                     const DeviceViterbiOptions& options,
+                                                     std::string* error) {
+  error->clear();
+  auto impl = std::make_unique<DeviceViterbiImpl>();
+  if (!impl->Init(grammar, options, error)) {
+    if (error->empty()) *error = "could not set up the CUDA Viterbi backend";
+    return nullptr;
+  }
+  return impl;
+}
+
+}  // namespace cky::cuda
