@@ -145,7 +145,9 @@ Status ReadRuleFile(const std::string& path, bool arrow, int expected_children,
 }
 
 // .splits / .hierarchy lines: TAG<TAB>(tree). Also used for .numstates (TAG<TAB>n).
-Status ReadSplitFile(const std::string& path, bool numstates, GrammarBuilder& builder) {
+// With count_leaves false a split tree is recorded without setting the substate count.
+Status ReadSplitFile(const std::string& path, bool numstates, GrammarBuilder& builder,
+                     bool count_leaves = true) {
   return ForEachLine(path, [&](std::string_view line, long number) -> Status {
     Fields fields(line);
     std::string_view tag;
@@ -163,7 +165,7 @@ Status ReadSplitFile(const std::string& path, bool numstates, GrammarBuilder& bu
     } else {
       int32_t leaves = CountSplitLeaves(rest);
       if (leaves < 1) return LineError(path, number, "split tree has no leaves");
-      builder.SetNumSubstates(symbol, leaves);
+      if (count_leaves) builder.SetNumSubstates(symbol, leaves);
       builder.SetSplitTree(symbol, std::string(rest));
     }
     return Status();
@@ -504,11 +506,14 @@ StatusOr<BerkeleyModel> ReadDumpGrammarFiles(const std::string& prefix,
   if (lexicon.empty()) return Missing(prefix, ".lexicon");
   GrammarBuilder builder;
   builder.AddSymbol("ROOT");
-  if (std::string numstates = FindPart(prefix, ".numstates"); !numstates.empty()) {
+  const std::string numstates = FindPart(prefix, ".numstates");
+  if (!numstates.empty()) {
     CKY_RETURN_IF_ERROR(ReadSplitFile(numstates, /*numstates=*/true, builder));
   }
   if (std::string hierarchy = FindPart(prefix, ".hierarchy"); !hierarchy.empty()) {
-    CKY_RETURN_IF_ERROR(ReadSplitFile(hierarchy, /*numstates=*/false, builder));
+    // A projected grammar (wsj_1) ships the full split hierarchy: .numstates gives its counts.
+    CKY_RETURN_IF_ERROR(ReadSplitFile(hierarchy, /*numstates=*/false, builder,
+                                      /*count_leaves=*/numstates.empty()));
   }
   CKY_RETURN_IF_ERROR(ReadRuleFile(binary, /*arrow=*/false, 2, options, builder));
   CKY_RETURN_IF_ERROR(ReadRuleFile(unary, /*arrow=*/false, 1, options, builder));

@@ -12,7 +12,9 @@
 namespace cky {
 namespace {
 
-cuda::GrammarArrays ArraysOf(const Grammar& g) {
+}  // namespace
+
+cuda::GrammarArrays CudaGrammarArrays(const Grammar& g) {
   cuda::GrammarArrays a;
   a.num_states = g.num_states();
   a.num_symbols = g.num_symbols();
@@ -31,6 +33,8 @@ cuda::GrammarArrays ArraysOf(const Grammar& g) {
   a.unary_parent_begin = g.unary_parent_begin.data();
   return a;
 }
+
+namespace {
 
 class CudaBackend : public ViterbiBackend {
  public:
@@ -170,7 +174,7 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar
   if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device; use --backend cpu");
   std::string error;
   auto device = cuda::DeviceViterbi::Create(
-      ArraysOf(grammar), {.kernel = options.kernel, .max_batch_bytes = options.max_batch_bytes},
+      CudaGrammarArrays(grammar), {.kernel = options.kernel, .max_batch_bytes = options.max_batch_bytes},
       &error);
   if (!device) return Status::Error("CUDA backend: " + error);
   return std::unique_ptr<ViterbiBackend>(

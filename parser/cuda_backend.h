@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "cuda/viterbi.h"
 #include "grammar_io/grammar.h"
 #include "parser/backend.h"
 
@@ -21,6 +22,9 @@ namespace cky {
 
 // True when this build has the CUDA backend and a device is present.
 bool CudaBackendAvailable();
+
+// The grammar's arrays as cuda/viterbi.h takes them (views into `grammar`).
+cuda::GrammarArrays CudaGrammarArrays(const Grammar& grammar);
 
 // The kernel variant names (cuda/viterbi.h); the first is the default.
 std::vector<std::string> CudaKernelNames();
