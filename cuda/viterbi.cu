@@ -236,109 +236,143 @@ __global__ void BlockReduceStagedKernel(LevelArgs a, RuleArrays rules, VirtualPa
     AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + __ldg(vp.parent + blockIdx.y), sh[0]);
 }
 
-// Kernel 7 (pair-fused-gG): per base child pair (B, C) and G cells of one span length.
+// Kernel 7 (pair-fused-gG): per child pair tile and G cells of one span length. A tile is a base
+// child pair (B, C), or a band of B's substates when B x C has more than kMaxTileBc substate pairs
+// (the "virtual pair", as virtual parents split a big parent), so that G tiles of maxima fit in
+// shared memory with full occupancy. Each block loops over `groups_per_block` groups of G cells,
+// so that groups with no usable split point cost a loop iteration, not a block.
+constexpr int kMaxTileBc = 512;
+constexpr int kQuad = 4;  // register blocking: a thread computes 4 right substates per left one
+
 struct PairArrays {
-  const int4* info;      // per pair: B's first state, B's substates, C's first state, C's substates
-  const int2* symbols;   // per pair: B, C
-  const int* pl_begin;   // per pair: its parent states [pl_begin[p], pl_begin[p + 1])
-  const int* pl_parent;  // per parent-of-pair: the parent state
-  const int* pl_rule_begin;  // per parent-of-pair: its rules [.., ..) in key/w
-  const int* key;            // per rule: b * sC + c
+  const int4* info;      // per tile: first B state of the band, band rows, C's first state, C's substates
+  const int2* symbols;   // per tile: B, C (symbols, for the presence flags)
+  const int* pl_begin;   // per tile: its parent states [pl_begin[p], pl_begin[p + 1])
+  const int* pl_parent;  // per parent-of-tile: the parent state
+  const int* pl_rule_begin;  // per parent-of-tile: its rules [.., ..) in key/w
+  const int* key;            // per rule: b * sC + c (b relative to the band)
   const float* w;            // per rule: log-prob
-  const int* class_pairs;    // the pairs of this launch's size class
+  const int* class_pairs;    // the tiles of this launch's size class
 };
 
 template <int G>
-__global__ void PairFusedKernel(LevelArgs a, PairArrays pairs, const unsigned char* present,
-                                int num_symbols, int num_items, int max_splits, int max_bc) {
+__global__ void __launch_bounds__(kThreads)
+    PairFusedKernel(LevelArgs a, PairArrays pairs, const unsigned char* present, int num_symbols,
+                    int num_items, int max_splits, int max_bc, int groups_per_block) {
   extern __shared__ float shared[];
-  float* sh_best = shared;                                            // G * max_bc
-  int* sh_left = reinterpret_cast<int*>(sh_best + G * max_bc);        // G * max_splits
-  int* sh_right = sh_left + G * max_splits;                           // G * max_splits
+  static_assert(G % 4 == 0, "G cells are read as float4");
+  float* sh_best = shared;  // [substate pair][G], max_bc * G floats
+  int* sh_left = reinterpret_cast<int*>(sh_best + G * max_bc);  // G * max_splits
+  int* sh_right = sh_left + G * max_splits;                     // G * max_splits
   __shared__ int sh_count[G];
   __shared__ int sh_total;
 
   const int pair = __ldg(pairs.class_pairs + blockIdx.y);
   const int4 info = __ldg(pairs.info + pair);
   const int2 sym = __ldg(pairs.symbols + pair);
-  const int bc = info.y * info.w;
+  const int s_c = info.w;
+  const int bc = info.y * s_c;
+  const int quads = (s_c + kQuad - 1) / kQuad;
+  const int band_items = info.y * quads;
   const int splits = a.span - 1;
-  const int first_item = blockIdx.x * G;
-  if (threadIdx.x < G) sh_count[threadIdx.x] = 0;
-  if (threadIdx.x == 0) sh_total = 0;
-  __syncthreads();
-
-  // Split points where both child symbols are present (sparse-aware skipping).
-  for (int e = threadIdx.x; e < G * splits; e += blockDim.x) {
-    const int g = e / splits, k = e % splits;
-    if (first_item + g >= num_items) continue;
-    const CellItem it = a.items[a.item_offset + first_item + g];
-    const int mid = it.start + 1 + k;
-    const int lc = it.base + CellIndex(it.n, it.start, mid);
-    const int rc = it.base + CellIndex(it.n, mid, it.start + a.span);
-    if (present[size_t(lc) * num_symbols + sym.x] && present[size_t(rc) * num_symbols + sym.y]) {
-      const int slot = atomicAdd(&sh_count[g], 1);
-      sh_left[g * max_splits + slot] = lc;
-      sh_right[g * max_splits + slot] = rc;
-      atomicAdd(&sh_total, 1);
-    }
-  }
-  __syncthreads();
-  if (sh_total == 0) return;
-
-  // Max over split points per substate pair (b, c).
-  for (int e = threadIdx.x; e < G * bc; e += blockDim.x) {
-    const int g = e / bc, pc = e % bc;
-    const int b = pc / info.w, c = pc % info.w;
-    float best = kNegInfF;
-    const int count = sh_count[g];
-    for (int s = 0; s < count; ++s) {
-      const float l = a.chart[size_t(sh_left[g * max_splits + s]) * a.num_states + info.x + b];
-      const float r = a.chart[size_t(sh_right[g * max_splits + s]) * a.num_states + info.z + c];
-      best = fmaxf(best, l + r);
-    }
-    sh_best[g * max_bc + pc] = best;
-  }
-  __syncthreads();
-
-  // Rules: a warp per parent state of this pair, lanes over its rules, G cells at once.
+  const int num_groups = (num_items + G - 1) / G;
+  const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int pl_end = __ldg(pairs.pl_begin + pair + 1);
-  for (int pl = __ldg(pairs.pl_begin + pair) + warp; pl < pl_end; pl += blockDim.x / 32) {
-    float acc[G];
-#pragma unroll
-    for (int g = 0; g < G; ++g) acc[g] = kNegInfF;
-    const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
-    for (int r = __ldg(pairs.pl_rule_begin + pl) + lane; r < rule_end; r += 32) {
-      const int key = __ldg(pairs.key + r);
-      const float w = __ldg(pairs.w + r);
-#pragma unroll
-      for (int g = 0; g < G; ++g) acc[g] = fmaxf(acc[g], w + sh_best[g * max_bc + key]);
+  const int pl_first = __ldg(pairs.pl_begin + pair), pl_end = __ldg(pairs.pl_begin + pair + 1);
+
+  for (int group = blockIdx.x * groups_per_block; group < group_end; ++group) {
+    const int first_item = group * G;
+    __syncthreads();  // the previous group is done with shared memory
+    if (threadIdx.x < G) sh_count[threadIdx.x] = 0;
+    if (threadIdx.x == 0) sh_total = 0;
+    __syncthreads();
+
+    // Split points where both child symbols are present (sparse-aware skipping).
+    for (int e = threadIdx.x; e < G * splits; e += blockDim.x) {
+      const int g = e / splits, k = e % splits;
+      if (first_item + g >= num_items) continue;
+      const CellItem it = a.items[a.item_offset + first_item + g];
+      const int mid = it.start + 1 + k;
+      const int lc = it.base + CellIndex(it.n, it.start, mid);
+      const int rc = it.base + CellIndex(it.n, mid, it.start + a.span);
+      if (present[size_t(lc) * num_symbols + sym.x] && present[size_t(rc) * num_symbols + sym.y]) {
+        const int slot = atomicAdd(&sh_count[g], 1);
+        sh_left[g * max_splits + slot] = lc;
+        sh_right[g * max_splits + slot] = rc;
+        atomicAdd(&sh_total, 1);
+      }
     }
+    __syncthreads();
+    if (sh_total == 0) continue;  // uniform: every thread read it before the next barrier
+
+    // Max over split points per substate pair (b, c), 4 c's per thread.
+    for (int e = threadIdx.x; e < G * band_items; e += blockDim.x) {
+      const int g = e / band_items, rem = e % band_items;
+      const int b = rem / quads, c0 = (rem % quads) * kQuad;
+      float best[kQuad];
 #pragma unroll
-    for (int g = 0; g < G; ++g) {
+      for (int q = 0; q < kQuad; ++q) best[q] = kNegInfF;
+      const int count = sh_count[g];
+      for (int s = 0; s < count; ++s) {
+        const float l = a.chart[size_t(sh_left[g * max_splits + s]) * a.num_states + info.x + b];
+        const float* r = a.chart + size_t(sh_right[g * max_splits + s]) * a.num_states + info.z + c0;
 #pragma unroll
-      for (int offset = 16; offset > 0; offset >>= 1)
-        acc[g] = fmaxf(acc[g], __shfl_xor_sync(0xffffffffu, acc[g], offset));
+        for (int q = 0; q < kQuad; ++q)
+          if (c0 + q < s_c) best[q] = fmaxf(best[q], l + r[q]);
+      }
+#pragma unroll
+      for (int q = 0; q < kQuad; ++q)
+        if (c0 + q < s_c) sh_best[(b * s_c + c0 + q) * G + g] = best[q];
     }
-    if (lane < G) {
-      float mine = kNegInfF;
+    __syncthreads();
+
+    // Rules: a warp per parent state of this tile, lanes over its rules, G cells at once.
+    for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32) {
+      float acc[G];
 #pragma unroll
-      for (int g = 0; g < G; ++g)
-        if (g == lane) mine = acc[g];
-      if (mine > kNegInfF && first_item + lane < num_items) {
-        const CellItem it = a.items[a.item_offset + first_item + lane];
-        AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + __ldg(pairs.pl_parent + pl),
-                       mine);
+      for (int g = 0; g < G; ++g) acc[g] = kNegInfF;
+      const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
+      for (int r = __ldg(pairs.pl_rule_begin + pl) + lane; r < rule_end; r += 32) {
+        const int key = __ldg(pairs.key + r);
+        const float w = __ldg(pairs.w + r);
+        // The G cells' maxima of one substate pair are adjacent: G / 4 vector loads.
+        const float4* best4 = reinterpret_cast<const float4*>(sh_best + key * G);
+#pragma unroll
+        for (int q = 0; q < G / 4; ++q) {
+          const float4 v = best4[q];
+          acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
+          acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
+          acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
+          acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+#pragma unroll
+        for (int offset = 16; offset > 0; offset >>= 1)
+          acc[g] = fmaxf(acc[g], __shfl_xor_sync(0xffffffffu, acc[g], offset));
+      }
+      if (lane < G) {
+        float mine = kNegInfF;
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+          if (g == lane) mine = acc[g];
+        if (mine > kNegInfF && first_item + lane < num_items) {
+          const CellItem it = a.items[a.item_offset + first_item + lane];
+          AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + __ldg(pairs.pl_parent + pl),
+                         mine);
+        }
       }
     }
   }
+  (void)bc;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Host side
 
 enum class Variant {
+  kPairFused16,
   kPairFused8,
   kPairFused4,
   kThreadAtomicGlobal,
@@ -351,6 +385,7 @@ enum class Variant {
 
 const std::vector<std::pair<std::string, Variant>>& Variants() {
   static const std::vector<std::pair<std::string, Variant>> kVariants = {
+      {"pair-fused-g16", Variant::kPairFused16},
       {"pair-fused-g8", Variant::kPairFused8},
       {"pair-fused-g4", Variant::kPairFused4},
       {"thread-atomic-global", Variant::kThreadAtomicGlobal},
@@ -468,6 +503,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
     num_symbols_ = g.num_symbols;
     num_rules_ = static_cast<int>(g.num_binary);
     cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+    cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, 0);
 
     std::vector<float> w(g.binary_log_prob, g.binary_log_prob + g.num_binary);
     std::vector<float> uw(g.unary_log_prob, g.unary_log_prob + g.num_unary);
@@ -475,7 +511,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
     bool ok = state_symbol_.Upload(ints(g.state_symbol, g.num_states)) &&
               unary_begin_.Upload(ints(g.unary_parent_begin, g.num_states + 1)) &&
               unary_child_.Upload(ints(g.unary_child, g.num_unary)) && unary_w_.Upload(uw);
-    const bool paper = variant_ != Variant::kPairFused8 && variant_ != Variant::kPairFused4;
+    const bool paper = variant_ != Variant::kPairFused16 && variant_ != Variant::kPairFused8 &&
+                       variant_ != Variant::kPairFused4;
     if (paper) {
       ok = ok && parent_.Upload(ints(g.binary_parent, g.num_binary)) &&
            left_.Upload(ints(g.binary_left, g.num_binary)) &&
@@ -584,7 +621,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
       *error = "cudaMalloc failed for a batch of " + std::to_string(num_sentences) + " sentences";
       return BatchResult::kOutOfMemory;
     }
-    if (!host_lexical_.Reserve(size_t(words) * num_states_) || !host_chart_.Reserve(chart_floats)) {
+    PinnedArray<float>& host_chart = host_chart_[next_host_chart_];
+    if (!host_lexical_.Reserve(size_t(words) * num_states_) || !host_chart.Reserve(chart_floats)) {
       *error = "cudaMallocHost failed";
       return BatchResult::kOutOfMemory;
     }
@@ -614,7 +652,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
                                               unary_child_.get(), unary_w_.get(),
                                               state_symbol_.get(), present_.get(), num_symbols_);
     }
-    cudaMemcpyAsync(host_chart_.get(), chart_.get(), chart_floats * sizeof(float),
+    next_host_chart_ = 1 - next_host_chart_;
+    cudaMemcpyAsync(host_chart.get(), chart_.get(), chart_floats * sizeof(float),
                     cudaMemcpyDeviceToHost, stream_);
     const cudaError_t status = cudaStreamSynchronize(stream_);
     if (status != cudaSuccess || cudaGetLastError() != cudaSuccess) {
@@ -622,7 +661,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
       return BatchResult::kFailed;
     }
     for (int i = 0; i < num_sentences; ++i)
-      (*charts)[i] = host_chart_.get() + size_t(base[i]) * num_states_;
+      (*charts)[i] = host_chart.get() + size_t(base[i]) * num_states_;
     return BatchResult::kOk;
   }
 
@@ -665,6 +704,9 @@ class DeviceViterbiImpl : public DeviceViterbi {
         }
         break;
       }
+      case Variant::kPairFused16:
+        if (!LaunchPairFused<16>(a, count, error)) return false;
+        break;
       case Variant::kPairFused8:
         if (!LaunchPairFused<8>(a, count, error)) return false;
         break;
@@ -697,14 +739,19 @@ class DeviceViterbiImpl : public DeviceViterbi {
       PairArrays p{pair_info_.get(), pair_symbols_.get(), pair_pl_begin_.get(),
                    pl_parent_.get(),  pl_rule_begin_.get(), key_.get(),
                    key_w_.get(),      c.device_pairs.get()};
-      // Grid x = cell groups (may exceed 65535), y = pairs of the class.
-      PairFusedKernel<G><<<dim3(groups, c.pairs.size()), kThreads, shared, stream_>>>(
-          a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc);
+      // Grid x = blocks of cell groups (about 8 waves of blocks in all), y = tiles of the class.
+      const int tiles = static_cast<int>(c.pairs.size());
+      const int blocks_x = std::max(1, std::min(groups, (num_sms_ * 64 + tiles - 1) / tiles));
+      const int per_block = (groups + blocks_x - 1) / blocks_x;
+      const int launched_x = (groups + per_block - 1) / per_block;
+      PairFusedKernel<G><<<dim3(launched_x, tiles), kThreads, shared, stream_>>>(
+          a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc, per_block);
     }
     return true;
   }
 
-  // Groups the rules by base child pair (symbol of left, symbol of right), then parent, then key.
+  // Groups the rules by base child pair (symbol of left, symbol of right), cut into bands of B's
+  // substates of at most kMaxTileBc substate pairs, then by parent, then key.
   bool BuildPairs(const GrammarArrays& g, const std::vector<float>& w, std::string* error) {
     std::map<std::pair<int, int>, std::vector<int64_t>> by_pair;
     for (int64_t r = 0; r < g.num_binary; ++r)
@@ -713,45 +760,56 @@ class DeviceViterbiImpl : public DeviceViterbi {
     std::vector<int2> symbols;
     std::vector<int> pl_begin{0}, pl_parent, pl_rule_begin{0}, key;
     std::vector<float> key_w;
-    const std::vector<int> limits = {64, 256, 1024, std::numeric_limits<int>::max()};
-    for (auto& [symbols_pair, rules] : by_pair) {
+    const std::vector<int> limits = {64, 128, 256, kMaxTileBc};
+    for (auto& [symbols_pair, all_rules] : by_pair) {
       const int b_sym = symbols_pair.first, c_sym = symbols_pair.second;
-      const int4 pinfo{g.symbol_first_state[b_sym], g.symbol_num_substates[b_sym],
-                       g.symbol_first_state[c_sym], g.symbol_num_substates[c_sym]};
-      const int pair_index = static_cast<int>(info.size());
-      info.push_back(pinfo);
-      symbols.push_back({b_sym, c_sym});
-      std::stable_sort(rules.begin(), rules.end(), [&](int64_t x, int64_t y) {
-        return g.binary_parent[x] < g.binary_parent[y];
-      });
-      for (size_t i = 0; i < rules.size(); ++i) {
-        const int64_t r = rules[i];
-        if (i == 0 || g.binary_parent[r] != g.binary_parent[rules[i - 1]]) {
-          if (i > 0) pl_rule_begin.push_back(static_cast<int>(key.size()));
-          pl_parent.push_back(g.binary_parent[r]);
-        }
-        const int b = g.binary_left[r] - pinfo.x, c = g.binary_right[r] - pinfo.z;
-        key.push_back(b * pinfo.w + c);
-        key_w.push_back(w[r]);
+      const int b_first = g.symbol_first_state[b_sym], s_b = g.symbol_num_substates[b_sym];
+      const int c_first = g.symbol_first_state[c_sym], s_c = g.symbol_num_substates[c_sym];
+      if (s_c > kMaxTileBc) {
+        *error = "a symbol has more substates than the pair-fused kernels support";
+        return false;
       }
-      pl_rule_begin.push_back(static_cast<int>(key.size()));
-      pl_begin.push_back(static_cast<int>(pl_parent.size()));
-      const int bc = pinfo.y * pinfo.w;
-      for (size_t c = 0; c < limits.size(); ++c) {
-        if (bc <= limits[c]) {
-          classes_[c].pairs.push_back(pair_index);
-          classes_[c].max_bc = std::max(classes_[c].max_bc, bc);
-          break;
+      const int rows = std::max(1, kMaxTileBc / s_c);
+      for (int b_lo = 0; b_lo < s_b; b_lo += rows) {
+        const int b_hi = std::min(s_b, b_lo + rows);
+        std::vector<int64_t> rules;
+        for (int64_t r : all_rules) {
+          const int b = g.binary_left[r] - b_first;
+          if (b >= b_lo && b < b_hi) rules.push_back(r);
+        }
+        if (rules.empty()) continue;
+        const int4 pinfo{b_first + b_lo, b_hi - b_lo, c_first, s_c};
+        const int pair_index = static_cast<int>(info.size());
+        info.push_back(pinfo);
+        symbols.push_back({b_sym, c_sym});
+        std::stable_sort(rules.begin(), rules.end(), [&](int64_t x, int64_t y) {
+          return g.binary_parent[x] < g.binary_parent[y];
+        });
+        for (size_t i = 0; i < rules.size(); ++i) {
+          const int64_t r = rules[i];
+          if (i == 0 || g.binary_parent[r] != g.binary_parent[rules[i - 1]]) {
+            if (i > 0) pl_rule_begin.push_back(static_cast<int>(key.size()));
+            pl_parent.push_back(g.binary_parent[r]);
+          }
+          const int b = g.binary_left[r] - pinfo.x, c = g.binary_right[r] - pinfo.z;
+          key.push_back(b * pinfo.w + c);
+          key_w.push_back(w[r]);
+        }
+        pl_rule_begin.push_back(static_cast<int>(key.size()));
+        pl_begin.push_back(static_cast<int>(pl_parent.size()));
+        const int bc = pinfo.y * pinfo.w;
+        for (size_t c = 0; c < limits.size(); ++c) {
+          if (bc <= limits[c]) {
+            classes_[c].pairs.push_back(pair_index);
+            classes_[c].max_bc = std::max(classes_[c].max_bc, bc);
+            break;
+          }
         }
       }
     }
     for (SizeClass& c : classes_) {
       if (c.pairs.size() > 65535) {
         *error = "too many child pairs for one launch";
-        return false;
-      }
-      if (size_t(8) * c.max_bc * sizeof(float) > size_t(max_shared_optin_)) {
-        *error = "a child pair has too many substate pairs for shared memory";
         return false;
       }
       if (!c.device_pairs.Upload(c.pairs)) return false;
@@ -762,9 +820,10 @@ class DeviceViterbiImpl : public DeviceViterbi {
   }
 
   std::string kernel_;
-  Variant variant_ = Variant::kPairFused8;
+  Variant variant_ = Variant::kPairFused16;
   int num_states_ = 0, num_symbols_ = 0, num_rules_ = 0;
   int max_shared_optin_ = 48 * 1024;
+  int num_sms_ = 132;
   size_t budget_ = 0;
   cudaStream_t stream_ = nullptr;
 
@@ -785,7 +844,9 @@ class DeviceViterbiImpl : public DeviceViterbi {
   DeviceArray<float> chart_, pre_, lexical_;
   DeviceArray<unsigned char> present_;
   DeviceArray<CellItem> items_;
-  PinnedArray<float> host_lexical_, host_chart_;
+  PinnedArray<float> host_lexical_;
+  PinnedArray<float> host_chart_[2];  // alternate calls: a caller may read one while we fill the other
+  int next_host_chart_ = 0;
   std::vector<int> level_begin_;
   std::vector<std::vector<int>> start_begin_;
 };

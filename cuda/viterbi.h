@@ -13,12 +13,15 @@
 // trees to the double-precision reference within the extraction's relative tolerance (1e-5).
 //
 // Kernel variants (ViterbiKernelNames() lists them; the first is the default):
-//   pair-fused-g8, pair-fused-g4  beyond the paper: per base child pair (B, C) and group of 8 (4)
+//   pair-fused-g16, -g8, -g4  beyond the paper: per child pair tile (B, C) and group of 16 (8, 4)
 //                         cells of one span length, the max over split points of
 //                         chart[left][B_b] + chart[right][C_c] is taken once per substate pair
 //                         (Dunlop et al. 2011), then every rule X_x -> B_b C_c adds its log-prob
-//                         (a warp per parent state); pairs whose symbols cannot cover a split's
-//                         cells are skipped (per-cell symbol presence flags); global atomic max.
+//                         (a warp per parent state, float4 reads of the G cells' maxima); split
+//                         points whose cells lack B or C are skipped (per-cell symbol presence
+//                         flags); a base pair with more than 512 substate pairs is cut into bands
+//                         of B's substates (virtual pairs); register blocking (4 right substates
+//                         per thread); global atomic max per parent and cell.
 //   thread-atomic-global  Yi et al.: one thread per rule, global float atomic max per parent.
 //   thread-atomic-shared  one thread per rule, block-local shared atomic max over the block's
 //                         parents, then one global atomic max per parent touched.
@@ -107,7 +110,9 @@ class DeviceViterbi {
   virtual size_t BatchBudget() const = 0;
 
   // Runs the inside pass for every sentence of the batch (lengths >= 1). On kOk, (*charts)[i] points
-  // to sentence i's chart (Chart::NumCells(length) * num_states floats), valid until the next call.
+  // to sentence i's chart (Chart::NumCells(length) * num_states floats), valid until the second
+  // next call (two host buffers alternate, so a caller can read one batch's charts while the device
+  // computes the next).
   // kOutOfMemory: the device could not hold the batch (nothing was computed; split it and retry).
   virtual BatchResult InsideBatch(const std::vector<SentenceRef>& batch,
                                   std::vector<const float*>* charts, std::string* error) = 0;

@@ -4,7 +4,7 @@
 namespace cky::cuda {
 
 std::vector<std::string> ViterbiKernelNames() {
-  return {"pair-fused-g8",       "pair-fused-g4", "thread-atomic-global",
+  return {"pair-fused-g16",      "pair-fused-g8", "pair-fused-g4", "thread-atomic-global",
           "thread-atomic-shared", "block-atomic-shared", "block-reduce",
           "block-reduce-staged", "block-reduce-seq"};
 }

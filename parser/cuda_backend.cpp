@@ -46,6 +46,8 @@ class CudaBackend : public ViterbiBackend {
                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
 
+  ~CudaBackend() override { FinishExtraction(); }
+
   std::string name() const override { return "cuda/" + device_->kernel(); }
 
   std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
@@ -79,6 +81,7 @@ class CudaBackend : public ViterbiBackend {
       bytes += need;
     }
     if (!batch.empty()) RunBatch(sentences, batch, &outcomes);
+    FinishExtraction();
     return outcomes;
   }
 
@@ -126,26 +129,34 @@ class CudaBackend : public ViterbiBackend {
       }
       return;
     }
-    // Tree extraction from the copied-back charts, in parallel.
-    const int32_t num_states = grammar_.num_states();
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-      Chart chart;
-      for (size_t k = next++; k < batch.size(); k = next++) {
-        const SentenceInput& s = sentences[batch[k]];
-        const int32_t n = Length(s);
-        chart = Chart(n, num_states);
-        const float* src = charts[k];
-        std::vector<double>& dst = chart.data();
-        for (size_t j = 0; j < dst.size(); ++j) dst[j] = src[j];
-        (*outcomes)[batch[k]] = ParseWithChart(grammar_, s, chart);
-      }
-    };
-    const int workers = static_cast<int>(std::min<size_t>(threads_, batch.size()));
-    std::vector<std::thread> pool;
-    for (int t = 1; t < workers; ++t) pool.emplace_back(work);
-    work();
-    for (std::thread& t : pool) t.join();
+    // Tree extraction from the copied-back charts, in parallel and in the background, while the
+    // device computes the next batch (the device keeps two host chart buffers).
+    FinishExtraction();
+    extraction_ = std::thread([this, sentences, batch, charts = std::move(charts), outcomes] {
+      const int32_t num_states = grammar_.num_states();
+      std::atomic<size_t> next{0};
+      auto work = [&] {
+        Chart chart;
+        for (size_t k = next++; k < batch.size(); k = next++) {
+          const SentenceInput& s = sentences[batch[k]];
+          const int32_t n = Length(s);
+          chart = Chart(n, num_states);
+          const float* src = charts[k];
+          std::vector<double>& dst = chart.data();
+          for (size_t j = 0; j < dst.size(); ++j) dst[j] = src[j];
+          (*outcomes)[batch[k]] = ParseWithChart(grammar_, s, chart);
+        }
+      };
+      const int workers = static_cast<int>(std::min<size_t>(threads_, batch.size()));
+      std::vector<std::thread> pool;
+      for (int t = 1; t < workers; ++t) pool.emplace_back(work);
+      work();
+      for (std::thread& t : pool) t.join();
+    });
+  }
+
+  void FinishExtraction() {
+    if (extraction_.joinable()) extraction_.join();
   }
 
   const Grammar& grammar_;
@@ -153,6 +164,7 @@ class CudaBackend : public ViterbiBackend {
   CudaBackendOptions options_;
   int threads_ = 1;
   std::unique_ptr<CpuViterbi> cpu_;
+  std::thread extraction_;  // the previous batch's tree extraction
 };
 
 }  // namespace
