@@ -13,7 +13,6 @@
 //
 //   viterbi_bench --grammar ../shared/grammars/en_sm6s/en_sm6s --count 2416 --paper-count 48
 #include <CLI/CLI.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -189,16 +188,16 @@ int main(int argc, char** argv) {
     }
     const double load_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - load_begin).count();
-    std::printf("\n## %s: %d states, %ld binary rules, %ld unary rules; %d sentences, mean length "
-                "%.2f (setup %.1f s)\n\n",
-                spec.c_str(), g.num_states(), static_cast<long>(g.num_binary_rules()),
-                static_cast<long>(g.num_unary_rules()), total, words / total, load_seconds);
+    std::printf(
+        "\n## %s: %d states, %ld binary rules, %ld unary rules; %d sentences, mean length "
+        "%.2f (setup %.1f s)\n\n",
+        spec.c_str(), g.num_states(), static_cast<long>(g.num_binary_rules()),
+        static_cast<long>(g.num_unary_rules()), total, words / total, load_seconds);
     std::printf("| %-24s | %9s | %9s | %10s | %12s | %9s |\n", "backend", "sentences", "seconds",
                 "sent/s", "rule-apps/s", "agree");
-    std::printf("|%s|%s|%s|%s|%s|%s|\n", std::string(26, '-').c_str(),
-                std::string(11, '-').c_str(), std::string(11, '-').c_str(),
-                std::string(12, '-').c_str(), std::string(14, '-').c_str(),
-                std::string(11, '-').c_str());
+    std::printf("|%s|%s|%s|%s|%s|%s|\n", std::string(26, '-').c_str(), std::string(11, '-').c_str(),
+                std::string(11, '-').c_str(), std::string(12, '-').c_str(),
+                std::string(14, '-').c_str(), std::string(11, '-').c_str());
     std::span<const SentenceInput> all(inputs);
     auto first = [&](int k) { return all.first(std::min<size_t>(k, all.size())); };
 
@@ -220,8 +219,8 @@ int main(int argc, char** argv) {
     }
     if (!cpu_inputs.empty()) {
       auto cpu = MakeCpuBackend(g, threads);
-      Print(Time("cpu (" + std::to_string(threads > 0 ? threads
-                                                      : std::thread::hardware_concurrency()) +
+      Print(Time("cpu (" +
+                     std::to_string(threads > 0 ? threads : std::thread::hardware_concurrency()) +
                      " threads)",
                  *cpu, cpu_span, g, nullptr, nullptr, &cpu_outcomes));
     }
@@ -230,7 +229,8 @@ int main(int argc, char** argv) {
       continue;
     }
     for (const std::string& kernel : kernels) {
-      auto backend = MakeCudaBackend(g, CudaBackendOptions{.kernel = kernel, .extraction_threads = threads});
+      auto backend =
+          MakeCudaBackend(g, CudaBackendOptions{.kernel = kernel, .extraction_threads = threads});
       if (!backend.ok()) {
         std::printf("| %-24s | %s |\n", kernel.c_str(), backend.status().message().c_str());
         continue;

@@ -30,7 +30,8 @@ __device__ __forceinline__ int CellIndex(int n, int start, int end) {
 
 // Float atomic max by the sign trick: for v >= 0 the IEEE bits order like signed ints, for v < 0
 // they order in reverse like unsigned ints, so one native atomic suffices (no CAS loop). -0.0 is
-// made +0.0 first (-0.0 has the sign bit but must order as zero). Works on global and shared memory.
+// made +0.0 first (-0.0 has the sign bit but must order as zero). Works on global and shared
+// memory.
 __device__ __forceinline__ void AtomicMaxFloat(float* address, float value) {
   value = __fadd_rn(value, 0.0f);
   if (value >= 0.0f) {
@@ -68,25 +69,38 @@ __global__ void LexicalKernel(LevelArgs a, const float* lexical) {
   const CellItem it = a.items[a.item_offset + blockIdx.x];
   const size_t cell = size_t(it.base) + CellIndex(it.n, it.start, it.start + 1);
   const float* row = lexical + size_t(it.word + it.start) * a.num_states;
-  for (int s = threadIdx.x; s < a.num_states; s += blockDim.x) a.pre[cell * a.num_states + s] = row[s];
+  for (int s = threadIdx.x; s < a.num_states; s += blockDim.x)
+    a.pre[cell * a.num_states + s] = row[s];
 }
 
-// The unary layer of one span length, and the cell's symbol presence flags.
+// The unary layer of one span length, and the cell's symbol presence flags. One block per cell:
+// the cell's binary maxima are staged in shared memory, then a warp per parent state reads its
+// unary rules coalesced (a thread per state would read each lane's rules from a different line).
+// Dynamic shared: num_states floats.
 __global__ void UnaryKernel(LevelArgs a, float* chart, const int* __restrict__ unary_begin,
                             const int* __restrict__ unary_child, const float* __restrict__ unary_w,
                             const int* __restrict__ state_symbol, unsigned char* present,
                             int num_symbols) {
+  extern __shared__ float sh_pre[];
   const CellItem it = a.items[a.item_offset + blockIdx.x];
   const size_t cell = size_t(it.base) + CellIndex(it.n, it.start, it.start + a.span);
   const float* pre = a.pre + cell * a.num_states;
+  for (int s = threadIdx.x; s < a.num_states; s += blockDim.x) sh_pre[s] = pre[s];
+  __syncthreads();
   float* out = chart + cell * a.num_states;
-  for (int s = threadIdx.x; s < a.num_states; s += blockDim.x) {
-    float best = pre[s];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int s = warp; s < a.num_states; s += blockDim.x / 32) {
+    float best = lane == 0 ? sh_pre[s] : kNegInfF;
     const int end = __ldg(unary_begin + s + 1);
-    for (int u = __ldg(unary_begin + s); u < end; ++u)
-      best = fmaxf(best, __ldg(unary_w + u) + pre[__ldg(unary_child + u)]);
-    out[s] = best;
-    if (best > kNegInfF) present[cell * num_symbols + __ldg(state_symbol + s)] = 1;
+    for (int u = __ldg(unary_begin + s) + lane; u < end; u += 32)
+      best = fmaxf(best, __ldg(unary_w + u) + sh_pre[__ldg(unary_child + u)]);
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+      best = fmaxf(best, __shfl_xor_sync(0xffffffffu, best, offset));
+    if (lane == 0) {
+      out[s] = best;
+      if (best > kNegInfF) present[cell * num_symbols + __ldg(state_symbol + s)] = 1;
+    }
   }
 }
 
@@ -98,7 +112,8 @@ __device__ __forceinline__ float RuleOverSplits(const LevelArgs& a, const CellIt
   for (int k = it.start + 1; k < end; ++k) {
     const size_t lc = size_t(it.base) + CellIndex(it.n, it.start, k);
     const size_t rc = size_t(it.base) + CellIndex(it.n, k, end);
-    best = fmaxf(best, (w + a.chart[lc * a.num_states + left]) + a.chart[rc * a.num_states + right]);
+    best =
+        fmaxf(best, (w + a.chart[lc * a.num_states + left]) + a.chart[rc * a.num_states + right]);
   }
   return best;
 }
@@ -121,8 +136,8 @@ __global__ void ThreadAtomicGlobalKernel(LevelArgs a, RuleArrays rules) {
   const int r = blockIdx.y * blockDim.x + threadIdx.x;
   if (r >= rules.count) return;
   const CellItem it = a.items[a.item_offset + blockIdx.x];
-  const float best = RuleOverSplits(a, it, __ldg(rules.left + r), __ldg(rules.right + r),
-                                    __ldg(rules.w + r));
+  const float best =
+      RuleOverSplits(a, it, __ldg(rules.left + r), __ldg(rules.right + r), __ldg(rules.w + r));
   if (best > kNegInfF)
     AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + __ldg(rules.parent + r), best);
 }
@@ -140,8 +155,8 @@ __global__ void ThreadAtomicSharedKernel(LevelArgs a, RuleArrays rules,
   const CellItem it = a.items[a.item_offset + blockIdx.x];
   const int r = blockIdx.y * blockDim.x + threadIdx.x;
   if (r < rules.count) {
-    const float best = RuleOverSplits(a, it, __ldg(rules.left + r), __ldg(rules.right + r),
-                                      __ldg(rules.w + r));
+    const float best =
+        RuleOverSplits(a, it, __ldg(rules.left + r), __ldg(rules.right + r), __ldg(rules.w + r));
     if (best > kNegInfF) AtomicMaxFloat(sh_pre + (__ldg(rules.parent + r) - first), best);
   }
   __syncthreads();
@@ -164,8 +179,8 @@ __global__ void BlockAtomicSharedKernel(LevelArgs a, RuleArrays rules, VirtualPa
   const CellItem it = a.items[a.item_offset + blockIdx.x];
   const int r = __ldg(vp.begin + blockIdx.y) + threadIdx.x;
   if (r < __ldg(vp.end + blockIdx.y)) {
-    const float best = RuleOverSplits(a, it, __ldg(rules.left + r), __ldg(rules.right + r),
-                                      __ldg(rules.w + r));
+    const float best =
+        RuleOverSplits(a, it, __ldg(rules.left + r), __ldg(rules.right + r), __ldg(rules.w + r));
     if (best > kNegInfF) AtomicMaxFloat(&sh_best, best);
   }
   __syncthreads();
@@ -242,13 +257,14 @@ __global__ void BlockReduceStagedKernel(LevelArgs a, RuleArrays rules, VirtualPa
 // shared memory with full occupancy. Each block loops over `groups_per_block` groups of G cells,
 // so that groups with no usable split point cost a loop iteration, not a block.
 constexpr int kMaxTileBc = 512;
-constexpr int kQuad = 4;  // register blocking: a thread computes 4 right substates per left one
+constexpr int kQuad = 4;  // register blocking: a thread computes 4 x 4 substate pairs
 
 struct PairArrays {
-  const int4* info;      // per tile: first B state of the band, band rows, C's first state, C's substates
-  const int2* symbols;   // per tile: B, C (symbols, for the presence flags)
-  const int* pl_begin;   // per tile: its parent states [pl_begin[p], pl_begin[p + 1])
-  const int* pl_parent;  // per parent-of-tile: the parent state
+  const int4*
+      info;  // per tile: first B state of the band, band rows, C's first state, C's substates
+  const int2* symbols;       // per tile: B, C (symbols, for the presence flags)
+  const int* pl_begin;       // per tile: its parent states [pl_begin[p], pl_begin[p + 1])
+  const int* pl_parent;      // per parent-of-tile: the parent state
   const int* pl_rule_begin;  // per parent-of-tile: its rules [.., ..) in key/w
   const int* key;            // per rule: b * sC + c (b relative to the band)
   const float* w;            // per rule: log-prob
@@ -273,7 +289,7 @@ __global__ void __launch_bounds__(kThreads)
   const int s_c = info.w;
   const int bc = info.y * s_c;
   const int quads = (s_c + kQuad - 1) / kQuad;
-  const int band_items = info.y * quads;
+  const int band_items = ((info.y + kQuad - 1) / kQuad) * quads;
   const int splits = a.span - 1;
   const int num_groups = (num_items + G - 1) / G;
   const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
@@ -305,24 +321,37 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     if (sh_total == 0) continue;  // uniform: every thread read it before the next barrier
 
-    // Max over split points per substate pair (b, c), 4 c's per thread.
+    // Max over split points per substate pair (b, c): register blocking, a 4 x 4 block of
+    // (b, c) per thread (8 loads per 16 max-plus updates).
     for (int e = threadIdx.x; e < G * band_items; e += blockDim.x) {
       const int g = e / band_items, rem = e % band_items;
-      const int b = rem / quads, c0 = (rem % quads) * kQuad;
-      float best[kQuad];
+      const int b0 = (rem / quads) * kQuad, c0 = (rem % quads) * kQuad;
+      float best[kQuad][kQuad];
 #pragma unroll
-      for (int q = 0; q < kQuad; ++q) best[q] = kNegInfF;
+      for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+        for (int j = 0; j < kQuad; ++j) best[i][j] = kNegInfF;
       const int count = sh_count[g];
       for (int s = 0; s < count; ++s) {
-        const float l = a.chart[size_t(sh_left[g * max_splits + s]) * a.num_states + info.x + b];
-        const float* r = a.chart + size_t(sh_right[g * max_splits + s]) * a.num_states + info.z + c0;
+        const float* lrow = a.chart + size_t(sh_left[g * max_splits + s]) * a.num_states + info.x;
+        const float* rrow = a.chart + size_t(sh_right[g * max_splits + s]) * a.num_states + info.z;
+        float l[kQuad], r[kQuad];
 #pragma unroll
-        for (int q = 0; q < kQuad; ++q)
-          if (c0 + q < s_c) best[q] = fmaxf(best[q], l + r[q]);
+        for (int q = 0; q < kQuad; ++q) {
+          l[q] = b0 + q < info.y ? lrow[b0 + q] : kNegInfF;
+          r[q] = c0 + q < s_c ? rrow[c0 + q] : kNegInfF;
+        }
+#pragma unroll
+        for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+          for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
       }
 #pragma unroll
-      for (int q = 0; q < kQuad; ++q)
-        if (c0 + q < s_c) sh_best[(b * s_c + c0 + q) * G + g] = best[q];
+      for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+        for (int j = 0; j < kQuad; ++j)
+          if (b0 + i < info.y && c0 + j < s_c)
+            sh_best[((b0 + i) * s_c + c0 + j) * G + g] = best[i][j];
     }
     __syncthreads();
 
@@ -424,9 +453,8 @@ class DeviceArray {
   }
   bool Upload(const std::vector<T>& host) {
     if (!Reserve(host.size())) return false;
-    return host.empty() ||
-           cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice) ==
-               cudaSuccess;
+    return host.empty() || cudaMemcpy(data_, host.data(), host.size() * sizeof(T),
+                                      cudaMemcpyHostToDevice) == cudaSuccess;
   }
   T* get() const { return data_; }
   size_t size() const { return size_; }
@@ -500,6 +528,10 @@ class DeviceViterbiImpl : public DeviceViterbi {
       return false;
     }
     num_states_ = g.num_states;
+    if (size_t(num_states_) * sizeof(float) > 48 * 1024) {
+      *error = "too many states for the unary kernel's shared memory";
+      return false;
+    }
     num_symbols_ = g.num_symbols;
     num_rules_ = static_cast<int>(g.num_binary);
     cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
@@ -648,9 +680,9 @@ class DeviceViterbiImpl : public DeviceViterbi {
       } else if (!LaunchBinary(a, count, error)) {
         return BatchResult::kFailed;
       }
-      UnaryKernel<<<count, 256, 0, stream_>>>(a, chart_.get(), unary_begin_.get(),
-                                              unary_child_.get(), unary_w_.get(),
-                                              state_symbol_.get(), present_.get(), num_symbols_);
+      UnaryKernel<<<count, 256, num_states_ * sizeof(float), stream_>>>(
+          a, chart_.get(), unary_begin_.get(), unary_child_.get(), unary_w_.get(),
+          state_symbol_.get(), present_.get(), num_symbols_);
     }
     next_host_chart_ = 1 - next_host_chart_;
     cudaMemcpyAsync(host_chart.get(), chart_.get(), chart_floats * sizeof(float),
@@ -687,10 +719,10 @@ class DeviceViterbiImpl : public DeviceViterbi {
       case Variant::kBlockReduceStaged: {
         const size_t shared = 2 * size_t(num_states_) * sizeof(float);
         if (shared > 48 * 1024)
-          cudaFuncSetAttribute(BlockReduceStagedKernel,
-                               cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
+          cudaFuncSetAttribute(BlockReduceStagedKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               int(shared));
         BlockReduceStagedKernel<<<dim3(count, num_virtual_), kThreads, shared, stream_>>>(a, rules,
-                                                                                       vp);
+                                                                                          vp);
         break;
       }
       case Variant::kBlockReduceSeq: {
@@ -736,9 +768,9 @@ class DeviceViterbiImpl : public DeviceViterbi {
       if (shared > 48 * 1024)
         cudaFuncSetAttribute(PairFusedKernel<G>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              int(shared));
-      PairArrays p{pair_info_.get(), pair_symbols_.get(), pair_pl_begin_.get(),
-                   pl_parent_.get(),  pl_rule_begin_.get(), key_.get(),
-                   key_w_.get(),      c.device_pairs.get()};
+      PairArrays p{pair_info_.get(), pair_symbols_.get(),  pair_pl_begin_.get(),
+                   pl_parent_.get(), pl_rule_begin_.get(), key_.get(),
+                   key_w_.get(),     c.device_pairs.get()};
       // Grid x = blocks of cell groups (about 8 waves of blocks in all), y = tiles of the class.
       const int tiles = static_cast<int>(c.pairs.size());
       const int blocks_x = std::max(1, std::min(groups, (num_sms_ * 64 + tiles - 1) / tiles));
@@ -845,7 +877,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
   DeviceArray<unsigned char> present_;
   DeviceArray<CellItem> items_;
   PinnedArray<float> host_lexical_;
-  PinnedArray<float> host_chart_[2];  // alternate calls: a caller may read one while we fill the other
+  PinnedArray<float>
+      host_chart_[2];  // alternate calls: a caller may read one while we fill the other
   int next_host_chart_ = 0;
   std::vector<int> level_begin_;
   std::vector<std::vector<int>> start_begin_;

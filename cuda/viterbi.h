@@ -62,7 +62,7 @@ struct GrammarArrays {
   const int32_t* binary_right = nullptr;
   const double* binary_log_prob = nullptr;
   const int32_t* binary_parent_begin = nullptr;  // num_states + 1
-  int64_t num_unary = 0;                          // closed, identities removed, sorted by parent
+  int64_t num_unary = 0;                         // closed, identities removed, sorted by parent
   const int32_t* unary_child = nullptr;
   const double* unary_log_prob = nullptr;
   const int32_t* unary_parent_begin = nullptr;  // num_states + 1
@@ -109,11 +109,11 @@ class DeviceViterbi {
   // The batch budget in bytes (options.max_batch_bytes or the default).
   virtual size_t BatchBudget() const = 0;
 
-  // Runs the inside pass for every sentence of the batch (lengths >= 1). On kOk, (*charts)[i] points
-  // to sentence i's chart (Chart::NumCells(length) * num_states floats), valid until the second
-  // next call (two host buffers alternate, so a caller can read one batch's charts while the device
-  // computes the next).
-  // kOutOfMemory: the device could not hold the batch (nothing was computed; split it and retry).
+  // Runs the inside pass for every sentence of the batch (lengths >= 1). On kOk, (*charts)[i]
+  // points to sentence i's chart (Chart::NumCells(length) * num_states floats), valid until the
+  // second next call (two host buffers alternate, so a caller can read one batch's charts while the
+  // device computes the next). kOutOfMemory: the device could not hold the batch (nothing was
+  // computed; split it and retry).
   virtual BatchResult InsideBatch(const std::vector<SentenceRef>& batch,
                                   std::vector<const float*>* charts, std::string* error) = 0;
 };

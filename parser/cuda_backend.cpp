@@ -10,9 +10,7 @@
 #include "parser/viterbi_cpu.h"
 
 namespace cky {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 cuda::GrammarArrays CudaGrammarArrays(const Grammar& g) {
   cuda::GrammarArrays a;
@@ -108,7 +106,8 @@ class CudaBackend : public ViterbiBackend {
   void RunBatch(std::span<const SentenceInput> sentences, const std::vector<size_t>& batch,
                 std::vector<ParseOutcome>* outcomes) {
     std::vector<cuda::SentenceRef> refs;
-    for (size_t i : batch) refs.push_back({Length(sentences[i]), sentences[i].lexical.scores.data()});
+    for (size_t i : batch)
+      refs.push_back({Length(sentences[i]), sentences[i].lexical.scores.data()});
     std::vector<const float*> charts;
     std::string error;
     const cuda::BatchResult result = device_->InsideBatch(refs, &charts, &error);
@@ -186,8 +185,8 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar
   if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device; use --backend cpu");
   std::string error;
   auto device = cuda::DeviceViterbi::Create(
-      CudaGrammarArrays(grammar), {.kernel = options.kernel, .max_batch_bytes = options.max_batch_bytes},
-      &error);
+      CudaGrammarArrays(grammar),
+      {.kernel = options.kernel, .max_batch_bytes = options.max_batch_bytes}, &error);
   if (!device) return Status::Error("CUDA backend: " + error);
   return std::unique_ptr<ViterbiBackend>(
       std::make_unique<CudaBackend>(grammar, std::move(device), options));

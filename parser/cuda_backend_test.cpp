@@ -45,8 +45,8 @@ void ExpectSameOutcomes(const std::vector<ParseOutcome>& expected,
                         const std::vector<ParseOutcome>& actual, const std::string& what) {
   ASSERT_EQ(expected.size(), actual.size()) << what;
   for (size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_EQ(expected[i].status, actual[i].status) << what << " sentence " << i << ": "
-                                                    << actual[i].message;
+    EXPECT_EQ(expected[i].status, actual[i].status)
+        << what << " sentence " << i << ": " << actual[i].message;
     if (expected[i].status != ParseStatus::kOk || actual[i].status != ParseStatus::kOk) continue;
     EXPECT_EQ(ToBracketString(expected[i].tree), ToBracketString(actual[i].tree))
         << what << " sentence " << i;
