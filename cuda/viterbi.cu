@@ -252,11 +252,11 @@ __global__ void BlockReduceStagedKernel(LevelArgs a, RuleArrays rules, VirtualPa
 }
 
 // Kernel 7 (pair-fused-gG): per child pair tile and G cells of one span length. A tile is a base
-// child pair (B, C), or a band of B's substates when B x C has more than kMaxTileBc substate pairs
+// child pair (B, C), or a band of B's substates when B x C has more substate pairs than the band
+// limit (512, or 1024 for the -wide variants)
 // (the "virtual pair", as virtual parents split a big parent), so that G tiles of maxima fit in
 // shared memory with full occupancy. Each block loops over `groups_per_block` groups of G cells,
 // so that groups with no usable split point cost a loop iteration, not a block.
-constexpr int kMaxTileBc = 512;
 constexpr int kQuad = 4;  // register blocking: a thread computes 4 x 4 substate pairs
 
 struct PairArrays {
@@ -404,6 +404,9 @@ enum class Variant {
   kPairFused16,
   kPairFused8,
   kPairFused4,
+  kPairFused16Wide,
+  kPairFused8Wide,
+  kPairFused8Classes,
   kThreadAtomicGlobal,
   kThreadAtomicShared,
   kBlockAtomicShared,
@@ -416,6 +419,9 @@ const std::vector<std::pair<std::string, Variant>>& Variants() {
   static const std::vector<std::pair<std::string, Variant>> kVariants = {
       {"pair-fused-g16", Variant::kPairFused16},
       {"pair-fused-g8", Variant::kPairFused8},
+      {"pair-fused-g16-wide", Variant::kPairFused16Wide},
+      {"pair-fused-g8-wide", Variant::kPairFused8Wide},
+      {"pair-fused-g8-classes", Variant::kPairFused8Classes},
       {"pair-fused-g4", Variant::kPairFused4},
       {"thread-atomic-global", Variant::kThreadAtomicGlobal},
       {"thread-atomic-shared", Variant::kThreadAtomicShared},
@@ -543,8 +549,10 @@ class DeviceViterbiImpl : public DeviceViterbi {
     bool ok = state_symbol_.Upload(ints(g.state_symbol, g.num_states)) &&
               unary_begin_.Upload(ints(g.unary_parent_begin, g.num_states + 1)) &&
               unary_child_.Upload(ints(g.unary_child, g.num_unary)) && unary_w_.Upload(uw);
-    const bool paper = variant_ != Variant::kPairFused16 && variant_ != Variant::kPairFused8 &&
-                       variant_ != Variant::kPairFused4;
+    const bool paper = variant_ >= Variant::kThreadAtomicGlobal;
+    if (variant_ == Variant::kPairFused16Wide || variant_ == Variant::kPairFused8Wide)
+      band_limit_ = 1024;
+    if (variant_ == Variant::kPairFused8Classes) size_classes_ = true;
     if (paper) {
       ok = ok && parent_.Upload(ints(g.binary_parent, g.num_binary)) &&
            left_.Upload(ints(g.binary_left, g.num_binary)) &&
@@ -737,9 +745,12 @@ class DeviceViterbiImpl : public DeviceViterbi {
         break;
       }
       case Variant::kPairFused16:
+      case Variant::kPairFused16Wide:
         if (!LaunchPairFused<16>(a, count, error)) return false;
         break;
       case Variant::kPairFused8:
+      case Variant::kPairFused8Wide:
+      case Variant::kPairFused8Classes:
         if (!LaunchPairFused<8>(a, count, error)) return false;
         break;
       case Variant::kPairFused4:
@@ -792,16 +803,19 @@ class DeviceViterbiImpl : public DeviceViterbi {
     std::vector<int2> symbols;
     std::vector<int> pl_begin{0}, pl_parent, pl_rule_begin{0}, key;
     std::vector<float> key_w;
-    const std::vector<int> limits = {64, 128, 256, kMaxTileBc};
+    // One launch per span length over every tile (heaviest first), or one per size class.
+    const std::vector<int> limits =
+        size_classes_ ? std::vector<int>{64, 128, 256, band_limit_} : std::vector<int>{band_limit_};
+    std::vector<int> tile_rules;
     for (auto& [symbols_pair, all_rules] : by_pair) {
       const int b_sym = symbols_pair.first, c_sym = symbols_pair.second;
       const int b_first = g.symbol_first_state[b_sym], s_b = g.symbol_num_substates[b_sym];
       const int c_first = g.symbol_first_state[c_sym], s_c = g.symbol_num_substates[c_sym];
-      if (s_c > kMaxTileBc) {
+      if (s_c > band_limit_) {
         *error = "a symbol has more substates than the pair-fused kernels support";
         return false;
       }
-      const int rows = std::max(1, kMaxTileBc / s_c);
+      const int rows = std::max(1, band_limit_ / s_c);
       for (int b_lo = 0; b_lo < s_b; b_lo += rows) {
         const int b_hi = std::min(s_b, b_lo + rows);
         std::vector<int64_t> rules;
@@ -814,6 +828,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
         const int pair_index = static_cast<int>(info.size());
         info.push_back(pinfo);
         symbols.push_back({b_sym, c_sym});
+        tile_rules.push_back(static_cast<int>(rules.size()));
         std::stable_sort(rules.begin(), rules.end(), [&](int64_t x, int64_t y) {
           return g.binary_parent[x] < g.binary_parent[y];
         });
@@ -840,6 +855,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
       }
     }
     for (SizeClass& c : classes_) {
+      std::stable_sort(c.pairs.begin(), c.pairs.end(),
+                       [&](int x, int y) { return tile_rules[x] > tile_rules[y]; });
       if (c.pairs.size() > 65535) {
         *error = "too many child pairs for one launch";
         return false;
@@ -856,6 +873,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
   int num_states_ = 0, num_symbols_ = 0, num_rules_ = 0;
   int max_shared_optin_ = 48 * 1024;
   int num_sms_ = 132;
+  int band_limit_ = 512;       // most substate pairs in a tile of the pair-fused kernels
+  bool size_classes_ = false;  // pair-fused: one launch per tile size class
   size_t budget_ = 0;
   cudaStream_t stream_ = nullptr;
 
