@@ -397,6 +397,137 @@ __global__ void __launch_bounds__(kThreads)
   (void)bc;
 }
 
+// Kernel 8 (pair-acc-gG): the pair-fused computation with the roles of the grid swapped: a block
+// takes one group of G cells and a strided share of all tiles (chunk blockIdx.y of gridDim.y), and
+// accumulates its parents' maxima in shared memory ([g][state]) across those tiles; one global
+// atomic max per (cell, state) with a finite score then flushes them. The pair-fused kernels issue
+// a global atomic per (tile, parent, cell) instead, about 10x more, on the same few addresses.
+template <int G>
+__global__ void __launch_bounds__(kThreads)
+    PairAccKernel(LevelArgs a, PairArrays pairs, const unsigned char* present, int num_symbols,
+                  int num_items, int max_splits, int max_bc, int num_tiles) {
+  static_assert(G % 4 == 0, "G cells are read as float4");
+  extern __shared__ float shared[];
+  float* sh_acc = shared;                      // G * num_states
+  float* sh_best = sh_acc + G * a.num_states;  // [substate pair][G], max_bc * G floats
+  int* sh_left = reinterpret_cast<int*>(sh_best + G * max_bc);  // G * max_splits
+  int* sh_right = sh_left + G * max_splits;                     // G * max_splits
+  __shared__ int sh_count[G];
+  __shared__ int sh_total;
+
+  const int splits = a.span - 1;
+  const int first_item = blockIdx.x * G;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int i = threadIdx.x; i < G * a.num_states; i += blockDim.x) sh_acc[i] = kNegInfF;
+
+  for (int t = blockIdx.y; t < num_tiles; t += gridDim.y) {
+    const int pair = __ldg(pairs.class_pairs + t);
+    const int4 info = __ldg(pairs.info + pair);
+    const int2 sym = __ldg(pairs.symbols + pair);
+    const int s_c = info.w;
+    const int quads = (s_c + kQuad - 1) / kQuad;
+    const int band_items = ((info.y + kQuad - 1) / kQuad) * quads;
+    __syncthreads();  // the previous tile is done with shared memory
+    if (threadIdx.x < G) sh_count[threadIdx.x] = 0;
+    if (threadIdx.x == 0) sh_total = 0;
+    __syncthreads();
+
+    for (int e = threadIdx.x; e < G * splits; e += blockDim.x) {
+      const int g = e / splits, k = e % splits;
+      if (first_item + g >= num_items) continue;
+      const CellItem it = a.items[a.item_offset + first_item + g];
+      const int mid = it.start + 1 + k;
+      const int lc = it.base + CellIndex(it.n, it.start, mid);
+      const int rc = it.base + CellIndex(it.n, mid, it.start + a.span);
+      if (present[size_t(lc) * num_symbols + sym.x] && present[size_t(rc) * num_symbols + sym.y]) {
+        const int slot = atomicAdd(&sh_count[g], 1);
+        sh_left[g * max_splits + slot] = lc;
+        sh_right[g * max_splits + slot] = rc;
+        atomicAdd(&sh_total, 1);
+      }
+    }
+    __syncthreads();
+    if (sh_total == 0) continue;  // uniform
+
+    for (int e = threadIdx.x; e < G * band_items; e += blockDim.x) {
+      const int g = e / band_items, rem = e % band_items;
+      const int b0 = (rem / quads) * kQuad, c0 = (rem % quads) * kQuad;
+      float best[kQuad][kQuad];
+#pragma unroll
+      for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+        for (int j = 0; j < kQuad; ++j) best[i][j] = kNegInfF;
+      const int count = sh_count[g];
+      for (int s = 0; s < count; ++s) {
+        const float* lrow = a.chart + size_t(sh_left[g * max_splits + s]) * a.num_states + info.x;
+        const float* rrow = a.chart + size_t(sh_right[g * max_splits + s]) * a.num_states + info.z;
+        float l[kQuad], r[kQuad];
+#pragma unroll
+        for (int q = 0; q < kQuad; ++q) {
+          l[q] = b0 + q < info.y ? lrow[b0 + q] : kNegInfF;
+          r[q] = c0 + q < s_c ? rrow[c0 + q] : kNegInfF;
+        }
+#pragma unroll
+        for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+          for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
+      }
+#pragma unroll
+      for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+        for (int j = 0; j < kQuad; ++j)
+          if (b0 + i < info.y && c0 + j < s_c)
+            sh_best[((b0 + i) * s_c + c0 + j) * G + g] = best[i][j];
+    }
+    __syncthreads();
+
+    const int pl_end = __ldg(pairs.pl_begin + pair + 1);
+    for (int pl = __ldg(pairs.pl_begin + pair) + warp; pl < pl_end; pl += blockDim.x / 32) {
+      float acc[G];
+#pragma unroll
+      for (int g = 0; g < G; ++g) acc[g] = kNegInfF;
+      const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
+      for (int r = __ldg(pairs.pl_rule_begin + pl) + lane; r < rule_end; r += 32) {
+        const int key = __ldg(pairs.key + r);
+        const float w = __ldg(pairs.w + r);
+        const float4* best4 = reinterpret_cast<const float4*>(sh_best + key * G);
+#pragma unroll
+        for (int q = 0; q < G / 4; ++q) {
+          const float4 v = best4[q];
+          acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
+          acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
+          acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
+          acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+#pragma unroll
+        for (int offset = 16; offset > 0; offset >>= 1)
+          acc[g] = fmaxf(acc[g], __shfl_xor_sync(0xffffffffu, acc[g], offset));
+      }
+      if (lane < G) {
+        float mine = kNegInfF;
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+          if (g == lane) mine = acc[g];
+        if (mine > kNegInfF)
+          AtomicMaxFloat(sh_acc + lane * a.num_states + __ldg(pairs.pl_parent + pl), mine);
+      }
+    }
+  }
+  __syncthreads();
+  // Flush: one global atomic per (cell, state) with a finite maximum.
+  for (int i = threadIdx.x; i < G * a.num_states; i += blockDim.x) {
+    const float v = sh_acc[i];
+    const int g = i / a.num_states, state = i % a.num_states;
+    if (v > kNegInfF && first_item + g < num_items) {
+      const CellItem it = a.items[a.item_offset + first_item + g];
+      AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + state, v);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Host side
 
@@ -407,6 +538,8 @@ enum class Variant {
   kPairFused16Wide,
   kPairFused8Wide,
   kPairFused8Classes,
+  kPairAcc8,
+  kPairAcc16,
   kThreadAtomicGlobal,
   kThreadAtomicShared,
   kBlockAtomicShared,
@@ -417,6 +550,8 @@ enum class Variant {
 
 const std::vector<std::pair<std::string, Variant>>& Variants() {
   static const std::vector<std::pair<std::string, Variant>> kVariants = {
+      {"pair-acc-g8", Variant::kPairAcc8},
+      {"pair-acc-g16", Variant::kPairAcc16},
       {"pair-fused-g16", Variant::kPairFused16},
       {"pair-fused-g8", Variant::kPairFused8},
       {"pair-fused-g16-wide", Variant::kPairFused16Wide},
@@ -553,6 +688,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
     if (variant_ == Variant::kPairFused16Wide || variant_ == Variant::kPairFused8Wide)
       band_limit_ = 1024;
     if (variant_ == Variant::kPairFused8Classes) size_classes_ = true;
+
     if (paper) {
       ok = ok && parent_.Upload(ints(g.binary_parent, g.num_binary)) &&
            left_.Upload(ints(g.binary_left, g.num_binary)) &&
@@ -744,6 +880,12 @@ class DeviceViterbiImpl : public DeviceViterbi {
         }
         break;
       }
+      case Variant::kPairAcc8:
+        if (!LaunchPairAcc<8>(a, count, error)) return false;
+        break;
+      case Variant::kPairAcc16:
+        if (!LaunchPairAcc<16>(a, count, error)) return false;
+        break;
       case Variant::kPairFused16:
       case Variant::kPairFused16Wide:
         if (!LaunchPairFused<16>(a, count, error)) return false;
@@ -762,6 +904,32 @@ class DeviceViterbiImpl : public DeviceViterbi {
       *error = std::string("kernel launch failed: ") + cudaGetErrorString(launch);
       return false;
     }
+    return true;
+  }
+
+  template <int G>
+  bool LaunchPairAcc(const LevelArgs& a, int count, std::string* error) {
+    const int max_splits = a.span - 1;
+    const int groups = (count + G - 1) / G;
+    const SizeClass& c = classes_[0];  // every tile, heaviest first
+    const size_t shared =
+        (size_t(G) * (num_states_ + c.max_bc) + 2 * size_t(G) * max_splits) * sizeof(float);
+    if (shared > size_t(max_shared_optin_)) {
+      *error = "sentence too long for the pair-acc kernel's shared memory";
+      return false;
+    }
+    if (shared > 48 * 1024)
+      cudaFuncSetAttribute(PairAccKernel<G>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           int(shared));
+    PairArrays p{pair_info_.get(), pair_symbols_.get(),  pair_pl_begin_.get(),
+                 pl_parent_.get(), pl_rule_begin_.get(), key_.get(),
+                 key_w_.get(),     c.device_pairs.get()};
+    // Tile chunks per cell group: enough blocks for about 4 waves, as few chunks as possible (each
+    // chunk flushes its own maxima).
+    const int tiles = static_cast<int>(c.pairs.size());
+    const int chunks = std::max(1, std::min({tiles, 256, (num_sms_ * 16 + groups - 1) / groups}));
+    PairAccKernel<G><<<dim3(groups, chunks), kThreads, shared, stream_>>>(
+        a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc, tiles);
     return true;
   }
 
@@ -869,7 +1037,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
   }
 
   std::string kernel_;
-  Variant variant_ = Variant::kPairFused16;
+  Variant variant_ = Variant::kPairAcc8;
   int num_states_ = 0, num_symbols_ = 0, num_rules_ = 0;
   int max_shared_optin_ = 48 * 1024;
   int num_sms_ = 132;

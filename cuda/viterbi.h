@@ -22,6 +22,10 @@
 //                         flags); a base pair with more than 512 substate pairs is cut into bands
 //                         of B's substates (virtual pairs); register blocking (4 right substates
 //                         per thread); global atomic max per parent and cell.
+//   pair-acc-g8, pair-acc-g16  the pair-fused computation with the grid's roles swapped: a block
+//                         takes one group of 8 (16) cells and a strided share of all tiles, keeps
+//                         its parents' maxima in shared memory across those tiles, and flushes them
+//                         with one global atomic max per (cell, state): far fewer global atomics.
 //   thread-atomic-global  Yi et al.: one thread per rule, global float atomic max per parent.
 //   thread-atomic-shared  one thread per rule, block-local shared atomic max over the block's
 //                         parents, then one global atomic max per parent touched.
