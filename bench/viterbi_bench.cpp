@@ -52,6 +52,7 @@ struct Row {
   double seconds = 0;
   double rule_apps = 0;
   std::string agree = "-";
+  std::string note;  // printed under the row
 };
 
 double RuleApplications(const Grammar& g, std::span<const SentenceInput> inputs) {
@@ -105,6 +106,7 @@ Row TimeInsideOnly(const std::string& kernel, const Grammar& g,
   std::vector<cuda::SentenceRef> warm = {{static_cast<int32_t>(inputs[order[0]].words.size()),
                                           inputs[order[0]].lexical.scores.data()}};
   device->InsideBatch(warm, &charts, &error);
+  device->SetProfiling(true);
   const auto begin = std::chrono::steady_clock::now();
   for (size_t first = 0; first < order.size(); first += 2048) {
     std::vector<cuda::SentenceRef> batch;
@@ -117,12 +119,14 @@ Row TimeInsideOnly(const std::string& kernel, const Grammar& g,
     }
   }
   row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  row.note = device->ProfileReport();
   return row;
 }
 
 void Print(const Row& r) {
   std::printf("| %-24s | %9zu | %9.3f | %10.2f | %12.3e | %9s |\n", r.name.c_str(), r.sentences,
               r.seconds, r.sentences / r.seconds, r.rule_apps / r.seconds, r.agree.c_str());
+  if (!r.note.empty()) std::printf("|   (%s)\n", r.note.c_str());
   std::fflush(stdout);
 }
 

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -751,8 +753,59 @@ class DeviceViterbiImpl : public DeviceViterbi {
     if (stream_) cudaStreamDestroy(stream_);
   }
 
+  void SetProfiling(bool on) override {
+    profile_ = on;
+    profile_ms_.fill(0);
+    profile_batches_ = 0;
+  }
+
+  std::string ProfileReport() const override {
+    char text[256];
+    std::snprintf(text, sizeof(text),
+                  "%d batches: host wall %.1f ms; device: setup %.1f, binary %.1f, unary %.1f, "
+                  "copy back %.1f ms",
+                  profile_batches_, profile_ms_[0], profile_ms_[1], profile_ms_[2], profile_ms_[3],
+                  profile_ms_[4]);
+    return text;
+  }
+
   BatchResult InsideBatch(const std::vector<SentenceRef>& batch, std::vector<const float*>* charts,
                           std::string* error) override {
+    const auto wall_begin = std::chrono::steady_clock::now();
+    BatchResult result = InsideBatchImpl(batch, charts, error);
+    if (profile_ && result == BatchResult::kOk) {
+      ++profile_batches_;
+      profile_ms_[0] +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_begin)
+              .count();
+      const int spans = static_cast<int>(level_begin_.size()) - 2;
+      float ms = 0;
+      cudaEventElapsedTime(&ms, events_[0], events_[1]);
+      profile_ms_[1] += ms;
+      for (int w = 1; w <= spans; ++w) {
+        cudaEventElapsedTime(&ms, events_[2 * w - 1], events_[2 * w]);
+        profile_ms_[2] += ms;
+        cudaEventElapsedTime(&ms, events_[2 * w], events_[2 * w + 1]);
+        profile_ms_[3] += ms;
+      }
+      cudaEventElapsedTime(&ms, events_[2 * spans + 1], events_[2 * spans + 2]);
+      profile_ms_[4] += ms;
+    }
+    return result;
+  }
+
+  void Mark(int index) {
+    if (!profile_) return;
+    while (static_cast<int>(events_.size()) <= index) {
+      cudaEvent_t e;
+      cudaEventCreate(&e);
+      events_.push_back(e);
+    }
+    cudaEventRecord(events_[index], stream_);
+  }
+
+  BatchResult InsideBatchImpl(const std::vector<SentenceRef>& batch,
+                              std::vector<const float*>* charts, std::string* error) {
     charts->assign(batch.size(), nullptr);
     if (batch.empty()) return BatchResult::kOk;
     const int num_sentences = static_cast<int>(batch.size());
@@ -809,6 +862,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
       float* dst = lex + size_t(word[i]) * num_states_;
       for (size_t k = 0; k < count; ++k) dst[k] = static_cast<float>(src[k]);
     }
+    Mark(0);
     cudaMemcpyAsync(lexical_.get(), lex, size_t(words) * num_states_ * sizeof(float),
                     cudaMemcpyHostToDevice, stream_);
     cudaMemcpyAsync(items_.get(), items.data(), items.size() * sizeof(CellItem),
@@ -819,18 +873,22 @@ class DeviceViterbiImpl : public DeviceViterbi {
     for (int span = 1; span <= max_n; ++span) {
       LevelArgs a{chart_.get(), pre_.get(), items_.get(), level_begin_[span], span, num_states_};
       const int count = level_begin_[span + 1] - level_begin_[span];
+      Mark(2 * span - 1);  // span 1: the end of the setup
       if (span == 1) {
         LexicalKernel<<<count, 256, 0, stream_>>>(a, lexical_.get());
       } else if (!LaunchBinary(a, count, error)) {
         return BatchResult::kFailed;
       }
+      Mark(2 * span);
       UnaryKernel<<<count, 256, num_states_ * sizeof(float), stream_>>>(
           a, chart_.get(), unary_begin_.get(), unary_child_.get(), unary_w_.get(),
           state_symbol_.get(), present_.get(), num_symbols_);
     }
+    Mark(2 * max_n + 1);
     next_host_chart_ = 1 - next_host_chart_;
     cudaMemcpyAsync(host_chart.get(), chart_.get(), chart_floats * sizeof(float),
                     cudaMemcpyDeviceToHost, stream_);
+    Mark(2 * max_n + 2);
     const cudaError_t status = cudaStreamSynchronize(stream_);
     if (status != cudaSuccess || cudaGetLastError() != cudaSuccess) {
       *error = std::string("CUDA error: ") + cudaGetErrorString(status);
@@ -1041,6 +1099,10 @@ class DeviceViterbiImpl : public DeviceViterbi {
   int num_states_ = 0, num_symbols_ = 0, num_rules_ = 0;
   int max_shared_optin_ = 48 * 1024;
   int num_sms_ = 132;
+  bool profile_ = false;
+  std::array<double, 5> profile_ms_{};  // host wall, setup, binary, unary, copy back
+  int profile_batches_ = 0;
+  std::vector<cudaEvent_t> events_;
   int band_limit_ = 512;       // most substate pairs in a tile of the pair-fused kernels
   bool size_classes_ = false;  // pair-fused: one launch per tile size class
   size_t budget_ = 0;

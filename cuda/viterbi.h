@@ -113,6 +113,12 @@ class DeviceViterbi {
   // The batch budget in bytes (options.max_batch_bytes or the default).
   virtual size_t BatchBudget() const = 0;
 
+  // Measuring: when on, InsideBatch times its phases with CUDA events (device time of uploads and
+  // fills, binary passes, unary passes, the chart copy back) and the call's host wall time;
+  // ProfileReport() sums them over the calls since profiling was turned on.
+  virtual void SetProfiling(bool on) = 0;
+  virtual std::string ProfileReport() const = 0;
+
   // Runs the inside pass for every sentence of the batch (lengths >= 1). On kOk, (*charts)[i]
   // points to sentence i's chart (Chart::NumCells(length) * num_states floats), valid until the
   // second next call (two host buffers alternate, so a caller can read one batch's charts while the
