@@ -244,6 +244,18 @@ int main(int argc, char** argv) {
       (*backend)->ParseBatch(first(8));  // warm-up: allocations, module load
       Print(Time("cuda/" + kernel, **backend, sentences, g, &cpu_indices, &cpu_outcomes, nullptr));
       if (fast) Print(TimeInsideOnly(kernel, g, all));
+      if (kernel == kernels.front()) {
+        // Batch size: the same kernel with batches of up to 256 and 4096 sentences.
+        for (int max_batch : {256, 4096}) {
+          auto sized = MakeCudaBackend(g, CudaBackendOptions{.kernel = kernel,
+                                                             .max_batch_sentences = max_batch,
+                                                             .extraction_threads = threads});
+          if (!sized.ok()) continue;
+          (*sized)->ParseBatch(first(8));
+          Print(Time("  batches of " + std::to_string(max_batch), **sized, all, g, &cpu_indices,
+                     &cpu_outcomes, nullptr));
+        }
+      }
     }
   }
   return 0;
