@@ -13,6 +13,9 @@
 // trees to the double-precision reference within the extraction's relative tolerance (1e-5).
 //
 // Kernel variants (ViterbiKernelNames() lists them; the first is the default):
+//   pair-fused-g8-wide (the default), pair-fused-g16-wide: as below with bands of up to 1,024
+//                         substate pairs (fewer tiles, fewer atomics).
+//   pair-fused-g8-classes: pair-fused-g8 launched once per tile size class (<= 64, 128, 256, 512).
 //   pair-fused-g16, -g8, -g4  beyond the paper: per child pair tile (B, C) and group of 16 (8, 4)
 //                         cells of one span length, the max over split points of
 //                         chart[left][B_b] + chart[right][C_c] is taken once per substate pair
@@ -20,8 +23,8 @@
 //                         (a warp per parent state, float4 reads of the G cells' maxima); split
 //                         points whose cells lack B or C are skipped (per-cell symbol presence
 //                         flags); a base pair with more than 512 substate pairs is cut into bands
-//                         of B's substates (virtual pairs); register blocking (4 right substates
-//                         per thread); global atomic max per parent and cell.
+//                         of B's substates (virtual pairs); register blocking (4 x 4 substate
+//                         pairs per thread); global atomic max per parent and cell.
 //   pair-acc-g8, pair-acc-g16  the pair-fused computation with the grid's roles swapped: a block
 //                         takes one group of 8 (16) cells and a strided share of all tiles, keeps
 //                         its parents' maxima in shared memory across those tiles, and flushes them

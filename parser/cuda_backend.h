@@ -30,10 +30,10 @@ cuda::GrammarArrays CudaGrammarArrays(const Grammar& grammar);
 std::vector<std::string> CudaKernelNames();
 
 struct CudaBackendOptions {
-  std::string kernel;          // "" = the default, fastest
-  size_t max_batch_bytes = 0;  // device bytes per batch; 0 = 85% of free device memory
-  int max_batch_sentences = 1024;
-  int extraction_threads = 0;  // CPU threads for tree extraction; 0 = all
+  std::string kernel;             // "" = the default, fastest
+  size_t max_batch_bytes = 0;     // device bytes per batch; 0 = 85% of free device memory
+  int max_batch_sentences = 256;  // smaller batches overlap extraction better (bench/RESULTS.md)
+  int extraction_threads = 0;     // CPU threads for tree extraction; 0 = all
 };
 
 // The CUDA backend running kernel variant `kernel` ("" = the default, fastest).
