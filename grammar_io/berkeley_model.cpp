@@ -257,7 +257,9 @@ Status Missing(const std::string& prefix, const std::string& ext) {
 // --- binary cache ---------------------------------------------------------------------------
 
 constexpr char kCacheMagic[8] = {'C', 'K', 'Y', 'M', 'O', 'D', 'E', 'L'};
-constexpr uint32_t kCacheVersion = 1;
+// 2: projected DumpGrammar exports (wsj_1) take substate counts from .numstates, so caches written
+// by version 1 may hold wrong counts.
+constexpr uint32_t kCacheVersion = 2;
 
 class CacheWriter {
  public:

@@ -1,12 +1,195 @@
-// Until the CUDA Viterbi kernels land, the CUDA backend reports itself unavailable.
 #include "parser/cuda_backend.h"
 
+#include <algorithm>
+#include <atomic>
+#include <numeric>
+#include <thread>
+
+#include "cuda/device.h"
+#include "cuda/viterbi.h"
+#include "parser/viterbi_cpu.h"
+
 namespace cky {
+namespace {}  // namespace
 
-bool CudaBackendAvailable() { return false; }
+cuda::GrammarArrays CudaGrammarArrays(const Grammar& g) {
+  cuda::GrammarArrays a;
+  a.num_states = g.num_states();
+  a.num_symbols = g.num_symbols();
+  a.state_symbol = g.state_symbol.data();
+  a.symbol_first_state = g.symbol_first_state.data();
+  a.symbol_num_substates = g.symbol_num_substates.data();
+  a.num_binary = g.num_binary_rules();
+  a.binary_parent = g.binary_parent.data();
+  a.binary_left = g.binary_left.data();
+  a.binary_right = g.binary_right.data();
+  a.binary_log_prob = g.binary_log_prob.data();
+  a.binary_parent_begin = g.binary_parent_begin.data();
+  a.num_unary = g.num_unary_rules();
+  a.unary_child = g.unary_child.data();
+  a.unary_log_prob = g.unary_log_prob.data();
+  a.unary_parent_begin = g.unary_parent_begin.data();
+  return a;
+}
 
-StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar&, const std::string&) {
-  return Status::Error("the CUDA Viterbi backend is not built yet; use --backend cpu");
+namespace {
+
+class CudaBackend : public ViterbiBackend {
+ public:
+  CudaBackend(const Grammar& g, std::unique_ptr<cuda::DeviceViterbi> device,
+              const CudaBackendOptions& options)
+      : grammar_(g), device_(std::move(device)), options_(options) {
+    threads_ = options.extraction_threads > 0
+                   ? options.extraction_threads
+                   : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+
+  ~CudaBackend() override { FinishExtraction(); }
+
+  std::string name() const override { return "cuda/" + device_->kernel(); }
+
+  std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
+    std::vector<ParseOutcome> outcomes(sentences.size());
+    std::vector<size_t> order;
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      if (sentences[i].words.empty()) {
+        outcomes[i].status = ParseStatus::kNoParse;
+        outcomes[i].message = "empty sentence";
+      } else if (device_->BytesForSentence(Length(sentences[i])) > device_->BatchBudget()) {
+        ParseOnCpu(sentences[i], "does not fit the device batch budget", &outcomes[i]);
+      } else {
+        order.push_back(i);
+      }
+    }
+    // Longest first, so that a batch holds sentences of similar length.
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return Length(sentences[a]) > Length(sentences[b]);
+    });
+    std::vector<size_t> batch;
+    size_t bytes = 0;
+    for (size_t i : order) {
+      const size_t need = device_->BytesForSentence(Length(sentences[i]));
+      if (!batch.empty() && (bytes + need > device_->BatchBudget() ||
+                             static_cast<int>(batch.size()) >= options_.max_batch_sentences)) {
+        RunBatch(sentences, batch, &outcomes);
+        batch.clear();
+        bytes = 0;
+      }
+      batch.push_back(i);
+      bytes += need;
+    }
+    if (!batch.empty()) RunBatch(sentences, batch, &outcomes);
+    FinishExtraction();
+    return outcomes;
+  }
+
+ private:
+  static int32_t Length(const SentenceInput& s) { return static_cast<int32_t>(s.words.size()); }
+
+  void ParseOnCpu(const SentenceInput& s, const std::string& why, ParseOutcome* outcome) {
+    if (!cpu_) cpu_ = std::make_unique<CpuViterbi>(grammar_);
+    try {
+      Chart chart;
+      cpu_->Inside(s.lexical, &chart);
+      *outcome = ParseWithChart(grammar_, s, chart);
+      if (outcome->status == ParseStatus::kOk) {
+        outcome->message = "warning: parsed on the CPU: a sentence of " +
+                           std::to_string(s.words.size()) + " words " + why;
+      }
+    } catch (const std::bad_alloc&) {
+      outcome->status = ParseStatus::kOutOfMemory;
+      outcome->message = "out of memory for a chart of " + std::to_string(s.words.size()) +
+                         " words, on the device and on the CPU";
+    }
+  }
+
+  void RunBatch(std::span<const SentenceInput> sentences, const std::vector<size_t>& batch,
+                std::vector<ParseOutcome>* outcomes) {
+    std::vector<cuda::SentenceRef> refs;
+    for (size_t i : batch)
+      refs.push_back({Length(sentences[i]), sentences[i].lexical.scores.data()});
+    std::vector<const float*> charts;
+    std::string error;
+    const cuda::BatchResult result = device_->InsideBatch(refs, &charts, &error);
+    if (result == cuda::BatchResult::kOutOfMemory) {
+      if (batch.size() == 1) {
+        ParseOnCpu(sentences[batch[0]], "does not fit in device memory", &(*outcomes)[batch[0]]);
+        return;
+      }
+      const auto middle = batch.begin() + batch.size() / 2;
+      RunBatch(sentences, std::vector<size_t>(batch.begin(), middle), outcomes);
+      RunBatch(sentences, std::vector<size_t>(middle, batch.end()), outcomes);
+      return;
+    }
+    if (result != cuda::BatchResult::kOk) {
+      for (size_t i : batch) {
+        (*outcomes)[i].status = ParseStatus::kFailed;
+        (*outcomes)[i].message = error;
+      }
+      return;
+    }
+    // Tree extraction from the copied-back charts, in parallel and in the background, while the
+    // device computes the next batch (the device keeps two host chart buffers).
+    FinishExtraction();
+    extraction_ = std::thread([this, sentences, batch, charts = std::move(charts), outcomes] {
+      const int32_t num_states = grammar_.num_states();
+      std::atomic<size_t> next{0};
+      auto work = [&] {
+        Chart chart;
+        for (size_t k = next++; k < batch.size(); k = next++) {
+          const SentenceInput& s = sentences[batch[k]];
+          const int32_t n = Length(s);
+          chart = Chart(n, num_states);
+          const float* src = charts[k];
+          std::vector<double>& dst = chart.data();
+          for (size_t j = 0; j < dst.size(); ++j) dst[j] = src[j];
+          (*outcomes)[batch[k]] = ParseWithChart(grammar_, s, chart);
+        }
+      };
+      const int workers = static_cast<int>(std::min<size_t>(threads_, batch.size()));
+      std::vector<std::thread> pool;
+      for (int t = 1; t < workers; ++t) pool.emplace_back(work);
+      work();
+      for (std::thread& t : pool) t.join();
+    });
+  }
+
+  void FinishExtraction() {
+    if (extraction_.joinable()) extraction_.join();
+  }
+
+  const Grammar& grammar_;
+  std::unique_ptr<cuda::DeviceViterbi> device_;
+  CudaBackendOptions options_;
+  int threads_ = 1;
+  std::unique_ptr<CpuViterbi> cpu_;
+  std::thread extraction_;  // the previous batch's tree extraction
+};
+
+}  // namespace
+
+bool CudaBackendAvailable() { return cuda::BuiltWithCuda() && cuda::DeviceAvailable(); }
+
+std::vector<std::string> CudaKernelNames() { return cuda::ViterbiKernelNames(); }
+
+StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar,
+                                                          const std::string& kernel) {
+  return MakeCudaBackend(grammar, CudaBackendOptions{.kernel = kernel});
+}
+
+StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar,
+                                                          const CudaBackendOptions& options) {
+  if (!cuda::BuiltWithCuda()) {
+    return Status::Error("this build has no CUDA support; use --backend cpu");
+  }
+  if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device; use --backend cpu");
+  std::string error;
+  auto device = cuda::DeviceViterbi::Create(
+      CudaGrammarArrays(grammar),
+      {.kernel = options.kernel, .max_batch_bytes = options.max_batch_bytes}, &error);
+  if (!device) return Status::Error("CUDA backend: " + error);
+  return std::unique_ptr<ViterbiBackend>(
+      std::make_unique<CudaBackend>(grammar, std::move(device), options));
 }
 
 }  // namespace cky

@@ -1,10 +1,20 @@
-// The CUDA Viterbi backend, adapted to parser/backend.h from cuda/'s plain-C++ interface.
+// The CUDA Viterbi backend, adapted to parser/backend.h from cuda/'s plain-C++ interface
+// (cuda/viterbi.h): sentences are sorted by length and cut into batches that fit the device, the
+// device computes their charts (floats), and trees are extracted on the CPU from the copied-back
+// charts (parser/tree_extraction.h, relative tolerance 1e-5), on all hardware threads.
+//
+// Out of memory: a batch the device cannot hold is split in halves and retried; a sentence that
+// cannot fit on its own is parsed on the CPU (parser/viterbi_cpu.h) and its outcome's message says
+// so (status kOk). Outcomes come back one per input, in input order.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
+#include "cuda/viterbi.h"
 #include "grammar_io/grammar.h"
 #include "parser/backend.h"
 
@@ -13,8 +23,23 @@ namespace cky {
 // True when this build has the CUDA backend and a device is present.
 bool CudaBackendAvailable();
 
+// The grammar's arrays as cuda/viterbi.h takes them (views into `grammar`).
+cuda::GrammarArrays CudaGrammarArrays(const Grammar& grammar);
+
+// The kernel variant names (cuda/viterbi.h); the first is the default.
+std::vector<std::string> CudaKernelNames();
+
+struct CudaBackendOptions {
+  std::string kernel;             // "" = the default, fastest
+  size_t max_batch_bytes = 0;     // device bytes per batch; 0 = 85% of free device memory
+  int max_batch_sentences = 256;  // smaller batches overlap extraction better (bench/RESULTS.md)
+  int extraction_threads = 0;     // CPU threads for tree extraction; 0 = all
+};
+
 // The CUDA backend running kernel variant `kernel` ("" = the default, fastest).
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar,
                                                           const std::string& kernel);
+StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar,
+                                                          const CudaBackendOptions& options);
 
 }  // namespace cky
