@@ -14,6 +14,7 @@
 #include "cuda/device.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
+#include "parser/cuda_backend.h"
 #include "parser/parser.h"
 #include "parser/tree_format.h"
 #include "text/tokenizer.h"
@@ -220,7 +221,10 @@ void AddParseCommand(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "cpu", "reference", "cuda"}))
       ->capture_default_str();
   cmd->add_option("-k,--kernel", args->kernel,
-                  "CUDA kernel variant (see `cky parse --list-kernels`); default: the fastest");
+                  "CUDA kernel variant (the names above). Default: the first, the fastest "
+                  "measured (bench/RESULTS.md); the others are the design space of Yi et al. "
+                  "(2011), kept for measurement. Every variant gives the same trees")
+      ->check(CLI::IsMember(CudaKernelNames()));
   cmd->add_option("-t,--threads", args->threads, "CPU threads for the cpu backend; 0 = all cores")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
