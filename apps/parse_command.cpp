@@ -11,6 +11,7 @@
 
 #include "apps/commands.h"
 #include "common/input_file.h"
+#include "common/sentence_file.h"
 #include "cuda/device.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
@@ -44,13 +45,6 @@ struct ParseArgs {
   std::string hyphens = "keep";
 };
 
-std::vector<std::string> SplitTokens(const std::string& line) {
-  std::vector<std::string> tokens;
-  std::istringstream in(line);
-  std::string token;
-  while (in >> token) tokens.push_back(token);
-  return tokens;
-}
 
 // Where sentences come from: one tokenized sentence per line, or raw text split into sentences
 // and tokenized. Next returns false at the end of the input.
@@ -65,7 +59,7 @@ class TokenizedLines : public SentenceSource {
   explicit TokenizedLines(std::istream& in) : in_(in) {}
   bool Next(std::vector<std::string>* words) override {
     if (!std::getline(in_, line_)) return false;
-    *words = SplitTokens(line_);
+    *words = SplitWhitespace(line_);
     return true;
   }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/sentence_file.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
 #include "parser/parser.h"
@@ -25,18 +26,6 @@ double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
-std::vector<std::vector<std::string>> ReadSentences(const std::string& path) {
-  std::vector<std::vector<std::string>> sentences;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    std::vector<std::string> sentence;
-    for (std::string w; words >> w;) sentence.push_back(w);
-    if (!sentence.empty()) sentences.push_back(sentence);
-  }
-  return sentences;
-}
 
 double RuleApplications(const cky::Grammar& g, const std::vector<std::vector<std::string>>& s) {
   double splits = 0;
@@ -75,7 +64,8 @@ int main(int argc, char** argv) {
       {"gum_sm3", g + "berkeley-gum/gum_sm3", max_sentences, max_words},
       {"en_sm6s", g + "en_sm6s/en_sm6s", 4, 15, 8},
   };
-  auto all_sentences = ReadSentences(g + "reference/gum_sm3/sentences.txt");
+  auto read = cky::ReadTokenizedSentences(g + "reference/gum_sm3/sentences.txt");
+  const auto all_sentences = read.ok() ? *read : std::vector<std::vector<std::string>>{};
   if (all_sentences.empty()) {
     std::fprintf(stderr, "no sentences under %s (pass --shared DIR)\n", shared.c_str());
     return 1;

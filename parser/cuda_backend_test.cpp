@@ -2,6 +2,7 @@
 // scores within a relative 1e-5 (the device computes in float; 1e-5 is also the tree extraction's
 // tolerance, Berkeley's). Skips without a CUDA device; the real-grammar tests skip without
 // ../shared (or $CKY_SHARED_DIR).
+#include "common/sentence_file.h"
 #include "parser/cuda_backend.h"
 
 #include <gtest/gtest.h>
@@ -23,22 +24,11 @@ namespace {
 
 constexpr double kScoreTolerance = 1e-5;  // relative, ScoresMatch's |x - y| / (|x| + |y|)
 
-std::string SharedDir() {
-  const char* dir = std::getenv("CKY_SHARED_DIR");
-  return dir ? dir : "../shared";
-}
+std::string SharedDir() { return SharedDataDir(); }
 
 std::vector<std::vector<std::string>> ReadSentences(const std::string& path) {
-  std::vector<std::vector<std::string>> sentences;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    std::vector<std::string> sentence;
-    for (std::string w; words >> w;) sentence.push_back(w);
-    if (!sentence.empty()) sentences.push_back(sentence);
-  }
-  return sentences;
+  auto sentences = ReadTokenizedSentences(path);
+  return sentences.ok() ? *sentences : std::vector<std::vector<std::string>>{};
 }
 
 void ExpectSameOutcomes(const std::vector<ParseOutcome>& expected,

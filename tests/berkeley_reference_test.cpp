@@ -15,8 +15,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
+#include "common/sentence_file.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
 #include "parser/parser.h"
@@ -26,23 +26,11 @@
 namespace cky {
 namespace {
 
-std::string SharedDir() {
-  const char* env = std::getenv("CKY_SHARED_DIR");
-  return env ? env : "../shared";
-}
-
 std::vector<std::string> ReadLines(const std::string& path) {
   std::vector<std::string> lines;
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
-}
-
-std::vector<std::string> Words(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> words;
-  for (std::string w; in >> w;) words.push_back(w);
-  return words;
 }
 
 // Berkeley's scored trees put each node's score after its label, "(NP-1 -3.25 (DT-0 ...) ...)"; a
@@ -86,18 +74,19 @@ class BerkeleyReferenceTest : public ::testing::TestWithParam<std::pair<std::str
 
 TEST_P(BerkeleyReferenceTest, ExactParserNeverScoresBelowBerkeley) {
   const auto& [name, grammar_prefix] = GetParam();
-  const std::string dir = SharedDir() + "/grammars/reference/" + name;
+  const std::string dir = SharedDataDir() + "/grammars/reference/" + name;
   if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " not found";
   LoadOptions load;
   load.use_cache = false;
-  auto model = LoadBerkeleyModel(SharedDir() + "/grammars/" + grammar_prefix, load);
+  auto model = LoadBerkeleyModel(SharedDataDir() + "/grammars/" + grammar_prefix, load);
   ASSERT_TRUE(model.ok()) << model.status().message();
   auto lexicon = Lexicon::Build(*model);
   ASSERT_TRUE(lexicon.ok());
   Parser parser(model->grammar, *lexicon, MakeCpuBackend(model->grammar, 0));
 
-  std::vector<std::vector<std::string>> sentences;
-  for (const std::string& line : ReadLines(dir + "/sentences.txt")) sentences.push_back(Words(line));
+  auto read = ReadTokenizedSentences(dir + "/sentences.txt", /*keep_empty=*/true);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  const std::vector<std::vector<std::string>>& sentences = *read;
   const std::vector<std::string> viterbi = ReadLines(dir + "/viterbi.txt");
   const std::vector<std::string> scored = ReadLines(dir + "/viterbi.scored.txt");
   ASSERT_EQ(sentences.size(), viterbi.size());

@@ -4,12 +4,11 @@
 // terminal mapping (a word may take every tag it has a lexicon row for) is the lexicon's.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 
+#include "common/sentence_file.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
 #include "parser/cnf_grammar.h"
@@ -19,13 +18,8 @@
 namespace cky {
 namespace {
 
-std::string SharedDir() {
-  const char* env = std::getenv("CKY_SHARED_DIR");
-  return env ? env : "../shared";
-}
-
 TEST(MembershipViterbiTest, RecognisedExactlyWhenAParseExists) {
-  const std::string prefix = SharedDir() + "/grammars/wsj-projected/wsj_0.gr";
+  const std::string prefix = SharedDataDir() + "/grammars/wsj-projected/wsj_0.gr";
   if (!std::filesystem::exists(prefix + ".binary")) GTEST_SKIP() << prefix << " not found";
   LoadOptions load;
   load.use_cache = false;
@@ -40,16 +34,13 @@ TEST(MembershipViterbiTest, RecognisedExactlyWhenAParseExists) {
 
   std::vector<std::vector<std::string>> sentences;
   for (const char* name : {"small_sm2", "gum_sm3"}) {
-    std::ifstream in(SharedDir() + "/grammars/reference/" + name + "/sentences.txt");
-    for (std::string line; std::getline(in, line);) {
-      std::istringstream words(line);
-      std::vector<std::string> sentence;
-      bool known = true;
-      for (std::string w; words >> w;) {
-        known = known && lexicon->IsKnown(w);
-        sentence.push_back(w);
-      }
-      if (known && !sentence.empty() && sentence.size() <= 25) sentences.push_back(sentence);
+    auto read = ReadTokenizedSentences(SharedDataDir() + "/grammars/reference/" + name +
+                                       "/sentences.txt");
+    ASSERT_TRUE(read.ok()) << read.status().message();
+    for (const auto& sentence : *read) {
+      const bool known = std::all_of(sentence.begin(), sentence.end(),
+                                     [&](const std::string& w) { return lexicon->IsKnown(w); });
+      if (known && sentence.size() <= 25) sentences.push_back(sentence);
     }
   }
   // Short word salads: from the whole vocabulary (nearly always parsable with this permissive
