@@ -782,7 +782,22 @@ StatusOr<std::vector<const JavaObject*>> DecodeJavaList(const JavaObject& list) 
     if (!reader.ok()) return BadData(list, reader.error());
     return elements;
   }
-  return NotA(list, "java.util.ArrayList or LinkedList");
+  const std::string& name = list.class_name();
+  if (name == "java.util.Collections$EmptyList") return elements;
+  if (name == "java.util.Collections$SingletonList") {
+    const JavaValue* element = list.Field("element");
+    if (!element) return BadData(list, "no element field");
+    elements.push_back(element->object);
+    return elements;
+  }
+  if (name == "java.util.Arrays$ArrayList") {
+    const JavaValue* array = list.Field("a");
+    if (!array || !array->object || array->object->kind != JavaObject::Kind::kArray) {
+      return BadData(list, "no backing array");
+    }
+    return array->object->objects;
+  }
+  return NotA(list, "java.util.ArrayList, LinkedList or a Collections/Arrays list");
 }
 
 StatusOr<std::vector<std::pair<const JavaObject*, const JavaObject*>>> DecodeJavaMap(
@@ -846,7 +861,8 @@ StatusOr<double> DecodeJavaNumber(const JavaObject& boxed) {
   if (boxed.kind == JavaObject::Kind::kObject) {
     const JavaValue* value = boxed.Field("value");
     const std::string& name = boxed.class_name();
-    if (value && name.rfind("java.lang.", 0) == 0) {
+    if (name == "edu.berkeley.nlp.util.MutableInteger") value = boxed.Field("i");
+    if (value && (name.rfind("java.lang.", 0) == 0 || name == "edu.berkeley.nlp.util.MutableInteger")) {
       if (value->kind == JavaValue::Kind::kReal) return value->real;
       if (value->kind == JavaValue::Kind::kInteger) return static_cast<double>(value->integer);
     }

@@ -181,7 +181,7 @@ StatusOr<std::vector<std::pair<const JavaObject*, const JavaObject*>>> DecodeJav
     const JavaObject& map);
 // java.util.HashSet, java.util.LinkedHashSet, java.util.TreeSet.
 StatusOr<std::vector<const JavaObject*>> DecodeJavaSet(const JavaObject& set);
-// A boxed java.lang.Double/Float/Integer/Short/Long/Byte value as a double.
+// A boxed java.lang.Double/Float/Integer/Short/Long/Byte (or Berkeley's MutableInteger) as a double.
 StatusOr<double> DecodeJavaNumber(const JavaObject& boxed);
 
 // A readable outline of an object (class, fields, sizes) down to `depth` levels, for errors and
