@@ -137,7 +137,9 @@ void BerkeleyLexicon::ScoreTag(std::string_view word_view, int position, int32_t
       const double p_T_U = (total_unseen == 0) ? 1 : c_Tunseen / total_unseen;
       double pb_T_W;
       if (c_W > threshold_) {
-        pb_T_W = c_TW / c_W;
+        // The released parser (1.7) still smooths frequent words, by a fixed 0.0001; some copies of
+        // the source on GitHub have the plain c_TW / c_W. Checked against the text exports.
+        pb_T_W = (c_TW + 0.0001 * p_T_U) / (c_W + 0.0001);
       } else {
         pb_T_W = (c_TW + smooth_seen_ * p_T_U) / (c_W + smooth_seen_);
       }

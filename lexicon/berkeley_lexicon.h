@@ -2,7 +2,8 @@
 // edu.berkeley.nlp.PCFGLA.SophisticatedLexicon.score does (same formulas, same order of floating
 // point operations), so that P(word | tag_k) equals the Java parser's. For each tag substate k:
 //
-//   known word (c(w) > 0):       p(t_k | w) = c(t_k, w) / c(w)                     if c(w) > 100
+//   known word (c(w) > 0):       p(t_k | w) = (c(t_k, w) + 1e-4 p(t_k | unseen)) / (c(w) + 1e-4)
+//                                                                                  if c(w) > 100
 //                                           = (c(t_k, w) + s1 p(t_k | unseen)) / (c(w) + s1) else
 //                                P(w | t_k) = p(t_k | w) (c(w) / N) / (c(t_k) / N)
 //   unknown word, signature S:   p(t_k | S) = (c(t_k, S) + s0 p(t_k | unseen)) / (c(S) + s0)

@@ -1,0 +1,103 @@
+#include "lexicon/berkeley_lexicon.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "grammar_io/berkeley_gr.h"
+#include "lexicon/lexicon.h"
+
+namespace cky {
+namespace {
+
+std::string SharedGrammars() {
+  const char* env = std::getenv("CKY_SHARED_DIR");
+  return std::string(env ? env : "../shared") + "/grammars/";
+}
+
+// The scores computed from a .gr's counts equal, row for row, the .lexicon its text export holds
+// (which SophisticatedLexicon.toString printed from the same counts).
+TEST(BerkeleyLexicon, ScoresEqualTheTextExport) {
+  int compared = 0;
+  for (const char* name : {"berkeley-small/baseline", "berkeley-small/small_sm2",
+                           "berkeley-gum/gum_sm3", "berkeley-gum/gum_sm5"}) {
+    const std::string prefix = SharedGrammars() + name;
+    if (!std::filesystem::exists(prefix + ".gr")) continue;
+    SCOPED_TRACE(name);
+    auto model = ReadBerkeleyGrFile(prefix + ".gr");
+    ASSERT_TRUE(model.ok()) << model.status().message();
+    auto text = ReadWriteGrammarTextFiles(prefix, {.min_binary_prob = 0, .use_cache = false});
+    ASSERT_TRUE(text.ok()) << text.status().message();
+    auto rows = BerkeleyExportRows(*model);
+    ASSERT_TRUE(rows.ok()) << rows.status().message();
+    std::map<std::pair<std::string, std::string>, const std::vector<double>*> expected;
+    for (const LexiconRow& row : text->lexicon) {
+      expected[{text->grammar.symbol_names[row.symbol], row.word}] = &row.probs;
+    }
+    ASSERT_EQ(rows->size(), expected.size());
+    double worst = 0;
+    size_t values = 0;
+    for (const LexiconRow& row : *rows) {
+      auto it = expected.find({model->grammar.symbol_names[row.symbol], row.word});
+      ASSERT_NE(it, expected.end()) << row.word;
+      ASSERT_EQ(it->second->size(), row.probs.size());
+      for (size_t k = 0; k < row.probs.size(); ++k) {
+        const double want = (*it->second)[k], got = row.probs[k];
+        const double relative = want == got ? 0 : std::abs(got - want) / std::abs(want);
+        worst = std::max(worst, relative);
+        static int shown = 0;
+        if (relative > 1e-12 && shown++ < 12) {
+          std::printf("  %s %s [%zu]: ours %.17g, export %.17g\n",
+                      model->grammar.symbol_names[row.symbol].c_str(), row.word.c_str(), k, got,
+                      want);
+        }
+        ++values;
+      }
+    }
+    EXPECT_LE(worst, 1e-15) << "largest relative difference";
+    std::printf("[%s] %zu lexicon rows, %zu values: largest relative difference %.3g\n", name,
+                rows->size(), values, worst);
+    ++compared;
+  }
+  if (compared == 0) GTEST_SKIP() << "no .gr files under " << SharedGrammars();
+}
+
+// Rare and unknown words get scores under tags the text export has no row for (FORMATS.md §3).
+TEST(BerkeleyLexicon, ScoresPairsTheTextExportLacks) {
+  const std::string prefix = SharedGrammars() + "berkeley-small/small_sm2";
+  if (!std::filesystem::exists(prefix + ".gr")) GTEST_SKIP();
+  auto model = ReadBerkeleyGrFile(prefix + ".gr");
+  ASSERT_TRUE(model.ok());
+  auto exact = Lexicon::Build(*model);
+  ASSERT_TRUE(exact.ok()) << exact.status().message();
+  EXPECT_TRUE(exact->exact());
+  auto text = ReadWriteGrammarTextFiles(prefix, {.min_binary_prob = 0, .use_cache = false});
+  ASSERT_TRUE(text.ok());
+  auto from_text = Lexicon::Build(*text);
+  ASSERT_TRUE(from_text.ok());
+  EXPECT_FALSE(from_text->exact());
+  std::vector<double> a(model->grammar.num_states()), b(text->grammar.num_states());
+  for (const char* word : {"--", "-LRB-", "Zyzzyvas", "reorganizing"}) {
+    const int ours = exact->Score(word, 3, a);
+    const int theirs = from_text->Score(word, 3, b);
+    EXPECT_GT(ours, theirs) << word;
+  }
+  // Where the text export has a score, it is the same.
+  for (const char* word : {"the", "of", "company"}) {
+    exact->Score(word, 1, a);
+    from_text->Score(word, 1, b);
+    for (int32_t s = 0; s < text->grammar.num_states(); ++s) {
+      if (!std::isfinite(b[s])) continue;
+      const int32_t mine =
+          model->grammar.FindState(text->grammar.StateName(s));
+      ASSERT_GE(mine, 0);
+      EXPECT_NEAR(a[mine], b[s], 1e-9 * std::abs(b[s]) + 1e-12) << word << " " << text->grammar.StateName(s);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cky
