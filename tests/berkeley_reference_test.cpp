@@ -9,6 +9,10 @@
 //   unscorable   Berkeley's tree uses a lexical score the text export does not hold
 //                (FORMATS.md §3: only the .gr file has the counts for smoothed scores).
 // A sentence where Berkeley's tree scores higher than ours would disprove exactness: none may.
+//
+// The .gr variant (BerkeleyGrReferenceTest) reads the Berkeley parser's own grammar file, whose
+// lexicon counts give every score Berkeley uses: no sentence is unscorable, and trees differ only
+// where Berkeley's coarse-to-fine pruning lost the optimum (or on exact ties).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -108,7 +112,7 @@ TEST_P(BerkeleyGrReferenceTest, ExactLexiconMatchesBerkeley) {
   const std::vector<std::string> scored = ReadLines(dir + "/viterbi.scored.txt");
   ASSERT_EQ(sentences.size(), scored.size());
   std::vector<ParseOutcome> outcomes = parser.Parse(sentences);
-  int identical = 0, same_debinarized = 0, we_higher = 0, ties = 0, root_score_match = 0;
+  int identical = 0, same_debinarized = 0, we_higher = 0, ties = 0;
   for (size_t i = 0; i < sentences.size(); ++i) {
     SCOPED_TRACE("sentence " + std::to_string(i + 1) + ": " + scored[i].substr(0, 80));
     if (viterbi[i] == "(())") continue;  // Berkeley found no parse
@@ -123,9 +127,6 @@ TEST_P(BerkeleyGrReferenceTest, ExactLexiconMatchesBerkeley) {
     auto their_score = ScoreAnnotatedTree(model->grammar, *lexicon, theirs);
     ASSERT_TRUE(their_score.ok()) << their_score.status().message();
     const Tree& ours = outcomes[i].tree;
-    // Berkeley's root node score is its tree's Viterbi score: ours for that tree must agree.
-    const double root = theirs.children.empty() ? theirs.score : theirs.children[0].score;
-    if (std::abs(*their_score - root) <= 1e-6 * std::abs(root)) ++root_score_match;
     if (Compare(ours, theirs, 1e-6).empty()) {
       ++identical;
       continue;
@@ -145,10 +146,9 @@ TEST_P(BerkeleyGrReferenceTest, ExactLexiconMatchesBerkeley) {
     }
   }
   std::printf("[%s, .gr] %zu sentences: %d identical binarized trees (node scores within 1e-6), "
-              "%d debinarized trees equal to Berkeley's -viterbi output; Berkeley's root score "
-              "reproduced for %d; differing: %d where ours scores higher, %d exact ties\n",
-              name.c_str(), sentences.size(), identical, same_debinarized, root_score_match,
-              we_higher, ties);
+              "%d debinarized trees equal to Berkeley's -viterbi output; differing: %d where ours "
+              "scores higher, %d exact ties\n",
+              name.c_str(), sentences.size(), identical, same_debinarized, we_higher, ties);
   EXPECT_EQ(identical + we_higher + ties,
             static_cast<int>(sentences.size() -
                              std::count(viterbi.begin(), viterbi.end(), std::string("(())"))));
