@@ -15,9 +15,7 @@ class Mapper {
  public:
   Mapper(const std::string& source) : source_(source) {}
 
-  Status Error(const std::string& what) const {
-    return Status::Error(source_ + ": " + what);
-  }
+  Status Error(const std::string& what) const { return Status::Error(source_ + ": " + what); }
 
   // Field `name` of `object` as an object of the given kind (nullptr allowed when `optional`).
   StatusOr<const JavaObject*> ObjectField(const JavaObject& object, std::string_view name,
@@ -151,7 +149,8 @@ Status ReadWordTable(const JavaObject& lexicon, std::string_view field,
     auto entries = DecodeJavaMap(*tables[tag]);
     if (!entries.ok()) return m.Error(std::string(field) + ": " + entries.status().message());
     for (const auto& [key, value] : *entries) {
-      if (!key || key->kind != Kind::kString) return m.Error(std::string(field) + ": non-string key");
+      if (!key || key->kind != Kind::kString)
+        return m.Error(std::string(field) + ": non-string key");
       if (!value || value->kind != Kind::kArray || value->element_type != 'D' ||
           value->reals.size() != static_cast<size_t>(num_substates[tag])) {
         return m.Error(std::string(field) + ": counts of '" + key->text +
@@ -244,7 +243,8 @@ StatusOr<BerkeleyModel> BerkeleyModelFromSerialization(std::string_view stream,
   BerkeleyModel model;
   if (auto h = m.NumberField(*root, "h_markov"); h.ok()) model.h_markov = static_cast<int32_t>(*h);
   if (auto v = m.NumberField(*root, "v_markov"); v.ok()) model.v_markov = static_cast<int32_t>(*v);
-  if (auto bin = m.ObjectField(*root, "bin", true); bin.ok() && *bin && (*bin)->kind == Kind::kEnum) {
+  if (auto bin = m.ObjectField(*root, "bin", true);
+      bin.ok() && *bin && (*bin)->kind == Kind::kEnum) {
     model.binarization = (*bin)->text;
   }
 
@@ -314,7 +314,8 @@ StatusOr<BerkeleyModel> BerkeleyModelFromSerialization(std::string_view stream,
     if (*number < 0 || *number >= num_states) continue;  // numbered but not a grammar state
     // Berkeley marks phrasal categories "NP^g" internally; its rule printers and trees drop it.
     std::string name = value->text;
-    if (name.size() > 2 && name.compare(name.size() - 2, 2, "^g") == 0) name.resize(name.size() - 2);
+    if (name.size() > 2 && name.compare(name.size() - 2, 2, "^g") == 0)
+      name.resize(name.size() - 2);
     names[static_cast<int32_t>(*number)] = name;
   }
   for (int32_t s = 0; s < num_states; ++s) {
@@ -390,7 +391,8 @@ StatusOr<BerkeleyModel> BerkeleyModelFromSerialization(std::string_view stream,
   // --- closed Viterbi unary rules: scores[child][parent] ---
   const JavaValue* closed = grammar.Field("closedViterbiRulesWithParent");
   if (!closed || closed->kind != JavaValue::Kind::kObject) {
-    return m.Error("the grammar holds no closed Viterbi unary rules (closedViterbiRulesWithParent)");
+    return m.Error(
+        "the grammar holds no closed Viterbi unary rules (closedViterbiRulesWithParent)");
   }
   auto unaries = RulesOf(grammar, "closedViterbiRulesWithParent", m);
   if (!unaries.ok()) return unaries.status();
@@ -430,11 +432,12 @@ StatusOr<BerkeleyModel> BerkeleyModelFromSerialization(std::string_view stream,
 
   // --- the lexicon's counts ---
   BerkeleyLexiconCounts counts;
-  CKY_RETURN_IF_ERROR(ReadWordTable(lexicon, "wordToTagCounters", num_substates, ids, &counts.seen, m));
+  CKY_RETURN_IF_ERROR(
+      ReadWordTable(lexicon, "wordToTagCounters", num_substates, ids, &counts.seen, m));
   CKY_RETURN_IF_ERROR(
       ReadWordTable(lexicon, "unseenWordToTagCounters", num_substates, ids, &counts.unseen, m));
-  CKY_RETURN_IF_ERROR(
-      ReadTagTable(lexicon, "tagCounter", num_substates, ids, model.grammar, &counts.tag_counts, m));
+  CKY_RETURN_IF_ERROR(ReadTagTable(lexicon, "tagCounter", num_substates, ids, model.grammar,
+                                   &counts.tag_counts, m));
   CKY_RETURN_IF_ERROR(ReadTagTable(lexicon, "unseenTagCounter", num_substates, ids, model.grammar,
                                    &counts.unseen_tag_counts, m));
   auto word_counter = m.ObjectField(lexicon, "wordCounter");

@@ -5,7 +5,7 @@
 //                h_markov, v_markov: int, bin: Binarization (enum) }
 //   numbs["tags"].intToObject: HashMap<Integer, String>      state number -> "NP", "@S", "ROOT"
 //   Grammar { numSubStates: short[], isGrammarTag: boolean[], splitTrees: Tree<Short>[],
-//             binaryRulesWithParent: List<BinaryRule>[],      BinaryRule.scores[left][right][parent]
+//             binaryRulesWithParent: List<BinaryRule>[], BinaryRule.scores[left][right][parent]
 //             closedViterbiRulesWithParent: List<UnaryRule>[] } UnaryRule.scores[child][parent]
 //   SophisticatedLexicon { wordToTagCounters, unseenWordToTagCounters: HashMap<String, double[]>[],
 //             tagCounter, unseenTagCounter: double[][], wordCounter: Counter<String>,

@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -50,7 +50,8 @@ void ExpectSameGrammar(const Grammar& ours, const Grammar& text, const std::stri
   for (int32_t s = 0; s < text.num_symbols(); ++s) {
     int32_t mine = ours.FindSymbol(text.symbol_names[s]);
     ASSERT_GE(mine, 0) << what << ": " << text.symbol_names[s];
-    EXPECT_EQ(ours.symbol_num_substates[mine], text.symbol_num_substates[s]) << text.symbol_names[s];
+    EXPECT_EQ(ours.symbol_num_substates[mine], text.symbol_num_substates[s])
+        << text.symbol_names[s];
     EXPECT_EQ(ours.symbol_is_phrasal[mine], text.symbol_is_phrasal[s]) << text.symbol_names[s];
     if (!text.symbol_split_trees[s].empty()) {
       EXPECT_EQ(ours.symbol_split_trees[mine], text.symbol_split_trees[s]) << text.symbol_names[s];
@@ -96,12 +97,13 @@ TEST(BerkeleyGr, EveryGrammarEqualsItsTextExport) {
     auto loaded_model = LoadBerkeleyModel(prefix + ".gr", options);
     ASSERT_TRUE(loaded_model.ok()) << loaded_model.status().message();
     EXPECT_EQ(loaded_model->grammar.num_binary_rules(), ours->grammar.num_binary_rules());
-    std::printf("[%s.gr] %d symbols, %d states, %lld binary and %lld unary rules, %zu seen and "
-                "%zu unseen lexicon entries: equal to the text export\n",
-                name, ours->grammar.num_symbols(), ours->grammar.num_states(),
-                static_cast<long long>(ours->grammar.num_binary_rules()),
-                static_cast<long long>(ours->grammar.num_unary_rules()),
-                ours->lexicon_counts->seen.size(), ours->lexicon_counts->unseen.size());
+    std::printf(
+        "[%s.gr] %d symbols, %d states, %lld binary and %lld unary rules, %zu seen and "
+        "%zu unseen lexicon entries: equal to the text export\n",
+        name, ours->grammar.num_symbols(), ours->grammar.num_states(),
+        static_cast<long long>(ours->grammar.num_binary_rules()),
+        static_cast<long long>(ours->grammar.num_unary_rules()), ours->lexicon_counts->seen.size(),
+        ours->lexicon_counts->unseen.size());
     ++loaded;
   }
   if (loaded == 0) GTEST_SKIP() << "no .gr files under " << SharedGrammars();
@@ -177,8 +179,8 @@ TEST(BerkeleyGr, DamagedFilesGiveErrors) {
   ASSERT_FALSE(not_gr.ok());
   EXPECT_NE(not_gr.status().message().find("neither"), std::string::npos)
       << not_gr.status().message();
-  auto wrong_class = BerkeleyModelFromSerialization(
-      std::string("\xAC\xED\x00\x05\x74\x00\x02hi", 9), "string.gr");
+  auto wrong_class =
+      BerkeleyModelFromSerialization(std::string("\xAC\xED\x00\x05\x74\x00\x02hi", 9), "string.gr");
   ASSERT_FALSE(wrong_class.ok());
   EXPECT_NE(wrong_class.status().message().find("ParserData"), std::string::npos);
   std::filesystem::remove(junk);

@@ -120,9 +120,7 @@ const JavaClassData* JavaObject::DataOf(std::string_view name) const {
   return nullptr;
 }
 
-size_t JavaObject::array_length() const {
-  return integers.size() + reals.size() + objects.size();
-}
+size_t JavaObject::array_length() const { return integers.size() + reals.size() + objects.size(); }
 
 // ---------------------------------------------------------------------------------------------
 // The parser
@@ -138,10 +136,10 @@ class JavaStreamParser {
       return Status::Error(source_ + ": not a Java serialization stream (no AC ED magic)");
     }
     if (static_cast<uint8_t>(data_[2]) != 0 || static_cast<uint8_t>(data_[3]) != 5) {
-      return Status::Error(source_ + ": unsupported Java serialization version " +
-                           std::to_string(static_cast<uint8_t>(data_[2]) * 256 +
-                                          static_cast<uint8_t>(data_[3])) +
-                           " (expected 5)");
+      return Status::Error(
+          source_ + ": unsupported Java serialization version " +
+          std::to_string(static_cast<uint8_t>(data_[2]) * 256 + static_cast<uint8_t>(data_[3])) +
+          " (expected 5)");
     }
     pos_ = 4;
     while (pos_ < data_.size() && ok()) {
@@ -462,8 +460,8 @@ class JavaStreamParser {
       }
       case kTcClassDesc:
       case kTcProxyClassDesc: {
-        // A class descriptor written as an object (ObjectOutputStream.writeObject(ObjectStreamClass)):
-        // keep it as a class literal.
+        // A class descriptor written as an object
+        // (ObjectOutputStream.writeObject(ObjectStreamClass)): keep it as a class literal.
         --pos_;
         const JavaClassDesc* desc = ReadClassDesc(depth + 1);
         if (!ok()) return;
@@ -528,7 +526,8 @@ class JavaStreamParser {
           if (!ok()) break;
           data.values.push_back(ReadValue(field.type_code, depth));
         }
-        if (ok() && (d->flags & JavaClassDesc::kWriteMethod)) ReadAnnotation(&data.annotation, depth);
+        if (ok() && (d->flags & JavaClassDesc::kWriteMethod))
+          ReadAnnotation(&data.annotation, depth);
       } else {
         Fail("class " + d->name + " is neither Serializable nor Externalizable");
         break;
@@ -610,11 +609,26 @@ class JavaStreamParser {
     const char type = object->element_type;
     uint64_t element_bytes = 1;  // an object element takes at least its type code
     switch (type) {
-      case 'B': case 'Z': element_bytes = 1; break;
-      case 'C': case 'S': element_bytes = 2; break;
-      case 'I': case 'F': element_bytes = 4; break;
-      case 'J': case 'D': element_bytes = 8; break;
-      case 'L': case '[': element_bytes = 1; break;
+      case 'B':
+      case 'Z':
+        element_bytes = 1;
+        break;
+      case 'C':
+      case 'S':
+        element_bytes = 2;
+        break;
+      case 'I':
+      case 'F':
+        element_bytes = 4;
+        break;
+      case 'J':
+      case 'D':
+        element_bytes = 8;
+        break;
+      case 'L':
+      case '[':
+        element_bytes = 1;
+        break;
       default:
         Fail("array of unknown element type '" + std::string(1, type) + "' (" + desc->name + ")");
         return nullptr;
@@ -631,7 +645,8 @@ class JavaStreamParser {
       for (int32_t i = 0; i < length; ++i) object->reals[i] = ReadValue(type, depth).real;
     } else if (type == 'L' || type == '[') {
       object->objects.resize(length);
-      for (int32_t i = 0; i < length && ok(); ++i) ReadContentObject(&object->objects[i], depth + 1);
+      for (int32_t i = 0; i < length && ok(); ++i)
+        ReadContentObject(&object->objects[i], depth + 1);
     } else {
       object->integers.resize(length);
       for (int32_t i = 0; i < length; ++i) object->integers[i] = ReadValue(type, depth).integer;
@@ -768,7 +783,8 @@ StatusOr<std::vector<const JavaObject*>> DecodeJavaList(const JavaObject& list) 
     if (static_cast<uint64_t>(size->integer) > data->annotation.size()) {
       return BadData(list, "size " + std::to_string(size->integer) + " exceeds its elements");
     }
-    for (int64_t i = 0; i < size->integer && reader.ok(); ++i) elements.push_back(reader.ReadObject());
+    for (int64_t i = 0; i < size->integer && reader.ok(); ++i)
+      elements.push_back(reader.ReadObject());
     if (!reader.ok()) return BadData(list, reader.error());
     return elements;
   }
@@ -862,7 +878,8 @@ StatusOr<double> DecodeJavaNumber(const JavaObject& boxed) {
     const JavaValue* value = boxed.Field("value");
     const std::string& name = boxed.class_name();
     if (name == "edu.berkeley.nlp.util.MutableInteger") value = boxed.Field("i");
-    if (value && (name.rfind("java.lang.", 0) == 0 || name == "edu.berkeley.nlp.util.MutableInteger")) {
+    if (value &&
+        (name.rfind("java.lang.", 0) == 0 || name == "edu.berkeley.nlp.util.MutableInteger")) {
       if (value->kind == JavaValue::Kind::kReal) return value->real;
       if (value->kind == JavaValue::Kind::kInteger) return static_cast<double>(value->integer);
     }
@@ -890,9 +907,12 @@ std::string DescribeJavaObject(const JavaObject* object, int depth) {
         size_t shown = std::min<size_t>(object->array_length(), 8);
         for (size_t i = 0; i < shown; ++i) {
           if (i) out << ", ";
-          if (!object->reals.empty()) out << object->reals[i];
-          else if (!object->integers.empty()) out << object->integers[i];
-          else out << DescribeJavaObject(object->objects[i], depth - 1);
+          if (!object->reals.empty())
+            out << object->reals[i];
+          else if (!object->integers.empty())
+            out << object->integers[i];
+          else
+            out << DescribeJavaObject(object->objects[i], depth - 1);
         }
         if (shown < object->array_length()) out << ", ...";
         out << "}";
@@ -907,10 +927,14 @@ std::string DescribeJavaObject(const JavaObject* object, int depth) {
         for (size_t i = 0; i < data.values.size(); ++i) {
           const JavaValue& v = data.values[i];
           out << " " << data.desc->fields[i].name << "=";
-          if (v.kind == JavaValue::Kind::kInteger) out << v.integer;
-          else if (v.kind == JavaValue::Kind::kReal) out << v.real;
-          else if (v.kind == JavaValue::Kind::kNull) out << "null";
-          else out << DescribeJavaObject(v.object, depth - 1);
+          if (v.kind == JavaValue::Kind::kInteger)
+            out << v.integer;
+          else if (v.kind == JavaValue::Kind::kReal)
+            out << v.real;
+          else if (v.kind == JavaValue::Kind::kNull)
+            out << "null";
+          else
+            out << DescribeJavaObject(v.object, depth - 1);
           out << ";";
         }
         if (!data.annotation.empty()) {

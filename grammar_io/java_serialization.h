@@ -49,7 +49,7 @@ struct JavaObject;
 
 // One declared field of a serializable class.
 struct JavaField {
-  char type_code;          // B C D F I J S Z L [
+  char type_code;  // B C D F I J S Z L [
   std::string name;
   std::string class_name;  // for L and [: the JVM type signature, e.g. "Ljava/util/HashMap;"
 };
@@ -92,8 +92,8 @@ struct JavaAnnotationItem {
 // The serialized data of one class in an object's hierarchy.
 struct JavaClassData {
   const JavaClassDesc* desc = nullptr;
-  std::vector<JavaValue> values;                 // desc->fields order
-  std::vector<JavaAnnotationItem> annotation;    // only with SC_WRITE_METHOD or SC_BLOCK_DATA
+  std::vector<JavaValue> values;               // desc->fields order
+  std::vector<JavaAnnotationItem> annotation;  // only with SC_WRITE_METHOD or SC_BLOCK_DATA
 };
 
 struct JavaObject {
@@ -106,9 +106,9 @@ struct JavaObject {
   std::vector<JavaClassData> class_data;
   // kArray: element type code (from the class name), and the elements.
   char element_type = 0;
-  std::vector<int64_t> integers;               // B C I J S Z arrays
-  std::vector<double> reals;                   // D F arrays
-  std::vector<const JavaObject*> objects;      // L [ arrays
+  std::vector<int64_t> integers;           // B C I J S Z arrays
+  std::vector<double> reals;               // D F arrays
+  std::vector<const JavaObject*> objects;  // L [ arrays
   // kString: the text, converted from modified UTF-8 to UTF-8; kEnum: the constant's name.
   std::string text;
 
@@ -181,7 +181,8 @@ StatusOr<std::vector<std::pair<const JavaObject*, const JavaObject*>>> DecodeJav
     const JavaObject& map);
 // java.util.HashSet, java.util.LinkedHashSet, java.util.TreeSet.
 StatusOr<std::vector<const JavaObject*>> DecodeJavaSet(const JavaObject& set);
-// A boxed java.lang.Double/Float/Integer/Short/Long/Byte (or Berkeley's MutableInteger) as a double.
+// A boxed java.lang.Double/Float/Integer/Short/Long/Byte (or Berkeley's MutableInteger) as a
+// double.
 StatusOr<double> DecodeJavaNumber(const JavaObject& boxed);
 
 // A readable outline of an object (class, fields, sizes) down to `depth` levels, for errors and

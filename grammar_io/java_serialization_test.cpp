@@ -4,8 +4,8 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <unordered_set>
 
@@ -91,12 +91,12 @@ std::string BigEndian32(int32_t v) {
 // The header's worked example: new Pair("a", new int[]{7}).
 std::string PairStream() {
   StreamWriter w;
-  w.Bytes({0x73});                                                     // TC_OBJECT
-  w.ClassDesc("Pair", 0x02, 2)                                         // handle 0
-      .ObjectField('L', "s", "Ljava/lang/String;")                    // handle 1
-      .ObjectField('[', "v", "[I")                                     // handle 2
-      .EndClassDesc();                                                 // object: handle 3
-  w.String("a");                                                       // handle 4
+  w.Bytes({0x73});                                                        // TC_OBJECT
+  w.ClassDesc("Pair", 0x02, 2)                                            // handle 0
+      .ObjectField('L', "s", "Ljava/lang/String;")                        // handle 1
+      .ObjectField('[', "v", "[I")                                        // handle 2
+      .EndClassDesc();                                                    // object: handle 3
+  w.String("a");                                                          // handle 4
   w.Bytes({0x75}).ClassDesc("[I", 0x02, 0).EndClassDesc().I32(1).I32(7);  // handles 5, 6
   return w.data();
 }
@@ -107,39 +107,42 @@ std::string PairStream() {
 std::string RichStream() {
   StreamWriter w;
   // HashMap: fields loadFactor (F), threshold (I); writeObject block: capacity, size; then pairs.
-  w.Bytes({0x73}).ClassDesc("java.util.HashMap", 0x03, 2)             // handle 0
+  w.Bytes({0x73})
+      .ClassDesc("java.util.HashMap", 0x03, 2)  // handle 0
       .PrimitiveField('F', "loadFactor")
       .PrimitiveField('I', "threshold")
-      .EndClassDesc();                                                 // map: handle 1
+      .EndClassDesc();  // map: handle 1
   w.F32(0.75f).I32(12);
   w.BlockData(BigEndian32(16) + BigEndian32(2));
-  w.String("alpha");                                                   // handle 2
+  w.String("alpha");                                                                   // handle 2
   w.Bytes({0x75}).ClassDesc("[D", 0x02, 0).EndClassDesc().I32(2).F64(0.25).F64(-1.5);  // 3, 4
-  w.String("beta");                                                    // handle 5
-  w.Reference(4);                                                      // the same double[]
-  w.Bytes({0x78});                                                     // end of writeObject data
+  w.String("beta");                                                                    // handle 5
+  w.Reference(4);   // the same double[]
+  w.Bytes({0x78});  // end of writeObject data
   // ArrayList: field size (I); writeObject block: capacity; then the elements.
-  w.Bytes({0x73}).ClassDesc("java.util.ArrayList", 0x03, 1)           // handle 6
+  w.Bytes({0x73})
+      .ClassDesc("java.util.ArrayList", 0x03, 1)  // handle 6
       .PrimitiveField('I', "size")
-      .EndClassDesc();                                                 // list: handle 7
+      .EndClassDesc();  // list: handle 7
   w.I32(3).BlockData(BigEndian32(3));
-  w.Bytes({0x70});                                                     // null element
-  w.Bytes({0x73}).ClassDesc("java.lang.Integer", 0x02, 1)             // handle 8
+  w.Bytes({0x70});  // null element
+  w.Bytes({0x73})
+      .ClassDesc("java.lang.Integer", 0x02, 1)  // handle 8
       .PrimitiveField('I', "value")
-      .EndClassDesc();                                                 // Integer: handle 9
+      .EndClassDesc();  // Integer: handle 9
   w.I32(-7);
-  w.Reference(2);                                                      // "alpha" again
+  w.Reference(2);  // "alpha" again
   w.Bytes({0x78});
   // enum Color.RED: TC_ENUM classDesc(Color, SC_ENUM|SC_SERIALIZABLE, super java.lang.Enum) name.
   w.Bytes({0x7E, 0x72}).Utf("Color").I64(0).Bytes({0x12}).U16(0).Bytes({0x78});  // handle 10
   w.Bytes({0x72}).Utf("java.lang.Enum").I64(0).Bytes({0x12}).U16(0).Bytes({0x78, 0x70});  // 11
-  w.String("RED");                                                     // enum: 12, name: 13
-  w.Bytes({0x76}).Reference(0);                                        // class literal HashMap
+  w.String("RED");               // enum: 12, name: 13
+  w.Bytes({0x76}).Reference(0);  // class literal HashMap
   // Long string: "é" (C3 A9) and U+1F600 written as two 3-byte surrogates (CESU-8).
   w.Bytes({0x7C}).I64(9).Bytes({0x78, 0xC3, 0xA9, 0xED, 0xA0, 0xBD, 0xED, 0xB8, 0x80});
-  w.Bytes({0x79});                                                     // TC_RESET
-  w.String("after reset");                                             // handle 0 again
-  w.Reference(0);                                                      // that string
+  w.Bytes({0x79});          // TC_RESET
+  w.String("after reset");  // handle 0 again
+  w.Reference(0);           // that string
   return w.data();
 }
 
@@ -276,8 +279,7 @@ size_t Walk(const JavaObjectGraph& graph) {
 // Truncations at every offset and seeded random corruptions must give an error or a valid graph;
 // never a crash, a hang or an unbounded allocation. Bounded in time so that CI stays fast.
 void Fuzz(const std::string& stream, const std::string& name, double seconds) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   size_t truncation_errors = 0;
   const size_t step = std::max<size_t>(1, stream.size() / 20000);
   for (size_t length = 0; length < stream.size(); length += step) {
@@ -299,7 +301,7 @@ void Fuzz(const std::string& stream, const std::string& name, double seconds) {
     for (int i = 0; i < flips; ++i) {
       size_t at = 4 + random() % (corrupt.size() - 4);
       corrupt[at] = static_cast<char>(random() % 3 == 0 ? random() % 256
-                                                         : corrupt[at] ^ (1 << (random() % 8)));
+                                                        : corrupt[at] ^ (1 << (random() % 8)));
     }
     auto graph = ParseJavaSerialization(corrupt, name);
     if (graph.ok()) {
@@ -310,9 +312,10 @@ void Fuzz(const std::string& stream, const std::string& name, double seconds) {
     ++runs;
     if (runs >= 200000) break;
   }
-  std::printf("[fuzz %s] %zu bytes: truncations every %zu bytes, %zu errors; %d random "
-              "corruptions, %d errors, the rest valid graphs\n",
-              name.c_str(), stream.size(), step, truncation_errors, runs, errors);
+  std::printf(
+      "[fuzz %s] %zu bytes: truncations every %zu bytes, %zu errors; %d random "
+      "corruptions, %d errors, the rest valid graphs\n",
+      name.c_str(), stream.size(), step, truncation_errors, runs, errors);
 }
 
 TEST(JavaSerializationFuzz, SyntheticStreams) {

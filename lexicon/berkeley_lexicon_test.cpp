@@ -86,10 +86,10 @@ TEST(BerkeleyLexicon, ScoresPairsTheTextExportLacks) {
     from_text->Score(word, 1, b);
     for (int32_t s = 0; s < text->grammar.num_states(); ++s) {
       if (!std::isfinite(b[s])) continue;
-      const int32_t mine =
-          model->grammar.FindState(text->grammar.StateName(s));
+      const int32_t mine = model->grammar.FindState(text->grammar.StateName(s));
       ASSERT_GE(mine, 0);
-      EXPECT_NEAR(a[mine], b[s], 1e-9 * std::abs(b[s]) + 1e-12) << word << " " << text->grammar.StateName(s);
+      EXPECT_NEAR(a[mine], b[s], 1e-9 * std::abs(b[s]) + 1e-12)
+          << word << " " << text->grammar.StateName(s);
     }
   }
 }
