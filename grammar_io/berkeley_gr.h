@@ -35,7 +35,7 @@ bool LooksLikeJavaSerializedGrammar(const std::string& path);
 // of every (tag, word) and (tag, signature) pair seen in training, as
 // SophisticatedLexicon.toString prints them). Decompressed input is capped at `max_bytes`.
 StatusOr<BerkeleyModel> ReadBerkeleyGrFile(const std::string& path, const LoadOptions& options = {},
-                                           uint64_t max_bytes = 4ull << 30);
+                                           uint64_t max_bytes = 1ull << 30);
 
 // The same from a decompressed serialization stream held in memory (`source` names it in errors).
 StatusOr<BerkeleyModel> BerkeleyModelFromSerialization(std::string_view stream,

@@ -120,8 +120,11 @@ struct JavaObject {
   size_t array_length() const;
 };
 
+// The defaults read every Berkeley grammar (gum_sm5.gr: 9.5 MB, 111k objects) with room to spare,
+// and cap what a hostile stream can cost: an object takes about 200 bytes in memory and at least
+// 5 in the stream, so memory stays within a few GB even at the object limit.
 struct JavaReadLimits {
-  uint64_t max_objects = 50'000'000;       // objects, arrays, strings, class descriptors
+  uint64_t max_objects = 10'000'000;       // objects, arrays, strings, class descriptors
   uint64_t max_array_length = 1ull << 31;  // elements of one array
   uint64_t max_string_bytes = 1ull << 26;  // one string or block data record
   int max_depth = 1000;                    // nesting of objects inside objects
