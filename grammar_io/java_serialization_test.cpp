@@ -278,7 +278,9 @@ size_t Walk(const JavaObjectGraph& graph) {
 
 // Truncations at every offset and seeded random corruptions must give an error or a valid graph;
 // never a crash, a hang or an unbounded allocation. Bounded in time so that CI stays fast.
+// CKY_FUZZ_SCALE multiplies the time budget (e.g. 30 for a long run under the sanitizers).
 void Fuzz(const std::string& stream, const std::string& name, double seconds) {
+  if (const char* scale = std::getenv("CKY_FUZZ_SCALE")) seconds *= std::max(1.0, std::atof(scale));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   size_t truncation_errors = 0;
   const size_t step = std::max<size_t>(1, stream.size() / 20000);
@@ -310,7 +312,7 @@ void Fuzz(const std::string& stream, const std::string& name, double seconds) {
       ++errors;
     }
     ++runs;
-    if (runs >= 200000) break;
+    if (runs >= 200000 * (seconds > 10 ? 50 : 1)) break;
   }
   std::printf(
       "[fuzz %s] %zu bytes: truncations every %zu bytes, %zu errors; %d random "
