@@ -25,6 +25,12 @@ StatusOr<BerkeleyLexicon> BerkeleyLexicon::Build(const Grammar& grammar,
     if (grammar.symbol_num_substates[s] > 4096) {
       return Status::Error(grammar.symbol_names[s] + " has more than 4096 substates");
     }
+    if (grammar.symbol_num_substates[s] < 1 || grammar.symbol_first_state[s] < 0 ||
+        int64_t(grammar.symbol_first_state[s]) + grammar.symbol_num_substates[s] >
+            grammar.num_states()) {
+      return Status::Error("the grammar's states of " + grammar.symbol_names[s] +
+                           " are out of range");
+    }
   }
   auto check_rows = [&](const std::vector<std::vector<double>>& rows, const char* what) -> Status {
     if (rows.size() != size_t(symbols)) return Status::Error(std::string(what) + ": wrong size");

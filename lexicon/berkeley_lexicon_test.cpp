@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <random>
 
+#include "common/input_file.h"
 #include "grammar_io/berkeley_gr.h"
 #include "lexicon/lexicon.h"
 
@@ -92,6 +94,32 @@ TEST(BerkeleyLexicon, ScoresPairsTheTextExportLacks) {
           << word << " " << text->grammar.StateName(s);
     }
   }
+}
+
+// Corrupted .gr files that still map to a model give a lexicon that scores without crashing, or an
+// error (run under the sanitizers to check memory safety).
+TEST(BerkeleyLexicon, CorruptedFilesNeverCrash) {
+  const std::string path = SharedGrammars() + "berkeley-small/baseline.gr";
+  if (!std::filesystem::exists(path)) GTEST_SKIP();
+  auto data = ReadWholeFile(path);
+  ASSERT_TRUE(data.ok());
+  std::mt19937_64 random(2024);
+  int models = 0, lexicons = 0;
+  for (int run = 0; run < 3000; ++run) {
+    std::string corrupt = *data;
+    for (int i = 0; i < 2; ++i) corrupt[4 + random() % (corrupt.size() - 4)] ^= 1 << (random() % 8);
+    auto model = BerkeleyModelFromSerialization(corrupt, "corrupt");
+    if (!model.ok()) continue;
+    ++models;
+    auto lexicon = Lexicon::Build(*model);
+    if (!lexicon.ok()) continue;
+    ++lexicons;
+    std::vector<double> scores(model->grammar.num_states());
+    for (const char* word : {"b", "d", "UNK", "Xyz", ""}) lexicon->Score(word, 0, scores);
+  }
+  std::printf("[baseline.gr corrupted] %d of 3000 still mapped to a model, %d built a lexicon\n",
+              models, lexicons);
+  EXPECT_GT(models, 0);
 }
 
 // `cky convert` round trips: the cache keeps the counts (same exact scores for any word), and the
