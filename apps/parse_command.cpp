@@ -203,8 +203,9 @@ void AddParseCommand(CLI::App& app) {
       "paragraphs) or, with --tokenized, one tokenized sentence per line. A sentence that cannot "
       "be parsed (no parse, too long, out of memory) prints (()) and a warning on stderr.");
   cmd->add_option("-g,--grammar", args->grammar,
-                  "Grammar: a Berkeley .gr file (the Berkeley parser's own grammar, read directly, with "
-                  "its lexicon's exact scores), a Berkeley text export PREFIX (PREFIX.grammar + PREFIX.lexicon from "
+                  "Grammar: a Berkeley .gr file (the Berkeley parser's own grammar, read "
+                  "directly, with its lexicon's exact scores), a Berkeley text export PREFIX "
+                  "(PREFIX.grammar + PREFIX.lexicon from "
                   "WriteGrammarToTextFile, or PREFIX.binary + PREFIX.unary from DumpGrammar; "
                   "files may be gzipped) or a .ckybin cache written by `cky convert`")
       ->required();

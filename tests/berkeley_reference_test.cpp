@@ -89,7 +89,8 @@ std::string Compare(const Tree& ours, const Tree& theirs, double tolerance) {
 
 class BerkeleyReferenceTest : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 // The same sentences with the .gr file itself: exact lexical scores, Berkeley's filtering.
-class BerkeleyGrReferenceTest : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
+class BerkeleyGrReferenceTest
+    : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 
 TEST_P(BerkeleyGrReferenceTest, ExactLexiconMatchesBerkeley) {
   const auto& [name, grammar_file] = GetParam();
@@ -136,7 +137,7 @@ TEST_P(BerkeleyGrReferenceTest, ExactLexiconMatchesBerkeley) {
         << "Berkeley's tree scores higher: " << Compare(ours, theirs, 1e-6);
     if (outcomes[i].log_score > *their_score + tolerance) {
       ++we_higher;
-      std::printf("  [%s] sentence %zu: ours %.9g > Berkeley's %.9g (pruned away by Berkeley): %s\n",
+      std::printf("  [%s] sentence %zu: ours %.9g > Berkeley's %.9g (Berkeley pruned it): %s\n",
                   name.c_str(), i + 1, outcomes[i].log_score, *their_score,
                   Compare(ours, theirs, 1e-6).c_str());
     } else {

@@ -86,17 +86,20 @@ if [ -f "$gr_dir/small_sm2.gr" ]; then
   check "convert .gr to cache" test $? -eq 0
   "$cky" parse --tokenized -g "$tmp/sm2.ckybin" --binarize --substates --scores \
     -i "$tmp/ref5.txt" > "$tmp/gr_cache.txt" 2>/dev/null
-  check "cache of a .gr parses the same (exact lexicon kept)" cmp -s "$tmp/gr.txt" "$tmp/gr_cache.txt"
+  check "cache of a .gr parses the same (exact lexicon kept)" \
+    cmp -s "$tmp/gr.txt" "$tmp/gr_cache.txt"
   "$cky" convert "$gr_dir/small_sm2.gr" -o "$tmp/sm2_text" 2>/dev/null
   check "convert .gr to text" test $? -eq 0
   check "text export files written" test -s "$tmp/sm2_text.grammar" -a -s "$tmp/sm2_text.lexicon" \
     -a -s "$tmp/sm2_text.splits" -a -s "$tmp/sm2_text.words"
-  check "same split trees as Berkeley's export" cmp -s "$gr_dir/small_sm2.splits" "$tmp/sm2_text.splits"
+  check "same split trees as Berkeley's export" \
+    cmp -s "$gr_dir/small_sm2.splits" "$tmp/sm2_text.splits"
   "$cky" parse --tokenized --no-cache -g "$gr_dir/small_sm2" --binarize --substates --scores \
     -i "$tmp/ref5.txt" > "$tmp/export.txt" 2>/dev/null
   "$cky" parse --tokenized --no-cache -g "$tmp/sm2_text" --binarize --substates --scores \
     -i "$tmp/ref5.txt" > "$tmp/converted.txt" 2>/dev/null
-  check "converted text parses as Berkeley's text export" cmp -s "$tmp/export.txt" "$tmp/converted.txt"
+  check "converted text parses as Berkeley's text export" \
+    cmp -s "$tmp/export.txt" "$tmp/converted.txt"
   head -c 5000 "$gr_dir/small_sm2.gr" > "$tmp/cut.gr"
   "$cky" parse --tokenized -g "$tmp/cut.gr" -i "$tmp/ref5.txt" > /dev/null 2> "$tmp/err_cut.txt"
   check "truncated .gr exits 1" test $? -eq 1
