@@ -5,6 +5,7 @@
 
 #include "apps/commands.h"
 #include "grammar_io/berkeley_model.h"
+#include "lexicon/berkeley_lexicon.h"
 
 namespace cky::apps {
 
@@ -18,12 +19,18 @@ void AddConvertCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "convert",
       "Convert a grammar to cky's binary cache (.ckybin), which loads in a fraction of the time "
-      "of the text export. `cky parse --grammar FILE.ckybin` reads it.");
+      "of the text export, or to Berkeley's text export (WriteGrammarToTextFile form). "
+      "`cky parse --grammar FILE.ckybin` reads the cache.");
   cmd->add_option("grammar", args->grammar,
-                  "Grammar to read: a Berkeley text export PREFIX (WriteGrammarToTextFile or "
+                  "Grammar to read: a Berkeley .gr file (the parser's own gzipped Java "
+                  "serialization), a Berkeley text export PREFIX (WriteGrammarToTextFile or "
                   "DumpGrammar, plain or gzipped) or a .ckybin file")
       ->required();
-  cmd->add_option("-o,--output", args->output, "The .ckybin file to write")->required();
+  cmd->add_option("-o,--output", args->output,
+                  "Output: a name ending in .ckybin writes the binary cache (with a .gr's lexicon "
+                  "counts, so scores stay exact); any other name is a PREFIX for the text export "
+                  "PREFIX.grammar, PREFIX.lexicon, PREFIX.splits and PREFIX.words")
+      ->required();
   cmd->add_option("--min-rule-prob", args->min_rule_prob,
                   "Drop binary rules with a smaller probability (Berkeley's parser uses 1e-10)")
       ->check(CLI::Range(0.0, 1.0))
@@ -38,7 +45,19 @@ void AddConvertCommand(CLI::App& app) {
       spdlog::error("{}", model.status().message());
       throw CLI::RuntimeError(1);
     }
-    Status written = WriteModelCache(*model, args->output);
+    const bool cache = args->output.size() >= 7 &&
+                       args->output.compare(args->output.size() - 7, 7, ".ckybin") == 0;
+    if (!cache && model->lexicon_counts) {
+      // The text export's lexicon rows: scores of seen (tag, word) and (tag, signature) pairs.
+      auto rows = BerkeleyExportRows(*model);
+      if (!rows.ok()) {
+        spdlog::error("{}", rows.status().message());
+        throw CLI::RuntimeError(1);
+      }
+      model->lexicon = std::move(*rows);
+    }
+    Status written =
+        cache ? WriteModelCache(*model, args->output) : WriteGrammarTextFiles(*model, args->output);
     if (!written.ok()) {
       spdlog::error("{}", written.message());
       throw CLI::RuntimeError(1);

@@ -32,7 +32,7 @@ struct ParseArgs {
   int threads = 0;
   int max_length = 200;
   int batch_size = 256;
-  double min_rule_prob = 0.0;
+  double min_rule_prob = -1.0;  // < 0: 1e-10 for a .gr file (as Berkeley's parser), else 0
   bool binarize = false;
   bool substates = false;
   bool scores = false;
@@ -98,6 +98,10 @@ void RunParse(const ParseArgs& args) {
   const auto load_start = std::chrono::steady_clock::now();
   LoadOptions load_options;
   load_options.min_binary_prob = args.min_rule_prob;
+  if (args.min_rule_prob < 0) {
+    const bool berkeley_gr = DetectGrammarFormat(args.grammar) == GrammarFormat::kJavaSerialized;
+    load_options.min_binary_prob = berkeley_gr ? 1e-10 : 0.0;
+  }
   load_options.use_cache = !args.no_cache;
   auto model = LoadBerkeleyModel(args.grammar, load_options);
   if (!model.ok()) Fail(model.status().message());
@@ -194,7 +198,9 @@ void AddParseCommand(CLI::App& app) {
       "paragraphs) or, with --tokenized, one tokenized sentence per line. A sentence that cannot "
       "be parsed (no parse, too long, out of memory) prints (()) and a warning on stderr.");
   cmd->add_option("-g,--grammar", args->grammar,
-                  "Grammar: a Berkeley text export PREFIX (PREFIX.grammar + PREFIX.lexicon from "
+                  "Grammar: a Berkeley .gr file (the Berkeley parser's own grammar, read "
+                  "directly, with its lexicon's exact scores), a Berkeley text export PREFIX "
+                  "(PREFIX.grammar + PREFIX.lexicon from "
                   "WriteGrammarToTextFile, or PREFIX.binary + PREFIX.unary from DumpGrammar; "
                   "files may be gzipped) or a .ckybin cache written by `cky convert`")
       ->required();
@@ -232,10 +238,10 @@ void AddParseCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--min-rule-prob", args->min_rule_prob,
-                  "Drop binary rules with a smaller probability before parsing (the Berkeley "
-                  "parser uses 1e-10); 0 keeps every rule")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
+                  "Drop binary rules with a smaller probability before parsing; 0 keeps every "
+                  "rule. Default: 1e-10 for a .gr file (what the Berkeley parser does, so that "
+                  "trees match its own), 0 for text exports and caches")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_flag("--binarize", args->binarize,
                 "Print the binarized tree, keeping the grammar's @ nodes (Berkeley's -binarize)");
   cmd->add_flag("--substates", args->substates,

@@ -1,6 +1,7 @@
 #include "grammar_io/berkeley_model.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <string_view>
 
 #include "common/input_file.h"
+#include "grammar_io/berkeley_gr.h"
 
 namespace cky {
 namespace {
@@ -257,9 +259,9 @@ Status Missing(const std::string& prefix, const std::string& ext) {
 // --- binary cache ---------------------------------------------------------------------------
 
 constexpr char kCacheMagic[8] = {'C', 'K', 'Y', 'M', 'O', 'D', 'E', 'L'};
-// 2: projected DumpGrammar exports (wsj_1) take substate counts from .numstates, so caches written
-// by version 1 may hold wrong counts.
-constexpr uint32_t kCacheVersion = 2;
+// 3: lexicon counts and .gr settings (2: projected DumpGrammar exports such as wsj_1 take their
+// substate counts from .numstates; older caches may hold wrong counts).
+constexpr uint32_t kCacheVersion = 3;
 
 class CacheWriter {
  public:
@@ -398,6 +400,37 @@ Status WriteCacheWithKey(const BerkeleyModel& model, const std::string& key,
       w.Vector(row.probs);
     }
     w.Strings(model.known_words);
+    w.Pod<int32_t>(model.h_markov);
+    w.Pod<int32_t>(model.v_markov);
+    w.String(model.binarization);
+    w.Pod<uint8_t>(model.lexicon_counts ? 1 : 0);
+    if (model.lexicon_counts) {
+      const BerkeleyLexiconCounts& c = *model.lexicon_counts;
+      for (const auto* entries : {&c.seen, &c.unseen}) {
+        w.Pod<uint64_t>(entries->size());
+        for (const auto& e : *entries) {
+          w.Pod(e.symbol);
+          w.String(e.word);
+          w.Vector(e.counts);
+        }
+      }
+      w.Pod<uint64_t>(c.word_counts.size());
+      for (const auto& [word, count] : c.word_counts) {
+        w.String(word);
+        w.Pod(count);
+      }
+      for (const auto* table : {&c.tag_counts, &c.unseen_tag_counts, &c.smoothing_weights}) {
+        w.Pod<uint64_t>(table->size());
+        for (const auto& row : *table) w.Vector(row);
+      }
+      w.Vector(c.lexical_symbols);
+      w.Pod(c.total_tokens);
+      w.Pod(c.total_unseen_tokens);
+      w.Pod(c.smooth_unseen);
+      w.Pod(c.smooth_seen);
+      w.Pod(c.smooth_in_unknowns_threshold);
+      w.Pod(c.unknown_level);
+    }
     if (!out) return Status::Error(temp + ": write failed");
   }
   std::error_code ec;
@@ -458,6 +491,40 @@ StatusOr<BerkeleyModel> ReadCacheWithKey(const std::string& path, std::string* k
     model.lexicon.push_back(std::move(row));
   }
   model.known_words = r.Strings();
+  model.h_markov = r.Pod<int32_t>();
+  model.v_markov = r.Pod<int32_t>();
+  model.binarization = r.String();
+  if (r.Pod<uint8_t>() && r.ok()) {
+    BerkeleyLexiconCounts c;
+    for (auto* entries : {&c.seen, &c.unseen}) {
+      uint64_t n = r.Pod<uint64_t>();
+      for (uint64_t i = 0; i < n && r.ok(); ++i) {
+        BerkeleyLexiconCounts::Entry e;
+        e.symbol = r.Pod<int32_t>();
+        e.word = r.String();
+        e.counts = r.Vector<double>();
+        entries->push_back(std::move(e));
+      }
+    }
+    uint64_t words = r.Pod<uint64_t>();
+    for (uint64_t i = 0; i < words && r.ok(); ++i) {
+      std::string word = r.String();
+      double count = r.Pod<double>();
+      c.word_counts.emplace_back(std::move(word), count);
+    }
+    for (auto* table : {&c.tag_counts, &c.unseen_tag_counts, &c.smoothing_weights}) {
+      uint64_t n = r.Pod<uint64_t>();
+      for (uint64_t i = 0; i < n && r.ok(); ++i) table->push_back(r.Vector<double>());
+    }
+    c.lexical_symbols = r.Vector<uint8_t>();
+    c.total_tokens = r.Pod<double>();
+    c.total_unseen_tokens = r.Pod<double>();
+    c.smooth_unseen = r.Pod<double>();
+    c.smooth_seen = r.Pod<double>();
+    c.smooth_in_unknowns_threshold = r.Pod<double>();
+    c.unknown_level = r.Pod<int32_t>();
+    model.lexicon_counts = std::move(c);
+  }
   if (!r.ok() || !r.AtEnd()) return Status::Error(path + ": truncated or corrupt grammar cache");
   // Structural checks, so that a damaged cache cannot send a parser out of bounds.
   const int64_t states = g.num_states();
@@ -486,6 +553,18 @@ StatusOr<BerkeleyModel> ReadCacheWithKey(const std::string& path, std::string* k
   for (const LexiconRow& row : model.lexicon) {
     sane = sane && row.symbol >= 0 && row.symbol < symbols &&
            row.probs.size() == size_t(g.symbol_num_substates[row.symbol]);
+  }
+  if (model.lexicon_counts) {
+    const BerkeleyLexiconCounts& c = *model.lexicon_counts;
+    for (const auto* entries : {&c.seen, &c.unseen}) {
+      for (const auto& e : *entries) {
+        sane = sane && e.symbol >= 0 && e.symbol < symbols &&
+               e.counts.size() == size_t(g.symbol_num_substates[e.symbol]);
+      }
+    }
+    sane = sane && c.lexical_symbols.size() == size_t(symbols) &&
+           c.smoothing_weights.size() == size_t(symbols);
+    // Row sizes of the tag tables are checked when the lexicon is built.
   }
   if (!sane) return Status::Error(path + ": inconsistent grammar cache");
   g.IndexSymbols();
@@ -542,6 +621,73 @@ StatusOr<BerkeleyModel> ReadDumpGrammarFiles(const std::string& prefix,
   return Assemble(builder, std::move(rows), std::move(words));
 }
 
+Status WriteGrammarTextFiles(const BerkeleyModel& model, const std::string& prefix) {
+  const Grammar& g = model.grammar;
+  auto open = [&](const std::string& ext, std::ofstream* out) -> Status {
+    out->open(prefix + ext);
+    if (!*out) return Status::Error(prefix + ext + ": cannot open for writing");
+    return Status();
+  };
+  char number[64];
+  auto prob_text = [&](double log_prob) {
+    std::snprintf(number, sizeof(number), "%.17g", std::exp(log_prob));
+    return number;
+  };
+  {
+    std::ofstream out;
+    CKY_RETURN_IF_ERROR(open(".grammar", &out));
+    for (int64_t i = 0; i < g.num_binary_rules(); ++i) {
+      out << g.StateName(g.binary_parent[i]) << " -> " << g.StateName(g.binary_left[i]) << " "
+          << g.StateName(g.binary_right[i]) << " " << prob_text(g.binary_log_prob[i]) << "\n";
+    }
+    for (int32_t state = 0; state < g.num_states(); ++state) {
+      out << g.StateName(state) << " -> " << g.StateName(state) << " 1.0\n";
+      for (int32_t i = g.unary_parent_begin[state]; i < g.unary_parent_begin[state + 1]; ++i) {
+        out << g.StateName(state) << " -> " << g.StateName(g.unary_child[i]) << " "
+            << prob_text(g.unary_log_prob[i]) << "\n";
+      }
+    }
+    if (!out) return Status::Error(prefix + ".grammar: write failed");
+  }
+  {
+    std::ofstream out;
+    CKY_RETURN_IF_ERROR(open(".lexicon", &out));
+    for (const LexiconRow& row : model.lexicon) {
+      out << g.symbol_names[row.symbol] << " " << row.word << " [";
+      for (size_t k = 0; k < row.probs.size(); ++k) {
+        std::snprintf(number, sizeof(number), "%.17g", row.probs[k]);
+        out << (k ? ", " : "") << number;
+      }
+      out << "]\n";
+    }
+    if (!out) return Status::Error(prefix + ".lexicon: write failed");
+  }
+  {
+    std::ofstream out;
+    CKY_RETURN_IF_ERROR(open(".splits", &out));
+    for (int32_t s = 1; s < g.num_symbols(); ++s) {
+      // Without a recorded tree, a flat one still gives the substate count.
+      std::string tree = g.symbol_split_trees[s];
+      if (tree.empty()) {
+        tree = g.symbol_num_substates[s] == 1 ? "0" : "(0";
+        if (g.symbol_num_substates[s] > 1) {
+          for (int32_t k = 0; k < g.symbol_num_substates[s]; ++k) tree += " " + std::to_string(k);
+          tree += ")";
+        }
+      }
+      out << g.symbol_names[s] << "\t" << tree << "\n";
+    }
+    if (!out) return Status::Error(prefix + ".splits: write failed");
+  }
+  {
+    std::ofstream out;
+    CKY_RETURN_IF_ERROR(open(".words", &out));
+    for (const std::string& word : model.known_words) out << word << "\n";
+    if (!out) return Status::Error(prefix + ".words: write failed");
+  }
+  return Status();
+}
+
 Status WriteModelCache(const BerkeleyModel& model, const std::string& path) {
   return WriteCacheWithKey(model, "", path);
 }
@@ -557,6 +703,7 @@ GrammarFormat DetectGrammarFormat(const std::string& spec) {
     char magic[sizeof(kCacheMagic)] = {};
     in.read(magic, sizeof(magic));
     if (in && std::memcmp(magic, kCacheMagic, sizeof(magic)) == 0) return GrammarFormat::kCache;
+    if (LooksLikeJavaSerializedGrammar(spec)) return GrammarFormat::kJavaSerialized;
   }
   if (!FindPart(spec, ".grammar").empty()) return GrammarFormat::kWriteGrammarText;
   if (!FindPart(spec, ".binary").empty()) return GrammarFormat::kDumpGrammar;
@@ -566,9 +713,17 @@ GrammarFormat DetectGrammarFormat(const std::string& spec) {
 StatusOr<BerkeleyModel> LoadBerkeleyModel(const std::string& spec, const LoadOptions& options) {
   GrammarFormat format = DetectGrammarFormat(spec);
   if (format == GrammarFormat::kCache) return ReadModelCache(spec);
+  // A .gr reads in well under a second even for large grammars: no cache needed.
+  if (format == GrammarFormat::kJavaSerialized) return ReadBerkeleyGrFile(spec, options);
   if (format == GrammarFormat::kUnknown) {
+    if (FileExists(spec)) {
+      return Status::Error("'" + spec +
+                           "' is neither a cky cache file nor a Berkeley .gr file (gzipped Java "
+                           "serialization), nor the prefix of a text export");
+    }
     return Status::Error("no grammar at '" + spec +
-                         "': expected a cky cache file, PREFIX.grammar + PREFIX.lexicon "
+                         "': expected a cky cache file, a Berkeley .gr file, "
+                         "PREFIX.grammar + PREFIX.lexicon "
                          "(WriteGrammarToTextFile) or PREFIX.binary + PREFIX.unary (DumpGrammar)");
   }
   auto read_text = [&]() {

@@ -14,7 +14,9 @@
 // Every file may also be gzipped (PREFIX.grammar.gz); probabilities are plain, never logs.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -29,11 +31,44 @@ struct LexiconRow {
   std::vector<double> probs;
 };
 
-// Everything a Berkeley grammar export holds.
+// The counts of Berkeley's SophisticatedLexicon, as a .gr file holds them (the text exports hold
+// only scores derived from them). lexicon/berkeley_lexicon.h scores words from these exactly as
+// SophisticatedLexicon.score does. Symbol ids are the Grammar's.
+struct BerkeleyLexiconCounts {
+  struct Entry {
+    int32_t symbol;
+    std::string word;            // a word (seen) or an UNK signature (unseen)
+    std::vector<double> counts;  // one per substate of the symbol
+  };
+  std::vector<Entry> seen;    // wordToTagCounters: c(tag_k, word)
+  std::vector<Entry> unseen;  // unseenWordToTagCounters: c(tag_k, signature) among rare words
+  std::vector<std::pair<std::string, double>> word_counts;  // wordCounter: c(word), c(signature)
+  std::vector<std::vector<double>> tag_counts;         // tagCounter, per symbol and substate
+  std::vector<std::vector<double>> unseen_tag_counts;  // unseenTagCounter
+  // The lexicon's smoother (SmoothAcrossParentBits): per symbol an n*n row-major matrix W, scores
+  // become W * scores. Empty for a symbol (or all) means no smoothing (NoSmoothing).
+  std::vector<std::vector<double>> smoothing_weights;
+  std::vector<uint8_t> lexical_symbols;  // symbols the parser asks the lexicon about (POS tags)
+  double total_tokens = 0;
+  double total_unseen_tokens = 0;
+  double smooth_unseen = 0;  // smooth[0]
+  double smooth_seen = 0;    // smooth[1]
+  double smooth_in_unknowns_threshold = 100;
+  int32_t unknown_level = 5;
+};
+
+// Everything a Berkeley grammar holds.
 struct BerkeleyModel {
   Grammar grammar;
   std::vector<LexiconRow> lexicon;
   std::vector<std::string> known_words;  // the .words file: known words and UNK signatures
+  // Present when the model was read from a .gr file (or a cache of one): the lexicon's counts,
+  // from which Lexicon::Build makes an exact scorer instead of using `lexicon`'s rows.
+  std::optional<BerkeleyLexiconCounts> lexicon_counts;
+  // Settings recorded in the .gr (ParserData); -1 when unknown.
+  int32_t h_markov = -1;
+  int32_t v_markov = -1;
+  std::string binarization;  // "LEFT", "RIGHT", ...; empty when unknown
 };
 
 struct LoadOptions {
@@ -55,11 +90,16 @@ StatusOr<BerkeleyModel> ReadDumpGrammarFiles(const std::string& prefix,
 Status WriteModelCache(const BerkeleyModel& model, const std::string& path);
 StatusOr<BerkeleyModel> ReadModelCache(const std::string& path);
 
+// Writes the WriteGrammarToTextFile form: PREFIX.grammar (binary rules, then the closed unary
+// rules with an identity per state), PREFIX.lexicon, PREFIX.splits and PREFIX.words.
+Status WriteGrammarTextFiles(const BerkeleyModel& model, const std::string& prefix);
+
 // Which on-disk form `spec` names.
-enum class GrammarFormat { kWriteGrammarText, kDumpGrammar, kCache, kUnknown };
+enum class GrammarFormat { kWriteGrammarText, kDumpGrammar, kCache, kJavaSerialized, kUnknown };
 GrammarFormat DetectGrammarFormat(const std::string& spec);
 
-// Loads whatever `spec` names: a .ckybin cache file, or a text export PREFIX. For text exports the
+// Loads whatever `spec` names: a .ckybin cache file, a Berkeley .gr file (gzipped Java
+// serialization: grammar_io/berkeley_gr.h), or a text export PREFIX. For text exports the
 // binary cache is used when it is newer than every source file (see LoadOptions::use_cache).
 StatusOr<BerkeleyModel> LoadBerkeleyModel(const std::string& spec, const LoadOptions& options = {});
 

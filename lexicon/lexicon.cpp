@@ -14,6 +14,12 @@ StatusOr<Lexicon> Lexicon::Build(const BerkeleyModel& model, const LexiconOption
   lexicon.num_states_ = g.num_states();
   lexicon.num_symbols_ = g.num_symbols();
   lexicon.options_ = options;
+  if (model.lexicon_counts) {
+    auto exact = BerkeleyLexicon::Build(g, *model.lexicon_counts);
+    if (!exact.ok()) return exact.status();
+    lexicon.exact_ = std::make_shared<const BerkeleyLexicon>(std::move(*exact));
+    return lexicon;
+  }
   for (const LexiconRow& row : model.lexicon) {
     if (row.symbol < 0 || row.symbol >= g.num_symbols() ||
         static_cast<int32_t>(row.probs.size()) != g.symbol_num_substates[row.symbol]) {
@@ -39,10 +45,12 @@ StatusOr<Lexicon> Lexicon::Build(const BerkeleyModel& model, const LexiconOption
 }
 
 bool Lexicon::IsKnown(std::string_view word) const {
+  if (exact_) return exact_->IsKnown(word);
   return known_words_.count(std::string(word)) > 0;
 }
 
 std::string Lexicon::Signature(std::string_view word, int position) const {
+  if (exact_) return exact_->Signature(word, position);
   return UnknownWordSignature(word, position,
                               [this](const std::string& w) { return known_words_.count(w) > 0; });
 }
@@ -63,6 +71,7 @@ bool Lexicon::Apply(const std::string& word, std::vector<uint8_t>& covered,
 
 int Lexicon::Score(std::string_view word, int position, std::span<double> log_scores,
                    bool widen_known_words) const {
+  if (exact_) return exact_->Score(word, position, log_scores);
   std::fill(log_scores.begin(), log_scores.end(), -std::numeric_limits<double>::infinity());
   std::vector<uint8_t> covered(num_symbols_, 0);
   const std::string text(word);

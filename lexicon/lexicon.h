@@ -14,9 +14,14 @@
 //     word, its signature's row for that tag (as the C++ parser Ckylark does). Always doing so
 //     hurts: frequent words then take absurd tags (measured on small_sm2's reference sentences:
 //     26 of 40 trees equal Berkeley's without it, 14 with it).
+//
+// A model read from a Berkeley .gr file carries the lexicon's counts (BerkeleyModel::
+// lexicon_counts); Build then makes the exact scorer of lexicon/berkeley_lexicon.h instead, and
+// every score equals the Berkeley parser's (no fallbacks needed; widening changes nothing).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,6 +31,7 @@
 
 #include "common/status.h"
 #include "grammar_io/berkeley_model.h"
+#include "lexicon/berkeley_lexicon.h"
 
 namespace cky {
 
@@ -49,6 +55,8 @@ class Lexicon {
   std::string Signature(std::string_view word, int position) const;
   bool IsKnown(std::string_view word) const;
   int32_t num_states() const { return num_states_; }
+  // True when scores come from the lexicon's counts (a .gr model), exactly as Berkeley's.
+  bool exact() const { return exact_ != nullptr; }
 
  private:
   struct Entry {
@@ -67,6 +75,7 @@ class Lexicon {
   std::unordered_map<std::string, std::vector<Entry>> rows_;  // word or signature -> its rows
   std::unordered_set<std::string> known_words_;               // for -KNOWNLC
   std::vector<double> log_probs_;
+  std::shared_ptr<const BerkeleyLexicon> exact_;
 };
 
 }  // namespace cky

@@ -56,7 +56,9 @@ std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>
   std::vector<SentenceInput> retries;
   std::vector<size_t> retry_positions;
   for (size_t k = 0; k < parsed.size(); ++k) {
-    if (options_.retry_with_wider_lexicon && parsed[k].status == ParseStatus::kNoParse &&
+    // An exact (.gr) lexicon already gives every score Berkeley's does: widening changes nothing.
+    if (options_.retry_with_wider_lexicon && !lexicon_.exact() &&
+        parsed[k].status == ParseStatus::kNoParse &&
         !inputs[k].words.empty()) {
       retries.push_back({inputs[k].words, ScoreWords(inputs[k].words, /*widen=*/true)});
       retry_positions.push_back(positions[k]);

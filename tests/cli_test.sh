@@ -72,5 +72,39 @@ check "convert exits 0" test $? -eq 0
 "$cky" parse --tokenized -g "$tmp/toy.ckybin" -i "$tmp/in.txt" > "$tmp/out_cache.txt" 2>/dev/null
 check "cache parses the same" cmp -s "$tmp/out.txt" "$tmp/out_cache.txt"
 
+# Berkeley's own .gr files (skipped without ../shared): parse directly, convert to the cache and to
+# the text export; each form parses as its source does.
+gr_dir=$2/../shared/grammars/berkeley-small
+if [ -f "$gr_dir/small_sm2.gr" ]; then
+  sentences=$2/../shared/grammars/reference/small_sm2/sentences.txt
+  head -5 "$sentences" > "$tmp/ref5.txt"
+  "$cky" parse --tokenized -g "$gr_dir/small_sm2.gr" --binarize --substates --scores \
+    -i "$tmp/ref5.txt" > "$tmp/gr.txt" 2>/dev/null
+  check ".gr parses" test $? -eq 0
+  check ".gr gives one tree per sentence" test "$(grep -c '^( (' "$tmp/gr.txt")" -eq 5
+  "$cky" convert "$gr_dir/small_sm2.gr" -o "$tmp/sm2.ckybin" 2>/dev/null
+  check "convert .gr to cache" test $? -eq 0
+  "$cky" parse --tokenized -g "$tmp/sm2.ckybin" --binarize --substates --scores \
+    -i "$tmp/ref5.txt" > "$tmp/gr_cache.txt" 2>/dev/null
+  check "cache of a .gr parses the same (exact lexicon kept)" \
+    cmp -s "$tmp/gr.txt" "$tmp/gr_cache.txt"
+  "$cky" convert "$gr_dir/small_sm2.gr" -o "$tmp/sm2_text" 2>/dev/null
+  check "convert .gr to text" test $? -eq 0
+  check "text export files written" test -s "$tmp/sm2_text.grammar" -a -s "$tmp/sm2_text.lexicon" \
+    -a -s "$tmp/sm2_text.splits" -a -s "$tmp/sm2_text.words"
+  check "same split trees as Berkeley's export" \
+    cmp -s "$gr_dir/small_sm2.splits" "$tmp/sm2_text.splits"
+  "$cky" parse --tokenized --no-cache -g "$gr_dir/small_sm2" --binarize --substates --scores \
+    -i "$tmp/ref5.txt" > "$tmp/export.txt" 2>/dev/null
+  "$cky" parse --tokenized --no-cache -g "$tmp/sm2_text" --binarize --substates --scores \
+    -i "$tmp/ref5.txt" > "$tmp/converted.txt" 2>/dev/null
+  check "converted text parses as Berkeley's text export" \
+    cmp -s "$tmp/export.txt" "$tmp/converted.txt"
+  head -c 5000 "$gr_dir/small_sm2.gr" > "$tmp/cut.gr"
+  "$cky" parse --tokenized -g "$tmp/cut.gr" -i "$tmp/ref5.txt" > /dev/null 2> "$tmp/err_cut.txt"
+  check "truncated .gr exits 1" test $? -eq 1
+  check "truncated .gr is explained" grep -q "cut.gr" "$tmp/err_cut.txt"
+fi
+
 echo "$passed passed, $failed failed"
 test "$failed" -eq 0
