@@ -10,7 +10,7 @@
 //                (FORMATS.md §3: only the .gr file has the counts for smoothed scores).
 // A sentence where Berkeley's tree scores higher than ours would disprove exactness: none may.
 //
-// The .gr variant (BerkeleyGrReferenceTest) reads the Berkeley parser's own grammar file, whose
+// The .gr cases read the Berkeley parser's own grammar file, whose
 // lexicon counts give every score Berkeley uses: no sentence is unscorable, and trees differ only
 // where Berkeley's coarse-to-fine pruning lost the optimum (or on exact ties).
 #include <gtest/gtest.h>
@@ -75,92 +75,30 @@ std::string Compare(const Tree& ours, const Tree& theirs, double tolerance) {
   return "";
 }
 
-class BerkeleyReferenceTest : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
-// The same sentences with the .gr file itself: exact lexical scores, Berkeley's filtering.
-class BerkeleyGrReferenceTest
-    : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
+struct ReferenceCase {
+  std::string name;     // the folder under shared/grammars/reference
+  std::string grammar;  // under shared/grammars: a text export prefix or a .gr file
+  bool gr;              // the .gr file: exact lexicon, Berkeley's rule filter, no retry
+};
 
-TEST_P(BerkeleyGrReferenceTest, ExactLexiconMatchesBerkeley) {
-  const auto& [name, grammar_file] = GetParam();
-  const std::string dir = SharedDataDir() + "/grammars/reference/" + name;
-  const std::string path = SharedDataDir() + "/grammars/" + grammar_file;
-  if (!std::filesystem::exists(dir) || !std::filesystem::exists(path)) GTEST_SKIP() << path;
+class BerkeleyReferenceTest : public ::testing::TestWithParam<ReferenceCase> {};
+
+TEST_P(BerkeleyReferenceTest, ExactParserNeverScoresBelowBerkeley) {
+  const ReferenceCase& c = GetParam();
+  const std::string dir = SharedDataDir() + "/grammars/reference/" + c.name;
+  const std::string grammar = SharedDataDir() + "/grammars/" + c.grammar;
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " not found";
+  if (c.gr && !std::filesystem::exists(grammar)) GTEST_SKIP() << grammar << " not found";
   LoadOptions load;
   load.use_cache = false;
-  load.min_binary_prob = 1e-10;  // as Berkeley's parser filters before parsing
-  auto model = LoadBerkeleyModel(path, load);
+  if (c.gr) load.min_binary_prob = 1e-10;  // as Berkeley's parser filters before parsing
+  auto model = LoadBerkeleyModel(grammar, load);
   ASSERT_TRUE(model.ok()) << model.status().message();
   auto lexicon = Lexicon::Build(*model);
   ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
-  ASSERT_TRUE(lexicon->exact());
+  ASSERT_EQ(lexicon->exact(), c.gr);
   Parser parser(model->grammar, *lexicon, MakeCpuBackend(model->grammar, 0),
-                {.max_length = 0, .retry_with_wider_lexicon = false});
-  auto read = ReadTokenizedSentences(dir + "/sentences.txt", /*keep_empty=*/true);
-  ASSERT_TRUE(read.ok()) << read.status().message();
-  const std::vector<std::vector<std::string>>& sentences = *read;
-  const std::vector<std::string> viterbi = ReadLines(dir + "/viterbi.txt");
-  const std::vector<std::string> scored = ReadLines(dir + "/viterbi.scored.txt");
-  ASSERT_EQ(sentences.size(), scored.size());
-  std::vector<ParseOutcome> outcomes = parser.Parse(sentences);
-  int identical = 0, same_debinarized = 0, we_higher = 0, ties = 0;
-  for (size_t i = 0; i < sentences.size(); ++i) {
-    SCOPED_TRACE("sentence " + std::to_string(i + 1) + ": " + scored[i].substr(0, 80));
-    if (viterbi[i] == "(())") continue;  // Berkeley found no parse
-    ASSERT_EQ(outcomes[i].status, ParseStatus::kOk) << outcomes[i].message;
-    if (FormatBerkeley(outcomes[i].tree) == viterbi[i]) ++same_debinarized;
-    auto trees = ReadTreesFromString(scored[i]);
-    ASSERT_TRUE(trees.ok() && trees->size() == 1);
-    Tree theirs = (*trees)[0];
-    ASSERT_TRUE(LiftScores(&theirs));
-    theirs.label = "ROOT-0";
-    // Every lexical score Berkeley used is available now: its tree always scores.
-    auto their_score = ScoreAnnotatedTree(model->grammar, *lexicon, theirs);
-    ASSERT_TRUE(their_score.ok()) << their_score.status().message();
-    const Tree& ours = outcomes[i].tree;
-    if (Compare(ours, theirs, 1e-6).empty()) {
-      ++identical;
-      continue;
-    }
-    const double tolerance = 1e-9 * std::abs(*their_score);
-    EXPECT_GE(outcomes[i].log_score, *their_score - tolerance)
-        << "Berkeley's tree scores higher: " << Compare(ours, theirs, 1e-6);
-    if (outcomes[i].log_score > *their_score + tolerance) {
-      ++we_higher;
-      std::printf("  [%s] sentence %zu: ours %.9g > Berkeley's %.9g (Berkeley pruned it): %s\n",
-                  name.c_str(), i + 1, outcomes[i].log_score, *their_score,
-                  Compare(ours, theirs, 1e-6).c_str());
-    } else {
-      ++ties;
-      std::printf("  [%s] sentence %zu: exact tie %.12g: %s\n", name.c_str(), i + 1,
-                  outcomes[i].log_score, Compare(ours, theirs, 1e-6).c_str());
-    }
-  }
-  std::printf("[%s, .gr] %zu sentences: %d identical binarized trees (node scores within 1e-6), "
-              "%d debinarized trees equal to Berkeley's -viterbi output; differing: %d where ours "
-              "scores higher, %d exact ties\n",
-              name.c_str(), sentences.size(), identical, same_debinarized, we_higher, ties);
-  EXPECT_EQ(identical + we_higher + ties,
-            static_cast<int>(sentences.size() -
-                             std::count(viterbi.begin(), viterbi.end(), std::string("(())"))));
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Grammars, BerkeleyGrReferenceTest,
-    ::testing::Values(std::make_pair("small_sm2", "berkeley-small/small_sm2.gr"),
-                      std::make_pair("gum_sm3", "berkeley-gum/gum_sm3.gr")),
-    [](const auto& info) { return info.param.first; });
-
-TEST_P(BerkeleyReferenceTest, ExactParserNeverScoresBelowBerkeley) {
-  const auto& [name, grammar_prefix] = GetParam();
-  const std::string dir = SharedDataDir() + "/grammars/reference/" + name;
-  if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " not found";
-  LoadOptions load;
-  load.use_cache = false;
-  auto model = LoadBerkeleyModel(SharedDataDir() + "/grammars/" + grammar_prefix, load);
-  ASSERT_TRUE(model.ok()) << model.status().message();
-  auto lexicon = Lexicon::Build(*model);
-  ASSERT_TRUE(lexicon.ok());
-  Parser parser(model->grammar, *lexicon, MakeCpuBackend(model->grammar, 0));
+                {.max_length = 0, .retry_with_wider_lexicon = !c.gr});
 
   auto read = ReadTokenizedSentences(dir + "/sentences.txt", /*keep_empty=*/true);
   ASSERT_TRUE(read.ok()) << read.status().message();
@@ -171,9 +109,11 @@ TEST_P(BerkeleyReferenceTest, ExactParserNeverScoresBelowBerkeley) {
   ASSERT_EQ(sentences.size(), scored.size());
   std::vector<ParseOutcome> outcomes = parser.Parse(sentences);
 
-  int identical = 0, we_higher = 0, ties = 0, unscorable = 0, same_debinarized = 0;
+  int identical = 0, we_higher = 0, ties = 0, unscorable = 0, same_debinarized = 0, compared = 0;
   for (size_t i = 0; i < sentences.size(); ++i) {
     SCOPED_TRACE("sentence " + std::to_string(i + 1) + ": " + scored[i].substr(0, 80));
+    if (viterbi[i] == "(())") continue;  // Berkeley found no parse
+    ++compared;
     ASSERT_EQ(outcomes[i].status, ParseStatus::kOk) << outcomes[i].message;
     if (FormatBerkeley(outcomes[i].tree) == viterbi[i]) ++same_debinarized;
     auto trees = ReadTreesFromString(scored[i]);
@@ -189,6 +129,8 @@ TEST_P(BerkeleyReferenceTest, ExactParserNeverScoresBelowBerkeley) {
     // Structures differ: Berkeley's tree must not beat ours under the same grammar.
     auto their_score = ScoreAnnotatedTree(model->grammar, *lexicon, theirs);
     if (!their_score.ok()) {
+      // Only a text export may lack a score Berkeley used; the .gr has them all.
+      ASSERT_FALSE(c.gr) << their_score.status().message();
       ++unscorable;
       EXPECT_NE(their_score.status().message().find("no lexical score"), std::string::npos)
           << their_score.status().message();
@@ -197,25 +139,27 @@ TEST_P(BerkeleyReferenceTest, ExactParserNeverScoresBelowBerkeley) {
     const double tolerance = 1e-9 * std::abs(*their_score);
     EXPECT_GE(outcomes[i].log_score, *their_score - tolerance)
         << "Berkeley's tree scores higher: " << Compare(ours, theirs, 1e-6);
-    if (outcomes[i].log_score > *their_score + tolerance) {
-      ++we_higher;
-    } else {
-      ++ties;
-    }
+    const bool higher = outcomes[i].log_score > *their_score + tolerance;
+    (higher ? we_higher : ties)++;
+    std::printf("  [%s] sentence %zu: ours %.12g, Berkeley's %.12g (%s): %s\n", c.name.c_str(),
+                i + 1, outcomes[i].log_score, *their_score,
+                higher ? "Berkeley pruned it" : "exact tie", Compare(ours, theirs, 1e-6).c_str());
   }
-  std::printf("[%s] %zu sentences: %d identical binarized trees (scores within 1e-6), %d "
+  std::printf("[%s%s] %d sentences: %d identical binarized trees (node scores within 1e-6), %d "
               "debinarized trees equal to Berkeley's -viterbi output; differing: %d where ours "
               "scores higher, %d exact ties, %d using scores the text export lacks\n",
-              name.c_str(), sentences.size(), identical, same_debinarized, we_higher, ties,
-              unscorable);
-  EXPECT_EQ(identical + we_higher + ties + unscorable, static_cast<int>(sentences.size()));
+              c.name.c_str(), c.gr ? ", .gr" : "", compared, identical, same_debinarized,
+              we_higher, ties, unscorable);
+  EXPECT_EQ(identical + we_higher + ties + unscorable, compared);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Grammars, BerkeleyReferenceTest,
-    ::testing::Values(std::make_pair("small_sm2", "berkeley-small/small_sm2"),
-                      std::make_pair("gum_sm3", "berkeley-gum/gum_sm3")),
-    [](const auto& info) { return info.param.first; });
+    ::testing::Values(ReferenceCase{"small_sm2", "berkeley-small/small_sm2", false},
+                      ReferenceCase{"gum_sm3", "berkeley-gum/gum_sm3", false},
+                      ReferenceCase{"small_sm2", "berkeley-small/small_sm2.gr", true},
+                      ReferenceCase{"gum_sm3", "berkeley-gum/gum_sm3.gr", true}),
+    [](const auto& info) { return info.param.name + (info.param.gr ? "_gr" : "_text"); });
 
 }  // namespace
 }  // namespace cky
