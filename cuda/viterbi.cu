@@ -538,10 +538,10 @@ __global__ void __launch_bounds__(kThreads)
 
 // Kernel 9 (pair-seg-gG): pair-fused-gG-wide with three fixes of per-(tile, cell group) and
 // per-(tile, parent) costs that an instruction count of en_sm6s shows to dominate:
-//  - the split maxima are stored to shared memory without bank conflicts of 32 ways: the
-//    [substate pair][G] layout gets 4 floats of padding per 4 pairs, cycling over 8 positions
-//    (BestOffset), since a warp's 32 threads store the same cell g of 32 pairs spaced 4 x G floats
-//    apart, i.e. all in one bank (4 ways left, float4 alignment kept);
+//  - the split maxima are stored to shared memory without bank conflicts of 32 ways: a warp's 32
+//    threads store the same cell g of 32 pairs spaced 4 x G floats apart, i.e. all in one bank;
+//    the [substate pair][G] layout gets 4 floats of padding after every 4 pairs (BestOffset), so
+//    consecutive quads of pairs fall 4 banks apart (4 ways left, float4 alignment kept);
 //  - the rule phase splits the warp into R rule slots x 32 / R cell slices (R = 4, 8 or 16 by the
 //    parent's rule count in the tile; median 10 rules on en_sm6s): the warp-wide reduction of the
 //    wide kernels (5 shuffles for each of G cells, per tile and parent) becomes log2(R) shuffles
@@ -551,9 +551,12 @@ __global__ void __launch_bounds__(kThreads)
 // kPad = false keeps the conflicting layout (pair-seg-g8-nopad, to measure the padding alone).
 template <int G, bool kPad>
 __device__ __forceinline__ int BestOffset(int pair) {
-  return kPad ? pair * G + 4 * ((pair >> 2) & 7) : pair * G;
+  return kPad ? pair * G + 4 * (pair >> 2) : pair * G;
 }
-constexpr int kBestPadding = 32;  // floats after G * max_bc for BestOffset's padding
+// Floats of sh_best for max_bc substate pairs (BestOffset's padding included, G of them spare).
+__host__ __device__ constexpr int BestFloats(int g, int max_bc) {
+  return g * max_bc + 4 * ((max_bc + 3) / 4) + g;
+}
 
 template <int G, int R, bool kPad>
 __device__ __forceinline__ void SegRules(const PairArrays& pairs, const float* sh_best,
@@ -636,9 +639,9 @@ __global__ void __launch_bounds__(kThreads)
                   int num_items, int max_splits, int max_bc, int groups_per_block) {
   extern __shared__ float shared[];
   static_assert(G % 4 == 0, "G cells are read as float4");
-  float* sh_best = shared;  // BestOffset<G>(substate pair) + g, G * max_bc + kBestPadding floats
-  int* sh_left = reinterpret_cast<int*>(sh_best + G * max_bc + kBestPadding);  // G * max_splits
-  int* sh_right = sh_left + G * max_splits;                                    // G * max_splits
+  float* sh_best = shared;  // BestOffset(substate pair) + g: BestFloats(G, max_bc) floats
+  int* sh_left = reinterpret_cast<int*>(sh_best + BestFloats(G, max_bc));  // G * max_splits
+  int* sh_right = sh_left + G * max_splits;                                // G * max_splits
   __shared__ int sh_count[G];
   __shared__ long long sh_target[G];  // the cell's first score in pre, or -1 past the items
   __shared__ int sh_total;
@@ -768,6 +771,7 @@ enum class Variant {
 const std::vector<std::pair<std::string, Variant>>& Variants() {
   static const std::vector<std::pair<std::string, Variant>> kVariants = {
       // The default first: the fastest binary pass measured on en_sm6s (bench/RESULTS.md).
+      {"pair-seg-g8-a4", Variant::kPairSeg8Aligned},
       {"pair-fused-g8-wide", Variant::kPairFused8Wide},
       {"pair-fused-g16-wide", Variant::kPairFused16Wide},
       {"pair-fused-g16", Variant::kPairFused16},
@@ -780,7 +784,6 @@ const std::vector<std::pair<std::string, Variant>>& Variants() {
       {"pair-seg-g8-u2", Variant::kPairSeg8Unroll2},
       {"pair-seg-g16", Variant::kPairSeg16},
       {"pair-seg-g8-nopad", Variant::kPairSeg8NoPad},
-      {"pair-seg-g8-a4", Variant::kPairSeg8Aligned},
       {"pair-seg-g16-a4", Variant::kPairSeg16Aligned},
       {"thread-atomic-global", Variant::kThreadAtomicGlobal},
       {"thread-atomic-shared", Variant::kThreadAtomicShared},
@@ -1267,7 +1270,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
     const int groups = (count + G - 1) / G;
     const SizeClass& c = classes_[0];  // every tile, heaviest first
     const size_t shared =
-        (size_t(G) * c.max_bc + kBestPadding + 2 * size_t(G) * max_splits) * sizeof(float);
+        (size_t(BestFloats(G, c.max_bc)) + 2 * size_t(G) * max_splits) * sizeof(float);
     if (shared > size_t(max_shared_optin_)) {
       *error = "sentence too long for the pair-seg kernel's shared memory";
       return false;
@@ -1397,7 +1400,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
   }
 
   std::string kernel_;
-  Variant variant_ = Variant::kPairFused8Wide;
+  Variant variant_ = Variant::kPairSeg8Aligned;
   int num_states_ = 0, num_symbols_ = 0, num_rules_ = 0;
   int max_shared_optin_ = 48 * 1024;
   int num_sms_ = 132;
