@@ -58,6 +58,10 @@ struct LevelArgs {
   int item_offset;  // first item of this launch
   int span;         // span length being computed
   int num_states;
+  // pair-seg-*-a4: the post-unary scores again, each symbol's substates starting at a multiple of
+  // 4 floats ([cell][aligned state], row_stride floats a row), for float4 loads; else null.
+  const float* aligned_chart;
+  int row_stride;
 };
 
 __global__ void FillKernel(float* data, size_t count, float value) {
@@ -82,7 +86,8 @@ __global__ void LexicalKernel(LevelArgs a, const float* lexical) {
 __global__ void UnaryKernel(LevelArgs a, float* chart, const int* __restrict__ unary_begin,
                             const int* __restrict__ unary_child, const float* __restrict__ unary_w,
                             const int* __restrict__ state_symbol, unsigned char* present,
-                            int num_symbols) {
+                            int num_symbols, float* aligned_chart,
+                            const int* __restrict__ aligned_index) {
   extern __shared__ float sh_pre[];
   const CellItem it = a.items[a.item_offset + blockIdx.x];
   const size_t cell = size_t(it.base) + CellIndex(it.n, it.start, it.start + a.span);
@@ -101,6 +106,7 @@ __global__ void UnaryKernel(LevelArgs a, float* chart, const int* __restrict__ u
       best = fmaxf(best, __shfl_xor_sync(0xffffffffu, best, offset));
     if (lane == 0) {
       out[s] = best;
+      if (aligned_chart) aligned_chart[cell * a.row_stride + __ldg(aligned_index + s)] = best;
       if (best > kNegInfF) present[cell * num_symbols + __ldg(state_symbol + s)] = 1;
     }
   }
@@ -530,6 +536,212 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Kernel 9 (pair-seg-gG): pair-fused-gG-wide with three fixes of per-(tile, cell group) and
+// per-(tile, parent) costs that an instruction count of en_sm6s shows to dominate:
+//  - the split maxima are stored to shared memory without bank conflicts of 32 ways: a warp's 32
+//    threads store the same cell g of 32 pairs spaced 4 x G floats apart, i.e. all in one bank;
+//    the [substate pair][G] layout gets 4 floats of padding after every 4 pairs (BestOffset), so
+//    consecutive quads of pairs fall 4 banks apart (4 ways left, float4 alignment kept);
+//  - the rule phase splits the warp into R rule slots x 32 / R cell slices (R = 4, 8 or 16 by the
+//    parent's rule count in the tile; median 10 rules on en_sm6s): the warp-wide reduction of the
+//    wide kernels (5 shuffles for each of G cells, per tile and parent) becomes log2(R) shuffles
+//    of G * R / 32 values, and lanes idle on short rule lists drop from 22 of 32 to a few;
+//  - each group's target cell offsets are computed once into shared memory.
+// kSplitUnroll unrolls the split-point loop (loads of the next split issued before the max-plus);
+// kPad = false keeps the conflicting layout (pair-seg-g8-nopad, to measure the padding alone).
+template <int G, bool kPad>
+__device__ __forceinline__ int BestOffset(int pair) {
+  return kPad ? pair * G + 4 * (pair >> 2) : pair * G;
+}
+// Floats of sh_best for max_bc substate pairs (BestOffset's padding included, G of them spare).
+__host__ __device__ constexpr int BestFloats(int g, int max_bc) {
+  return g * max_bc + 4 * ((max_bc + 3) / 4) + g;
+}
+
+template <int G, int R, bool kPad>
+__device__ __forceinline__ void SegRules(const PairArrays& pairs, const float* sh_best,
+                                         const long long* sh_target, float* pre, int pl,
+                                         int rule_begin, int rule_end, int lane) {
+  constexpr int kSlices = 32 / R;    // cell slices per warp
+  constexpr int kCpl = G / kSlices;  // cells per lane
+  static_assert(kCpl * kSlices == G && (kCpl == 1 || kCpl == 2 || kCpl % 4 == 0));
+  const int slot = lane % R, slice = lane / R;
+  float acc[kCpl];
+#pragma unroll
+  for (int c = 0; c < kCpl; ++c) acc[c] = kNegInfF;
+  for (int r = rule_begin + slot; r < rule_end; r += R) {
+    const int key = __ldg(pairs.key + r);
+    const float w = __ldg(pairs.w + r);
+    const float* best = sh_best + BestOffset<G, kPad>(key) + slice * kCpl;
+    if constexpr (kCpl == 1) {
+      acc[0] = fmaxf(acc[0], w + best[0]);
+    } else if constexpr (kCpl == 2) {
+      const float2 v = *reinterpret_cast<const float2*>(best);
+      acc[0] = fmaxf(acc[0], w + v.x);
+      acc[1] = fmaxf(acc[1], w + v.y);
+    } else {
+#pragma unroll
+      for (int q = 0; q < kCpl / 4; ++q) {
+        const float4 v = reinterpret_cast<const float4*>(best)[q];
+        acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
+        acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
+        acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
+        acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
+      }
+    }
+  }
+  // Slots are the low lane bits, so xor offsets below R stay within a cell slice.
+#pragma unroll
+  for (int offset = R / 2; offset > 0; offset >>= 1)
+#pragma unroll
+    for (int c = 0; c < kCpl; ++c)
+      acc[c] = fmaxf(acc[c], __shfl_xor_sync(0xffffffffu, acc[c], offset));
+  if (slot == 0) {
+    const int parent = __ldg(pairs.pl_parent + pl);
+#pragma unroll
+    for (int c = 0; c < kCpl; ++c) {
+      const long long target = sh_target[slice * kCpl + c];
+      if (acc[c] > kNegInfF && target >= 0) AtomicMaxFloat(pre + target + parent, acc[c]);
+    }
+  }
+}
+
+// R by the rule count (an instruction-count model: iterations of ceil(count / R) against
+// log2(R) shuffles of G * R / 32 values).
+template <int G, bool kPad>
+__device__ __forceinline__ void SegRulesForCount(const PairArrays& pairs, const float* sh_best,
+                                                 const long long* sh_target, float* pre, int pl,
+                                                 int lane) {
+  const int rule_begin = __ldg(pairs.pl_rule_begin + pl);
+  const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
+  const int count = rule_end - rule_begin;
+  if constexpr (G == 8) {
+    if (count <= 12)
+      SegRules<8, 4, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
+    else if (count <= 40)
+      SegRules<8, 8, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
+    else
+      SegRules<8, 16, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
+  } else {
+    static_assert(G == 16, "pair-seg: G is 8 or 16");
+    if (count <= 24)
+      SegRules<16, 4, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
+    else if (count <= 96)
+      SegRules<16, 8, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
+    else
+      SegRules<16, 16, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
+  }
+}
+
+template <int G, int kSplitUnroll, bool kPad, bool kAligned>
+__global__ void __launch_bounds__(kThreads)
+    PairSegKernel(LevelArgs a, PairArrays pairs, const unsigned char* present, int num_symbols,
+                  int num_items, int max_splits, int max_bc, int groups_per_block) {
+  extern __shared__ float shared[];
+  static_assert(G % 4 == 0, "G cells are read as float4");
+  float* sh_best = shared;  // BestOffset(substate pair) + g: BestFloats(G, max_bc) floats
+  int* sh_left = reinterpret_cast<int*>(sh_best + BestFloats(G, max_bc));  // G * max_splits
+  int* sh_right = sh_left + G * max_splits;                                // G * max_splits
+  __shared__ int sh_count[G];
+  __shared__ long long sh_target[G];  // the cell's first score in pre, or -1 past the items
+  __shared__ int sh_total;
+
+  const int pair = __ldg(pairs.class_pairs + blockIdx.y);
+  const int4 info = __ldg(pairs.info + pair);
+  const int2 sym = __ldg(pairs.symbols + pair);
+  const int s_c = info.w;
+  const int quads = (s_c + kQuad - 1) / kQuad;
+  const int band_items = ((info.y + kQuad - 1) / kQuad) * quads;
+  const int splits = a.span - 1;
+  const int num_groups = (num_items + G - 1) / G;
+  const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int pl_first = __ldg(pairs.pl_begin + pair), pl_end = __ldg(pairs.pl_begin + pair + 1);
+
+  for (int group = blockIdx.x * groups_per_block; group < group_end; ++group) {
+    const int first_item = group * G;
+    __syncthreads();  // the previous group is done with shared memory
+    if (threadIdx.x < G) {
+      sh_count[threadIdx.x] = 0;
+      long long target = -1;
+      if (first_item + threadIdx.x < num_items) {
+        const CellItem it = a.items[a.item_offset + first_item + threadIdx.x];
+        target = static_cast<long long>(TargetCell(a, it)) * a.num_states;
+      }
+      sh_target[threadIdx.x] = target;
+    }
+    if (threadIdx.x == 0) sh_total = 0;
+    __syncthreads();
+
+    for (int e = threadIdx.x; e < G * splits; e += blockDim.x) {
+      const int g = e / splits, k = e % splits;
+      if (first_item + g >= num_items) continue;
+      const CellItem it = a.items[a.item_offset + first_item + g];
+      const int mid = it.start + 1 + k;
+      const int lc = it.base + CellIndex(it.n, it.start, mid);
+      const int rc = it.base + CellIndex(it.n, mid, it.start + a.span);
+      if (present[size_t(lc) * num_symbols + sym.x] && present[size_t(rc) * num_symbols + sym.y]) {
+        const int slot = atomicAdd(&sh_count[g], 1);
+        sh_left[g * max_splits + slot] = lc;
+        sh_right[g * max_splits + slot] = rc;
+        atomicAdd(&sh_total, 1);
+      }
+    }
+    __syncthreads();
+    if (sh_total == 0) continue;  // uniform: every thread read it before the next barrier
+
+    for (int e = threadIdx.x; e < G * band_items; e += blockDim.x) {
+      const int g = e / band_items, rem = e % band_items;
+      const int b0 = (rem / quads) * kQuad, c0 = (rem % quads) * kQuad;
+      float best[kQuad][kQuad];
+#pragma unroll
+      for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+        for (int j = 0; j < kQuad; ++j) best[i][j] = kNegInfF;
+      const int count = sh_count[g];
+#pragma unroll kSplitUnroll
+      for (int s = 0; s < count; ++s) {
+        float l[kQuad], r[kQuad];
+        if constexpr (kAligned) {
+          // info.x, info.z, b0, c0 and the row stride are multiples of 4: two float4 loads. Lanes
+          // past the band or the symbol read the next band or padding; those pairs are not stored.
+          const float* lrow =
+              a.aligned_chart + size_t(sh_left[g * max_splits + s]) * a.row_stride + info.x;
+          const float* rrow =
+              a.aligned_chart + size_t(sh_right[g * max_splits + s]) * a.row_stride + info.z;
+          const float4 lv = __ldg(reinterpret_cast<const float4*>(lrow + b0));
+          const float4 rv = __ldg(reinterpret_cast<const float4*>(rrow + c0));
+          l[0] = lv.x, l[1] = lv.y, l[2] = lv.z, l[3] = lv.w;
+          r[0] = rv.x, r[1] = rv.y, r[2] = rv.z, r[3] = rv.w;
+        } else {
+          const float* lrow = a.chart + size_t(sh_left[g * max_splits + s]) * a.num_states + info.x;
+          const float* rrow =
+              a.chart + size_t(sh_right[g * max_splits + s]) * a.num_states + info.z;
+#pragma unroll
+          for (int q = 0; q < kQuad; ++q) {
+            l[q] = b0 + q < info.y ? __ldg(lrow + b0 + q) : kNegInfF;
+            r[q] = c0 + q < s_c ? __ldg(rrow + c0 + q) : kNegInfF;
+          }
+        }
+#pragma unroll
+        for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+          for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
+      }
+#pragma unroll
+      for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+        for (int j = 0; j < kQuad; ++j)
+          if (b0 + i < info.y && c0 + j < s_c)
+            sh_best[BestOffset<G, kPad>((b0 + i) * s_c + c0 + j) + g] = best[i][j];
+    }
+    __syncthreads();
+
+    for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32)
+      SegRulesForCount<G, kPad>(pairs, sh_best, sh_target, a.pre, pl, lane);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Host side
 
@@ -542,6 +754,12 @@ enum class Variant {
   kPairFused8Classes,
   kPairAcc8,
   kPairAcc16,
+  kPairSeg8,
+  kPairSeg8Unroll2,
+  kPairSeg16,
+  kPairSeg8NoPad,
+  kPairSeg8Aligned,
+  kPairSeg16Aligned,
   kThreadAtomicGlobal,
   kThreadAtomicShared,
   kBlockAtomicShared,
@@ -553,6 +771,7 @@ enum class Variant {
 const std::vector<std::pair<std::string, Variant>>& Variants() {
   static const std::vector<std::pair<std::string, Variant>> kVariants = {
       // The default first: the fastest binary pass measured on en_sm6s (bench/RESULTS.md).
+      {"pair-seg-g8-a4", Variant::kPairSeg8Aligned},
       {"pair-fused-g8-wide", Variant::kPairFused8Wide},
       {"pair-fused-g16-wide", Variant::kPairFused16Wide},
       {"pair-fused-g16", Variant::kPairFused16},
@@ -561,6 +780,11 @@ const std::vector<std::pair<std::string, Variant>>& Variants() {
       {"pair-fused-g4", Variant::kPairFused4},
       {"pair-acc-g8", Variant::kPairAcc8},
       {"pair-acc-g16", Variant::kPairAcc16},
+      {"pair-seg-g8", Variant::kPairSeg8},
+      {"pair-seg-g8-u2", Variant::kPairSeg8Unroll2},
+      {"pair-seg-g16", Variant::kPairSeg16},
+      {"pair-seg-g8-nopad", Variant::kPairSeg8NoPad},
+      {"pair-seg-g16-a4", Variant::kPairSeg16Aligned},
       {"thread-atomic-global", Variant::kThreadAtomicGlobal},
       {"thread-atomic-shared", Variant::kThreadAtomicShared},
       {"block-atomic-shared", Variant::kBlockAtomicShared},
@@ -652,7 +876,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
 
   size_t BytesForSentence(int32_t n) const override {
     static_assert(sizeof(CellItem) == 16);
-    return BatchBytesForSentence(num_states_, num_symbols_, n);
+    return BatchBytesForSentence(num_states_, num_symbols_, n) +
+           (aligned_ ? size_t(NumCells(n)) * aligned_states_ * sizeof(float) : 0);
   }
   size_t BatchBudget() const override { return budget_; }
 
@@ -688,8 +913,13 @@ class DeviceViterbiImpl : public DeviceViterbi {
               unary_begin_.Upload(ints(g.unary_parent_begin, g.num_states + 1)) &&
               unary_child_.Upload(ints(g.unary_child, g.num_unary)) && unary_w_.Upload(uw);
     const bool paper = variant_ >= Variant::kThreadAtomicGlobal;
-    if (variant_ == Variant::kPairFused16Wide || variant_ == Variant::kPairFused8Wide)
+    if (variant_ == Variant::kPairFused16Wide || variant_ == Variant::kPairFused8Wide ||
+        variant_ == Variant::kPairSeg8 || variant_ == Variant::kPairSeg8Unroll2 ||
+        variant_ == Variant::kPairSeg16 || variant_ == Variant::kPairSeg8NoPad ||
+        variant_ == Variant::kPairSeg8Aligned || variant_ == Variant::kPairSeg16Aligned)
       band_limit_ = 1024;
+    if (variant_ == Variant::kPairSeg8Aligned || variant_ == Variant::kPairSeg16Aligned)
+      aligned_ = true;
     if (variant_ == Variant::kPairFused8Classes) size_classes_ = true;
 
     if (paper) {
@@ -729,6 +959,20 @@ class DeviceViterbiImpl : public DeviceViterbi {
         return false;
       }
     } else {
+      if (aligned_) {
+        // Each symbol's substates start at a multiple of 4 floats in an aligned row.
+        aligned_first_.assign(num_symbols_, 0);
+        for (int sym = 0; sym < num_symbols_; ++sym) {
+          aligned_first_[sym] = aligned_states_;
+          aligned_states_ += (g.symbol_num_substates[sym] + 3) / 4 * 4;
+        }
+        std::vector<int> index(num_states_);
+        for (int s = 0; s < num_states_; ++s) {
+          const int sym = g.state_symbol[s];
+          index[s] = aligned_first_[sym] + s - g.symbol_first_state[sym];
+        }
+        ok = ok && aligned_index_.Upload(index);
+      }
       ok = ok && BuildPairs(g, w, error);
       if (!error->empty()) return false;
     }
@@ -846,8 +1090,10 @@ class DeviceViterbiImpl : public DeviceViterbi {
     const size_t chart_floats = size_t(cells) * num_states_;
     if (!chart_.Reserve(chart_floats) || !pre_.Reserve(chart_floats) ||
         !present_.Reserve(size_t(cells) * num_symbols_) ||
-        !lexical_.Reserve(size_t(words) * num_states_) || !items_.Reserve(items.size())) {
+        !lexical_.Reserve(size_t(words) * num_states_) || !items_.Reserve(items.size()) ||
+        (aligned_ && !aligned_chart_.Reserve(size_t(cells) * aligned_states_))) {
       chart_.Free(), pre_.Free(), present_.Free(), lexical_.Free(), items_.Free();
+      aligned_chart_.Free();
       *error = "cudaMalloc failed for a batch of " + std::to_string(num_sentences) + " sentences";
       return BatchResult::kOutOfMemory;
     }
@@ -872,7 +1118,14 @@ class DeviceViterbiImpl : public DeviceViterbi {
     cudaMemsetAsync(present_.get(), 0, size_t(cells) * num_symbols_, stream_);
 
     for (int span = 1; span <= max_n; ++span) {
-      LevelArgs a{chart_.get(), pre_.get(), items_.get(), level_begin_[span], span, num_states_};
+      LevelArgs a{chart_.get(),
+                  pre_.get(),
+                  items_.get(),
+                  level_begin_[span],
+                  span,
+                  num_states_,
+                  aligned_ ? aligned_chart_.get() : nullptr,
+                  aligned_states_};
       const int count = level_begin_[span + 1] - level_begin_[span];
       Mark(2 * span - 1);  // span 1: the end of the setup
       if (span == 1) {
@@ -883,7 +1136,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
       Mark(2 * span);
       UnaryKernel<<<count, 256, num_states_ * sizeof(float), stream_>>>(
           a, chart_.get(), unary_begin_.get(), unary_child_.get(), unary_w_.get(),
-          state_symbol_.get(), present_.get(), num_symbols_);
+          state_symbol_.get(), present_.get(), num_symbols_,
+          aligned_ ? aligned_chart_.get() : nullptr, aligned_index_.get());
     }
     Mark(2 * max_n + 1);
     next_host_chart_ = 1 - next_host_chart_;
@@ -945,6 +1199,24 @@ class DeviceViterbiImpl : public DeviceViterbi {
       case Variant::kPairAcc16:
         if (!LaunchPairAcc<16>(a, count, error)) return false;
         break;
+      case Variant::kPairSeg8:
+        if (!LaunchPairSeg<8, 1, true, false>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8Unroll2:
+        if (!LaunchPairSeg<8, 2, true, false>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg16:
+        if (!LaunchPairSeg<16, 1, true, false>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8NoPad:
+        if (!LaunchPairSeg<8, 1, false, false>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8Aligned:
+        if (!LaunchPairSeg<8, 1, true, true>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg16Aligned:
+        if (!LaunchPairSeg<16, 1, true, true>(a, count, error)) return false;
+        break;
       case Variant::kPairFused16:
       case Variant::kPairFused16Wide:
         if (!LaunchPairFused<16>(a, count, error)) return false;
@@ -989,6 +1261,34 @@ class DeviceViterbiImpl : public DeviceViterbi {
     const int chunks = std::max(1, std::min({tiles, 256, (num_sms_ * 16 + groups - 1) / groups}));
     PairAccKernel<G><<<dim3(groups, chunks), kThreads, shared, stream_>>>(
         a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc, tiles);
+    return true;
+  }
+
+  template <int G, int kSplitUnroll, bool kPad, bool kAligned>
+  bool LaunchPairSeg(const LevelArgs& a, int count, std::string* error) {
+    const int max_splits = a.span - 1;
+    const int groups = (count + G - 1) / G;
+    const SizeClass& c = classes_[0];  // every tile, heaviest first
+    const size_t shared =
+        (size_t(BestFloats(G, c.max_bc)) + 2 * size_t(G) * max_splits) * sizeof(float);
+    if (shared > size_t(max_shared_optin_)) {
+      *error = "sentence too long for the pair-seg kernel's shared memory";
+      return false;
+    }
+    if (shared > 48 * 1024)
+      cudaFuncSetAttribute(PairSegKernel<G, kSplitUnroll, kPad, kAligned>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
+    PairArrays p{pair_info_.get(), pair_symbols_.get(),  pair_pl_begin_.get(),
+                 pl_parent_.get(), pl_rule_begin_.get(), key_.get(),
+                 key_w_.get(),     c.device_pairs.get()};
+    // As pair-fused: grid x = blocks of cell groups (about 8 waves in all), y = tiles.
+    const int tiles = static_cast<int>(c.pairs.size());
+    const int blocks_x = std::max(1, std::min(groups, (num_sms_ * 64 + tiles - 1) / tiles));
+    const int per_block = (groups + blocks_x - 1) / blocks_x;
+    const int launched_x = (groups + per_block - 1) / per_block;
+    PairSegKernel<G, kSplitUnroll, kPad, kAligned>
+        <<<dim3(launched_x, tiles), kThreads, shared, stream_>>>(
+            a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc, per_block);
     return true;
   }
 
@@ -1042,7 +1342,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
         *error = "a symbol has more substates than the pair-fused kernels support";
         return false;
       }
-      const int rows = std::max(1, band_limit_ / s_c);
+      int rows = std::max(1, band_limit_ / s_c);
+      if (aligned_ && rows >= 4) rows -= rows % 4;  // bands start at aligned rows
       for (int b_lo = 0; b_lo < s_b; b_lo += rows) {
         const int b_hi = std::min(s_b, b_lo + rows);
         std::vector<int64_t> rules;
@@ -1051,7 +1352,10 @@ class DeviceViterbiImpl : public DeviceViterbi {
           if (b >= b_lo && b < b_hi) rules.push_back(r);
         }
         if (rules.empty()) continue;
-        const int4 pinfo{b_first + b_lo, b_hi - b_lo, c_first, s_c};
+        int4 pinfo{b_first + b_lo, b_hi - b_lo, c_first, s_c};
+        // Keys and rules use state numbers; only the split loop's row offsets are aligned.
+        const int4 state_info = pinfo;
+        if (aligned_) pinfo.x = aligned_first_[b_sym] + b_lo, pinfo.z = aligned_first_[c_sym];
         const int pair_index = static_cast<int>(info.size());
         info.push_back(pinfo);
         symbols.push_back({b_sym, c_sym});
@@ -1065,7 +1369,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
             if (i > 0) pl_rule_begin.push_back(static_cast<int>(key.size()));
             pl_parent.push_back(g.binary_parent[r]);
           }
-          const int b = g.binary_left[r] - pinfo.x, c = g.binary_right[r] - pinfo.z;
+          const int b = g.binary_left[r] - state_info.x, c = g.binary_right[r] - state_info.z;
           key.push_back(b * pinfo.w + c);
           key_w.push_back(w[r]);
         }
@@ -1096,7 +1400,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
   }
 
   std::string kernel_;
-  Variant variant_ = Variant::kPairFused8Wide;
+  Variant variant_ = Variant::kPairSeg8Aligned;
   int num_states_ = 0, num_symbols_ = 0, num_rules_ = 0;
   int max_shared_optin_ = 48 * 1024;
   int num_sms_ = 132;
@@ -1104,12 +1408,17 @@ class DeviceViterbiImpl : public DeviceViterbi {
   std::array<double, 5> profile_ms_{};  // host wall, setup, binary, unary, copy back
   int profile_batches_ = 0;
   std::vector<cudaEvent_t> events_;
-  int band_limit_ = 512;       // most substate pairs in a tile of the pair-fused kernels
-  bool size_classes_ = false;  // pair-fused: one launch per tile size class
+  int band_limit_ = 512;            // most substate pairs in a tile of the pair-fused kernels
+  bool size_classes_ = false;       // pair-fused: one launch per tile size class
+  bool aligned_ = false;            // pair-seg-*-a4: tiles read aligned_chart_ with float4 loads
+  int aligned_states_ = 0;          // floats per aligned_chart_ row (a multiple of 4)
+  std::vector<int> aligned_first_;  // per symbol: its first position in an aligned row
   size_t budget_ = 0;
   cudaStream_t stream_ = nullptr;
 
   DeviceArray<int> state_symbol_, unary_begin_, unary_child_;
+  DeviceArray<int> aligned_index_;    // per state: its position in an aligned_chart_ row
+  DeviceArray<float> aligned_chart_;  // pair-seg-*-a4 batch buffer
   DeviceArray<float> unary_w_;
   // Paper kernels.
   DeviceArray<int> parent_, left_, right_;

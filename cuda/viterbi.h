@@ -13,7 +13,14 @@
 // trees to the double-precision reference within the extraction's relative tolerance (1e-5).
 //
 // Kernel variants (ViterbiKernelNames() lists them; the first is the default):
-//   pair-fused-g8-wide (the default), pair-fused-g16-wide: as below with bands of up to 1,024
+//   pair-seg-g8-a4 (the default), pair-seg-g16-a4, pair-seg-g8, pair-seg-g16, pair-seg-g8-u2,
+//   pair-seg-g8-nopad     pair-fused-gG-wide with the split maxima stored in a padded layout
+//                         (no 32-way shared-memory bank conflicts; -nopad leaves it out), the rule
+//                         phase's warp cut into R rule slots x 32 / R cell slices (R by the
+//                         parent's rule count in the tile: short reductions), and, for -a4, an
+//                         aligned copy of the chart rows (each symbol's substates start at a
+//                         multiple of 4 floats) read with float4 loads; -u2 unrolls the split loop.
+//   pair-fused-g8-wide, pair-fused-g16-wide: as below with bands of up to 1,024
 //                         substate pairs (fewer tiles, fewer atomics).
 //   pair-fused-g8-classes: pair-fused-g8 launched once per tile size class (<= 64, 128, 256, 512).
 //   pair-fused-g16, -g8, -g4  beyond the paper: per child pair tile (B, C) and group of 16 (8, 4)
@@ -93,6 +100,7 @@ struct SentenceRef {
 
 // Device bytes one sentence of `length` words needs in a batch: chart and binary maxima (floats),
 // symbol presence flags, lexical rows and the cell list.
+// (DeviceViterbi::BytesForSentence adds the -a4 kernels' aligned chart copy to this.)
 inline size_t BatchBytesForSentence(int32_t num_states, int32_t num_symbols, int32_t length) {
   const size_t cells = static_cast<size_t>(length) * (length + 1) / 2;
   return cells * num_states * sizeof(float) * 2 + cells * num_symbols +

@@ -96,6 +96,26 @@ TEST(CudaBackendTest, EveryKernelMatchesReferenceOnRandomGrammars) {
   }
 }
 
+// Symbols of 35 substates: child pairs of 1,225 substate pairs, so the pair kernels cut them into
+// bands, tiles hold hundreds of substate pairs (padded shared layouts wrap around the banks), and
+// symbol blocks are not multiples of 4 floats (the aligned-row variants pad them).
+TEST(CudaBackendTest, EveryKernelMatchesReferenceWithManySubstates) {
+  SKIP_WITHOUT_DEVICE();
+  RandomGrammarOptions options;
+  options.phrasal_symbols = 2;
+  options.tags = 2;
+  options.substates = 35;
+  options.base_rule_density = 0.25;
+  options.seed = 11;
+  BerkeleyModel model = MakeRandomModel(options);
+  ASSERT_GT(model.grammar.num_binary_rules(), 35 * 35 * 35);
+  Lexicon lexicon = *Lexicon::Build(model);
+  auto sentences = MakeRandomSentences(model, 6, 3, 8, 99);
+  sentences.push_back({"w1"});
+  sentences.push_back({"w2", "w3"});
+  CompareAllKernels(model, lexicon, sentences);
+}
+
 TEST(CudaBackendTest, VirtualParentsForAParentWithMoreRulesThanABlock) {
   SKIP_WITHOUT_DEVICE();
   RandomGrammarOptions options;
