@@ -15,5 +15,6 @@ namespace cky::apps {
 void AddParseCommand(CLI::App& app);
 void AddConvertCommand(CLI::App& app);
 void AddEvalCommand(CLI::App& app);
+void AddTrainCommand(CLI::App& app);
 
 }  // namespace cky::apps

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   cky::apps::AddParseCommand(app);
   cky::apps::AddConvertCommand(app);
   cky::apps::AddEvalCommand(app);
+  cky::apps::AddTrainCommand(app);
 
   try {
     app.parse(argc, argv);
