@@ -276,6 +276,8 @@ StatusOr<BerkeleyTextExport> TrainPcfg(const std::vector<Tree>& trees,
     }
   }
   for (const auto& [pair, p] : rows) {
+    // A tag whose tokens are all rare leaves its words no mass: they score through signatures.
+    if (p <= 0) continue;
     out.lexicon += pair.first + " " + pair.second + " [" + FormatProbability(p) + "]\n";
   }
 
