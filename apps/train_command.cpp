@@ -69,6 +69,9 @@ void AddTrainCommand(CLI::App& app) {
                   "parent's (NP^S), 3 = and their grandparent's (NP^VP^S)")
       ->check(CLI::Range(1, 10))
       ->capture_default_str();
+  cmd->add_flag("--tag-annotation", args->options.tag_parent_annotation,
+                "Annotate POS tags with their parent's label (IN^PP); the lexicon is then "
+                "estimated per annotated tag");
   cmd->add_option("--rare-word-count", args->options.rare_word_max_count,
                   "Words seen at most this often estimate the unknown-word signature rows "
                   "(UNK-...)")

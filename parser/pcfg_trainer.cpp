@@ -38,6 +38,17 @@ void CollapseSelfUnaries(Tree* node) {
 
 bool IsPhrasal(const Tree& node) { return !node.is_leaf() && !node.is_preterminal(); }
 
+// "IN" under PP -> "IN^PP". Bracket tags ("-LRB-") stay whole: output keeps such labels uncut.
+void AnnotateTags(Tree* node) {
+  for (Tree& child : node->children) {
+    if (child.is_preterminal()) {
+      if (!child.label.empty() && child.label[0] != '-') child.label += "^" + node->label;
+    } else if (!child.is_leaf()) {
+      AnnotateTags(&child);
+    }
+  }
+}
+
 struct Counts {
   std::map<std::string, double> parent_total;
   std::map<std::tuple<std::string, std::string, std::string>, double> binary;
@@ -211,6 +222,7 @@ StatusOr<BerkeleyTextExport> TrainPcfg(const std::vector<Tree>& trees,
   for (const Tree& original : trees) {
     Tree tree = original;
     if (!NormalizeTrainingTree(&tree) || HasBareLeaves(tree)) continue;
+    if (options.tag_parent_annotation) AnnotateTags(&tree);
     collector.Collect(tree);
     std::vector<std::pair<std::string, std::string>> tagged;
     CollectTagsAndWords(tree, &tagged);

@@ -39,8 +39,11 @@ struct PcfgTrainerOptions {
   // plain "@NP" (as Berkeley's trainer writes); negative remembers all of them.
   int horizontal_markovization = 1;
   // 1: labels as they are; 2: phrasal labels carry their parent's label ("NP^S"); 3: and the
-  // grandparent's ("NP^VP^S"). POS tags are never annotated.
+  // grandparent's ("NP^VP^S"). POS tags are annotated only with tag_parent_annotation.
   int vertical_markovization = 2;
+  // POS tags carry their parent's label ("IN^PP"; bracket tags such as -LRB- excepted); the
+  // lexicon is then estimated per annotated tag.
+  bool tag_parent_annotation = false;
   // Words seen at most this often in all the training trees estimate the unknown-word rows.
   int rare_word_max_count = 1;
   // The `a` above: how much the signature's share among all rare tokens smooths the tag's own.

@@ -150,6 +150,25 @@ TEST(PcfgTrainerTest, LeftLeaningBinarizationWithMarkovization) {
   EXPECT_NE(h2->splits.find("@NP^ROOT->_JJ_NN\t0\n"), std::string::npos);
 }
 
+TEST(PcfgTrainerTest, TagAnnotationSplitsTagsByParent) {
+  PcfgTrainerOptions options;
+  options.vertical_markovization = 1;
+  options.tag_parent_annotation = true;
+  auto text = TrainPcfg(
+      Trees("(ROOT (S (NP (DT the) (NN dog)) (VP (VBZ barks) (PRN (-LRB- -LRB-) (NN x) "
+            "(-RRB- -RRB-)))))"),
+      options);
+  ASSERT_TRUE(text.ok());
+  std::map<std::string, double> rules = Rules(text->grammar);
+  EXPECT_EQ(rules.count("NP DT^NP NN^NP"), 1u);
+  EXPECT_EQ(rules.count("VP VBZ^VP PRN"), 1u);
+  EXPECT_EQ(rules.count("@PRN->_-RRB- -LRB- NN^PRN"), 1u);  // bracket tags stay whole
+  std::map<std::string, double> rows = LexiconRows(text->lexicon);
+  EXPECT_EQ(rows.count("DT^NP the"), 0u);  // every word is rare here: the mass goes to UNK rows
+  EXPECT_EQ(rows.count("DT^NP UNK-LC"), 1u);
+  EXPECT_EQ(rows.count("-LRB- UNK-CAPS-DASH"), 1u) << text->lexicon;
+}
+
 TEST(PcfgTrainerTest, UnaryClosureTakesTheBestChain) {
   // X -> Y 0.8, X -> NN 0.1, X -> NN NN 0.1, Y -> NN 1: the chain X -> Y -> NN (0.8) beats the
   // direct X -> NN (0.1).
