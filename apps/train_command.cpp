@@ -1,7 +1,8 @@
 // cky train: treebank files in, a markovized PCFG out in Berkeley's WriteGrammarToTextFile format.
+#include <spdlog/spdlog.h>
+
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <spdlog/spdlog.h>
 
 #include "apps/commands.h"
 #include "parser/pcfg_trainer.h"
@@ -33,11 +34,12 @@ void RunTrain(const TrainArgs& args) {
   if (!text.ok()) Fail(text.status().message());
   Status written = WriteBerkeleyTextExport(*text, args.output_prefix);
   if (!written.ok()) Fail(written.message());
-  spdlog::info("trained on {} trees from {} files in {:.2f} s; wrote {}.{{grammar,lexicon,splits,"
-               "words}}",
-               trees.size(), args.treebanks.size(),
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-               args.output_prefix);
+  spdlog::info(
+      "trained on {} trees from {} files in {:.2f} s; wrote {}.{{grammar,lexicon,splits,"
+      "words}}",
+      trees.size(), args.treebanks.size(),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+      args.output_prefix);
 }
 
 }  // namespace

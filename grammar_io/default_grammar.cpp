@@ -43,14 +43,13 @@ StatusOr<std::unique_ptr<std::istringstream>> Inflate(const unsigned char* data,
 
 StatusOr<BerkeleyModel> LoadDefaultGrammar(const LoadOptions& options) {
   const std::string name = "<built-in grammar>";
-  auto grammar = Inflate(embedded::kDefaultGrammar, embedded::kDefaultGrammar_size,
-                         name + ".grammar");
+  auto grammar =
+      Inflate(embedded::kDefaultGrammar, embedded::kDefaultGrammar_size, name + ".grammar");
   if (!grammar.ok()) return grammar.status();
-  auto lexicon = Inflate(embedded::kDefaultLexicon, embedded::kDefaultLexicon_size,
-                         name + ".lexicon");
+  auto lexicon =
+      Inflate(embedded::kDefaultLexicon, embedded::kDefaultLexicon_size, name + ".lexicon");
   if (!lexicon.ok()) return lexicon.status();
-  auto splits = Inflate(embedded::kDefaultSplits, embedded::kDefaultSplits_size,
-                        name + ".splits");
+  auto splits = Inflate(embedded::kDefaultSplits, embedded::kDefaultSplits_size, name + ".splits");
   if (!splits.ok()) return splits.status();
   auto words = Inflate(embedded::kDefaultWords, embedded::kDefaultWords_size, name + ".words");
   if (!words.ok()) return words.status();

@@ -163,7 +163,7 @@ std::map<std::pair<std::string, std::string>, double> CloseUnaries(
   }
   std::map<std::pair<std::string, std::string>, double> closed;
   for (const auto& [source, unused] : edges) {
-    std::map<std::string, double> best;  // probability of the best chain found
+    std::map<std::string, double> best;           // probability of the best chain found
     using Item = std::pair<double, std::string>;  // (-log p, symbol)
     std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
     queue.emplace(0.0, source);

@@ -17,8 +17,8 @@
 // The lexicon (`TAG word [p]`, p = P(word | TAG)) reserves, for each tag T, the share of T's
 // tokens that are rare words (seen at most `rare_word_max_count` times in all the training data):
 //   lambda_T       = rare tokens of T / tokens of T
-//   P(w | T)       = (1 - lambda_T) * count(T, w) / count(T)     (seen pairs only; 0 is not written)
-//   P(UNK-sig | T) = lambda_T * (rare(T, sig) + a * rare(sig) / rare) / (rare(T) + a)
+//   P(w | T)       = (1 - lambda_T) * count(T, w) / count(T)     (seen pairs only; 0 is not
+//   written) P(UNK-sig | T) = lambda_T * (rare(T, sig) + a * rare(sig) / rare) / (rare(T) + a)
 // where sig is Berkeley's signature of the rare token (lexicon/signature.h, at its position in the
 // sentence), a = `signature_smoothing`, and UNK rows are written for every tag with rare tokens and
 // every signature seen on a rare token. Each tag's probabilities sum to 1.

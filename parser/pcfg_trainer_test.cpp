@@ -68,15 +68,26 @@ TEST(PcfgTrainerTest, RelativeFrequenciesWithoutMarkovAnnotation) {
   ASSERT_TRUE(text.ok()) << text.status().message();
   // By hand: NP has 3 rules, 2 of them NP -> DT NN; VP -> VBZ twice (the -NONE- object of the
   // third tree is removed) and VP -> VBZ ADVP once.
-  std::map<std::string, double> expected = {
-      {"@NP DT JJ", 1.0},    {"NP @NP NN", 1.0 / 3}, {"NP DT NN", 2.0 / 3},
-      {"S NP VP", 1.0},      {"VP VBZ ADVP", 1.0 / 3},
-      // closed unaries and identities
-      {"ROOT S", 1.0},       {"VP VBZ", 2.0 / 3},    {"ADVP RB", 1.0},
-      {"ROOT ROOT", 1.0},    {"S S", 1.0},           {"NP NP", 1.0},
-      {"@NP @NP", 1.0},      {"VP VP", 1.0},         {"ADVP ADVP", 1.0},
-      {"DT DT", 1.0},        {"NN NN", 1.0},         {"JJ JJ", 1.0},
-      {"VBZ VBZ", 1.0},      {"RB RB", 1.0}};
+  std::map<std::string, double> expected = {{"@NP DT JJ", 1.0},
+                                            {"NP @NP NN", 1.0 / 3},
+                                            {"NP DT NN", 2.0 / 3},
+                                            {"S NP VP", 1.0},
+                                            {"VP VBZ ADVP", 1.0 / 3},
+                                            // closed unaries and identities
+                                            {"ROOT S", 1.0},
+                                            {"VP VBZ", 2.0 / 3},
+                                            {"ADVP RB", 1.0},
+                                            {"ROOT ROOT", 1.0},
+                                            {"S S", 1.0},
+                                            {"NP NP", 1.0},
+                                            {"@NP @NP", 1.0},
+                                            {"VP VP", 1.0},
+                                            {"ADVP ADVP", 1.0},
+                                            {"DT DT", 1.0},
+                                            {"NN NN", 1.0},
+                                            {"JJ JJ", 1.0},
+                                            {"VBZ VBZ", 1.0},
+                                            {"RB RB", 1.0}};
   std::map<std::string, double> rules = Rules(text->grammar);
   ASSERT_EQ(rules.size(), expected.size()) << text->grammar;
   for (const auto& [rule, p] : expected) {
@@ -154,10 +165,10 @@ TEST(PcfgTrainerTest, TagAnnotationSplitsTagsByParent) {
   PcfgTrainerOptions options;
   options.vertical_markovization = 1;
   options.tag_parent_annotation = true;
-  auto text = TrainPcfg(
-      Trees("(ROOT (S (NP (DT the) (NN dog)) (VP (VBZ barks) (PRN (-LRB- -LRB-) (NN x) "
-            "(-RRB- -RRB-)))))"),
-      options);
+  auto text =
+      TrainPcfg(Trees("(ROOT (S (NP (DT the) (NN dog)) (VP (VBZ barks) (PRN (-LRB- -LRB-) (NN x) "
+                      "(-RRB- -RRB-)))))"),
+                options);
   ASSERT_TRUE(text.ok());
   std::map<std::string, double> rules = Rules(text->grammar);
   EXPECT_EQ(rules.count("NP DT^NP NN^NP"), 1u);
