@@ -84,6 +84,15 @@ void AddTrainCommand(CLI::App& app) {
                   "P(signature | tag) from a tag's own rare words")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
+  cmd->add_option("--smooth-words-up-to", args->options.smoothed_word_max_count,
+                  "Known words seen at most this often may also take the tags that rare words "
+                  "take (P(tag | word) smoothed with the rare words' tag distribution); 0 = off")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--word-smoothing", args->options.word_smoothing,
+                  "Weight of the rare words' tag distribution in that smoothing")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
   cmd->callback([args] { RunTrain(*args); });
 }
 

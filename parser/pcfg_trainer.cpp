@@ -272,10 +272,29 @@ StatusOr<BerkeleyTextExport> TrainPcfg(const std::vector<Tree>& trees,
 
   // Lexicon rows, sorted by tag then word (known words and signatures together).
   std::map<std::pair<std::string, std::string>, double> rows;
+  auto lambda_of = [&](const std::string& tag) {
+    auto it = rare_by_tag.find(tag);
+    return it == rare_by_tag.end() ? 0.0 : it->second / counts.tag_total[tag];
+  };
   for (const auto& [pair, count] : counts.tag_word) {
     const std::string& tag = pair.first;
-    double lambda = rare_by_tag.count(tag) ? rare_by_tag[tag] / counts.tag_total[tag] : 0.0;
-    rows[pair] = (1 - lambda) * count / counts.tag_total[tag];
+    if (word_count[pair.second] > options.smoothed_word_max_count) {
+      rows[pair] = (1 - lambda_of(tag)) * count / counts.tag_total[tag];
+    }
+  }
+  // Rare known words: P(T | w) smoothed towards the tags of rare words, P(w | T) by Bayes.
+  const double s = options.word_smoothing;
+  for (const auto& [word, word_total] : word_count) {
+    if (word_total > options.smoothed_word_max_count) continue;
+    for (const auto& [tag, tag_total] : counts.tag_total) {
+      auto it = counts.tag_word.find({tag, word});
+      double own = it == counts.tag_word.end() ? 0.0 : it->second;
+      auto rare = rare_by_tag.find(tag);
+      double tag_given_unknown = rare == rare_by_tag.end() ? 0.0 : rare->second / rare_total;
+      double tag_given_word = (own + s * tag_given_unknown) / (word_total + s);
+      double p = (1 - lambda_of(tag)) * tag_given_word * word_total / tag_total;
+      if (p > 0) rows[{tag, word}] = p;
+    }
   }
   const double a = options.signature_smoothing;
   for (const auto& [tag, rare] : rare_by_tag) {

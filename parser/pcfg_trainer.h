@@ -21,7 +21,12 @@
 //   written) P(UNK-sig | T) = lambda_T * (rare(T, sig) + a * rare(sig) / rare) / (rare(T) + a)
 // where sig is Berkeley's signature of the rare token (lexicon/signature.h, at its position in the
 // sentence), a = `signature_smoothing`, and UNK rows are written for every tag with rare tokens and
-// every signature seen on a rare token. Each tag's probabilities sum to 1.
+// every signature seen on a rare token. Each tag's probabilities sum to 1, unless known words seen
+// at most `smoothed_word_max_count` times are smoothed (as the Berkeley lexicon smooths rare
+// words):
+//   P(T | w) = (count(T, w) + s * rare(T) / rare) / (count(w) + s)
+//   P(w | T) = (1 - lambda_T) * P(T | w) * count(w) / count(T)                 (for every such T)
+// which moves a little mass between the tags.
 // Output is deterministic: rules, rows and words are sorted by name (byte order).
 #pragma once
 
@@ -48,6 +53,11 @@ struct PcfgTrainerOptions {
   int rare_word_max_count = 1;
   // The `a` above: how much the signature's share among all rare tokens smooths the tag's own.
   double signature_smoothing = 1.0;
+  // Known words seen at most this often may take any tag that rare words take: their P(T | w) is
+  // smoothed with the tag distribution of rare tokens (see above). 0 turns this off.
+  int smoothed_word_max_count = 0;
+  // The `s` above.
+  double word_smoothing = 1.0;
 };
 
 // The four text files of a WriteGrammarToTextFile export, each a sequence of '\n'-ended lines.

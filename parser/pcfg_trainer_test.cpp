@@ -136,6 +136,27 @@ TEST(PcfgTrainerTest, LexiconReservesRareWordMassForSignatures) {
   EXPECT_EQ(text->words, "UNK-LC\nUNK-LC-s\na\nbarks\nbig\ncat\ndog\nnow\nsleeps\nthe\n");
 }
 
+TEST(PcfgTrainerTest, RareKnownWordsTakeTheTagsOfRareWords) {
+  PcfgTrainerOptions options;
+  options.smoothed_word_max_count = 1;
+  options.word_smoothing = 1.0;
+  auto text = TrainPcfg(Trees(kThreeTrees), options);
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  // One rare token each for DT, NN, VBZ, JJ, RB: P(T | unknown) = 1/5 for each.
+  // "cat" (seen once, as NN): P(NN | cat) = (1 + 0.2) / 2, P(DT | cat) = 0.2 / 2;
+  // P(cat | T) = (1 - lambda_T) * P(T | cat) * 1 / count(T); JJ and RB have lambda 1: no row.
+  std::map<std::string, double> rows = LexiconRows(text->lexicon);
+  EXPECT_NEAR(rows["NN cat"], 2.0 / 3 * 0.6 / 3, 1e-15);
+  EXPECT_NEAR(rows["DT cat"], 2.0 / 3 * 0.1 / 3, 1e-15);
+  EXPECT_NEAR(rows["VBZ cat"], 2.0 / 3 * 0.1 / 3, 1e-15);
+  EXPECT_NEAR(rows["DT a"], 2.0 / 3 * 0.6 / 3, 1e-15);
+  EXPECT_EQ(rows.count("JJ cat"), 0u);
+  // Words seen more often keep their relative frequencies.
+  EXPECT_NEAR(rows["DT the"], 2.0 / 3 * 2 / 3, 1e-15);
+  EXPECT_EQ(rows.count("NN the"), 0u);
+  EXPECT_NEAR(rows["DT UNK-LC"], 1.0 / 3 * (1 + 0.8) / 2, 1e-15);
+}
+
 TEST(PcfgTrainerTest, LeftLeaningBinarizationWithMarkovization) {
   const char* tree = "(ROOT (NP (DT a) (JJ b) (JJ c) (NN d)))";
   PcfgTrainerOptions options;  // h = 1, v = 2
