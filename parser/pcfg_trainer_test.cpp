@@ -99,7 +99,9 @@ TEST(PcfgTrainerTest, RelativeFrequenciesWithoutMarkovAnnotation) {
 }
 
 TEST(PcfgTrainerTest, LexiconReservesRareWordMassForSignatures) {
-  auto text = TrainPcfg(Trees(kThreeTrees));
+  PcfgTrainerOptions options;
+  options.smoothed_word_max_count = 0;  // known words keep their relative frequencies
+  auto text = TrainPcfg(Trees(kThreeTrees), options);
   ASSERT_TRUE(text.ok()) << text.status().message();
   // Counts: DT {the 2, a 1}, NN {dog 2, cat 1}, VBZ {barks 2, sleeps 1}, JJ {big 1}, RB {now 1}.
   // Rare (seen once) tokens: a/DT, big/JJ, cat/NN, now/RB -> UNK-LC; sleeps/VBZ -> UNK-LC-s.
@@ -159,7 +161,7 @@ TEST(PcfgTrainerTest, RareKnownWordsTakeTheTagsOfRareWords) {
 
 TEST(PcfgTrainerTest, LeftLeaningBinarizationWithMarkovization) {
   const char* tree = "(ROOT (NP (DT a) (JJ b) (JJ c) (NN d)))";
-  PcfgTrainerOptions options;  // h = 1, v = 2
+  PcfgTrainerOptions options;  // h = 1, v = 3 (NP's only ancestor is ROOT)
   auto h1 = TrainPcfg(Trees(tree), options);
   ASSERT_TRUE(h1.ok());
   std::map<std::string, double> rules = Rules(h1->grammar);
