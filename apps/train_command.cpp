@@ -50,7 +50,7 @@ void AddTrainCommand(CLI::App& app) {
       "train",
       "Estimate a plain (unsplit) PCFG by relative frequency from Penn Treebank files and write it "
       "as a Berkeley WriteGrammarToTextFile export (PREFIX.grammar, .lexicon, .splits, .words) "
-      "that `cky parse --grammar PREFIX` and the Berkeley tools read. Empty elements (-NONE-) and "
+      "for `cky parse --grammar PREFIX`. Empty elements (-NONE-) and "
       "function tags are removed and the root is labelled ROOT; rules are binarized the Berkeley "
       "way (X -> @X last) and unary chains closed.");
   cmd->add_option("treebanks", args->treebanks,
