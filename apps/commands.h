@@ -20,5 +20,6 @@ void AddRecognizeCommand(CLI::App& app);
 void AddRandomGrammarCommand(CLI::App& app);
 void AddRandomStringsCommand(CLI::App& app);
 void AddInsideCommand(CLI::App& app);
+void AddTrainCommand(CLI::App& app);
 
 }  // namespace cky::apps

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   cky::apps::AddRandomGrammarCommand(app);
   cky::apps::AddRandomStringsCommand(app);
   cky::apps::AddInsideCommand(app);
+  cky::apps::AddTrainCommand(app);
 
   try {
     app.parse(argc, argv);

@@ -14,6 +14,7 @@
 #include "common/sentence_file.h"
 #include "cuda/device.h"
 #include "grammar_io/berkeley_model.h"
+#include "grammar_io/default_grammar.h"
 #include "lexicon/lexicon.h"
 #include "parser/cuda_backend.h"
 #include "parser/parser.h"
@@ -103,7 +104,8 @@ void RunParse(const ParseArgs& args) {
     load_options.min_binary_prob = berkeley_gr ? 1e-10 : 0.0;
   }
   load_options.use_cache = !args.no_cache;
-  auto model = LoadBerkeleyModel(args.grammar, load_options);
+  auto model = args.grammar.empty() ? LoadDefaultGrammar(load_options)
+                                    : LoadBerkeleyModel(args.grammar, load_options);
   if (!model.ok()) Fail(model.status().message());
   LexiconOptions lexicon_options;
   lexicon_options.backoff_unknown_words = args.backoff;
@@ -202,8 +204,8 @@ void AddParseCommand(CLI::App& app) {
                   "directly, with its lexicon's exact scores), a Berkeley text export PREFIX "
                   "(PREFIX.grammar + PREFIX.lexicon from "
                   "WriteGrammarToTextFile, or PREFIX.binary + PREFIX.unary from DumpGrammar; "
-                  "files may be gzipped) or a .ckybin cache written by `cky convert`")
-      ->required();
+                  "files may be gzipped) or a .ckybin cache written by `cky convert`; default: "
+                  "the built-in English grammar trained on GUM (data/README.md)");
   cmd->add_option("-i,--input", args->input, "Input file, plain or gzipped; - for stdin")
       ->capture_default_str();
   cmd->add_flag("--tokenized", args->tokenized,

@@ -25,12 +25,9 @@ std::string FindPart(const std::string& prefix, const std::string& ext) {
   return "";
 }
 
-// Calls `on_line(line_view, line_number)` for every line of a (possibly gzipped) file.
-Status ForEachLine(const std::string& path,
+// Calls `on_line(line_view, line_number)` for every line of a stream; `name` names it in errors.
+Status ForEachLine(std::istream& stream, const std::string& name,
                    const std::function<Status(std::string_view, long)>& on_line) {
-  auto in = InputFile::Open(path);
-  if (!in.ok()) return in.status();
-  std::istream& stream = (*in)->stream();
   std::string line;
   long number = 0;
   while (std::getline(stream, line)) {
@@ -38,8 +35,28 @@ Status ForEachLine(const std::string& path,
     if (!line.empty() && line.back() == '\r') line.pop_back();
     CKY_RETURN_IF_ERROR(on_line(line, number));
   }
-  if (stream.bad()) return Status::Error(path + ": read error after line " + std::to_string(number));
+  if (stream.bad()) return Status::Error(name + ": read error after line " + std::to_string(number));
   return Status();
+}
+
+// The same for a (possibly gzipped) file.
+Status ForEachLine(const std::string& path,
+                   const std::function<Status(std::string_view, long)>& on_line) {
+  auto in = InputFile::Open(path);
+  if (!in.ok()) return in.status();
+  return ForEachLine((*in)->stream(), path, on_line);
+}
+
+// A part of an export: an open stream (named for error messages), or a file path to open.
+struct TextSource {
+  std::istream* stream = nullptr;
+  std::string name;  // the path when stream is null
+};
+
+Status ForEachLine(const TextSource& source,
+                   const std::function<Status(std::string_view, long)>& on_line) {
+  if (source.stream) return ForEachLine(*source.stream, source.name, on_line);
+  return ForEachLine(source.name, on_line);
 }
 
 // Whitespace tokenizer over a line.
@@ -94,9 +111,10 @@ int32_t CountSplitLeaves(std::string_view tree) {
 }
 
 // Binary or unary rule lines. `arrow` says whether "->" separates parent and children.
-Status ReadRuleFile(const std::string& path, bool arrow, int expected_children,
+Status ReadRuleFile(const TextSource& source, bool arrow, int expected_children,
                     const LoadOptions& options, GrammarBuilder& builder) {
-  return ForEachLine(path, [&](std::string_view line, long number) -> Status {
+  const std::string& path = source.name;
+  return ForEachLine(source, [&](std::string_view line, long number) -> Status {
     Fields fields(line);
     std::string_view tokens[5];
     int count = 0;
@@ -153,9 +171,10 @@ enum class SplitFileKind {
   kNumStates,          // .numstates
 };
 
-Status ReadSplitFile(const std::string& path, SplitFileKind kind, GrammarBuilder& builder) {
+Status ReadSplitFile(const TextSource& source, SplitFileKind kind, GrammarBuilder& builder) {
+  const std::string& path = source.name;
   const bool numstates = kind == SplitFileKind::kNumStates;
-  return ForEachLine(path, [&](std::string_view line, long number) -> Status {
+  return ForEachLine(source, [&](std::string_view line, long number) -> Status {
     Fields fields(line);
     std::string_view tag;
     if (!fields.Next(&tag)) return Status();
@@ -186,9 +205,10 @@ struct RawLexiconRow {
   std::vector<double> probs;
 };
 
-Status ReadLexiconFile(const std::string& path, GrammarBuilder& builder,
+Status ReadLexiconFile(const TextSource& source, GrammarBuilder& builder,
                        std::vector<RawLexiconRow>* rows) {
-  return ForEachLine(path, [&](std::string_view line, long number) -> Status {
+  const std::string& path = source.name;
+  return ForEachLine(source, [&](std::string_view line, long number) -> Status {
     Fields fields(line);
     std::string_view tag, word;
     if (!fields.Next(&tag)) return Status();
@@ -223,8 +243,8 @@ Status ReadLexiconFile(const std::string& path, GrammarBuilder& builder,
   });
 }
 
-Status ReadWordsFile(const std::string& path, std::vector<std::string>* words) {
-  return ForEachLine(path, [&](std::string_view line, long) -> Status {
+Status ReadWordsFile(const TextSource& source, std::vector<std::string>* words) {
+  return ForEachLine(source, [&](std::string_view line, long) -> Status {
     size_t b = line.find_first_not_of(" \t");
     if (b == std::string_view::npos) return Status();
     size_t e = line.find_last_not_of(" \t");
@@ -573,25 +593,47 @@ StatusOr<BerkeleyModel> ReadCacheWithKey(const std::string& path, std::string* k
 
 }  // namespace
 
+namespace {
+
+// Reads a WriteGrammarToTextFile export; `splits` and `words` are optional (empty name, no stream).
+StatusOr<BerkeleyModel> ReadWriteGrammarText(const TextSource& grammar, const TextSource& lexicon,
+                                             const TextSource& splits, const TextSource& words,
+                                             const LoadOptions& options) {
+  GrammarBuilder builder;
+  builder.AddSymbol("ROOT");
+  if (splits.stream || !splits.name.empty()) {
+    CKY_RETURN_IF_ERROR(ReadSplitFile(splits, SplitFileKind::kSplitTree, builder));
+  }
+  CKY_RETURN_IF_ERROR(ReadRuleFile(grammar, /*arrow=*/true, 0, options, builder));
+  std::vector<RawLexiconRow> rows;
+  CKY_RETURN_IF_ERROR(ReadLexiconFile(lexicon, builder, &rows));
+  std::vector<std::string> word_list;
+  if (words.stream || !words.name.empty()) CKY_RETURN_IF_ERROR(ReadWordsFile(words, &word_list));
+  return Assemble(builder, std::move(rows), std::move(word_list));
+}
+
+}  // namespace
+
 StatusOr<BerkeleyModel> ReadWriteGrammarTextFiles(const std::string& prefix,
                                                   const LoadOptions& options) {
   std::string grammar = FindPart(prefix, ".grammar");
   std::string lexicon = FindPart(prefix, ".lexicon");
   if (grammar.empty()) return Missing(prefix, ".grammar");
   if (lexicon.empty()) return Missing(prefix, ".lexicon");
-  GrammarBuilder builder;
-  builder.AddSymbol("ROOT");
-  if (std::string splits = FindPart(prefix, ".splits"); !splits.empty()) {
-    CKY_RETURN_IF_ERROR(ReadSplitFile(splits, SplitFileKind::kSplitTree, builder));
-  }
-  CKY_RETURN_IF_ERROR(ReadRuleFile(grammar, /*arrow=*/true, 0, options, builder));
-  std::vector<RawLexiconRow> rows;
-  CKY_RETURN_IF_ERROR(ReadLexiconFile(lexicon, builder, &rows));
-  std::vector<std::string> words;
-  if (std::string words_file = FindPart(prefix, ".words"); !words_file.empty()) {
-    CKY_RETURN_IF_ERROR(ReadWordsFile(words_file, &words));
-  }
-  return Assemble(builder, std::move(rows), std::move(words));
+  return ReadWriteGrammarText({nullptr, grammar}, {nullptr, lexicon},
+                              {nullptr, FindPart(prefix, ".splits")},
+                              {nullptr, FindPart(prefix, ".words")}, options);
+}
+
+StatusOr<BerkeleyModel> ReadWriteGrammarTextFromStreams(std::istream& grammar,
+                                                        std::istream& lexicon,
+                                                        std::istream* splits,
+                                                        std::istream* words,
+                                                        const std::string& name,
+                                                        const LoadOptions& options) {
+  return ReadWriteGrammarText({&grammar, name + ".grammar"}, {&lexicon, name + ".lexicon"},
+                              {splits, splits ? name + ".splits" : ""},
+                              {words, words ? name + ".words" : ""}, options);
 }
 
 StatusOr<BerkeleyModel> ReadDumpGrammarFiles(const std::string& prefix,
@@ -605,18 +647,19 @@ StatusOr<BerkeleyModel> ReadDumpGrammarFiles(const std::string& prefix,
   GrammarBuilder builder;
   builder.AddSymbol("ROOT");
   if (std::string numstates = FindPart(prefix, ".numstates"); !numstates.empty()) {
-    CKY_RETURN_IF_ERROR(ReadSplitFile(numstates, SplitFileKind::kNumStates, builder));
+    CKY_RETURN_IF_ERROR(ReadSplitFile({nullptr, numstates}, SplitFileKind::kNumStates, builder));
   }
   if (std::string hierarchy = FindPart(prefix, ".hierarchy"); !hierarchy.empty()) {
-    CKY_RETURN_IF_ERROR(ReadSplitFile(hierarchy, SplitFileKind::kHierarchyTreeOnly, builder));
+    CKY_RETURN_IF_ERROR(
+        ReadSplitFile({nullptr, hierarchy}, SplitFileKind::kHierarchyTreeOnly, builder));
   }
-  CKY_RETURN_IF_ERROR(ReadRuleFile(binary, /*arrow=*/false, 2, options, builder));
-  CKY_RETURN_IF_ERROR(ReadRuleFile(unary, /*arrow=*/false, 1, options, builder));
+  CKY_RETURN_IF_ERROR(ReadRuleFile({nullptr, binary}, /*arrow=*/false, 2, options, builder));
+  CKY_RETURN_IF_ERROR(ReadRuleFile({nullptr, unary}, /*arrow=*/false, 1, options, builder));
   std::vector<RawLexiconRow> rows;
-  CKY_RETURN_IF_ERROR(ReadLexiconFile(lexicon, builder, &rows));
+  CKY_RETURN_IF_ERROR(ReadLexiconFile({nullptr, lexicon}, builder, &rows));
   std::vector<std::string> words;
   if (std::string words_file = FindPart(prefix, ".words"); !words_file.empty()) {
-    CKY_RETURN_IF_ERROR(ReadWordsFile(words_file, &words));
+    CKY_RETURN_IF_ERROR(ReadWordsFile({nullptr, words_file}, &words));
   }
   return Assemble(builder, std::move(rows), std::move(words));
 }

@@ -14,6 +14,7 @@
 // Every file may also be gzipped (PREFIX.grammar.gz); probabilities are plain, never logs.
 #pragma once
 
+#include <istream>
 #include <optional>
 #include <string>
 #include <utility>
@@ -82,6 +83,16 @@ struct LoadOptions {
 // Reads PREFIX.{grammar,lexicon,splits,words}[.gz].
 StatusOr<BerkeleyModel> ReadWriteGrammarTextFiles(const std::string& prefix,
                                                   const LoadOptions& options = {});
+// Reads a WriteGrammarToTextFile export from plain-text streams (e.g. a grammar embedded in the
+// program and decompressed in memory), exactly as ReadWriteGrammarTextFiles reads files. `splits`
+// and `words` may be null (as when those files are absent); `name` stands for PREFIX in error
+// messages ("NAME.grammar:12: ...").
+StatusOr<BerkeleyModel> ReadWriteGrammarTextFromStreams(std::istream& grammar,
+                                                        std::istream& lexicon,
+                                                        std::istream* splits,
+                                                        std::istream* words,
+                                                        const std::string& name,
+                                                        const LoadOptions& options = {});
 // Reads PREFIX.{binary,unary,lexicon,numstates,hierarchy,words}[.gz].
 StatusOr<BerkeleyModel> ReadDumpGrammarFiles(const std::string& prefix,
                                              const LoadOptions& options = {});

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "grammar_io/berkeley_model.h"
 
@@ -77,6 +78,40 @@ TEST_F(GrammarIoTest, ReadsWriteGrammarTextExport) {
   EXPECT_EQ(model->lexicon[0].word, "dogs");
   EXPECT_EQ(model->lexicon[0].probs, (std::vector<double>{0.5, 0.25}));
   EXPECT_EQ(model->known_words.size(), 3u);
+}
+
+TEST_F(GrammarIoTest, StreamsReadAsFilesDo) {
+  const std::string lexicon = "N dogs [0.5, 0.25]\nV bark [1.0]\nNP UNK-LC [0.0, 1.0E-87]\n";
+  const std::string splits = "NP\t(0 0 1)\nN\t(0 (0 0) (1 1))\nV\t0\n";
+  const std::string words = "dogs\nbark\nUNK-LC\n";
+  Write("g.grammar", kGrammar);
+  Write("g.lexicon", lexicon);
+  Write("g.splits", splits);
+  Write("g.words", words);
+  auto from_files = ReadWriteGrammarTextFiles(Prefix(), {.use_cache = false});
+  ASSERT_TRUE(from_files.ok()) << from_files.status().message();
+  std::istringstream grammar_in(kGrammar), lexicon_in(lexicon), splits_in(splits), words_in(words);
+  auto from_streams =
+      ReadWriteGrammarTextFromStreams(grammar_in, lexicon_in, &splits_in, &words_in, "mem");
+  ASSERT_TRUE(from_streams.ok()) << from_streams.status().message();
+  const Grammar& a = from_files->grammar;
+  const Grammar& b = from_streams->grammar;
+  EXPECT_EQ(a.symbol_names, b.symbol_names);
+  EXPECT_EQ(a.symbol_num_substates, b.symbol_num_substates);
+  EXPECT_EQ(a.binary_parent, b.binary_parent);
+  EXPECT_EQ(a.binary_log_prob, b.binary_log_prob);
+  EXPECT_EQ(a.unary_child, b.unary_child);
+  EXPECT_EQ(a.unary_log_prob, b.unary_log_prob);
+  EXPECT_EQ(from_files->known_words, from_streams->known_words);
+  ASSERT_EQ(from_files->lexicon.size(), from_streams->lexicon.size());
+  EXPECT_EQ(from_files->lexicon[2].probs, from_streams->lexicon[2].probs);
+
+  // Errors name the stream and line; splits and words are optional.
+  std::istringstream bad_grammar("S_0 -> NP_0 VP_1 2.5\n"), lexicon_again(lexicon);
+  auto bad = ReadWriteGrammarTextFromStreams(bad_grammar, lexicon_again, nullptr, nullptr, "mem");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("mem.grammar:1"), std::string::npos)
+      << bad.status().message();
 }
 
 TEST_F(GrammarIoTest, ReadsDumpGrammarExport) {
