@@ -43,7 +43,7 @@ struct ParseArgs {
   bool progress = false;
   bool no_progress = false;
   bool tokenized = false;
-  std::string hyphens = "keep";
+  std::string hyphens = "auto";
 };
 
 
@@ -144,7 +144,10 @@ void RunParse(const ParseArgs& args) {
     source = std::make_unique<TokenizedLines>(in);
   } else {
     TokenizerOptions tokenizer_options;
-    tokenizer_options.split_hyphens = args.hyphens == "split";
+    // The built-in grammar was trained on GUM, which splits hyphenated words; Berkeley's English
+    // grammars were trained on the WSJ, which keeps them whole.
+    tokenizer_options.split_hyphens =
+        args.hyphens == "split" || (args.hyphens == "auto" && args.grammar.empty());
     auto tokenizer = Tokenizer::Create(tokenizer_options);
     if (!tokenizer.ok()) Fail(tokenizer.status().message());
     source = std::make_unique<RawText>(in, std::move(*tokenizer));
@@ -213,8 +216,9 @@ void AddParseCommand(CLI::App& app) {
                 "the Berkeley parser reads it; an empty line is an empty sentence and prints (())");
   cmd->add_option("--hyphens", args->hyphens,
                   "Raw text only: keep hyphenated words whole (the WSJ convention of Berkeley's "
-                  "English grammars) or split them at hyphens (GUM/OntoNotes style)")
-      ->check(CLI::IsMember({"keep", "split"}))
+                  "English grammars), split them at hyphens (GUM/OntoNotes style), or auto: split "
+                  "for the built-in grammar (trained on GUM), keep for a --grammar")
+      ->check(CLI::IsMember({"auto", "keep", "split"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", args->output, "Output file; - for stdout")->capture_default_str();
   cmd->add_option("-b,--backend", args->backend,
