@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/command_util.h"
 #include "apps/commands.h"
 #include "common/input_file.h"
 #include "cuda/device.h"
@@ -40,11 +41,6 @@ struct InsideOptions {
   int threads = 0;
   int batch = 4096;
 };
-
-[[noreturn]] void Fail(const std::string& message) {
-  spdlog::error("{}", message);
-  throw CLI::RuntimeError(1);
-}
 
 std::vector<std::string> Tokenize(const std::string& line) {
   std::istringstream fields(line);

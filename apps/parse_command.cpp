@@ -9,6 +9,7 @@
 #include <sstream>
 #include <spdlog/spdlog.h>
 
+#include "apps/command_util.h"
 #include "apps/commands.h"
 #include "common/input_file.h"
 #include "common/sentence_file.h"
@@ -90,11 +91,6 @@ class RawText : public SentenceSource {
   size_t next_ = 0;
 };
 
-[[noreturn]] void Fail(const std::string& message) {
-  spdlog::error("{}", message);
-  throw CLI::RuntimeError(1);
-}
-
 void RunParse(const ParseArgs& args) {
   const auto load_start = std::chrono::steady_clock::now();
   LoadOptions load_options;
@@ -128,12 +124,7 @@ void RunParse(const ParseArgs& args) {
   auto input = InputFile::Open(args.input);
   if (!input.ok()) Fail(input.status().message());
   std::ofstream output_file;
-  std::ostream* out = &std::cout;
-  if (args.output != "-") {
-    output_file.open(args.output);
-    if (!output_file) Fail(args.output + ": cannot open for writing");
-    out = &output_file;
-  }
+  std::ostream* out = &OpenOutput(args.output, output_file);
   const bool show_progress = !args.no_progress && (args.progress || isatty(fileno(stderr)));
   const OutputForm form{.binarize = args.binarize, .substates = args.substates,
                         .scores = args.scores};

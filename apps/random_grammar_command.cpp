@@ -6,21 +6,12 @@
 #include <fstream>
 #include <iostream>
 
+#include "apps/command_util.h"
 #include "apps/commands.h"
 #include "parser/cnf_grammar.h"
 
 namespace cky::apps {
 namespace {
-
-std::ostream& OpenOutput(const std::string& path, std::ofstream& file) {
-  if (path == "-") return std::cout;
-  file.open(path);
-  if (!file) {
-    spdlog::error("cannot write {}", path);
-    throw CLI::RuntimeError(1);
-  }
-  return file;
-}
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 
+#include "apps/command_util.h"
 #include "apps/commands.h"
 #include "common/input_file.h"
 #include "cuda/device.h"
@@ -31,11 +32,6 @@ struct RecognizeArgs {
   int threads = 0;
   int64_t chunk = int64_t{1} << 20;
 };
-
-[[noreturn]] void Fail(const std::string& message, int code = 1) {
-  spdlog::error("{}", message);
-  throw CLI::RuntimeError(code);
-}
 
 void Run(const RecognizeArgs& args) {
   auto grammar = LoadRecognitionGrammar(args.grammar);
@@ -74,11 +70,7 @@ void Run(const RecognizeArgs& args) {
   auto input = InputFile::Open(args.input);
   if (!input.ok()) Fail(input.status().message());
   std::ofstream file_out;
-  if (args.output != "-") {
-    file_out.open(args.output);
-    if (!file_out) Fail("cannot write " + args.output);
-  }
-  std::ostream& out = args.output == "-" ? std::cout : file_out;
+  std::ostream& out = OpenOutput(args.output, file_out);
   const bool progress = isatty(STDERR_FILENO);
   int64_t line_number = 0, accepted_count = 0;
   std::string line;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "apps/command_util.h"
 #include "apps/commands.h"
 #include "common/input_file.h"
 #include "text/tokenizer.h"
@@ -39,14 +40,7 @@ void RunTokenize(const TokenizeArgs& args) {
     throw CLI::RuntimeError(1);
   }
   std::ofstream output_file;
-  if (args.output != "-") {
-    output_file.open(args.output);
-    if (!output_file) {
-      spdlog::error("cannot write '{}'", args.output);
-      throw CLI::RuntimeError(1);
-    }
-  }
-  std::ostream& out = args.output == "-" ? std::cout : output_file;
+  std::ostream& out = OpenOutput(args.output, output_file);
 
   ParagraphReader reader((*input)->stream());
   std::string paragraph;

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 
+#include "apps/command_util.h"
 #include "apps/commands.h"
 #include "parser/pcfg_trainer.h"
 #include "treebank/reader.h"
@@ -16,11 +17,6 @@ struct TrainArgs {
   std::string output_prefix;
   PcfgTrainerOptions options;
 };
-
-[[noreturn]] void Fail(const std::string& message) {
-  spdlog::error("{}", message);
-  throw CLI::RuntimeError(1);
-}
 
 void RunTrain(const TrainArgs& args) {
   const auto start = std::chrono::steady_clock::now();

@@ -260,26 +260,6 @@ class CykMembershipGpuImpl : public CykMembershipGpu {
 
 }  // namespace
 
-const char* RuleMappingName(RuleMapping mapping) {
-  switch (mapping) {
-    case RuleMapping::kRule:
-      return "R";
-    case RuleMapping::kRvs:
-      return "RVS";
-    case RuleMapping::kLvs:
-      return "LVS";
-    case RuleMapping::kRvsDummy:
-      return "RVS+D";
-    case RuleMapping::kLvsDummy:
-      return "LVS+D";
-  }
-  return "?";
-}
-
-const char* CellMemoryName(CellMemory memory) {
-  return memory == CellMemory::kShared ? "M+SH" : "M";
-}
-
 StatusOr<std::unique_ptr<CykMembershipGpu>> CykMembershipGpu::Create(
     const MembershipGrammar& grammar, const CykGpuOptions& options, int32_t max_length) {
   if (!DeviceAvailable()) return Status::Error("no CUDA device: " + DeviceDescription());
