@@ -10,38 +10,12 @@
 
 #include "cuda/device.h"
 #include "parser/dense_inside.h"
+#include "parser/dense_test_util.h"
 
 namespace cky {
 namespace {
 
-// The GPU's log-probabilities are within this relative distance of the reference's.
-constexpr double kRelativeTolerance = 1e-5;
-
-double RelativeError(double value, double reference) {
-  if (value == reference) return 0;
-  return std::abs(value - reference) / std::max(1.0, std::abs(reference));
-}
-
-DensePcfg TestGrammar(int m, uint64_t seed, int vocabulary_size) {
-  std::vector<std::string> vocabulary;
-  for (int w = 0; w < vocabulary_size; ++w) vocabulary.push_back("w" + std::to_string(w));
-  return GenerateDensePcfg({.num_nonterminals = m, .seed = seed}, vocabulary);
-}
-
-std::vector<int> RandomSentence(const DensePcfg& g, int length, uint64_t seed) {
-  std::mt19937_64 random(seed);
-  std::vector<int> ids(length);
-  for (int& id : ids) id = static_cast<int>(random() % g.vocabulary_size());
-  return ids;
-}
-
-double TreeLogProb(const DensePcfg& g, const Tree& tree) {
-  const int a = std::stoi(tree.label.substr(1));
-  if (tree.is_preterminal()) return std::log(g.Terminal(g.WordId(tree.children[0].label), a));
-  return std::log(g.Rule(a, std::stoi(tree.children[0].label.substr(1)),
-                         std::stoi(tree.children[1].label.substr(1)))) +
-         TreeLogProb(g, tree.children[0]) + TreeLogProb(g, tree.children[1]);
-}
+using namespace dense_test;  // NOLINT: test helpers
 
 // All sentences in one call (one batch); sum and max; every result against the reference.
 void ExpectGpuMatchesReference(const DensePcfg& g, const std::vector<std::vector<int>>& sentences) {

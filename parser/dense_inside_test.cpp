@@ -6,45 +6,17 @@
 #include <cmath>
 #include <random>
 
+#include "parser/dense_test_util.h"
+
 namespace cky {
 namespace {
 
-// Every float32 variant's sentence log-probability is within this relative distance of the float64
-// reference's (each comparison test prints the largest error it saw).
-constexpr double kRelativeTolerance = 1e-5;
-
-double RelativeError(double value, double reference) {
-  if (value == reference) return 0;
-  return std::abs(value - reference) / std::max(1.0, std::abs(reference));
-}
-
-DensePcfg TestGrammar(int m, uint64_t seed, int vocabulary_size) {
-  std::vector<std::string> vocabulary;
-  for (int w = 0; w < vocabulary_size; ++w) vocabulary.push_back("w" + std::to_string(w));
-  return GenerateDensePcfg({.num_nonterminals = m, .seed = seed}, vocabulary);
-}
-
-std::vector<int> RandomSentence(const DensePcfg& g, int length, uint64_t seed) {
-  std::mt19937_64 random(seed);
-  std::vector<int> ids(length);
-  for (int& id : ids) id = static_cast<int>(random() % g.vocabulary_size());
-  return ids;
-}
+using namespace dense_test;  // NOLINT: test helpers
 
 std::vector<std::string> Spell(const DensePcfg& g, const std::vector<int>& ids) {
   std::vector<std::string> words;
   for (int id : ids) words.push_back(g.words[id]);
   return words;
-}
-
-// log P(tree) from the grammar's rules, in float64: the score a Viterbi tree must reach.
-double TreeLogProb(const DensePcfg& g, const Tree& tree) {
-  const int a = std::stoi(tree.label.substr(1));
-  if (tree.is_preterminal()) return std::log(g.Terminal(g.WordId(tree.children[0].label), a));
-  const int b = std::stoi(tree.children[0].label.substr(1));
-  const int c = std::stoi(tree.children[1].label.substr(1));
-  return std::log(g.Rule(a, b, c)) + TreeLogProb(g, tree.children[0]) +
-         TreeLogProb(g, tree.children[1]);
 }
 
 struct Variant {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compares `cky eval` with the original EVALB, byte for byte, on GUM dev trees against seeded
-# perturbed copies of them (tests/perturb_trees.cpp), under several parameter files, and on EVALB's
+# perturbed copies of them (scripts/perturb_trees.cpp), under several parameter files, and on EVALB's
 # own sample. Needs ../shared (GUM and evalb.c) and gcc.
 #
 #   scripts/compare_evalb.sh                    # prints one line per comparison, exits 1 on any difference
