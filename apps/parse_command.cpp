@@ -109,7 +109,8 @@ void RunParse(const ParseArgs& args) {
   if (!lexicon.ok()) Fail(lexicon.status().message());
   const Grammar& grammar = model->grammar;
   spdlog::debug("grammar {}: {} symbols, {} states, {} binary and {} unary rules, loaded in {:.2f} s",
-                args.grammar, grammar.num_symbols(), grammar.num_states(),
+                args.grammar.empty() ? "(built-in)" : args.grammar, grammar.num_symbols(),
+                grammar.num_states(),
                 grammar.num_binary_rules(), grammar.num_unary_rules(),
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count());
 
@@ -159,6 +160,11 @@ void RunParse(const ParseArgs& args) {
       ++sentence_number;
       if (outcomes[i].status == ParseStatus::kOk) {
         *out << FormatTree(outcomes[i].tree, form) << '\n';
+        // A tree with a message, e.g. parsed on the CPU because it never fits on the GPU.
+        if (!outcomes[i].message.empty()) {
+          spdlog::warn("sentence {} ({} words): {}", sentence_number, batch[i].size(),
+                       outcomes[i].message);
+        }
       } else {
         ++failures;
         *out << kNoParseOutput << '\n';

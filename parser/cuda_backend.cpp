@@ -93,7 +93,7 @@ class CudaBackend : public ViterbiBackend {
       cpu_->Inside(s.lexical, &chart);
       *outcome = ParseWithChart(grammar_, s, chart);
       if (outcome->status == ParseStatus::kOk) {
-        outcome->message = "warning: parsed on the CPU: a sentence of " +
+        outcome->message = "parsed on the CPU: a sentence of " +
                            std::to_string(s.words.size()) + " words " + why;
       }
     } catch (const std::bad_alloc&) {
