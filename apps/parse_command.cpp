@@ -183,6 +183,7 @@ void RunParse(const ParseArgs& args) {
   if (show_progress) std::fprintf(stderr, "\n");
   if (in.bad()) Fail(args.input + ": read error after sentence " + std::to_string(sentence_number));
   if (!*out) Fail("write error on " + args.output);
+  if (sentence_number == 0) spdlog::warn("{}: the input holds no sentences", args.input);
   if (failures > 0) {
     spdlog::warn("{} of {} sentences got no tree and were printed as {}", failures,
                  sentence_number, kNoParseOutput);

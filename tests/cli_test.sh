@@ -38,9 +38,13 @@ check "raw text is tokenized" grep -qF '(VP (VB barks)) (. .))' "$tmp/raw.txt"
 
 # Empty input: no output, success.
 : > "$tmp/empty.txt"
-"$cky" parse --tokenized -g "$data/toy" -i "$tmp/empty.txt" > "$tmp/out_empty.txt" 2>&1
+"$cky" parse --tokenized -g "$data/toy" -i "$tmp/empty.txt" > "$tmp/out_empty.txt" 2> "$tmp/err_empty.txt"
 check "empty input exits 0" test $? -eq 0
-check "empty input prints nothing" test ! -s "$tmp/out_empty.txt"
+check "empty input prints no tree" test ! -s "$tmp/out_empty.txt"
+check "empty input is reported" grep -q "holds no sentences" "$tmp/err_empty.txt"
+printf '\xff\xfe garbage \x01\n' | "$cky" parse > "$tmp/out_bad.txt" 2> "$tmp/err_bad_bytes.txt"
+check "invalid UTF-8 does not crash" test $? -eq 0
+check "invalid UTF-8 still gives one line" test "$(wc -l < "$tmp/out_bad.txt")" -eq 1
 
 # Errors: clear message, exit 1 for bad files, 2 for bad usage.
 mkdir -p "$tmp/bad"
