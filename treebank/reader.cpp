@@ -124,6 +124,27 @@ class TreeBuilder {
   long first_error_line_ = 0;
 };
 
+// Feeds the token at s[*p] (a blank, "(LABEL", ")" or a word) to `builder` and moves past it.
+// Returns true when a ')' closed the tree's outermost bracket.
+bool ConsumeToken(const std::string& s, size_t* p, long line_number, TreeBuilder* builder) {
+  const char c = s[*p];
+  if (IsBlank(c)) {
+    ++*p;
+  } else if (c == '(') {
+    const size_t begin = ++*p;
+    while (*p < s.size() && IsAtomByte(s[*p])) ++*p;
+    builder->Open(s.substr(begin, *p - begin), line_number);
+  } else if (c == ')') {
+    ++*p;
+    return builder->Close();
+  } else {
+    const size_t begin = *p;
+    while (*p < s.size() && IsAtomByte(s[*p])) ++*p;
+    builder->AddWord(s.substr(begin, *p - begin));
+  }
+  return false;
+}
+
 }  // namespace
 
 bool TreeReader::Next(TreeItem* item) {
@@ -154,23 +175,7 @@ bool TreeReader::NextOnePerLine(TreeItem* item) {
   for (;;) {
     TreeBuilder builder;
     bool complete = false;
-    while (p < s.size() && !complete) {
-      char c = s[p];
-      if (IsBlank(c)) {
-        ++p;
-      } else if (c == '(') {
-        size_t begin = ++p;
-        while (p < s.size() && IsAtomByte(s[p])) ++p;
-        builder.Open(s.substr(begin, p - begin), line_number_);
-      } else if (c == ')') {
-        ++p;
-        complete = builder.Close();
-      } else {
-        size_t begin = p;
-        while (p < s.size() && IsAtomByte(s[p])) ++p;
-        builder.AddWord(s.substr(begin, p - begin));
-      }
-    }
+    while (p < s.size() && !complete) complete = ConsumeToken(s, &p, line_number_, &builder);
     if (!complete) {
       return fail("unbalanced brackets: " + std::to_string(builder.depth()) +
                   " not closed at the end of the line");
@@ -232,23 +237,7 @@ bool TreeReader::NextMultiLine(TreeItem* item) {
       }
       continue;
     }
-    const std::string& s = line_;
-    size_t& p = pos_;
-    char c = s[p];
-    if (IsBlank(c)) {
-      ++p;
-    } else if (c == '(') {
-      size_t begin = ++p;
-      while (p < s.size() && IsAtomByte(s[p])) ++p;
-      builder.Open(s.substr(begin, p - begin), line_number_);
-    } else if (c == ')') {
-      ++p;
-      if (builder.Close()) break;
-    } else {
-      size_t begin = p;
-      while (p < s.size() && IsAtomByte(s[p])) ++p;
-      builder.AddWord(s.substr(begin, p - begin));
-    }
+    if (ConsumeToken(line_, &pos_, line_number_, &builder)) break;
   }
   if (!builder.first_error().empty()) {
     item->status = LineError(file_name_, builder.first_error_line(), builder.first_error());
