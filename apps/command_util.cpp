@@ -1,8 +1,9 @@
 #include "apps/command_util.h"
 
+#include <spdlog/spdlog.h>
+
 #include <CLI/CLI.hpp>
 #include <iostream>
-#include <spdlog/spdlog.h>
 
 namespace cky::apps {
 

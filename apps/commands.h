@@ -2,8 +2,8 @@
 // callback does the work and throws CLI::RuntimeError(exit_code) on failure, after printing a clear
 // message on stderr. Only apps/ prints to the user and chooses exit codes.
 //
-// Exit codes: 0 success, 1 a runtime failure (bad input file, some sentences failed under --strict),
-// 2 a usage error (CLI11's own).
+// Exit codes: 0 success, 1 a runtime failure (bad input file, some sentences failed under
+// --strict), 2 a usage error (CLI11's own).
 #pragma once
 
 namespace CLI {

@@ -1,7 +1,8 @@
 // cky convert: a grammar in any form we read -> our binary cache (or Berkeley text files).
+#include <spdlog/spdlog.h>
+
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <spdlog/spdlog.h>
 
 #include "apps/commands.h"
 #include "grammar_io/berkeley_model.h"

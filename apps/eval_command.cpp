@@ -112,11 +112,12 @@ void AddEvalCommand(CLI::App& app) {
                  "Never stop on errors: score every sentence and always print the summary");
   eval->add_flag("--summary-only", options->summary_only,
                  "Print only the totals line and the summary blocks, not the per-sentence lines");
-  eval->add_option("--layout", options->layout,
-                   "How trees sit in both files: line (one per line, EVALB's input; a blank line is "
-                   "a sentence without a parse), multiline (trees spread over indented lines, blank "
-                   "lines ignored), or auto (multiline when a tree among the first 200 lines "
-                   "continues on an indented line)")
+  eval->add_option(
+          "--layout", options->layout,
+          "How trees sit in both files: line (one per line, EVALB's input; a blank line is "
+          "a sentence without a parse), multiline (trees spread over indented lines, blank "
+          "lines ignored), or auto (multiline when a tree among the first 200 lines "
+          "continues on an indented line)")
       ->check(CLI::IsMember({"auto", "line", "multiline"}))
       ->capture_default_str();
   eval->callback([options] { RunEval(*options); });

@@ -1,13 +1,15 @@
 // cky: exact PCFG parsing on the GPU and the CPU. See `cky --help` and `cky COMMAND --help`.
-#include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
 
 #include "apps/commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "cky: exhaustive Viterbi CKY parsing with Berkeley latent-variable grammars, on a CUDA GPU when "
+      "cky: exhaustive Viterbi CKY parsing with Berkeley latent-variable grammars, on a CUDA GPU "
+      "when "
       "there is one and on all CPU cores otherwise."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "cky 0.1.0");

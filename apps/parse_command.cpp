@@ -1,4 +1,5 @@
 // cky parse: sentences in, one tree per line out, in input order.
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -7,7 +8,6 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
-#include <spdlog/spdlog.h>
 
 #include "apps/command_util.h"
 #include "apps/commands.h"
@@ -47,7 +47,6 @@ struct ParseArgs {
   std::string hyphens = "auto";
 };
 
-
 // Where sentences come from: one tokenized sentence per line, or raw text split into sentences
 // and tokenized. Next returns false at the end of the input.
 class SentenceSource {
@@ -72,7 +71,8 @@ class TokenizedLines : public SentenceSource {
 
 class RawText : public SentenceSource {
  public:
-  RawText(std::istream& in, Tokenizer tokenizer) : paragraphs_(in), tokenizer_(std::move(tokenizer)) {}
+  RawText(std::istream& in, Tokenizer tokenizer)
+      : paragraphs_(in), tokenizer_(std::move(tokenizer)) {}
   bool Next(std::vector<std::string>* words) override {
     while (next_ == pending_.size()) {
       std::string paragraph;
@@ -108,14 +108,14 @@ void RunParse(const ParseArgs& args) {
   auto lexicon = Lexicon::Build(*model, lexicon_options);
   if (!lexicon.ok()) Fail(lexicon.status().message());
   const Grammar& grammar = model->grammar;
-  spdlog::debug("grammar {}: {} symbols, {} states, {} binary and {} unary rules, loaded in {:.2f} s",
-                args.grammar.empty() ? "(built-in)" : args.grammar, grammar.num_symbols(),
-                grammar.num_states(),
-                grammar.num_binary_rules(), grammar.num_unary_rules(),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count());
+  spdlog::debug(
+      "grammar {}: {} symbols, {} states, {} binary and {} unary rules, loaded in {:.2f} s",
+      args.grammar.empty() ? "(built-in)" : args.grammar, grammar.num_symbols(),
+      grammar.num_states(), grammar.num_binary_rules(), grammar.num_unary_rules(),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count());
 
-  auto backend = MakeBackend(grammar, {.backend = args.backend, .threads = args.threads,
-                                       .kernel = args.kernel});
+  auto backend = MakeBackend(
+      grammar, {.backend = args.backend, .threads = args.threads, .kernel = args.kernel});
   if (!backend.ok()) Fail(backend.status().message());
   spdlog::debug("backend: {}{}", (*backend)->name(),
                 (*backend)->name().rfind("cuda", 0) == 0 ? " on " + cuda::DeviceDescription() : "");
@@ -127,8 +127,8 @@ void RunParse(const ParseArgs& args) {
   std::ofstream output_file;
   std::ostream* out = &OpenOutput(args.output, output_file);
   const bool show_progress = !args.no_progress && (args.progress || isatty(fileno(stderr)));
-  const OutputForm form{.binarize = args.binarize, .substates = args.substates,
-                        .scores = args.scores};
+  const OutputForm form{
+      .binarize = args.binarize, .substates = args.substates, .scores = args.scores};
 
   std::istream& in = (*input)->stream();
   std::unique_ptr<SentenceSource> source;
@@ -185,8 +185,8 @@ void RunParse(const ParseArgs& args) {
   if (!*out) Fail("write error on " + args.output);
   if (sentence_number == 0) spdlog::warn("{}: the input holds no sentences", args.input);
   if (failures > 0) {
-    spdlog::warn("{} of {} sentences got no tree and were printed as {}", failures,
-                 sentence_number, kNoParseOutput);
+    spdlog::warn("{} of {} sentences got no tree and were printed as {}", failures, sentence_number,
+                 kNoParseOutput);
   }
 }
 

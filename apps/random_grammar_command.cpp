@@ -11,9 +11,7 @@
 #include "parser/cnf_grammar.h"
 
 namespace cky::apps {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 void AddRandomGrammarCommand(CLI::App& app) {
   auto options = std::make_shared<RandomGrammarOptions>();

@@ -26,7 +26,6 @@ double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
-
 double RuleApplications(const cky::Grammar& g, const std::vector<std::vector<std::string>>& s) {
   double splits = 0;
   for (const auto& words : s) {
@@ -109,7 +108,8 @@ int main(int argc, char** argv) {
       std::printf("%-10s %10lld %9.3f %9.3f %-10s %5zu %6zu %10.2f %14.3e\n", c.name,
                   static_cast<long long>(model->grammar.num_binary_rules()), text_seconds,
                   cached.ok() ? cache_seconds : -1.0, backend, sentences.size(), words,
-                  sentences.size() / seconds, RuleApplications(model->grammar, sentences) / seconds);
+                  sentences.size() / seconds,
+                  RuleApplications(model->grammar, sentences) / seconds);
       std::fflush(stdout);
     }
   }

@@ -25,9 +25,9 @@
 #include <thread>
 #include <vector>
 
+#include "bench/gum_corpus.h"
 #include "common/input_file.h"
 #include "cuda/device.h"
-#include "bench/gum_corpus.h"
 #include "parser/dense_inside.h"
 #include "parser/dense_pcfg.h"
 

@@ -43,7 +43,6 @@ namespace {
 using Leaf = cky::bench::TaggedWord;
 using Sentence = std::vector<Leaf>;
 
-
 bool StartsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {

@@ -33,7 +33,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT
     assert(!status_.ok() && "StatusOr needs a value or an error");
   }
@@ -60,8 +60,8 @@ inline Status LineError(const std::string& file, long line, const std::string& m
 
 }  // namespace cky
 
-#define CKY_RETURN_IF_ERROR(expr)        \
-  do {                                   \
-    ::cky::Status cky_status_ = (expr);  \
+#define CKY_RETURN_IF_ERROR(expr)              \
+  do {                                         \
+    ::cky::Status cky_status_ = (expr);        \
     if (!cky_status_.ok()) return cky_status_; \
   } while (0)

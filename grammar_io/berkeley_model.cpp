@@ -35,7 +35,8 @@ Status ForEachLine(std::istream& stream, const std::string& name,
     if (!line.empty() && line.back() == '\r') line.pop_back();
     CKY_RETURN_IF_ERROR(on_line(line, number));
   }
-  if (stream.bad()) return Status::Error(name + ": read error after line " + std::to_string(number));
+  if (stream.bad())
+    return Status::Error(name + ": read error after line " + std::to_string(number));
   return Status();
 }
 
@@ -80,7 +81,8 @@ class Fields {
 
 bool ParseProbability(std::string_view text, double* value) {
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
-  return ec == std::errc() && ptr == text.data() + text.size() && *value >= 0 && *value <= 1.0 + 1e-9;
+  return ec == std::errc() && ptr == text.data() + text.size() && *value >= 0 &&
+         *value <= 1.0 + 1e-9;
 }
 
 bool ParseState(GrammarBuilder& builder, std::string_view text, int32_t* symbol, int32_t* sub) {
@@ -124,16 +126,18 @@ Status ReadRuleFile(const TextSource& source, bool arrow, int expected_children,
     if (fields.Next(&token)) return LineError(path, number, "too many fields in rule line");
     int first_child = 1;
     if (arrow) {
-      if (count < 2 || tokens[1] != "->") return LineError(path, number, "expected 'PARENT -> ...'");
+      if (count < 2 || tokens[1] != "->")
+        return LineError(path, number, "expected 'PARENT -> ...'");
       first_child = 2;
     }
     int children = count - first_child - 1;
     if (children < 1 || children > 2 || (expected_children && children != expected_children)) {
-      return LineError(path, number, "expected a parent, " +
-                                         std::string(expected_children == 1   ? "one child"
-                                                     : expected_children == 2 ? "two children"
-                                                                              : "one or two children") +
-                                         " and a probability");
+      return LineError(path, number,
+                       "expected a parent, " +
+                           std::string(expected_children == 1   ? "one child"
+                                       : expected_children == 2 ? "two children"
+                                                                : "one or two children") +
+                           " and a probability");
     }
     double prob;
     if (!ParseProbability(tokens[count - 1], &prob)) {
@@ -144,8 +148,9 @@ Status ReadRuleFile(const TextSource& source, bool arrow, int expected_children,
                                  children == 2 ? tokens[first_child + 1] : std::string_view()};
     for (int i = 0; i <= children; ++i) {
       if (!ParseState(builder, names[i], &sym[i], &sub[i])) {
-        return LineError(path, number, "bad state name '" + std::string(names[i]) +
-                                           "' (expected SYMBOL_substate)");
+        return LineError(
+            path, number,
+            "bad state name '" + std::string(names[i]) + "' (expected SYMBOL_substate)");
       }
     }
     if (children == 2) {
@@ -372,8 +377,10 @@ class CacheReader {
 };
 
 std::string CacheDirectory() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/cky";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/cky";
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/cky";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/cky";
   return (fs::temp_directory_path() / "cky-cache").string();
 }
 
@@ -388,7 +395,7 @@ std::string CacheKey(const std::string& prefix, GrammarFormat format, const Load
 
 Status WriteCacheWithKey(const BerkeleyModel& model, const std::string& key,
                          const std::string& path) {
-  std::string temp = path + ".tmp" + std::to_string(std::hash<std::string>{}(key) & 0xffff);
+  std::string temp = path + ".tmp" + std::to_string(std::hash<std::string>{}(key)&0xffff);
   {
     std::ofstream out(temp, std::ios::binary);
     if (!out) return Status::Error(temp + ": cannot open for writing");
@@ -626,8 +633,7 @@ StatusOr<BerkeleyModel> ReadWriteGrammarTextFiles(const std::string& prefix,
 }
 
 StatusOr<BerkeleyModel> ReadWriteGrammarTextFromStreams(std::istream& grammar,
-                                                        std::istream& lexicon,
-                                                        std::istream* splits,
+                                                        std::istream& lexicon, std::istream* splits,
                                                         std::istream* words,
                                                         const std::string& name,
                                                         const LoadOptions& options) {
@@ -782,8 +788,8 @@ StatusOr<BerkeleyModel> LoadBerkeleyModel(const std::string& spec, const LoadOpt
   auto cache_time = fs::last_write_time(cache_path, ec);
   bool fresh = !ec;
   if (fresh) {
-    const char* parts[] = {".grammar", ".lexicon", ".splits", ".words", ".binary",
-                           ".unary",   ".numstates", ".hierarchy"};
+    const char* parts[] = {".grammar", ".lexicon", ".splits",    ".words",
+                           ".binary",  ".unary",   ".numstates", ".hierarchy"};
     for (const char* ext : parts) {
       std::string part = FindPart(spec, ext);
       if (part.empty()) continue;

@@ -5,13 +5,14 @@
 //   PREFIX.grammar   S_0 -> @S_1 S_0 0.020400813611217757      binary: parent left right prob
 //                    ROOT_0 -> S_1 9.266649582567496E-7         closed unary (identities included)
 //   PREFIX.lexicon   IN through [0.0015646, 0.0041012, 0.0020382, 0.0117154]
-//                                                  P(word | tag_k), one value per substate of the tag
+//                                                  P(word | tag_k), one value per substate of the
+//                                                  tag
 //   PREFIX.splits    NP<TAB>(0 (0 0 1) (1 2 3))     split tree; its leaves are the final substates
 //   PREFIX.words     through                        one known word or UNK signature per line
 //
-// DumpGrammar writes PREFIX.binary (`P_i L_j R_k p`), PREFIX.unary (`P_i C_j p`), PREFIX.lexicon (as
-// above), PREFIX.numstates (`TAG<TAB>n`), PREFIX.hierarchy (as .splits) and PREFIX.words.
-// Every file may also be gzipped (PREFIX.grammar.gz); probabilities are plain, never logs.
+// DumpGrammar writes PREFIX.binary (`P_i L_j R_k p`), PREFIX.unary (`P_i C_j p`), PREFIX.lexicon
+// (as above), PREFIX.numstates (`TAG<TAB>n`), PREFIX.hierarchy (as .splits) and PREFIX.words. Every
+// file may also be gzipped (PREFIX.grammar.gz); probabilities are plain, never logs.
 #pragma once
 
 #include <istream>
@@ -44,8 +45,8 @@ struct BerkeleyLexiconCounts {
   std::vector<Entry> seen;    // wordToTagCounters: c(tag_k, word)
   std::vector<Entry> unseen;  // unseenWordToTagCounters: c(tag_k, signature) among rare words
   std::vector<std::pair<std::string, double>> word_counts;  // wordCounter: c(word), c(signature)
-  std::vector<std::vector<double>> tag_counts;         // tagCounter, per symbol and substate
-  std::vector<std::vector<double>> unseen_tag_counts;  // unseenTagCounter
+  std::vector<std::vector<double>> tag_counts;              // tagCounter, per symbol and substate
+  std::vector<std::vector<double>> unseen_tag_counts;       // unseenTagCounter
   // The lexicon's smoother (SmoothAcrossParentBits): per symbol an n*n row-major matrix W, scores
   // become W * scores. Empty for a symbol (or all) means no smoothing (NoSmoothing).
   std::vector<std::vector<double>> smoothing_weights;
@@ -88,8 +89,7 @@ StatusOr<BerkeleyModel> ReadWriteGrammarTextFiles(const std::string& prefix,
 // and `words` may be null (as when those files are absent); `name` stands for PREFIX in error
 // messages ("NAME.grammar:12: ...").
 StatusOr<BerkeleyModel> ReadWriteGrammarTextFromStreams(std::istream& grammar,
-                                                        std::istream& lexicon,
-                                                        std::istream* splits,
+                                                        std::istream& lexicon, std::istream* splits,
                                                         std::istream* words,
                                                         const std::string& name,
                                                         const LoadOptions& options = {});

@@ -125,7 +125,9 @@ Grammar GrammarBuilder::Finish(std::vector<int32_t>* final_ids) {
       g.state_substate.push_back(k);
     }
   }
-  auto state = [&](int32_t old_sym, int32_t sub) { return g.symbol_first_state[new_id[old_sym]] + sub; };
+  auto state = [&](int32_t old_sym, int32_t sub) {
+    return g.symbol_first_state[new_id[old_sym]] + sub;
+  };
 
   struct Binary {
     int32_t p, l, r;
@@ -159,8 +161,8 @@ Grammar GrammarBuilder::Finish(std::vector<int32_t>* final_ids) {
   std::vector<Unary> unaries;
   for (const RawRule& r : unaries_) {
     if (!(r.prob > 0)) continue;
-    unaries.push_back({state(r.parent_sym, r.parent_sub), state(r.left_sym, r.left_sub),
-                       std::log(r.prob)});
+    unaries.push_back(
+        {state(r.parent_sym, r.parent_sub), state(r.left_sym, r.left_sub), std::log(r.prob)});
     g.symbol_is_phrasal[new_id[r.parent_sym]] = 1;
   }
   std::stable_sort(unaries.begin(), unaries.end(), [](const Unary& a, const Unary& b) {

@@ -1,9 +1,10 @@
 // The split (latent-variable) PCFG, in the dense layout every parser backend reads.
 //
-// Berkeley grammars name each annotated symbol as BASE_k, e.g. "NP_3" is substate 3 of NP. Here each
-// base symbol gets a dense id (ROOT is always symbol 0) and each (symbol, substate) pair a dense
-// *state* id; a symbol's substates are consecutive states. Rules are log-probabilities in plain arrays
-// (structure of arrays), sorted and indexed so that a backend can copy them to a device as they are.
+// Berkeley grammars name each annotated symbol as BASE_k, e.g. "NP_3" is substate 3 of NP. Here
+// each base symbol gets a dense id (ROOT is always symbol 0) and each (symbol, substate) pair a
+// dense *state* id; a symbol's substates are consecutive states. Rules are log-probabilities in
+// plain arrays (structure of arrays), sorted and indexed so that a backend can copy them to a
+// device as they are.
 #pragma once
 
 #include <cstdint>
@@ -16,15 +17,15 @@ namespace cky {
 
 struct Grammar {
   // --- Symbols (base categories) ---
-  std::vector<std::string> symbol_names;         // symbol id -> "NP", "@NP", "ROOT", ...
-  std::vector<int32_t> symbol_num_substates;     // symbol id -> substate count (>= 1)
-  std::vector<int32_t> symbol_first_state;       // symbol id -> state id of its substate 0
-  std::vector<uint8_t> symbol_is_phrasal;        // parent of a binary or a non-identity unary rule
-  std::vector<std::string> symbol_split_trees;   // from .splits/.hierarchy; "" when not given
+  std::vector<std::string> symbol_names;        // symbol id -> "NP", "@NP", "ROOT", ...
+  std::vector<int32_t> symbol_num_substates;    // symbol id -> substate count (>= 1)
+  std::vector<int32_t> symbol_first_state;      // symbol id -> state id of its substate 0
+  std::vector<uint8_t> symbol_is_phrasal;       // parent of a binary or a non-identity unary rule
+  std::vector<std::string> symbol_split_trees;  // from .splits/.hierarchy; "" when not given
 
   // --- States (symbol, substate) ---
-  std::vector<int32_t> state_symbol;    // state id -> symbol id
-  std::vector<int32_t> state_substate;  // state id -> substate index
+  std::vector<int32_t> state_symbol;        // state id -> symbol id
+  std::vector<int32_t> state_substate;      // state id -> substate index
   static constexpr int32_t kRootState = 0;  // ROOT_0, the start state
 
   // --- Binary rules parent -> left right, sorted by (parent, left, right) ---
@@ -70,8 +71,8 @@ class GrammarBuilder {
   int32_t AddSymbol(std::string_view name);
   void SetNumSubstates(int32_t symbol, int32_t count);
   void SetSplitTree(int32_t symbol, std::string tree);
-  // Rules over (symbol, substate) pairs with probabilities (not logs). Identity unaries (X_k -> X_k)
-  // are dropped; duplicates keep the last probability.
+  // Rules over (symbol, substate) pairs with probabilities (not logs). Identity unaries (X_k ->
+  // X_k) are dropped; duplicates keep the last probability.
   void AddBinary(int32_t parent_sym, int32_t parent_sub, int32_t left_sym, int32_t left_sub,
                  int32_t right_sym, int32_t right_sub, double prob);
   void AddUnary(int32_t parent_sym, int32_t parent_sub, int32_t child_sym, int32_t child_sub,

@@ -16,7 +16,8 @@ class GrammarIoTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("cky_grammar_io_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("cky_grammar_io_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

@@ -80,7 +80,8 @@ int Lexicon::Score(std::string_view word, int position, std::span<double> log_sc
   if (!known || widen_known_words) {
     std::string signature = Signature(word, position);
     Apply(signature, covered, log_scores);
-    // Unknown words back off tag by tag through ever shorter signatures; known words stop at theirs.
+    // Unknown words back off tag by tag through ever shorter signatures; known words stop at
+    // theirs.
     while (!known && options_.backoff_unknown_words) {
       size_t dash = signature.rfind('-');
       if (dash == std::string::npos || dash < 3) break;

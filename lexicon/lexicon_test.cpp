@@ -20,12 +20,8 @@ BerkeleyModel TinyModel() {
   BerkeleyModel model;
   model.grammar = builder.Finish(&ids);
   model.lexicon = {
-      {ids[n], "dogs", {0.5, 0.25}},
-      {ids[v], "bark", {0.75}},
-      {ids[n], "UNK-LC-s", {0.1, 0.2}},
-      {ids[v], "UNK-LC", {0.05}},
-      {ids[in], "UNK", {0.01}},
-      {ids[n], "UNK-CAPS", {0.0, 0.3}},
+      {ids[n], "dogs", {0.5, 0.25}}, {ids[v], "bark", {0.75}}, {ids[n], "UNK-LC-s", {0.1, 0.2}},
+      {ids[v], "UNK-LC", {0.05}},    {ids[in], "UNK", {0.01}}, {ids[n], "UNK-CAPS", {0.0, 0.3}},
   };
   model.known_words = {"dogs", "bark", "UNK-LC-s", "UNK-LC", "UNK", "UNK-CAPS"};
   return model;
@@ -65,8 +61,8 @@ TEST(LexiconTest, UnknownWordBacksOffTagByTag) {
   std::vector<double> scores(g.num_states());
   EXPECT_EQ(lexicon->Signature("cats", 1), "UNK-LC-s");
   lexicon->Score("cats", 1, scores);
-  EXPECT_DOUBLE_EQ(At(scores, g, "N_0"), std::log(0.1));  // UNK-LC-s
-  EXPECT_DOUBLE_EQ(At(scores, g, "V_0"), std::log(0.05));  // UNK-LC
+  EXPECT_DOUBLE_EQ(At(scores, g, "N_0"), std::log(0.1));    // UNK-LC-s
+  EXPECT_DOUBLE_EQ(At(scores, g, "V_0"), std::log(0.05));   // UNK-LC
   EXPECT_DOUBLE_EQ(At(scores, g, "IN_0"), std::log(0.01));  // UNK
   // A zero probability stays impossible.
   lexicon->Score("Paris", 2, scores);

@@ -14,8 +14,8 @@ bool EndsWith(const icu::UnicodeString& text, const char* suffix) {
 }  // namespace
 
 std::string LowerCase(std::string_view word) {
-  icu::UnicodeString text =
-      icu::UnicodeString::fromUTF8(icu::StringPiece(word.data(), static_cast<int32_t>(word.size())));
+  icu::UnicodeString text = icu::UnicodeString::fromUTF8(
+      icu::StringPiece(word.data(), static_cast<int32_t>(word.size())));
   text.toLower(icu::Locale::getRoot());
   std::string out;
   text.toUTF8String(out);
@@ -25,8 +25,8 @@ std::string LowerCase(std::string_view word) {
 std::string UnknownWordSignature(std::string_view word, int position,
                                  const std::function<bool(const std::string&)>& is_known_word) {
   std::string signature = "UNK";
-  icu::UnicodeString text =
-      icu::UnicodeString::fromUTF8(icu::StringPiece(word.data(), static_cast<int32_t>(word.size())));
+  icu::UnicodeString text = icu::UnicodeString::fromUTF8(
+      icu::StringPiece(word.data(), static_cast<int32_t>(word.size())));
   const int32_t length = text.length();  // UTF-16 units, like Java
   if (length == 0) return signature;
 
@@ -74,7 +74,8 @@ std::string UnknownWordSignature(std::string_view word, int position,
     UChar before = lowered.charAt(length - 2);
     if (before != u's' && before != u'i' && before != u'u') signature += "-s";
   } else if (length >= 5 && !has_dash && !(has_digit && num_caps > 0)) {
-    static const char* const kSuffixes[] = {"ed", "ing", "ion", "er", "est", "ly", "ity", "y", "al"};
+    static const char* const kSuffixes[] = {"ed", "ing", "ion", "er", "est",
+                                            "ly", "ity", "y",   "al"};
     for (const char* suffix : kSuffixes) {
       if (EndsWith(lowered, suffix)) {
         signature += std::string("-") + suffix;

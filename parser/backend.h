@@ -26,8 +26,8 @@ enum class ParseStatus {
 
 struct ParseOutcome {
   ParseStatus status = ParseStatus::kFailed;
-  std::string message;  // why, when status != kOk
-  Tree tree;            // binarized annotated tree ("NP-3" labels, chart scores), when kOk
+  std::string message;         // why, when status != kOk
+  Tree tree;                   // binarized annotated tree ("NP-3" labels, chart scores), when kOk
   double log_score = kNegInf;  // the root's Viterbi log-score, when kOk
 };
 

@@ -85,8 +85,8 @@ class CpuBackend : public ViterbiBackend {
           outcomes[i] = ParseWithChart(grammar_, s, chart);
         } catch (const std::bad_alloc&) {
           outcomes[i].status = ParseStatus::kOutOfMemory;
-          outcomes[i].message = "out of memory for a chart of " + std::to_string(s.words.size()) +
-                                " words";
+          outcomes[i].message =
+              "out of memory for a chart of " + std::to_string(s.words.size()) + " words";
           chart = Chart();
         }
       }

@@ -93,8 +93,8 @@ class CudaBackend : public ViterbiBackend {
       cpu_->Inside(s.lexical, &chart);
       *outcome = ParseWithChart(grammar_, s, chart);
       if (outcome->status == ParseStatus::kOk) {
-        outcome->message = "parsed on the CPU: a sentence of " +
-                           std::to_string(s.words.size()) + " words " + why;
+        outcome->message =
+            "parsed on the CPU: a sentence of " + std::to_string(s.words.size()) + " words " + why;
       }
     } catch (const std::bad_alloc&) {
       outcome->status = ParseStatus::kOutOfMemory;

@@ -2,7 +2,6 @@
 // scores within a relative 1e-5 (the device computes in float; 1e-5 is also the tree extraction's
 // tolerance, Berkeley's). Skips without a CUDA device; the real-grammar tests skip without
 // ../shared (or $CKY_SHARED_DIR).
-#include "common/sentence_file.h"
 #include "parser/cuda_backend.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/sentence_file.h"
 #include "cuda/device.h"
 #include "cuda/viterbi.h"
 #include "lexicon/lexicon.h"

@@ -29,10 +29,10 @@ LexicalScores Parser::ScoreWords(const std::vector<std::string>& words, bool wid
   lexical.num_states = grammar_.num_states();
   lexical.scores.resize(words.size() * static_cast<size_t>(grammar_.num_states()));
   for (size_t i = 0; i < words.size(); ++i) {
-    lexicon_.Score(words[i], static_cast<int>(i),
-                   std::span<double>(lexical.scores.data() + i * grammar_.num_states(),
-                                     grammar_.num_states()),
-                   widen);
+    lexicon_.Score(
+        words[i], static_cast<int>(i),
+        std::span<double>(lexical.scores.data() + i * grammar_.num_states(), grammar_.num_states()),
+        widen);
   }
   return lexical;
 }
@@ -58,8 +58,7 @@ std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>
   for (size_t k = 0; k < parsed.size(); ++k) {
     // An exact (.gr) lexicon already gives every score Berkeley's does: widening changes nothing.
     if (options_.retry_with_wider_lexicon && !lexicon_.exact() &&
-        parsed[k].status == ParseStatus::kNoParse &&
-        !inputs[k].words.empty()) {
+        parsed[k].status == ParseStatus::kNoParse && !inputs[k].words.empty()) {
       retries.push_back({inputs[k].words, ScoreWords(inputs[k].words, /*widen=*/true)});
       retry_positions.push_back(positions[k]);
     }

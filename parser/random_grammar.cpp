@@ -13,7 +13,8 @@ BerkeleyModel MakeRandomModel(const RandomGrammarOptions& o) {
   GrammarBuilder b;
   const int32_t root = b.AddSymbol("ROOT");
   std::vector<int32_t> phrasal, tags, all;
-  for (int i = 0; i < o.phrasal_symbols; ++i) phrasal.push_back(b.AddSymbol("P" + std::to_string(i)));
+  for (int i = 0; i < o.phrasal_symbols; ++i)
+    phrasal.push_back(b.AddSymbol("P" + std::to_string(i)));
   if (o.big_parent_rules > 0) phrasal.push_back(b.AddSymbol("BIG"));
   for (int i = 0; i < o.tags; ++i) tags.push_back(b.AddSymbol("T" + std::to_string(i)));
   all = phrasal;

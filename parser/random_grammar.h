@@ -16,10 +16,10 @@ namespace cky {
 struct RandomGrammarOptions {
   int phrasal_symbols = 4;
   int tags = 3;
-  int substates = 2;            // per symbol (ROOT has 1)
+  int substates = 2;               // per symbol (ROOT has 1)
   double base_rule_density = 0.3;  // share of (A, B, C) base triples that are rules
-  double unary_density = 0.2;   // share of (A, B) base pairs with a unary rule before closure
-  int vocabulary = 8;           // words "w0", "w1", ...
+  double unary_density = 0.2;      // share of (A, B) base pairs with a unary rule before closure
+  int vocabulary = 8;              // words "w0", "w1", ...
   int tags_per_word = 2;
   // When > 0, symbol "BIG" (phrasal) gets at least this many binary rules, for kernels that must
   // split a parent's rules over several blocks (virtual symbols).

@@ -13,7 +13,10 @@ class Extractor {
  public:
   Extractor(const Grammar& g, const Chart& chart, const std::vector<std::string>& words,
             const ExtractionOptions& options)
-      : g_(g), chart_(chart), words_(words), tolerance_(options.tolerance),
+      : g_(g),
+        chart_(chart),
+        words_(words),
+        tolerance_(options.tolerance),
         lexical_(options.lexical) {}
 
   StatusOr<Tree> Extract(int32_t state, int32_t start, int32_t end) {
@@ -47,8 +50,7 @@ class Extractor {
     }
     for (int32_t split = start + 1; split < end; ++split) {
       for (int32_t r = g_.binary_parent_begin[state]; r < g_.binary_parent_begin[state + 1]; ++r) {
-        const double score = g_.binary_log_prob[r] +
-                             chart_.score(start, split, g_.binary_left[r]) +
+        const double score = g_.binary_log_prob[r] + chart_.score(start, split, g_.binary_left[r]) +
                              chart_.score(split, end, g_.binary_right[r]);
         if (score > kNegInf && ScoresMatch(score, best, tolerance_)) {
           auto left = Extract(g_.binary_left[r], start, split);
@@ -150,8 +152,10 @@ Tree FromBackpointers(const Grammar& g, const Chart& chart, const Backpointers& 
   }
   const int32_t r = bp.binary_rule[index];
   const int32_t split = bp.split[index];
-  node.children.push_back(FromBackpointers(g, chart, bp, words, g.binary_left[r], start, split, true));
-  node.children.push_back(FromBackpointers(g, chart, bp, words, g.binary_right[r], split, end, true));
+  node.children.push_back(
+      FromBackpointers(g, chart, bp, words, g.binary_left[r], start, split, true));
+  node.children.push_back(
+      FromBackpointers(g, chart, bp, words, g.binary_right[r], split, end, true));
   return node;
 }
 

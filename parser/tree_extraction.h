@@ -5,8 +5,9 @@
 // chart scores reproduces the node's chart score, within a relative tolerance. Berkeley's order,
 // which decides exact ties: binary rules before unaries; binaries by split point, then rule order;
 // on one-word spans a phrasal state goes by its best unary straight to a POS tag (the last of equal
-// candidates wins; see ExtractionOptions::lexical for grammars where that finds none). Unaries are matched against the child's chart score (after its unary layer), so
-// a closed unary can be followed by another, as in Berkeley's output.
+// candidates wins; see ExtractionOptions::lexical for grammars where that finds none). Unaries are
+// matched against the child's chart score (after its unary layer), so a closed unary can be
+// followed by another, as in Berkeley's output.
 //
 // Trees come out binarized and annotated: labels are Berkeley's "SYMBOL-substate" ("@NP-3"),
 // every node carries its chart score, the root is "ROOT-0" and leaves are the words.

@@ -5,19 +5,22 @@
 namespace cky {
 namespace {
 
-Tree Node(std::string label, std::vector<Tree> children) { return Tree(label, std::move(children)); }
+Tree Node(std::string label, std::vector<Tree> children) {
+  return Tree(label, std::move(children));
+}
 Tree Pre(std::string tag, std::string word) { return Tree(tag, {Tree(word)}); }
 
 TEST(TreeFormatTest, DebinarizesLikeBerkeley) {
-  Tree annotated = Node("ROOT-0", {Node("S-2", {Node("@S-3", {Node("NP-SBJ-1", {Pre("PRP-0", "We")}),
-                                                             Node("VP-1", {Pre("VBP-2", "parse")})}),
-                                               Pre(".-1", ".")})});
+  Tree annotated =
+      Node("ROOT-0", {Node("S-2", {Node("@S-3", {Node("NP-SBJ-1", {Pre("PRP-0", "We")}),
+                                                 Node("VP-1", {Pre("VBP-2", "parse")})}),
+                                   Pre(".-1", ".")})});
   EXPECT_EQ(FormatBerkeley(annotated), "( (S (NP (PRP We)) (VP (VBP parse)) (. .)) )");
 }
 
 TEST(TreeFormatTest, KeepsBracketTagsWhole) {
-  Tree annotated = Node("ROOT-0", {Node("NP-0", {Pre("-LRB--1", "["), Pre("NN-0", "x"),
-                                                 Pre("-RRB--0", "-RRB-")})});
+  Tree annotated = Node(
+      "ROOT-0", {Node("NP-0", {Pre("-LRB--1", "["), Pre("NN-0", "x"), Pre("-RRB--0", "-RRB-")})});
   EXPECT_EQ(FormatBerkeley(annotated), "( (NP (-LRB- [) (NN x) (-RRB- -RRB-)) )");
 }
 

@@ -10,9 +10,8 @@ CpuViterbi::CpuViterbi(const Grammar& g) : grammar_(g) {
   const int64_t rules = g.num_binary_rules();
   std::vector<int32_t> order(rules);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    return g.binary_left[a] < g.binary_left[b];
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return g.binary_left[a] < g.binary_left[b]; });
   left_begin_.assign(g.num_states() + 1, 0);
   parent_.reserve(rules);
   right_.reserve(rules);

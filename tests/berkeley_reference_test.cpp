@@ -145,11 +145,12 @@ TEST_P(BerkeleyReferenceTest, ExactParserNeverScoresBelowBerkeley) {
                 i + 1, outcomes[i].log_score, *their_score,
                 higher ? "Berkeley pruned it" : "exact tie", Compare(ours, theirs, 1e-6).c_str());
   }
-  std::printf("[%s%s] %d sentences: %d identical binarized trees (node scores within 1e-6), %d "
-              "debinarized trees equal to Berkeley's -viterbi output; differing: %d where ours "
-              "scores higher, %d exact ties, %d using scores the text export lacks\n",
-              c.name.c_str(), c.gr ? ", .gr" : "", compared, identical, same_debinarized,
-              we_higher, ties, unscorable);
+  std::printf(
+      "[%s%s] %d sentences: %d identical binarized trees (node scores within 1e-6), %d "
+      "debinarized trees equal to Berkeley's -viterbi output; differing: %d where ours "
+      "scores higher, %d exact ties, %d using scores the text export lacks\n",
+      c.name.c_str(), c.gr ? ", .gr" : "", compared, identical, same_debinarized, we_higher, ties,
+      unscorable);
   EXPECT_EQ(identical + we_higher + ties + unscorable, compared);
 }
 

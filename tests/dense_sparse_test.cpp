@@ -56,7 +56,8 @@ TEST(DenseSparseTest, SameBestScoresAndTrees) {
     }
     std::vector<ParseOutcome> outcomes = sparse.Parse(sentences);
     for (size_t i = 0; i < sentences.size(); ++i) {
-      SCOPED_TRACE("m=" + std::to_string(m) + ", " + std::to_string(sentences[i].size()) + " words");
+      SCOPED_TRACE("m=" + std::to_string(m) + ", " + std::to_string(sentences[i].size()) +
+                   " words");
       const std::vector<int> ids = dense.WordIds(sentences[i]);
       DenseChart<double> chart = DenseInsideReference(dense, ids, DenseSemiring::kMax);
       auto dense_tree = DenseViterbiTree(dense, chart, ids, sentences[i]);
@@ -71,13 +72,16 @@ TEST(DenseSparseTest, SameBestScoresAndTrees) {
       }
       // A different tree must be an exact tie: the dense tree scores the same under the sparse
       // grammar.
-      auto tie = ScoreAnnotatedTree(model->grammar, *lexicon, Tree("ROOT-0", {Annotated(*dense_tree)}));
+      auto tie =
+          ScoreAnnotatedTree(model->grammar, *lexicon, Tree("ROOT-0", {Annotated(*dense_tree)}));
       ASSERT_TRUE(tie.ok()) << tie.status().message();
       EXPECT_NEAR(*tie, outcomes[i].log_score, 1e-9 * std::abs(expected));
     }
   }
-  std::printf("[dense vs sparse] %d sentences: equal best scores on all, identical trees on %d "
-              "(the others are exact ties)\n", compared, identical);
+  std::printf(
+      "[dense vs sparse] %d sentences: equal best scores on all, identical trees on %d "
+      "(the others are exact ties)\n",
+      compared, identical);
   EXPECT_GT(identical, compared / 2);
 }
 

@@ -1,7 +1,8 @@
 // Membership and Viterbi parsing must agree: the boolean projection of a Berkeley grammar
-// recognises a sentence exactly when the Viterbi parser finds a tree for it. Uses wsj_0 (DumpGrammar
-// export in ../shared; skips without it) and sentences of known words, for which the projection's
-// terminal mapping (a word may take every tag it has a lexicon row for) is the lexicon's.
+// recognises a sentence exactly when the Viterbi parser finds a tree for it. Uses wsj_0
+// (DumpGrammar export in ../shared; skips without it) and sentences of known words, for which the
+// projection's terminal mapping (a word may take every tag it has a lexicon row for) is the
+// lexicon's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -34,8 +35,8 @@ TEST(MembershipViterbiTest, RecognisedExactlyWhenAParseExists) {
 
   std::vector<std::vector<std::string>> sentences;
   for (const char* name : {"small_sm2", "gum_sm3"}) {
-    auto read = ReadTokenizedSentences(SharedDataDir() + "/grammars/reference/" + name +
-                                       "/sentences.txt");
+    auto read =
+        ReadTokenizedSentences(SharedDataDir() + "/grammars/reference/" + name + "/sentences.txt");
     ASSERT_TRUE(read.ok()) << read.status().message();
     for (const auto& sentence : *read) {
       const bool known = std::all_of(sentence.begin(), sentence.end(),

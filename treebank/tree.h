@@ -8,9 +8,9 @@
 namespace cky {
 
 struct Tree {
-  std::string label;             // "NP", a POS tag, or the word itself at a leaf
-  std::vector<Tree> children;    // empty for a leaf (a word)
-  double score = std::nan("");   // optional node score (log-probability); NaN when absent
+  std::string label;            // "NP", a POS tag, or the word itself at a leaf
+  std::vector<Tree> children;   // empty for a leaf (a word)
+  double score = std::nan("");  // optional node score (log-probability); NaN when absent
 
   Tree() = default;
   explicit Tree(std::string l) : label(std::move(l)) {}
@@ -26,7 +26,8 @@ struct Tree {
 };
 
 // Penn Treebank bracketing on one line: "(NP (DT the) (NN dog))". Node scores, when present and
-// `with_scores` is set, follow the label: "(NP -3.25 (DT -1.0 the) ...)" (Berkeley's -scores style).
+// `with_scores` is set, follow the label: "(NP -3.25 (DT -1.0 the) ...)" (Berkeley's -scores
+// style).
 std::string ToBracketString(const Tree& tree, bool with_scores = false);
 
 // The words (leaves) of a tree, left to right.
