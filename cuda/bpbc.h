@@ -5,11 +5,16 @@
 //
 // Bit b of a machine word belongs to string b of a group, so one thread runs the CKY of 32 or 64
 // strings of equal length at once, evaluating the grammar's AND/OR circuit (BpbcProgram) with
-// bitwise operations. A block of threads_per_block threads takes a "string group" of
-// threads_per_block * word_bits strings; blocks take groups statically (block b: groups b, b + B,
-// ...) or dynamically (an atomic counter hands out the next group, longest strings first). The
-// number of blocks is bounded by the memory left for their CKY tables; strings are uploaded in
-// memory-bounded batches.
+// bitwise operations. Two kernels (BpbcKernel):
+//  1. thread per word (the paper's mapping): a block of threads_per_block threads takes a "string
+//     group" of threads_per_block * word_bits strings; each thread walks the whole circuit, its
+//     operands read from the CKY table in global memory.
+//  2. cooperative: a block of warps_per_group warps takes a group of 32 * word_bits strings; the
+//     operand cells of a few splits are staged in shared memory and the warps share out the
+//     circuit's products, so that each gate is a shared-memory load instead of a global one.
+// Blocks take groups statically (block b: groups b, b + B, ...) or dynamically (an atomic counter
+// hands out the next group, longest strings first). The number of blocks is bounded by the memory
+// left for their CKY tables; strings are uploaded in memory-bounded batches.
 #pragma once
 
 #include <cstdint>
@@ -35,12 +40,20 @@ struct BpbcProgram {
 
 enum class Scheduling { kStatic, kDynamic };
 
+// kAuto: cooperative for circuits of 512 gates or more whose staged operand cells fit in shared
+// memory (every such configuration of the paper's tables), else thread per word.
+enum class BpbcKernel { kAuto = 0, kThreadPerWord = 1, kCooperative = 2 };
+
 struct BpbcGpuOptions {
   int word_bits = 32;  // 32 or 64 strings per machine word
   Scheduling scheduling = Scheduling::kDynamic;
-  int threads_per_block = 32;
-  // Kernel variant: splits evaluated per pass over the circuit (1: the paper's order; 4 or 8).
-  int splits_per_pass = 4;
+  BpbcKernel kernel = BpbcKernel::kAuto;
+  int threads_per_block = 32;  // kThreadPerWord only
+  int warps_per_group = 0;     // kCooperative only (1 to 32); 0: chosen from the circuit's size
+  // Splits evaluated per pass over the circuit. kThreadPerWord: 1 (the paper's order), 4 or 8;
+  // kCooperative: 1, 2, 4 or 8 (fewer when the staged cells would not fit in shared memory).
+  // 0: 4 for kThreadPerWord, the most shared memory allows for kCooperative.
+  int splits_per_pass = 0;
   // Bytes of device memory for the CKY tables of all blocks; 0: 60% of the free memory. The number
   // of blocks is min(groups, this / table bytes per block, max_blocks).
   size_t table_memory_bytes = 0;
@@ -53,8 +66,11 @@ struct BpbcGpuStats {
   double kernel_ms = 0;  // sum of kernel times (CUDA events)
   double total_ms = 0;   // uploads, kernels and downloads
   int64_t groups = 0;
-  int32_t blocks = 0;  // blocks of the last launch
+  int32_t blocks = 0;       // blocks of the last launch
+  int32_t block_limit = 0;  // blocks a launch with enough string groups would get
   int32_t batches = 0;
+  BpbcKernel kernel = BpbcKernel::kAuto;  // the kernel that ran (never kAuto after a run)
+  int32_t warps_per_group = 0, splits_per_pass = 0;  // as launched
 };
 
 class BpbcGpu {

@@ -125,31 +125,69 @@ TEST(BpbcGpuTest, AgreesWithTheReference) {
     cuda::BpbcProgram program =
         FlattenCircuit(c.grammar, MinimizeCircuit(CompileCircuit(c.grammar)));
     // Small batches and few blocks, so that batching and block reuse are exercised; each kernel
-    // variant (splits per pass) at least once.
+    // and each of its variants (splits per pass, warps per group) at least once.
+    using cuda::BpbcKernel;
     const cuda::BpbcGpuOptions variants[] = {{.word_bits = 32,
                                               .scheduling = cuda::Scheduling::kStatic,
+                                              .kernel = BpbcKernel::kThreadPerWord,
                                               .threads_per_block = 32,
                                               .splits_per_pass = 4,
                                               .max_blocks = 3,
                                               .batch_strings = 2048},
                                              {.word_bits = 32,
                                               .scheduling = cuda::Scheduling::kDynamic,
+                                              .kernel = BpbcKernel::kThreadPerWord,
                                               .threads_per_block = 64,
                                               .splits_per_pass = 1,
                                               .max_blocks = 3,
                                               .batch_strings = 2048},
                                              {.word_bits = 64,
                                               .scheduling = cuda::Scheduling::kDynamic,
+                                              .kernel = BpbcKernel::kThreadPerWord,
                                               .threads_per_block = 32,
                                               .splits_per_pass = 8,
                                               .max_blocks = 2,
                                               .batch_strings = 4096},
                                              {.word_bits = 64,
                                               .scheduling = cuda::Scheduling::kStatic,
+                                              .kernel = BpbcKernel::kThreadPerWord,
                                               .threads_per_block = 64,
                                               .splits_per_pass = 4,
                                               .max_blocks = 0,
-                                              .batch_strings = 1 << 20}};
+                                              .batch_strings = 1 << 20},
+                                             {.word_bits = 32,
+                                              .scheduling = cuda::Scheduling::kStatic,
+                                              .kernel = BpbcKernel::kCooperative,
+                                              .warps_per_group = 3,
+                                              .splits_per_pass = 4,
+                                              .max_blocks = 3,
+                                              .batch_strings = 2048},
+                                             {.word_bits = 64,
+                                              .scheduling = cuda::Scheduling::kDynamic,
+                                              .kernel = BpbcKernel::kCooperative,
+                                              .warps_per_group = 5,
+                                              .splits_per_pass = 2,
+                                              .max_blocks = 2,
+                                              .batch_strings = 4096},
+                                             {.word_bits = 32,
+                                              .scheduling = cuda::Scheduling::kDynamic,
+                                              .kernel = BpbcKernel::kCooperative,
+                                              .warps_per_group = 32,  // more warps than products
+                                              .splits_per_pass = 1,
+                                              .max_blocks = 0,
+                                              .batch_strings = 1 << 20},
+                                             {.word_bits = 32,
+                                              .scheduling = cuda::Scheduling::kDynamic,
+                                              .kernel = BpbcKernel::kCooperative,
+                                              .warps_per_group = 0,
+                                              .splits_per_pass = 8,
+                                              .max_blocks = 0,
+                                              .batch_strings = 1 << 20},
+                                             {.word_bits = 32,
+                                              .scheduling = cuda::Scheduling::kDynamic,
+                                              .kernel = BpbcKernel::kAuto,
+                                              .max_blocks = 3,
+                                              .batch_strings = 2048}};
     // A group of the longest strings is one warp's long serial job: only two of the configurations
     // (one per word size) take them, the others the strings of up to 40 terminals.
     std::vector<std::vector<int32_t>> short_strings;
@@ -161,14 +199,37 @@ TEST(BpbcGpuTest, AgreesWithTheReference) {
     }
     for (size_t v = 0; v < std::size(variants); ++v) {
       const auto& options = variants[v];
-      const bool longest = v == 0 || v == 2;
+      const bool longest = v == 0 || v == 2 || v == 4 || v == 5;
       auto got = RecognizeBulkGpu(program, longest ? c.strings : short_strings, options);
       ASSERT_TRUE(got.ok()) << got.status().message();
       EXPECT_EQ(*got, longest ? c.expected : short_expected)
-          << "bits " << options.word_bits << " threads " << options.threads_per_block << " splits "
-          << options.splits_per_pass;
+          << "variant " << v << ": kernel " << static_cast<int>(options.kernel) << " bits "
+          << options.word_bits << " threads " << options.threads_per_block << " warps "
+          << options.warps_per_group << " splits " << options.splits_per_pass;
     }
   }
+}
+
+// The cooperative kernel stages operand cells in shared memory: with too many nonterminals it
+// refuses with a message, and kAuto falls back to the thread-per-word kernel.
+TEST(BpbcGpuTest, CooperativeKernelNeedsTheCellsToFitInSharedMemory) {
+  if (!cuda::DeviceAvailable()) GTEST_SKIP() << "no CUDA device";
+  CnfGrammar g = RandomCnfGrammar({.nonterminals = 2000, .rules = 6000, .terminals = 8, .seed = 5});
+  auto strings = RandomStrings(
+      g, {.count = 40, .min_length = 1, .max_length = 6, .member_fraction = 0.5, .seed = 5});
+  std::vector<uint8_t> expected;
+  for (const auto& s : strings) expected.push_back(RecognizeReference(g, s));
+  auto gpu = cuda::BpbcGpu::Create(FlattenCircuit(g, CompileCircuit(g)));
+  ASSERT_TRUE(gpu.ok()) << gpu.status().message();
+  std::vector<uint8_t> got;
+  cuda::BpbcGpuStats stats;
+  Status refused =
+      (*gpu)->Recognize(strings, {.kernel = cuda::BpbcKernel::kCooperative}, &got, &stats);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("shared memory"), std::string::npos) << refused.message();
+  ASSERT_TRUE((*gpu)->Recognize(strings, {}, &got, &stats).ok());
+  EXPECT_EQ(stats.kernel, cuda::BpbcKernel::kThreadPerWord);
+  EXPECT_EQ(got, expected);
 }
 
 TEST(BpbcGpuTest, FailsCleanlyWithoutADevice) {

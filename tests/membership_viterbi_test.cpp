@@ -10,8 +10,10 @@
 #include <random>
 
 #include "common/sentence_file.h"
+#include "cuda/device.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
+#include "parser/bpbc.h"
 #include "parser/cnf_grammar.h"
 #include "parser/cyk_recognizer.h"
 #include "parser/parser.h"
@@ -61,6 +63,8 @@ TEST(MembershipViterbiTest, RecognisedExactlyWhenAParseExists) {
 
   std::vector<ParseOutcome> outcomes = parser.Parse(sentences);
   int parsed = 0, unparsed = 0;
+  std::vector<std::vector<int32_t>> strings;
+  std::vector<uint8_t> expected;
   for (size_t i = 0; i < sentences.size(); ++i) {
     std::string text;
     for (const auto& w : sentences[i]) text += w + " ";
@@ -69,6 +73,21 @@ TEST(MembershipViterbiTest, RecognisedExactlyWhenAParseExists) {
     const bool has_parse = outcomes[i].status == ParseStatus::kOk;
     EXPECT_EQ(recognised, has_parse) << text;
     (has_parse ? parsed : unparsed)++;
+    strings.push_back(terminals);
+    expected.push_back(recognised);
+  }
+  // The bulk (BPBC) paths on the same strings: a real grammar's 97 symbols and 901 closed chain
+  // rules, which the random grammars of parser/bpbc_test.cpp lack.
+  const cuda::BpbcProgram program = FlattenCircuit(cnf, MinimizeCircuit(CompileCircuit(cnf)));
+  auto bulk_cpu = RecognizeBulkCpu(program, strings);
+  ASSERT_TRUE(bulk_cpu.ok()) << bulk_cpu.status().message();
+  EXPECT_EQ(*bulk_cpu, expected);
+  if (cuda::DeviceAvailable()) {
+    for (auto kernel : {cuda::BpbcKernel::kThreadPerWord, cuda::BpbcKernel::kCooperative}) {
+      auto bulk_gpu = RecognizeBulkGpu(program, strings, {.kernel = kernel});
+      ASSERT_TRUE(bulk_gpu.ok()) << bulk_gpu.status().message();
+      EXPECT_EQ(*bulk_gpu, expected) << "kernel " << static_cast<int>(kernel);
+    }
   }
   std::printf("[wsj_0] %zu sentences: %d with a parse, %d without; membership agrees on each\n",
               sentences.size(), parsed, unparsed);
