@@ -149,6 +149,43 @@ std::vector<std::vector<int32_t>> Tile(const std::vector<std::vector<int32_t>>& 
   return out;
 }
 
+// "8w4s": warps per group and splits per pass of a cooperative launch; "4s" for kernel 1.
+std::string ShapeName(const cky::cuda::BpbcGpuStats& stats) {
+  if (stats.kernel == cky::cuda::BpbcKernel::kCooperative) {
+    return std::to_string(stats.warps_per_group) + "w" + std::to_string(stats.splits_per_pass) +
+           "s";
+  }
+  return "k1 " + std::to_string(stats.splits_per_pass) + "s";
+}
+
+struct BpbcConfig {
+  cky::CnfGrammar grammar;
+  cky::BpbcCircuit original, minimized;
+  double minimize_s = 0;
+  cky::cuda::BpbcProgram program;
+  std::vector<std::vector<int32_t>> pool;  // 16,384 distinct strings of length 32
+};
+
+BpbcConfig MakeConfig(int n, int p) {
+  constexpr int kLength = 32;
+  BpbcConfig c;
+  c.grammar = cky::RandomCnfGrammar({.nonterminals = n,
+                                     .rules = p,
+                                     .terminals = 16,
+                                     .seed = static_cast<uint64_t>(n * 1000003 + p)});
+  c.original = cky::CompileCircuit(c.grammar);
+  const auto start = Clock::now();
+  c.minimized = cky::MinimizeCircuit(c.original, {.anneal_steps_per_product = 100, .seed = 1});
+  c.minimize_s = Seconds(start);
+  c.program = cky::FlattenCircuit(c.grammar, c.minimized);
+  c.pool = cky::RandomStrings(c.grammar, {.count = 16384,
+                                          .min_length = kLength,
+                                          .max_length = kLength,
+                                          .member_fraction = 0.5,
+                                          .seed = 7});
+  return c;
+}
+
 void BpbcTable(const std::vector<int>& nonterminal_counts, const std::vector<int>& rule_counts,
                double time_budget_s, double table_memory_gb, int64_t max_strings,
                double config_seconds) {
@@ -158,16 +195,19 @@ void BpbcTable(const std::vector<int>& nonterminal_counts, const std::vector<int
   std::printf("== Fujita/Nakano et al. 2017: bitwise-parallel bulk CKY, strings of length %d ==\n",
               kLength);
   std::printf(
-      "CPU: BPBC, 64-bit words, %d threads, dynamic. GPU: 32 threads per block, tables "
-      "limited to %.0f GB as in the paper; static/dynamic with 32-bit words and 4 splits per pass "
-      "over the circuit, dyn64 with "
-      "64-bit words, dyn1s one split per pass (the paper's order). us = microseconds per string "
-      "(GPU: kernel time). paper = TITAN X "
-      "Table 3 GPU; x = paper / ours(dyn32).\n",
+      "CPU: BPBC, 64-bit words, %d threads, dynamic. GPU: CKY tables limited to %.0f GB as in the "
+      "paper; us = microseconds per string (kernel time). dyn: the default path of `cky recognize "
+      "--bulk` (kernel chosen automatically, shape = its launch shape: k1 = kernel 1 with splits "
+      "per pass, else kernel 2's warps per group x splits per pass), dynamic scheduling, 32-bit "
+      "words; static: the same with static scheduling; dyn64: with 64-bit words. k1: kernel 1 "
+      "(thread per word, the paper's mapping, 32 threads per block, 4 splits per pass) forced; k2: "
+      "kernel 2 (cooperative) forced. paper = TITAN X Table 3 GPU; x = paper / dyn. '-' = not "
+      "run (the default run took over 0.5 s).\n",
       cores, table_memory_gb);
-  std::printf("%5s %7s | %8s %8s %5s %6s | %8s %9s | %7s %6s %9s %9s %9s %9s %6s | %8s %6s\n", "N",
-              "rules", "gates", "min", "ratio", "min s", "cpu us", "cpu strs", "gpu str", "blocks",
-              "static us", "dyn us", "dyn64 us", "dyn1s us", "agree", "paper us", "x");
+  std::printf(
+      "%5s %7s | %8s %8s %5s %6s | %8s %9s | %8s %6s %6s %9s %8s %8s %9s %9s %6s | %8s %6s\n", "N",
+      "rules", "gates", "min", "ratio", "min s", "cpu us", "cpu strs", "gpu str", "blocks", "shape",
+      "dyn us", "k1 us", "k2 us", "static us", "dyn64 us", "agree", "paper us", "x");
   const auto bench_start = Clock::now();
   for (int n : nonterminal_counts) {
     for (int p : rule_counts) {
@@ -178,48 +218,33 @@ void BpbcTable(const std::vector<int>& nonterminal_counts, const std::vector<int
         std::fflush(stdout);
         continue;
       }
-      const cky::CnfGrammar grammar =
-          cky::RandomCnfGrammar({.nonterminals = n,
-                                 .rules = p,
-                                 .terminals = 16,
-                                 .seed = static_cast<uint64_t>(n * 1000003 + p)});
-      const cky::BpbcCircuit original = cky::CompileCircuit(grammar);
-      auto start = Clock::now();
-      const cky::BpbcCircuit minimized =
-          cky::MinimizeCircuit(original, {.anneal_steps_per_product = 100, .seed = 1});
-      const double minimize_s = Seconds(start);
-      const cky::cuda::BpbcProgram program = cky::FlattenCircuit(grammar, minimized);
-      const auto pool = cky::RandomStrings(grammar, {.count = 16384,
-                                                     .min_length = kLength,
-                                                     .max_length = kLength,
-                                                     .member_fraction = 0.5,
-                                                     .seed = 7});
+      const BpbcConfig c = MakeConfig(n, p);
 
-      // CPU: double the count until a run takes 0.25 s.
+      // CPU: double the count until a run takes 0.15 s.
       double cpu_us = 0;
       int64_t cpu_count = 64LL * cores;
       std::vector<uint8_t> cpu_result;
       while (true) {
-        const auto strings = Tile(pool, cpu_count);
-        start = Clock::now();
-        auto result = cky::RecognizeBulkCpu(program, strings, {.word_bits = 64});
+        const auto strings = Tile(c.pool, cpu_count);
+        const auto start = Clock::now();
+        auto result = cky::RecognizeBulkCpu(c.program, strings, {.word_bits = 64});
         const double s = Seconds(start);
         cpu_us = s * 1e6 / cpu_count;
         cpu_result = std::move(*result);
-        if (s > 0.25 || cpu_count >= (1 << 20)) break;
+        if (s > 0.15 || cpu_count >= (1 << 20)) break;
         cpu_count *= s < 0.03 ? 8 : 2;
       }
       std::printf("%5d %7d | %8lld %8lld %5.2f %6.2f | %8.3f %9lld |", n, p,
-                  static_cast<long long>(original.GateCount()),
-                  static_cast<long long>(minimized.GateCount()),
-                  static_cast<double>(minimized.GateCount()) / original.GateCount(), minimize_s,
-                  cpu_us, static_cast<long long>(cpu_count));
+                  static_cast<long long>(c.original.GateCount()),
+                  static_cast<long long>(c.minimized.GateCount()),
+                  static_cast<double>(c.minimized.GateCount()) / c.original.GateCount(),
+                  c.minimize_s, cpu_us, static_cast<long long>(cpu_count));
       std::fflush(stdout);
       if (!gpu) {
         std::printf(" no GPU\n");
         continue;
       }
-      auto device = cky::cuda::BpbcGpu::Create(program);
+      auto device = cky::cuda::BpbcGpu::Create(c.program);
       if (!device.ok()) {
         std::printf(" %s\n", device.status().message().c_str());
         continue;
@@ -227,66 +252,78 @@ void BpbcTable(const std::vector<int>& nonterminal_counts, const std::vector<int
       cky::cuda::BpbcGpuOptions options{
           .word_bits = 32,
           .scheduling = cky::cuda::Scheduling::kDynamic,
-          .threads_per_block = 32,
           .table_memory_bytes = static_cast<size_t>(table_memory_gb * (1 << 30))};
-      // GPU: from one group per SM, grow the count until a run takes 0.3 s and every block the
-      // table memory allows has a string group (the GPU is full), unless the next run would take
-      // longer than --config-seconds.
-      const int64_t slot_bytes = int64_t{kLength * (kLength + 1) / 2 + 1} * n * 32 * 4;
-      const int64_t fill_blocks = std::min<int64_t>(
-          132 * 32, static_cast<int64_t>(table_memory_gb * (1 << 30)) / slot_bytes);
-      const int64_t fill = std::min(max_strings, fill_blocks * 1024);
-      int64_t gpu_count = 132 * 1024;
+      // GPU: start with two string groups for every block the table memory and the SMs allow
+      // (the GPU is full), then grow the count until a run takes 0.3 s, unless the next run would
+      // take longer than --config-seconds.
       cky::cuda::BpbcGpuStats dynamic_stats;
       std::vector<uint8_t> gpu_result;
-      const std::vector<std::vector<int32_t>> tiled = Tile(pool, max_strings);
+      std::vector<std::vector<int32_t>> tiled = Tile(c.pool, 1024);
+      auto tile_to = [&](int64_t count) {  // the pool repeated, as far as the next run needs
+        for (int64_t k = static_cast<int64_t>(tiled.size()); k < count; ++k) {
+          tiled.push_back(c.pool[k % c.pool.size()]);
+        }
+      };
+      bool failed = false;
+      if (!(*device)->Recognize(tiled.data(), 1024, options, &gpu_result, &dynamic_stats).ok()) {
+        std::printf(" probe run failed\n");
+        continue;
+      }
+      int64_t gpu_count = std::min<int64_t>(max_strings, dynamic_stats.block_limit * 2048LL);
       while (true) {
+        tile_to(gpu_count);
         cky::Status status =
             (*device)->Recognize(tiled.data(), gpu_count, options, &gpu_result, &dynamic_stats);
         if (!status.ok()) {
           std::printf(" %s\n", status.message().c_str());
+          failed = true;
           break;
         }
-        if ((dynamic_stats.kernel_ms > 300 && gpu_count >= fill) || gpu_count >= max_strings) break;
+        if (dynamic_stats.kernel_ms > 300 || gpu_count >= max_strings) break;
         const int64_t next =
             std::min(max_strings, gpu_count * (dynamic_stats.kernel_ms < 40 ? 8 : 4));
         if (dynamic_stats.kernel_ms * next / gpu_count > config_seconds * 1e3) break;
         gpu_count = next;
       }
-      // Agreement: both evaluators on the shared prefix of the tiled pool.
+      if (failed) continue;
+      // Agreement: every evaluator on the shared prefix of the tiled pool.
       const size_t common = std::min(cpu_result.size(), gpu_result.size());
-      const bool agree =
-          std::equal(cpu_result.begin(), cpu_result.begin() + common, gpu_result.begin());
-      cky::cuda::BpbcGpuStats static_stats, wide_stats, v1_stats;
-      // Slow configurations: only the dynamic 32-bit run (the others print as 0).
-      const bool slow = dynamic_stats.kernel_ms > 1500;
-      options.scheduling = cky::cuda::Scheduling::kStatic;
-      cky::Status s1 =
-          slow ? cky::Status()
-               : (*device)->Recognize(tiled.data(), gpu_count, options, &gpu_result, &static_stats);
-      const bool static_agree =
-          s1.ok() &&
-          std::equal(cpu_result.begin(), cpu_result.begin() + common, gpu_result.begin());
-      options.scheduling = cky::cuda::Scheduling::kDynamic;
-      options.word_bits = 64;
-      cky::Status s2 =
-          slow ? cky::Status()
-               : (*device)->Recognize(tiled.data(), gpu_count, options, &gpu_result, &wide_stats);
-      const bool wide_agree = s2.ok() && std::equal(cpu_result.begin(), cpu_result.begin() + common,
-                                                    gpu_result.begin());
-      options.word_bits = 32;
-      options.splits_per_pass = 1;
-      cky::Status s3 =
-          slow ? cky::Status()
-               : (*device)->Recognize(tiled.data(), gpu_count, options, &gpu_result, &v1_stats);
-      const bool v1_agree = s3.ok() && std::equal(cpu_result.begin(), cpu_result.begin() + common,
-                                                  gpu_result.begin());
+      bool agree = std::equal(cpu_result.begin(), cpu_result.begin() + common, gpu_result.begin());
+      // The other variants, where the default one took at most 0.5 s (each takes up to ~5x).
+      const bool slow = dynamic_stats.kernel_ms > 500;
+      auto time_variant = [&](cky::cuda::BpbcGpuOptions variant) -> double {
+        if (slow) return -1;
+        cky::cuda::BpbcGpuStats stats;
+        cky::Status status =
+            (*device)->Recognize(tiled.data(), gpu_count, variant, &gpu_result, &stats);
+        if (!status.ok()) return -1;  // e.g. kernel 2 where the cells do not fit: "-"
+        agree = agree &&
+                std::equal(cpu_result.begin(), cpu_result.begin() + common, gpu_result.begin());
+        return stats.kernel_ms * 1e3 / gpu_count;
+      };
+      cky::cuda::BpbcGpuOptions variant = options;
+      variant.kernel = cky::cuda::BpbcKernel::kThreadPerWord;
+      const double k1_us = time_variant(variant);
+      variant.kernel = cky::cuda::BpbcKernel::kCooperative;
+      const double k2_us = time_variant(variant);
+      variant = options;
+      variant.scheduling = cky::cuda::Scheduling::kStatic;
+      const double static_us = time_variant(variant);
+      variant = options;
+      variant.word_bits = 64;
+      const double wide_us = time_variant(variant);
       const double dyn_us = dynamic_stats.kernel_ms * 1e3 / gpu_count;
+      auto cell = [](double us) {
+        char buffer[32];
+        if (us < 0) return std::string("-");
+        std::snprintf(buffer, sizeof buffer, "%.3f", us);
+        return std::string(buffer);
+      };
       auto paper = kPaperGpuUs.find({n, p});
-      std::printf(" %7lld %6d %9.3f %9.3f %9.3f %9.3f %6s |", static_cast<long long>(gpu_count),
-                  dynamic_stats.blocks, static_stats.kernel_ms * 1e3 / gpu_count, dyn_us,
-                  wide_stats.kernel_ms * 1e3 / gpu_count, v1_stats.kernel_ms * 1e3 / gpu_count,
-                  agree && static_agree && wide_agree && v1_agree ? "yes" : "NO");
+      std::printf(" %8lld %6d %6s %9.3f %8s %8s %9s %9s %6s |", static_cast<long long>(gpu_count),
+                  dynamic_stats.blocks, ShapeName(dynamic_stats).c_str(), dyn_us,
+                  cell(k1_us).c_str(), cell(k2_us).c_str(), cell(static_us).c_str(),
+                  cell(wide_us).c_str(), agree ? "yes" : "NO");
       if (paper != kPaperGpuUs.end()) {
         std::printf(" %8.3f %5.1fx\n", paper->second, paper->second / dyn_us);
       } else {
@@ -297,46 +334,54 @@ void BpbcTable(const std::vector<int>& nonterminal_counts, const std::vector<int
   }
 }
 
-// Saturated GPU measurements of single configurations: a fixed number of strings (enough to give
-// every block of the table budget a string group), dynamic scheduling, 32-bit words, each kernel
-// variant (splits per pass) in turn.
+// Saturated GPU measurements of single configurations: a fixed number of strings, dynamic
+// scheduling, 32-bit words; kernel 1 once per --splits value, kernel 2 once per --warps value
+// (0: the automatic shape).
 void SaturatedRows(const std::vector<int>& nonterminal_counts, const std::vector<int>& rule_counts,
-                   int64_t strings_count, double table_memory_gb, const std::vector<int>& splits) {
+                   int64_t strings_count, double table_memory_gb, const std::vector<int>& kernels,
+                   const std::vector<int>& splits, const std::vector<int>& warps,
+                   const std::vector<int>& coop_splits) {
   constexpr int kLength = 32;
   std::printf("== BPBC, saturated GPU: %lld strings of length %d, dynamic, 32-bit words ==\n",
               static_cast<long long>(strings_count), kLength);
-  std::printf("%5s %7s | %8s %8s | %6s %6s %9s %6s | %8s %6s\n", "N", "rules", "gates", "min",
-              "splits", "blocks", "dyn us", "agree", "paper us", "x");
+  std::printf("%5s %7s | %8s %8s | %7s %6s %9s %6s | %8s %6s\n", "N", "rules", "gates", "min",
+              "shape", "blocks", "dyn us", "agree", "paper us", "x");
   for (int n : nonterminal_counts) {
     for (int p : rule_counts) {
-      const cky::CnfGrammar grammar =
-          cky::RandomCnfGrammar({.nonterminals = n,
-                                 .rules = p,
-                                 .terminals = 16,
-                                 .seed = static_cast<uint64_t>(n * 1000003 + p)});
-      const cky::BpbcCircuit original = cky::CompileCircuit(grammar);
-      const cky::BpbcCircuit minimized =
-          cky::MinimizeCircuit(original, {.anneal_steps_per_product = 100, .seed = 1});
-      const cky::cuda::BpbcProgram program = cky::FlattenCircuit(grammar, minimized);
-      const auto pool = cky::RandomStrings(grammar, {.count = 16384,
-                                                     .min_length = kLength,
-                                                     .max_length = kLength,
-                                                     .member_fraction = 0.5,
-                                                     .seed = 7});
-      auto expected = cky::RecognizeBulkCpu(program, pool, {.word_bits = 64});
-      const auto tiled = Tile(pool, strings_count);
-      auto device = cky::cuda::BpbcGpu::Create(program);
+      const BpbcConfig c = MakeConfig(n, p);
+      auto expected = cky::RecognizeBulkCpu(c.program, c.pool, {.word_bits = 64});
+      const auto tiled = Tile(c.pool, strings_count);
+      auto device = cky::cuda::BpbcGpu::Create(c.program);
       if (!device.ok()) {
         std::printf("%s\n", device.status().message().c_str());
         return;
       }
-      for (int split : splits) {
-        cky::cuda::BpbcGpuOptions options{
-            .word_bits = 32,
-            .scheduling = cky::cuda::Scheduling::kDynamic,
-            .threads_per_block = 32,
-            .splits_per_pass = split,
-            .table_memory_bytes = static_cast<size_t>(table_memory_gb * (1 << 30))};
+      std::vector<cky::cuda::BpbcGpuOptions> variants;
+      const cky::cuda::BpbcGpuOptions base{
+          .word_bits = 32,
+          .scheduling = cky::cuda::Scheduling::kDynamic,
+          .table_memory_bytes = static_cast<size_t>(table_memory_gb * (1 << 30))};
+      for (int kernel : kernels) {
+        if (kernel == 1) {
+          for (int split : splits) {
+            cky::cuda::BpbcGpuOptions options = base;
+            options.kernel = cky::cuda::BpbcKernel::kThreadPerWord;
+            options.splits_per_pass = split;
+            variants.push_back(options);
+          }
+          continue;
+        }
+        for (int warp_count : warps) {
+          for (int split : coop_splits) {
+            cky::cuda::BpbcGpuOptions options = base;
+            options.kernel = cky::cuda::BpbcKernel::kCooperative;
+            options.warps_per_group = warp_count;
+            options.splits_per_pass = split;
+            variants.push_back(options);
+          }
+        }
+      }
+      for (const auto& options : variants) {
         cky::cuda::BpbcGpuStats stats;
         std::vector<uint8_t> got;
         cky::Status status =
@@ -348,10 +393,11 @@ void SaturatedRows(const std::vector<int>& nonterminal_counts, const std::vector
         const bool agree = std::equal(expected->begin(), expected->end(), got.begin());
         const double us = stats.kernel_ms * 1e3 / strings_count;
         auto paper = kPaperGpuUs.find({n, p});
-        std::printf("%5d %7d | %8lld %8lld | %6d %6d %9.3f %6s | %8.3f %5.2fx\n", n, p,
-                    static_cast<long long>(original.GateCount()),
-                    static_cast<long long>(minimized.GateCount()), split, stats.blocks, us,
-                    agree ? "yes" : "NO", paper == kPaperGpuUs.end() ? 0.0 : paper->second,
+        std::printf("%5d %7d | %8lld %8lld | %7s %6d %9.3f %6s | %8.3f %5.2fx\n", n, p,
+                    static_cast<long long>(c.original.GateCount()),
+                    static_cast<long long>(c.minimized.GateCount()), ShapeName(stats).c_str(),
+                    stats.blocks, us, agree ? "yes" : "NO",
+                    paper == kPaperGpuUs.end() ? 0.0 : paper->second,
                     paper == kPaperGpuUs.end() ? 0.0 : paper->second / us);
         std::fflush(stdout);
       }
@@ -375,6 +421,9 @@ int main(int argc, char** argv) {
   int64_t saturated_strings = 0;
   double config_seconds = 8;
   std::vector<int> splits = {4, 8};
+  std::vector<int> kernels = {1, 2};
+  std::vector<int> warps = {0};
+  std::vector<int> coop_splits = {0};
   std::vector<int> nonterminals = {32, 64, 128, 256, 512};
   std::vector<int> rules = {32, 64, 128, 256, 512, 2048, 8192, 32768, 131072};
   app.add_option("--wsj0", wsj0, "Berkeley grammar prefix for the Kim et al. table")
@@ -402,19 +451,30 @@ int main(int argc, char** argv) {
   app.add_flag("--skip-bpbc", skip_bpbc, "Skip the BPBC table");
   app.add_option("--saturated", saturated_strings,
                  "Instead of the BPBC table: time each --nonterminals x --rules configuration on "
-                 "this many strings (dynamic, 32-bit), once per --splits variant")
+                 "this many strings (dynamic, 32-bit), once per --kernels x --splits/--warps "
+                 "variant")
       ->capture_default_str();
   app.add_option(
          "--config-seconds", config_seconds,
          "Longest single GPU run of the BPBC table (bounds the string count of big circuits)")
       ->capture_default_str();
-  app.add_option("--splits", splits, "Kernel variants (splits per pass) for --saturated")
+  app.add_option("--kernels", kernels,
+                 "--saturated: kernels to time (1: thread per word, 2: cooperative)")
+      ->capture_default_str();
+  app.add_option("--splits", splits, "--saturated: kernel 1's splits per pass to time")
+      ->capture_default_str();
+  app.add_option("--warps", warps,
+                 "--saturated: kernel 2's warps per group to time (0: chosen automatically)")
+      ->capture_default_str();
+  app.add_option("--coop-splits", coop_splits,
+                 "--saturated: kernel 2's splits per pass to time (0: chosen automatically)")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   std::printf("device: %s\n\n", cky::cuda::DeviceDescription().c_str());
   if (!skip_kim) KimTable(wsj0, gum, sentences, max_length);
   if (saturated_strings > 0) {
-    SaturatedRows(nonterminals, rules, saturated_strings, table_memory_gb, splits);
+    SaturatedRows(nonterminals, rules, saturated_strings, table_memory_gb, kernels, splits, warps,
+                  coop_splits);
     return 0;
   }
   if (!skip_bpbc) {
