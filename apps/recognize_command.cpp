@@ -26,7 +26,8 @@ struct RecognizeArgs {
   std::string backend = "auto";
   cuda::RuleMapping mapping = cuda::RuleMapping::kLvsDummy;
   cuda::CellMemory memory = cuda::CellMemory::kShared;
-  int word_bits = 64;
+  int word_bits = 0;  // 0: 64 on the CPU, 32 on the GPU (what each is fastest with)
+  cuda::BpbcKernel bulk_kernel = cuda::BpbcKernel::kAuto;
   cuda::Scheduling scheduling = cuda::Scheduling::kDynamic;
   bool minimize = true;
   int threads = 0;
@@ -91,13 +92,15 @@ void Run(const RecognizeArgs& args) {
     if (strings.empty()) break;
     std::vector<uint8_t> accepted;
     if (bulk_gpu) {
-      cuda::BpbcGpuOptions options{.word_bits = args.word_bits, .scheduling = args.scheduling};
+      cuda::BpbcGpuOptions options{.word_bits = args.word_bits ? args.word_bits : 32,
+                                   .scheduling = args.scheduling,
+                                   .kernel = args.bulk_kernel};
       Status status = bulk_gpu->Recognize(strings, options, &accepted, nullptr);
       if (!status.ok()) Fail(status.message());
     } else if (args.bulk) {
       auto result =
           RecognizeBulkCpu(program, strings,
-                           {.word_bits = args.word_bits,
+                           {.word_bits = args.word_bits ? args.word_bits : 64,
                             .threads = args.threads,
                             .dynamic_scheduling = args.scheduling == cuda::Scheduling::kDynamic});
       if (!result.ok()) Fail(result.status().message());
@@ -165,7 +168,18 @@ void AddRecognizeCommand(CLI::App& app) {
       ->default_str("shared");
   cmd->add_option("--word-bits", args->word_bits, "--bulk: strings per machine word")
       ->check(CLI::IsMember({32, 64}))
-      ->capture_default_str();
+      ->default_str("64 on the CPU, 32 on the GPU");
+  const std::map<std::string, cuda::BpbcKernel> bulk_kernels = {
+      {"auto", cuda::BpbcKernel::kAuto},
+      {"1", cuda::BpbcKernel::kThreadPerWord},
+      {"2", cuda::BpbcKernel::kCooperative}};
+  cmd->add_option("--bulk-kernel", args->bulk_kernel,
+                  "--bulk on the GPU: 1 = one thread per machine word walks the whole circuit (the "
+                  "paper's mapping); 2 = the warps of a block share out the circuit, operands "
+                  "staged in shared memory; auto = 2 for circuits of 512 gates or more whose "
+                  "cells fit in shared memory, else 1")
+      ->transform(CLI::CheckedTransformer(bulk_kernels, CLI::ignore_case))
+      ->default_str("auto");
   const std::map<std::string, cuda::Scheduling> schedulings = {
       {"static", cuda::Scheduling::kStatic}, {"dynamic", cuda::Scheduling::kDynamic}};
   cmd->add_option("--scheduling", args->scheduling,

@@ -110,5 +110,21 @@ if [ -f "$gr_dir/small_sm2.gr" ]; then
   check "truncated .gr is explained" grep -q "cut.gr" "$tmp/err_cut.txt"
 fi
 
+# Membership: one 1/0 per line, the same from plain CYK and the bulk (bitwise-parallel) path.
+printf "start S\nS -> S S\nS -> S B\nS -> A A\nS -> A B\nS -> B S\nS -> B B\nA -> 'a'\nB -> 'b'\n" \
+  > "$tmp/paper.cnf"
+printf 'a b\na\nb b\na a a\n' > "$tmp/strings.txt"
+"$cky" recognize --grammar "$tmp/paper.cnf" "$tmp/strings.txt" > "$tmp/cyk.txt" 2>/dev/null
+check "recognize exits 0" test $? -eq 0
+check "recognize answers" test "$(tr '\n' ' ' < "$tmp/cyk.txt")" = "1 0 1 0 "
+"$cky" recognize --grammar "$tmp/paper.cnf" --bulk "$tmp/strings.txt" > "$tmp/bulk.txt" 2>/dev/null
+check "bulk gives the same answers" cmp -s "$tmp/cyk.txt" "$tmp/bulk.txt"
+"$cky" recognize --grammar "$tmp/paper.cnf" --bulk --bulk-kernel 2 --word-bits 32 \
+  "$tmp/strings.txt" > "$tmp/bulk2.txt" 2>/dev/null
+check "bulk kernel choice gives the same answers" cmp -s "$tmp/cyk.txt" "$tmp/bulk2.txt"
+"$cky" recognize --grammar "$tmp/paper.cnf" --bulk --bulk-kernel 3 < "$tmp/strings.txt" \
+  > /dev/null 2>&1
+check "unknown bulk kernel is refused" test $? -ne 0
+
 echo "$passed passed, $failed failed"
 test "$failed" -eq 0
