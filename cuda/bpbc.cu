@@ -160,7 +160,7 @@ __global__ void BpbcKernel(Word* tables, Word* results, KernelArgs a) {
 
 // Kernel 2, cooperative: a block of W warps runs the CKY of one group of 32 * kBits strings (lane
 // l holds strings l * kBits ...). For each cell and each pass of kSplits splits, the 2 * kSplits
-// operand cells are staged in shared memory ([split][symbol][lane], so a warp's loads of one
+// operand cells are staged in shared memory ([symbol][split][lane], so a warp's loads of one
 // symbol hit 32 distinct banks, and the kSplits values of one symbol are adjacent); warp w
 // evaluates the products code[chunk[w] .. chunk[w + 1]) for all kSplits splits and ORs each
 // parent's result into the cell being built, also in shared memory (atomicOr: a parent's products

@@ -232,6 +232,43 @@ TEST(BpbcGpuTest, CooperativeKernelNeedsTheCellsToFitInSharedMemory) {
   EXPECT_EQ(got, expected);
 }
 
+// A parent with 520 rules S -> X0 Xj: factoring makes them one product of 521 operands, longer
+// than the 512 code entries each warp of the cooperative kernel copies to shared memory, so that
+// kernel reads this product's operands from global memory.
+TEST(BpbcGpuTest, ProductLongerThanAWarpsCodeCopy) {
+  std::ostringstream text;
+  text << "start S\nY -> 'c'\n";
+  for (int j = 0; j < 520; ++j) {
+    text << "X" << j << " -> '" << (j % 2 ? "b" : "a") << "'\nS -> X0 X" << j << "\n";
+  }
+  std::istringstream in(text.str());
+  auto grammar = ParseCnfGrammar(in, "row");
+  ASSERT_TRUE(grammar.ok()) << grammar.status().message();
+  const BpbcCircuit circuit = MinimizeCircuit(CompileCircuit(*grammar));
+  size_t longest = 0;
+  for (const auto& product : circuit.products) {
+    longest = std::max(longest, product.left.size() + product.right.size());
+  }
+  ASSERT_GT(longest, 512u);
+  std::vector<std::vector<int32_t>> strings;
+  std::vector<uint8_t> expected;
+  for (const char* s : {"a b", "a a", "b a", "a c", "c", "a a b", "b b", "a", "c a", ""}) {
+    strings.push_back(grammar->Tokenize(s));
+    expected.push_back(RecognizeReference(*grammar, strings.back()));
+  }
+  EXPECT_EQ(expected, (std::vector<uint8_t>{1, 1, 0, 0, 0, 0, 0, 0, 0, 0}));
+  const cuda::BpbcProgram program = FlattenCircuit(*grammar, circuit);
+  auto cpu = RecognizeBulkCpu(program, strings);
+  ASSERT_TRUE(cpu.ok()) << cpu.status().message();
+  EXPECT_EQ(*cpu, expected);
+  if (!cuda::DeviceAvailable()) GTEST_SKIP() << "no CUDA device";
+  // 522 symbols: the cells fit in shared memory with 32-bit words only.
+  auto gpu = RecognizeBulkGpu(program, strings,
+                              {.word_bits = 32, .kernel = cuda::BpbcKernel::kCooperative});
+  ASSERT_TRUE(gpu.ok()) << gpu.status().message();
+  EXPECT_EQ(*gpu, expected);
+}
+
 TEST(BpbcGpuTest, FailsCleanlyWithoutADevice) {
   if (cuda::DeviceAvailable()) GTEST_SKIP() << "a device is present";
   CnfGrammar g = PaperExample();
