@@ -27,9 +27,8 @@ __host__ __device__ __forceinline__ int CellIndex(int n, int length, int start) 
 }
 
 constexpr int kMaxWarpsPerGroup = 32;
-constexpr int kCodeCopyEntries = 512;
-constexpr int64_t kCooperativeMinGates = 512;  // kAuto: smaller circuits run kernel 1  // kernel 2:
-                                               // code entries each warp keeps in shared memory
+constexpr int kCodeCopyEntries = 512;  // kernel 2: code entries each warp keeps in shared memory
+constexpr int64_t kCooperativeMinGates = 512;  // kAuto: smaller circuits run kernel 1
 
 struct KernelArgs {
   const int* tokens;               // per group: tokens[pos * group_strings + string]
@@ -54,6 +53,22 @@ __device__ __forceinline__ void CloseCell(Word* cell, int stride, const KernelAr
   for (int u = 0; u < a.num_unary; ++u) {
     cell[a.unary_parent[u] * stride] |= cell[a.unary_child[u] * stride];
   }
+}
+
+// One thread's word of a terminal cell (one string per bit): cleared, set from the tokens at this
+// position (token_row[b] is string b's token), then closed under the chain rules. Consecutive
+// symbols of the thread's word are `stride` words apart.
+template <typename Word>
+__device__ __forceinline__ void FillTerminalCell(Word* cell, int stride, const int* token_row,
+                                                 const KernelArgs& a) {
+  for (int s = 0; s < a.num_symbols; ++s) cell[s * stride] = 0;
+  for (int b = 0; b < static_cast<int>(sizeof(Word) * 8); ++b) {
+    const int token = token_row[b];
+    for (int p = a.terminal_offsets[token]; p < a.terminal_offsets[token + 1]; ++p) {
+      cell[a.terminal_parents[p] * stride] |= Word(1) << b;
+    }
+  }
+  CloseCell(cell, stride, a);
 }
 
 // Table layout: [cell][symbol][thread], so that a warp's accesses to one symbol are coalesced; one
@@ -84,15 +99,8 @@ __global__ void BpbcKernel(Word* tables, Word* results, KernelArgs a) {
     const int n = a.group_lengths[group];
     const int* tokens = a.tokens + a.group_offsets[group] + t * kBits;
     for (int i = 0; i < n; ++i) {
-      Word* cell = table + static_cast<size_t>(CellIndex(n, 1, i)) * row;
-      for (int s = 0; s < a.num_symbols; ++s) cell[s * threads] = 0;
-      for (int b = 0; b < kBits; ++b) {
-        const int token = tokens[i * group_strings + b];
-        for (int p = a.terminal_offsets[token]; p < a.terminal_offsets[token + 1]; ++p) {
-          cell[a.terminal_parents[p] * threads] |= Word(1) << b;
-        }
-      }
-      CloseCell(cell, threads, a);
+      FillTerminalCell(table + static_cast<size_t>(CellIndex(n, 1, i)) * row, threads,
+                       tokens + i * group_strings, a);
     }
     for (int length = 2; length <= n; ++length) {
       for (int i = 0; i + length <= n; ++i) {
@@ -264,15 +272,8 @@ __global__ void BpbcCooperativeKernel(Word* tables, Word* results, CoopArgs coop
     const int* tokens = a.tokens + a.group_offsets[group] + lane * kBits;
     // Terminal cells: one warp per position, each lane its own word.
     for (int i = warp; i < n; i += warps) {
-      Word* cell = table + static_cast<size_t>(CellIndex(n, 1, i)) * row + lane;
-      for (int s = 0; s < a.num_symbols; ++s) cell[s * kLanes] = 0;
-      for (int b = 0; b < kBits; ++b) {
-        const int token = tokens[i * group_strings + b];
-        for (int p = a.terminal_offsets[token]; p < a.terminal_offsets[token + 1]; ++p) {
-          cell[a.terminal_parents[p] * kLanes] |= Word(1) << b;
-        }
-      }
-      CloseCell(cell, kLanes, a);
+      FillTerminalCell(table + static_cast<size_t>(CellIndex(n, 1, i)) * row + lane, kLanes,
+                       tokens + i * group_strings, a);
     }
     __syncthreads();
     for (int length = 2; length <= n; ++length) {
@@ -484,7 +485,7 @@ class BpbcGpuImpl : public BpbcGpu {
 
   struct LaunchShape {
     bool cooperative = false;
-    int threads = 32;  // kernel 1: threads per block
+    int threads = 32;  // threads (kernel 1) or lanes (kernel 2, always 32) holding a word each
     int warps = 1;     // kernel 2: warps per block (per string group)
     int splits = 4;    // splits per pass over the circuit
     size_t shared_bytes = 0;
@@ -521,6 +522,7 @@ class BpbcGpuImpl : public BpbcGpu {
       shape->blocks_per_sm = std::max(1, std::min(32, 2048 / shape->threads));
       return Status();
     }
+    shape->threads = 32;  // lanes: a group is 32 words
     // Warps per group: at least ~128 gates each, at most 16 (or as asked).
     int warps = options.warps_per_group > 0
                     ? options.warps_per_group
@@ -577,7 +579,7 @@ class BpbcGpuImpl : public BpbcGpu {
     LaunchShape shape;
     CKY_RETURN_IF_ERROR(ChooseShape(options, sizeof(Word), &shape));
     // Threads (kernel 1) or lanes (kernel 2) that hold one word of a string group each.
-    const int threads = shape.cooperative ? 32 : shape.threads;
+    const int threads = shape.threads;
     const int64_t group_strings = static_cast<int64_t>(threads) * bits;
 
     // Group by length; longest groups first, so that dynamic scheduling ends evenly.
