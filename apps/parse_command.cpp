@@ -45,7 +45,7 @@ struct ParseArgs {
   bool no_progress = false;
   bool tokenized = false;
   std::string hyphens = "auto";
-  std::string decoder = "viterbi";
+  std::string decoder = "max-rule";
   bool sentence_likelihood = false;
   bool model_score = false;
 };
@@ -117,6 +117,12 @@ std::string ScorePrefix(const ParseArgs& args, const ParseOutcome& outcome) {
 }
 
 void RunParse(const ParseArgs& args) {
+  if (args.decoder != "viterbi" && (args.substates || args.scores)) {
+    Fail("--substates and --scores print a Viterbi derivation: add --decoder viterbi", 2);
+  }
+  if (args.decoder == "viterbi" && args.sentence_likelihood) {
+    Fail("--sentence-likelihood needs the max-rule decoder (inside-outside)", 2);
+  }
   const auto load_start = std::chrono::steady_clock::now();
   LoadOptions load_options;
   load_options.min_binary_prob = args.min_rule_prob;
@@ -277,7 +283,9 @@ void AddParseCommand(CLI::App& app) {
                   "viterbi: the grammar's single best derivation (Berkeley's -viterbi), exact; "
                   "max-rule: the tree whose rules have the largest product of posterior "
                   "probabilities, from exact inside-outside over the latent substates (the "
-                  "Berkeley parser's default, more accurate; cpu and reference backends)")
+                  "Berkeley parser's default, more accurate). With a text-export grammar, which "
+                  "holds only Viterbi-closed unary rules, max-rule sums over those (an "
+                  "approximation; a .gr file has the exact sum-closed unaries)")
       ->check(CLI::IsMember({"viterbi", "max-rule"}))
       ->capture_default_str();
   cmd->add_flag("--sentence-likelihood", args->sentence_likelihood,
