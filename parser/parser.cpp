@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cuda/device.h"
+#include "cuda/common/device.h"
 #include "parser/cuda_backend.h"
 
 namespace cky {
