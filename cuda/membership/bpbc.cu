@@ -7,19 +7,11 @@
 #include <numeric>
 
 #include "cuda/common/device.h"
+#include "cuda/common/device_helpers.cuh"
 #include "cuda/membership/bpbc.h"
 
 namespace cky::cuda {
 namespace {
-
-Status CudaError(cudaError_t err, const char* what) {
-  return Status::Error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(err));
-}
-#define CKY_CUDA_RETURN(expr)                                       \
-  do {                                                              \
-    cudaError_t cky_err_ = (expr);                                  \
-    if (cky_err_ != cudaSuccess) return CudaError(cky_err_, #expr); \
-  } while (0)
 
 // Cells of a string of length n, by span length then start: cell (length l, start i).
 __host__ __device__ __forceinline__ int CellIndex(int n, int length, int start) {

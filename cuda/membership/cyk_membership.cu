@@ -6,21 +6,13 @@
 #include <numeric>
 
 #include "cuda/common/device.h"
+#include "cuda/common/device_helpers.cuh"
 #include "cuda/membership/cyk_membership.h"
 
 namespace cky::cuda {
 namespace {
 
 constexpr int kWarp = 32;
-
-Status CudaError(cudaError_t err, const char* what) {
-  return Status::Error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(err));
-}
-#define CKY_CUDA_RETURN(expr)                                       \
-  do {                                                              \
-    cudaError_t cky_err_ = (expr);                                  \
-    if (cky_err_ != cudaSuccess) return CudaError(cky_err_, #expr); \
-  } while (0)
 
 __device__ __forceinline__ uint8_t* ChartCell(uint8_t* chart, int n, int num_symbols, int i,
                                               int j) {

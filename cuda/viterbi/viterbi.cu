@@ -1,5 +1,6 @@
-// CUDA Viterbi CKY: public API (DeviceViterbi), then dispatch (one launch sequence per batch),
-// then the kernels, numbered variants in one file. cuda/viterbi.h describes each variant.
+// CUDA Viterbi CKY: the kernels (Kernel 1..9, with the device helpers they share), then the host
+// side: the variant table (Variants(): every --kernel name, numbered by the kernel it launches),
+// dispatch (one launch sequence per batch) and the public API (DeviceViterbi).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -206,8 +207,8 @@ __device__ __forceinline__ void BlockTreeMax(float* sh) {
   }
 }
 
-// Kernel 4: block-based mapping, tree-shaped parallel reduction (also kernel 6, spans in
-// sequence, which launches it once per start position).
+// Kernel 4: block-based mapping, tree-shaped parallel reduction. Kernel 6 (block-reduce-seq) is
+// this kernel with spans in sequence: LaunchBinary launches it once per start position.
 __global__ void BlockReduceKernel(LevelArgs a, RuleArrays rules, VirtualParents vp) {
   __shared__ float sh[kThreads];
   const CellItem it = a.items[a.item_offset + blockIdx.x];
@@ -259,12 +260,14 @@ __global__ void BlockReduceStagedKernel(LevelArgs a, RuleArrays rules, VirtualPa
     AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + __ldg(vp.parent + blockIdx.y), sh[0]);
 }
 
-// Kernel 7 (pair-fused-gG): per child pair tile and G cells of one span length. A tile is a base
-// child pair (B, C), or a band of B's substates when B x C has more substate pairs than the band
-// limit (512, or 1024 for the -wide variants)
-// (the "virtual pair", as virtual parents split a big parent), so that G tiles of maxima fit in
-// shared memory with full occupancy. Each block loops over `groups_per_block` groups of G cells,
-// so that groups with no usable split point cost a loop iteration, not a block.
+// Kernels 7-9 (pair-fused-gG, pair-acc-gG, pair-seg-gG) work per child pair tile and G cells of one
+// span length. A tile is a base child pair (B, C), or a band of B's substates when B x C has more
+// substate pairs than the band limit (512, or 1024 for the -wide, pair-seg variants) (the "virtual
+// pair", as virtual parents split a big parent), so that G tiles of maxima fit in shared memory
+// with full occupancy. The three kernels share their phases through the device helpers below:
+// gather the usable split points of a group of G cells (GatherSplits), take the max over split
+// points per substate pair (SplitMaxima), then add each rule's log-prob per parent (WarpRuleMaxima
+// for kernels 7 and 8, SegRulesForCount for kernel 9).
 constexpr int kQuad = 4;  // register blocking: a thread computes 4 x 4 substate pairs
 
 struct PairArrays {
@@ -279,6 +282,185 @@ struct PairArrays {
   const int* class_pairs;    // the tiles of this launch's size class
 };
 
+// One tile as the kernels read it: PairArrays::info and ::symbols, and the 4 x 4 blocks of
+// substate pairs that cover its band.
+struct PairTile {
+  int4 info;
+  int2 sym;
+  int s_c;         // C's substates
+  int quads;       // blocks of kQuad of C's substates
+  int band_items;  // kQuad x kQuad blocks of the band
+};
+
+__device__ __forceinline__ PairTile LoadPairTile(const PairArrays& pairs, int pair) {
+  PairTile t;
+  t.info = __ldg(pairs.info + pair);
+  t.sym = __ldg(pairs.symbols + pair);
+  t.s_c = t.info.w;
+  t.quads = (t.s_c + kQuad - 1) / kQuad;
+  t.band_items = ((t.info.y + kQuad - 1) / kQuad) * t.quads;
+  return t;
+}
+
+// Where the split maxima of substate pair `pair` start in sh_best ([substate pair][G], cell g at
+// + g). kPad (kernel 9) adds 4 floats of padding after every 4 pairs, against bank conflicts.
+template <int G, bool kPad>
+__device__ __forceinline__ int BestOffset(int pair) {
+  return kPad ? pair * G + 4 * (pair >> 2) : pair * G;
+}
+// Floats of sh_best for max_bc substate pairs (BestOffset's padding included, G of them spare).
+__host__ __device__ constexpr int BestFloats(int g, int max_bc) {
+  return g * max_bc + 4 * ((max_bc + 3) / 4) + g;
+}
+
+// Split points where both child symbols are present (sparse-aware skipping): for each cell g of
+// the group starting at first_item, the left and right cells of its usable split points go to
+// sh_left / sh_right[g * max_splits + slot], their number to sh_count[g], the group's total to
+// *sh_total. sh_count and *sh_total must be zero on entry; ends with a barrier.
+template <int G>
+__device__ __forceinline__ void GatherSplits(const LevelArgs& a, int2 sym,
+                                             const unsigned char* present, int num_symbols,
+                                             int num_items, int first_item, int max_splits,
+                                             int* sh_left, int* sh_right, int* sh_count,
+                                             int* sh_total) {
+  const int splits = a.span - 1;
+  for (int e = threadIdx.x; e < G * splits; e += blockDim.x) {
+    const int g = e / splits, k = e % splits;
+    if (first_item + g >= num_items) continue;
+    const CellItem it = a.items[a.item_offset + first_item + g];
+    const int mid = it.start + 1 + k;
+    const int lc = it.base + CellIndex(it.n, it.start, mid);
+    const int rc = it.base + CellIndex(it.n, mid, it.start + a.span);
+    if (present[size_t(lc) * num_symbols + sym.x] && present[size_t(rc) * num_symbols + sym.y]) {
+      const int slot = atomicAdd(&sh_count[g], 1);
+      sh_left[g * max_splits + slot] = lc;
+      sh_right[g * max_splits + slot] = rc;
+      atomicAdd(sh_total, 1);
+    }
+  }
+  __syncthreads();
+}
+
+template <bool kReadOnly>
+__device__ __forceinline__ float LoadScore(const float* p) {
+  if constexpr (kReadOnly) {
+    return __ldg(p);
+  } else {
+    return *p;
+  }
+}
+
+// One split point's max-plus update of a thread's 4 x 4 block of substate pairs (b0.., c0..):
+// best[i][j] = max(best[i][j], left[b0 + i] + right[c0 + j]). kAligned reads the aligned chart
+// copy with two float4 loads; kReadOnly reads the chart through the read-only cache.
+template <bool kAligned, bool kReadOnly>
+__device__ __forceinline__ void MaxPlusSplit(const LevelArgs& a, const PairTile& t, int left_cell,
+                                             int right_cell, int b0, int c0,
+                                             float (&best)[kQuad][kQuad]) {
+  float l[kQuad], r[kQuad];
+  if constexpr (kAligned) {
+    // info.x, info.z, b0, c0 and the row stride are multiples of 4: two float4 loads. Lanes past
+    // the band or the symbol read the next band or padding; those pairs are not stored.
+    const float* lrow = a.aligned_chart + size_t(left_cell) * a.row_stride + t.info.x;
+    const float* rrow = a.aligned_chart + size_t(right_cell) * a.row_stride + t.info.z;
+    const float4 lv = __ldg(reinterpret_cast<const float4*>(lrow + b0));
+    const float4 rv = __ldg(reinterpret_cast<const float4*>(rrow + c0));
+    l[0] = lv.x, l[1] = lv.y, l[2] = lv.z, l[3] = lv.w;
+    r[0] = rv.x, r[1] = rv.y, r[2] = rv.z, r[3] = rv.w;
+  } else {
+    const float* lrow = a.chart + size_t(left_cell) * a.num_states + t.info.x;
+    const float* rrow = a.chart + size_t(right_cell) * a.num_states + t.info.z;
+#pragma unroll
+    for (int q = 0; q < kQuad; ++q) {
+      l[q] = b0 + q < t.info.y ? LoadScore<kReadOnly>(lrow + b0 + q) : kNegInfF;
+      r[q] = c0 + q < t.s_c ? LoadScore<kReadOnly>(rrow + c0 + q) : kNegInfF;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+    for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
+}
+
+// Max over split points per substate pair (b, c) of the tile, for each cell g of the group:
+// register blocking, a 4 x 4 block of (b, c) per thread (8 loads per 16 max-plus updates), stored
+// at sh_best[BestOffset<G, kPad>(b * s_c + c) + g]. kSplitUnroll > 0 unrolls the split loop that
+// many times (loads of the next split issued before the max-plus); 0 leaves it to the compiler.
+// Ends with a barrier.
+template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kReadOnly>
+__device__ __forceinline__ void SplitMaxima(const LevelArgs& a, const PairTile& t,
+                                            const int* sh_left, const int* sh_right,
+                                            const int* sh_count, int max_splits, float* sh_best) {
+  for (int e = threadIdx.x; e < G * t.band_items; e += blockDim.x) {
+    const int g = e / t.band_items, rem = e % t.band_items;
+    const int b0 = (rem / t.quads) * kQuad, c0 = (rem % t.quads) * kQuad;
+    float best[kQuad][kQuad];
+#pragma unroll
+    for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+      for (int j = 0; j < kQuad; ++j) best[i][j] = kNegInfF;
+    const int count = sh_count[g];
+    const int* left = sh_left + g * max_splits;
+    const int* right = sh_right + g * max_splits;
+    if constexpr (kSplitUnroll > 0) {
+#pragma unroll kSplitUnroll
+      for (int s = 0; s < count; ++s)
+        MaxPlusSplit<kAligned, kReadOnly>(a, t, left[s], right[s], b0, c0, best);
+    } else {
+      for (int s = 0; s < count; ++s)
+        MaxPlusSplit<kAligned, kReadOnly>(a, t, left[s], right[s], b0, c0, best);
+    }
+#pragma unroll
+    for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+      for (int j = 0; j < kQuad; ++j)
+        if (b0 + i < t.info.y && c0 + j < t.s_c)
+          sh_best[BestOffset<G, kPad>((b0 + i) * t.s_c + c0 + j) + g] = best[i][j];
+  }
+  __syncthreads();
+}
+
+// The rule phase of kernels 7 and 8 for one parent-of-tile pl (a warp): lanes over its rules, G
+// cells at once (the G cells' maxima of one substate pair are adjacent: G / 4 vector loads), then
+// a warp-wide max. Returns cell `lane`'s maximum to lanes < G, -infinity to the others.
+template <int G>
+__device__ __forceinline__ float WarpRuleMaxima(const PairArrays& pairs, const float* sh_best,
+                                                int pl, int lane) {
+  float acc[G];
+#pragma unroll
+  for (int g = 0; g < G; ++g) acc[g] = kNegInfF;
+  const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
+  for (int r = __ldg(pairs.pl_rule_begin + pl) + lane; r < rule_end; r += 32) {
+    const int key = __ldg(pairs.key + r);
+    const float w = __ldg(pairs.w + r);
+    const float4* best4 = reinterpret_cast<const float4*>(sh_best + key * G);
+#pragma unroll
+    for (int q = 0; q < G / 4; ++q) {
+      const float4 v = best4[q];
+      acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
+      acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
+      acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
+      acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
+    }
+  }
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+      acc[g] = fmaxf(acc[g], __shfl_xor_sync(0xffffffffu, acc[g], offset));
+  }
+  float mine = kNegInfF;
+  if (lane < G) {
+#pragma unroll
+    for (int g = 0; g < G; ++g)
+      if (g == lane) mine = acc[g];
+  }
+  return mine;
+}
+
+// Kernel 7 (pair-fused-gG): a block per tile and run of groups of G cells; each block loops over
+// `groups_per_block` groups, so that groups with no usable split point cost a loop iteration, not
+// a block. Rules: a warp per parent state of the tile, one global atomic max per parent and cell.
 template <int G>
 __global__ void __launch_bounds__(kThreads)
     PairFusedKernel(LevelArgs a, PairArrays pairs, const unsigned char* present, int num_symbols,
@@ -292,13 +474,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ int sh_total;
 
   const int pair = __ldg(pairs.class_pairs + blockIdx.y);
-  const int4 info = __ldg(pairs.info + pair);
-  const int2 sym = __ldg(pairs.symbols + pair);
-  const int s_c = info.w;
-  const int bc = info.y * s_c;
-  const int quads = (s_c + kQuad - 1) / kQuad;
-  const int band_items = ((info.y + kQuad - 1) / kQuad) * quads;
-  const int splits = a.span - 1;
+  const PairTile tile = LoadPairTile(pairs, pair);
   const int num_groups = (num_items + G - 1) / G;
   const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -310,99 +486,20 @@ __global__ void __launch_bounds__(kThreads)
     if (threadIdx.x < G) sh_count[threadIdx.x] = 0;
     if (threadIdx.x == 0) sh_total = 0;
     __syncthreads();
-
-    // Split points where both child symbols are present (sparse-aware skipping).
-    for (int e = threadIdx.x; e < G * splits; e += blockDim.x) {
-      const int g = e / splits, k = e % splits;
-      if (first_item + g >= num_items) continue;
-      const CellItem it = a.items[a.item_offset + first_item + g];
-      const int mid = it.start + 1 + k;
-      const int lc = it.base + CellIndex(it.n, it.start, mid);
-      const int rc = it.base + CellIndex(it.n, mid, it.start + a.span);
-      if (present[size_t(lc) * num_symbols + sym.x] && present[size_t(rc) * num_symbols + sym.y]) {
-        const int slot = atomicAdd(&sh_count[g], 1);
-        sh_left[g * max_splits + slot] = lc;
-        sh_right[g * max_splits + slot] = rc;
-        atomicAdd(&sh_total, 1);
-      }
-    }
-    __syncthreads();
+    GatherSplits<G>(a, tile.sym, present, num_symbols, num_items, first_item, max_splits, sh_left,
+                    sh_right, sh_count, &sh_total);
     if (sh_total == 0) continue;  // uniform: every thread read it before the next barrier
-
-    // Max over split points per substate pair (b, c): register blocking, a 4 x 4 block of
-    // (b, c) per thread (8 loads per 16 max-plus updates).
-    for (int e = threadIdx.x; e < G * band_items; e += blockDim.x) {
-      const int g = e / band_items, rem = e % band_items;
-      const int b0 = (rem / quads) * kQuad, c0 = (rem % quads) * kQuad;
-      float best[kQuad][kQuad];
-#pragma unroll
-      for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-        for (int j = 0; j < kQuad; ++j) best[i][j] = kNegInfF;
-      const int count = sh_count[g];
-      for (int s = 0; s < count; ++s) {
-        const float* lrow = a.chart + size_t(sh_left[g * max_splits + s]) * a.num_states + info.x;
-        const float* rrow = a.chart + size_t(sh_right[g * max_splits + s]) * a.num_states + info.z;
-        float l[kQuad], r[kQuad];
-#pragma unroll
-        for (int q = 0; q < kQuad; ++q) {
-          l[q] = b0 + q < info.y ? lrow[b0 + q] : kNegInfF;
-          r[q] = c0 + q < s_c ? rrow[c0 + q] : kNegInfF;
-        }
-#pragma unroll
-        for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-          for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
-      }
-#pragma unroll
-      for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-        for (int j = 0; j < kQuad; ++j)
-          if (b0 + i < info.y && c0 + j < s_c)
-            sh_best[((b0 + i) * s_c + c0 + j) * G + g] = best[i][j];
-    }
-    __syncthreads();
-
-    // Rules: a warp per parent state of this tile, lanes over its rules, G cells at once.
+    SplitMaxima<G, 0, false, false, false>(a, tile, sh_left, sh_right, sh_count, max_splits,
+                                           sh_best);
     for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32) {
-      float acc[G];
-#pragma unroll
-      for (int g = 0; g < G; ++g) acc[g] = kNegInfF;
-      const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
-      for (int r = __ldg(pairs.pl_rule_begin + pl) + lane; r < rule_end; r += 32) {
-        const int key = __ldg(pairs.key + r);
-        const float w = __ldg(pairs.w + r);
-        // The G cells' maxima of one substate pair are adjacent: G / 4 vector loads.
-        const float4* best4 = reinterpret_cast<const float4*>(sh_best + key * G);
-#pragma unroll
-        for (int q = 0; q < G / 4; ++q) {
-          const float4 v = best4[q];
-          acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
-          acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
-          acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
-          acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
-        }
-      }
-#pragma unroll
-      for (int g = 0; g < G; ++g) {
-#pragma unroll
-        for (int offset = 16; offset > 0; offset >>= 1)
-          acc[g] = fmaxf(acc[g], __shfl_xor_sync(0xffffffffu, acc[g], offset));
-      }
-      if (lane < G) {
-        float mine = kNegInfF;
-#pragma unroll
-        for (int g = 0; g < G; ++g)
-          if (g == lane) mine = acc[g];
-        if (mine > kNegInfF && first_item + lane < num_items) {
-          const CellItem it = a.items[a.item_offset + first_item + lane];
-          AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + __ldg(pairs.pl_parent + pl),
-                         mine);
-        }
+      const float mine = WarpRuleMaxima<G>(pairs, sh_best, pl, lane);
+      if (lane < G && mine > kNegInfF && first_item + lane < num_items) {
+        const CellItem it = a.items[a.item_offset + first_item + lane];
+        AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + __ldg(pairs.pl_parent + pl),
+                       mine);
       }
     }
   }
-  (void)bc;
 }
 
 // Kernel 8 (pair-acc-gG): the pair-fused computation with the roles of the grid swapped: a block
@@ -423,105 +520,27 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ int sh_count[G];
   __shared__ int sh_total;
 
-  const int splits = a.span - 1;
   const int first_item = blockIdx.x * G;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   for (int i = threadIdx.x; i < G * a.num_states; i += blockDim.x) sh_acc[i] = kNegInfF;
 
   for (int t = blockIdx.y; t < num_tiles; t += gridDim.y) {
     const int pair = __ldg(pairs.class_pairs + t);
-    const int4 info = __ldg(pairs.info + pair);
-    const int2 sym = __ldg(pairs.symbols + pair);
-    const int s_c = info.w;
-    const int quads = (s_c + kQuad - 1) / kQuad;
-    const int band_items = ((info.y + kQuad - 1) / kQuad) * quads;
+    const PairTile tile = LoadPairTile(pairs, pair);
     __syncthreads();  // the previous tile is done with shared memory
     if (threadIdx.x < G) sh_count[threadIdx.x] = 0;
     if (threadIdx.x == 0) sh_total = 0;
     __syncthreads();
-
-    for (int e = threadIdx.x; e < G * splits; e += blockDim.x) {
-      const int g = e / splits, k = e % splits;
-      if (first_item + g >= num_items) continue;
-      const CellItem it = a.items[a.item_offset + first_item + g];
-      const int mid = it.start + 1 + k;
-      const int lc = it.base + CellIndex(it.n, it.start, mid);
-      const int rc = it.base + CellIndex(it.n, mid, it.start + a.span);
-      if (present[size_t(lc) * num_symbols + sym.x] && present[size_t(rc) * num_symbols + sym.y]) {
-        const int slot = atomicAdd(&sh_count[g], 1);
-        sh_left[g * max_splits + slot] = lc;
-        sh_right[g * max_splits + slot] = rc;
-        atomicAdd(&sh_total, 1);
-      }
-    }
-    __syncthreads();
+    GatherSplits<G>(a, tile.sym, present, num_symbols, num_items, first_item, max_splits, sh_left,
+                    sh_right, sh_count, &sh_total);
     if (sh_total == 0) continue;  // uniform
-
-    for (int e = threadIdx.x; e < G * band_items; e += blockDim.x) {
-      const int g = e / band_items, rem = e % band_items;
-      const int b0 = (rem / quads) * kQuad, c0 = (rem % quads) * kQuad;
-      float best[kQuad][kQuad];
-#pragma unroll
-      for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-        for (int j = 0; j < kQuad; ++j) best[i][j] = kNegInfF;
-      const int count = sh_count[g];
-      for (int s = 0; s < count; ++s) {
-        const float* lrow = a.chart + size_t(sh_left[g * max_splits + s]) * a.num_states + info.x;
-        const float* rrow = a.chart + size_t(sh_right[g * max_splits + s]) * a.num_states + info.z;
-        float l[kQuad], r[kQuad];
-#pragma unroll
-        for (int q = 0; q < kQuad; ++q) {
-          l[q] = b0 + q < info.y ? lrow[b0 + q] : kNegInfF;
-          r[q] = c0 + q < s_c ? rrow[c0 + q] : kNegInfF;
-        }
-#pragma unroll
-        for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-          for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
-      }
-#pragma unroll
-      for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-        for (int j = 0; j < kQuad; ++j)
-          if (b0 + i < info.y && c0 + j < s_c)
-            sh_best[((b0 + i) * s_c + c0 + j) * G + g] = best[i][j];
-    }
-    __syncthreads();
-
+    SplitMaxima<G, 0, false, false, false>(a, tile, sh_left, sh_right, sh_count, max_splits,
+                                           sh_best);
     const int pl_end = __ldg(pairs.pl_begin + pair + 1);
     for (int pl = __ldg(pairs.pl_begin + pair) + warp; pl < pl_end; pl += blockDim.x / 32) {
-      float acc[G];
-#pragma unroll
-      for (int g = 0; g < G; ++g) acc[g] = kNegInfF;
-      const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
-      for (int r = __ldg(pairs.pl_rule_begin + pl) + lane; r < rule_end; r += 32) {
-        const int key = __ldg(pairs.key + r);
-        const float w = __ldg(pairs.w + r);
-        const float4* best4 = reinterpret_cast<const float4*>(sh_best + key * G);
-#pragma unroll
-        for (int q = 0; q < G / 4; ++q) {
-          const float4 v = best4[q];
-          acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
-          acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
-          acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
-          acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
-        }
-      }
-#pragma unroll
-      for (int g = 0; g < G; ++g) {
-#pragma unroll
-        for (int offset = 16; offset > 0; offset >>= 1)
-          acc[g] = fmaxf(acc[g], __shfl_xor_sync(0xffffffffu, acc[g], offset));
-      }
-      if (lane < G) {
-        float mine = kNegInfF;
-#pragma unroll
-        for (int g = 0; g < G; ++g)
-          if (g == lane) mine = acc[g];
-        if (mine > kNegInfF)
-          AtomicMaxFloat(sh_acc + lane * a.num_states + __ldg(pairs.pl_parent + pl), mine);
-      }
+      const float mine = WarpRuleMaxima<G>(pairs, sh_best, pl, lane);
+      if (lane < G && mine > kNegInfF)
+        AtomicMaxFloat(sh_acc + lane * a.num_states + __ldg(pairs.pl_parent + pl), mine);
     }
   }
   __syncthreads();
@@ -549,15 +568,6 @@ __global__ void __launch_bounds__(kThreads)
 //  - each group's target cell offsets are computed once into shared memory.
 // kSplitUnroll unrolls the split-point loop (loads of the next split issued before the max-plus);
 // kPad = false keeps the conflicting layout (pair-seg-g8-nopad, to measure the padding alone).
-template <int G, bool kPad>
-__device__ __forceinline__ int BestOffset(int pair) {
-  return kPad ? pair * G + 4 * (pair >> 2) : pair * G;
-}
-// Floats of sh_best for max_bc substate pairs (BestOffset's padding included, G of them spare).
-__host__ __device__ constexpr int BestFloats(int g, int max_bc) {
-  return g * max_bc + 4 * ((max_bc + 3) / 4) + g;
-}
-
 template <int G, int R, bool kPad>
 __device__ __forceinline__ void SegRules(const PairArrays& pairs, const float* sh_best,
                                          const long long* sh_target, float* pre, int pl,
@@ -647,12 +657,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ int sh_total;
 
   const int pair = __ldg(pairs.class_pairs + blockIdx.y);
-  const int4 info = __ldg(pairs.info + pair);
-  const int2 sym = __ldg(pairs.symbols + pair);
-  const int s_c = info.w;
-  const int quads = (s_c + kQuad - 1) / kQuad;
-  const int band_items = ((info.y + kQuad - 1) / kQuad) * quads;
-  const int splits = a.span - 1;
+  const PairTile tile = LoadPairTile(pairs, pair);
   const int num_groups = (num_items + G - 1) / G;
   const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -672,71 +677,11 @@ __global__ void __launch_bounds__(kThreads)
     }
     if (threadIdx.x == 0) sh_total = 0;
     __syncthreads();
-
-    for (int e = threadIdx.x; e < G * splits; e += blockDim.x) {
-      const int g = e / splits, k = e % splits;
-      if (first_item + g >= num_items) continue;
-      const CellItem it = a.items[a.item_offset + first_item + g];
-      const int mid = it.start + 1 + k;
-      const int lc = it.base + CellIndex(it.n, it.start, mid);
-      const int rc = it.base + CellIndex(it.n, mid, it.start + a.span);
-      if (present[size_t(lc) * num_symbols + sym.x] && present[size_t(rc) * num_symbols + sym.y]) {
-        const int slot = atomicAdd(&sh_count[g], 1);
-        sh_left[g * max_splits + slot] = lc;
-        sh_right[g * max_splits + slot] = rc;
-        atomicAdd(&sh_total, 1);
-      }
-    }
-    __syncthreads();
+    GatherSplits<G>(a, tile.sym, present, num_symbols, num_items, first_item, max_splits, sh_left,
+                    sh_right, sh_count, &sh_total);
     if (sh_total == 0) continue;  // uniform: every thread read it before the next barrier
-
-    for (int e = threadIdx.x; e < G * band_items; e += blockDim.x) {
-      const int g = e / band_items, rem = e % band_items;
-      const int b0 = (rem / quads) * kQuad, c0 = (rem % quads) * kQuad;
-      float best[kQuad][kQuad];
-#pragma unroll
-      for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-        for (int j = 0; j < kQuad; ++j) best[i][j] = kNegInfF;
-      const int count = sh_count[g];
-#pragma unroll kSplitUnroll
-      for (int s = 0; s < count; ++s) {
-        float l[kQuad], r[kQuad];
-        if constexpr (kAligned) {
-          // info.x, info.z, b0, c0 and the row stride are multiples of 4: two float4 loads. Lanes
-          // past the band or the symbol read the next band or padding; those pairs are not stored.
-          const float* lrow =
-              a.aligned_chart + size_t(sh_left[g * max_splits + s]) * a.row_stride + info.x;
-          const float* rrow =
-              a.aligned_chart + size_t(sh_right[g * max_splits + s]) * a.row_stride + info.z;
-          const float4 lv = __ldg(reinterpret_cast<const float4*>(lrow + b0));
-          const float4 rv = __ldg(reinterpret_cast<const float4*>(rrow + c0));
-          l[0] = lv.x, l[1] = lv.y, l[2] = lv.z, l[3] = lv.w;
-          r[0] = rv.x, r[1] = rv.y, r[2] = rv.z, r[3] = rv.w;
-        } else {
-          const float* lrow = a.chart + size_t(sh_left[g * max_splits + s]) * a.num_states + info.x;
-          const float* rrow =
-              a.chart + size_t(sh_right[g * max_splits + s]) * a.num_states + info.z;
-#pragma unroll
-          for (int q = 0; q < kQuad; ++q) {
-            l[q] = b0 + q < info.y ? __ldg(lrow + b0 + q) : kNegInfF;
-            r[q] = c0 + q < s_c ? __ldg(rrow + c0 + q) : kNegInfF;
-          }
-        }
-#pragma unroll
-        for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-          for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
-      }
-#pragma unroll
-      for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-        for (int j = 0; j < kQuad; ++j)
-          if (b0 + i < info.y && c0 + j < s_c)
-            sh_best[BestOffset<G, kPad>((b0 + i) * s_c + c0 + j) + g] = best[i][j];
-    }
-    __syncthreads();
-
+    SplitMaxima<G, kSplitUnroll, kPad, kAligned, true>(a, tile, sh_left, sh_right, sh_count,
+                                                       max_splits, sh_best);
     for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32)
       SegRulesForCount<G, kPad>(pairs, sh_best, sh_target, a.pre, pl, lane);
   }
@@ -768,50 +713,64 @@ enum class Variant {
   kBlockReduceSeq,
 };
 
-const std::vector<std::pair<std::string, Variant>>& Variants() {
-  static const std::vector<std::pair<std::string, Variant>> kVariants = {
-      // The default first: the fastest binary pass measured on en_sm6s (bench/RESULTS.md).
-      {"pair-seg-g8-a4", Variant::kPairSeg8Aligned},
-      {"pair-fused-g8-wide", Variant::kPairFused8Wide},
-      {"pair-fused-g16-wide", Variant::kPairFused16Wide},
-      {"pair-fused-g16", Variant::kPairFused16},
-      {"pair-fused-g8", Variant::kPairFused8},
-      {"pair-fused-g8-classes", Variant::kPairFused8Classes},
-      {"pair-fused-g4", Variant::kPairFused4},
-      {"pair-acc-g8", Variant::kPairAcc8},
-      {"pair-acc-g16", Variant::kPairAcc16},
-      {"pair-seg-g8", Variant::kPairSeg8},
-      {"pair-seg-g8-u2", Variant::kPairSeg8Unroll2},
-      {"pair-seg-g16", Variant::kPairSeg16},
-      {"pair-seg-g8-nopad", Variant::kPairSeg8NoPad},
-      {"pair-seg-g16-a4", Variant::kPairSeg16Aligned},
-      {"thread-atomic-global", Variant::kThreadAtomicGlobal},
-      {"thread-atomic-shared", Variant::kThreadAtomicShared},
-      {"block-atomic-shared", Variant::kBlockAtomicShared},
-      {"block-reduce", Variant::kBlockReduce},
-      {"block-reduce-staged", Variant::kBlockReduceStaged},
-      {"block-reduce-seq", Variant::kBlockReduceSeq},
+// The variants, numbered in this one table: the name `--kernel` takes, the Variant that
+// LaunchBinary dispatches on, and the kernel (Kernel 1..9 above) it launches; cuda/README.md
+// has the same table with each variant's parameters. The default first: the fastest binary pass
+// measured on en_sm6s (bench/RESULTS.md).
+struct VariantSpec {
+  std::string name;
+  Variant variant;
+  int kernel;
+};
+
+const std::vector<VariantSpec>& Variants() {
+  static const std::vector<VariantSpec> kVariants = {
+      {"pair-seg-g8-a4", Variant::kPairSeg8Aligned, 9},
+      {"pair-fused-g8-wide", Variant::kPairFused8Wide, 7},
+      {"pair-fused-g16-wide", Variant::kPairFused16Wide, 7},
+      {"pair-fused-g16", Variant::kPairFused16, 7},
+      {"pair-fused-g8", Variant::kPairFused8, 7},
+      {"pair-fused-g8-classes", Variant::kPairFused8Classes, 7},
+      {"pair-fused-g4", Variant::kPairFused4, 7},
+      {"pair-acc-g8", Variant::kPairAcc8, 8},
+      {"pair-acc-g16", Variant::kPairAcc16, 8},
+      {"pair-seg-g8", Variant::kPairSeg8, 9},
+      {"pair-seg-g8-u2", Variant::kPairSeg8Unroll2, 9},
+      {"pair-seg-g16", Variant::kPairSeg16, 9},
+      {"pair-seg-g8-nopad", Variant::kPairSeg8NoPad, 9},
+      {"pair-seg-g16-a4", Variant::kPairSeg16Aligned, 9},
+      {"thread-atomic-global", Variant::kThreadAtomicGlobal, 1},
+      {"thread-atomic-shared", Variant::kThreadAtomicShared, 2},
+      {"block-atomic-shared", Variant::kBlockAtomicShared, 3},
+      {"block-reduce", Variant::kBlockReduce, 4},
+      {"block-reduce-staged", Variant::kBlockReduceStaged, 5},
+      {"block-reduce-seq", Variant::kBlockReduceSeq, 6},
   };
   return kVariants;
 }
 
-template <typename T>
-class DeviceArray {
+// A buffer that only grows (contents are not kept): device memory, or pinned host memory for
+// kPinned. Reserve is false when the allocation fails.
+template <typename T, bool kPinned>
+class CudaBuffer {
  public:
-  DeviceArray() = default;
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  ~DeviceArray() { Free(); }
+  CudaBuffer() = default;
+  CudaBuffer(const CudaBuffer&) = delete;
+  CudaBuffer& operator=(const CudaBuffer&) = delete;
+  ~CudaBuffer() { Free(); }
   void Free() {
-    if (data_) cudaFree(data_);
+    if (data_) kPinned ? cudaFreeHost(data_) : cudaFree(data_);
     data_ = nullptr;
     size_ = 0;
   }
-  // Grows to at least `count` elements (contents are not kept). False when cudaMalloc fails.
+  // Grows to at least `count` elements.
   bool Reserve(size_t count) {
     if (count <= size_) return true;
     Free();
-    if (cudaMalloc(&data_, std::max<size_t>(count, 1) * sizeof(T)) != cudaSuccess) {
+    const size_t bytes = std::max<size_t>(count, 1) * sizeof(T);
+    const cudaError_t status = kPinned ? cudaMallocHost(reinterpret_cast<void**>(&data_), bytes)
+                                       : cudaMalloc(reinterpret_cast<void**>(&data_), bytes);
+    if (status != cudaSuccess) {
       cudaGetLastError();
       data_ = nullptr;
       return false;
@@ -833,34 +792,21 @@ class DeviceArray {
 };
 
 template <typename T>
-class PinnedArray {
- public:
-  PinnedArray() = default;
-  PinnedArray(const PinnedArray&) = delete;
-  PinnedArray& operator=(const PinnedArray&) = delete;
-  ~PinnedArray() { Free(); }
-  void Free() {
-    if (data_) cudaFreeHost(data_);
-    data_ = nullptr;
-    size_ = 0;
-  }
-  bool Reserve(size_t count) {
-    if (count <= size_) return true;
-    Free();
-    if (cudaMallocHost(&data_, std::max<size_t>(count, 1) * sizeof(T)) != cudaSuccess) {
-      cudaGetLastError();
-      data_ = nullptr;
-      return false;
-    }
-    size_ = count;
-    return true;
-  }
-  T* get() const { return data_; }
+using DeviceArray = CudaBuffer<T, false>;
+template <typename T>
+using PinnedArray = CudaBuffer<T, true>;
 
- private:
-  T* data_ = nullptr;
-  size_t size_ = 0;
+// The launch grid of kernels 7 and 9: x = blocks of `per_block` cell groups (about 8 waves of
+// blocks in all), y = the tiles.
+struct GroupGrid {
+  int launched_x;
+  int per_block;
 };
+GroupGrid GroupGridFor(int groups, int tiles, int num_sms) {
+  const int blocks_x = std::max(1, std::min(groups, (num_sms * 64 + tiles - 1) / tiles));
+  const int per_block = (groups + blocks_x - 1) / blocks_x;
+  return {(groups + per_block - 1) / per_block, per_block};
+}
 
 struct SizeClass {
   std::vector<int> pairs;
@@ -888,10 +834,10 @@ class DeviceViterbiImpl : public DeviceViterbi {
       *error = "no CUDA device";
       return false;
     }
-    kernel_ = options.kernel.empty() ? Variants().front().first : options.kernel;
+    kernel_ = options.kernel.empty() ? Variants().front().name : options.kernel;
     bool found = false;
-    for (const auto& [name, variant] : Variants())
-      if (name == kernel_) variant_ = variant, found = true;
+    for (const VariantSpec& spec : Variants())
+      if (spec.name == kernel_) variant_ = spec.variant, found = true;
     if (!found) {
       *error = "unknown CUDA kernel '" + kernel_ + "'";
       return false;
@@ -1238,6 +1184,11 @@ class DeviceViterbiImpl : public DeviceViterbi {
     return true;
   }
 
+  PairArrays PairArraysFor(const SizeClass& c) const {
+    return {pair_info_.get(),     pair_symbols_.get(), pair_pl_begin_.get(), pl_parent_.get(),
+            pl_rule_begin_.get(), key_.get(),          key_w_.get(),         c.device_pairs.get()};
+  }
+
   template <int G>
   bool LaunchPairAcc(const LevelArgs& a, int count, std::string* error) {
     const int max_splits = a.span - 1;
@@ -1252,9 +1203,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
     if (shared > 48 * 1024)
       cudaFuncSetAttribute(PairAccKernel<G>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            int(shared));
-    PairArrays p{pair_info_.get(), pair_symbols_.get(),  pair_pl_begin_.get(),
-                 pl_parent_.get(), pl_rule_begin_.get(), key_.get(),
-                 key_w_.get(),     c.device_pairs.get()};
+    const PairArrays p = PairArraysFor(c);
     // Tile chunks per cell group: enough blocks for about 4 waves, as few chunks as possible (each
     // chunk flushes its own maxima).
     const int tiles = static_cast<int>(c.pairs.size());
@@ -1278,17 +1227,12 @@ class DeviceViterbiImpl : public DeviceViterbi {
     if (shared > 48 * 1024)
       cudaFuncSetAttribute(PairSegKernel<G, kSplitUnroll, kPad, kAligned>,
                            cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
-    PairArrays p{pair_info_.get(), pair_symbols_.get(),  pair_pl_begin_.get(),
-                 pl_parent_.get(), pl_rule_begin_.get(), key_.get(),
-                 key_w_.get(),     c.device_pairs.get()};
-    // As pair-fused: grid x = blocks of cell groups (about 8 waves in all), y = tiles.
+    const PairArrays p = PairArraysFor(c);
     const int tiles = static_cast<int>(c.pairs.size());
-    const int blocks_x = std::max(1, std::min(groups, (num_sms_ * 64 + tiles - 1) / tiles));
-    const int per_block = (groups + blocks_x - 1) / blocks_x;
-    const int launched_x = (groups + per_block - 1) / per_block;
+    const GroupGrid grid = GroupGridFor(groups, tiles, num_sms_);
     PairSegKernel<G, kSplitUnroll, kPad, kAligned>
-        <<<dim3(launched_x, tiles), kThreads, shared, stream_>>>(
-            a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc, per_block);
+        <<<dim3(grid.launched_x, tiles), kThreads, shared, stream_>>>(
+            a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc, grid.per_block);
     return true;
   }
 
@@ -1306,16 +1250,11 @@ class DeviceViterbiImpl : public DeviceViterbi {
       if (shared > 48 * 1024)
         cudaFuncSetAttribute(PairFusedKernel<G>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              int(shared));
-      PairArrays p{pair_info_.get(), pair_symbols_.get(),  pair_pl_begin_.get(),
-                   pl_parent_.get(), pl_rule_begin_.get(), key_.get(),
-                   key_w_.get(),     c.device_pairs.get()};
-      // Grid x = blocks of cell groups (about 8 waves of blocks in all), y = tiles of the class.
-      const int tiles = static_cast<int>(c.pairs.size());
-      const int blocks_x = std::max(1, std::min(groups, (num_sms_ * 64 + tiles - 1) / tiles));
-      const int per_block = (groups + blocks_x - 1) / blocks_x;
-      const int launched_x = (groups + per_block - 1) / per_block;
-      PairFusedKernel<G><<<dim3(launched_x, tiles), kThreads, shared, stream_>>>(
-          a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc, per_block);
+      const PairArrays p = PairArraysFor(c);
+      const int tiles = static_cast<int>(c.pairs.size());  // of the class
+      const GroupGrid grid = GroupGridFor(groups, tiles, num_sms_);
+      PairFusedKernel<G><<<dim3(grid.launched_x, tiles), kThreads, shared, stream_>>>(
+          a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc, grid.per_block);
     }
     return true;
   }
@@ -1447,7 +1386,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
 
 std::vector<std::string> ViterbiKernelNames() {
   std::vector<std::string> names;
-  for (const auto& [name, variant] : Variants()) names.push_back(name);
+  for (const VariantSpec& spec : Variants()) names.push_back(spec.name);
   return names;
 }
 

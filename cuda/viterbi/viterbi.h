@@ -12,47 +12,9 @@
 // chart[A] = max(pre[A], max_u unary(A -> B) + pre[B]). Scores are floats; the adapter compares
 // trees to the double-precision reference within the extraction's relative tolerance (1e-5).
 //
-// Kernel variants (ViterbiKernelNames() lists them; the first is the default):
-//   pair-seg-g8-a4 (the default), pair-seg-g16-a4, pair-seg-g8, pair-seg-g16, pair-seg-g8-u2,
-//   pair-seg-g8-nopad     pair-fused-gG-wide with the split maxima stored in a padded layout
-//                         (no 32-way shared-memory bank conflicts; -nopad leaves it out), the rule
-//                         phase's warp cut into R rule slots x 32 / R cell slices (R by the
-//                         parent's rule count in the tile: short reductions), and, for -a4, an
-//                         aligned copy of the chart rows (each symbol's substates start at a
-//                         multiple of 4 floats) read with float4 loads; -u2 unrolls the split loop.
-//   pair-fused-g8-wide, pair-fused-g16-wide: as below with bands of up to 1,024
-//                         substate pairs (fewer tiles, fewer atomics).
-//   pair-fused-g8-classes: pair-fused-g8 launched once per tile size class (<= 64, 128, 256, 512).
-//   pair-fused-g16, -g8, -g4  beyond the paper: per child pair tile (B, C) and group of 16 (8, 4)
-//                         cells of one span length, the max over split points of
-//                         chart[left][B_b] + chart[right][C_c] is taken once per substate pair
-//                         (Dunlop et al. 2011), then every rule X_x -> B_b C_c adds its log-prob
-//                         (a warp per parent state, float4 reads of the G cells' maxima); split
-//                         points whose cells lack B or C are skipped (per-cell symbol presence
-//                         flags); a base pair with more than 512 substate pairs is cut into bands
-//                         of B's substates (virtual pairs); register blocking (4 x 4 substate
-//                         pairs per thread); global atomic max per parent and cell.
-//   pair-acc-g8, pair-acc-g16  the pair-fused computation with the grid's roles swapped: a block
-//                         takes one group of 8 (16) cells and a strided share of all tiles, keeps
-//                         its parents' maxima in shared memory across those tiles, and flushes them
-//                         with one global atomic max per (cell, state): far fewer global atomics.
-//   thread-atomic-global  Yi et al.: one thread per rule, global float atomic max per parent.
-//   thread-atomic-shared  one thread per rule, block-local shared atomic max over the block's
-//                         parents, then one global atomic max per parent touched.
-//   block-atomic-shared   one block per (virtual) parent, a thread per rule, shared atomic max.
-//   block-reduce          one block per (virtual) parent, tree-shaped parallel reduction.
-//   block-reduce-staged   block-reduce with the two child cells of each split point staged in
-//                         shared memory (the paper's sh_scores_L / sh_scores_R).
-//   block-reduce-seq      block-reduce with spans in sequence (one launch per start position)
-//                         instead of in parallel (all starts and sentences in one grid).
-// Virtual parents: the block variants split a parent with more rules than a block (256 threads)
-// into several virtual parents, each one block; they merge through the global atomic max.
-// Every variant reads rule arrays through the read-only cache (__ldg) and keeps the chart in the
-// paper's scores[length][start][state] layout.
-//
-// Float atomic max: the sign trick (non-negative floats order like signed ints, negative ones in
-// reverse like unsigned ints), so one hardware atomicMax/atomicMin, no CAS retry loop; -0.0 is
-// canonicalised to +0.0 first. Correct for every non-NaN value including -infinity.
+// Kernel variants: ViterbiKernelNames() lists them, the first is the default. viterbi.cu numbers
+// them in one table (Variants(): each name and the kernel, 1 to 9, it launches); cuda/README.md's
+// table says what each kernel does and which variants share it.
 #pragma once
 
 #include <cstddef>
