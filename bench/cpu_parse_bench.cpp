@@ -5,8 +5,9 @@
 // For each grammar: load time from the text export and from the binary cache, then sentences/s of
 // the reference and of the multi-threaded CPU backend on GUM sentences (the reference sentences in
 // shared/grammars/reference), with the Viterbi decoder and with max-rule (exact inside-outside;
-// for the .gr grammars, whose sum-closed unaries make it Berkeley's default decoding). "Rule applications" counts binary rule x split point pairs an
-// exhaustive parser evaluates: rules * sum over spans of (span length - 1).
+// for the .gr grammars, whose sum-closed unaries make it Berkeley's default decoding). "Rule
+// applications" counts binary rule x split point pairs an exhaustive parser evaluates: rules * sum
+// over spans of (span length - 1).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -103,20 +104,20 @@ int main(int argc, char** argv) {
     size_t words = 0;
     for (const auto& s : sentences) words += s.size();
     for (const char* decoder : {"viterbi", "max-rule"})
-    for (const char* backend : {"reference", "cpu"}) {
-      auto made = cky::MakeBackend(model->grammar,
-                                   {.backend = backend, .threads = threads, .decoder = decoder});
-      cky::Parser parser(model->grammar, *lexicon, std::move(*made));
-      start = Clock::now();
-      auto outcomes = parser.Parse(sentences);
-      const double seconds = Seconds(start);
-      std::printf("%-10s %10lld %9.3f %9.3f %-10s %-8s %5zu %6zu %10.2f %14.3e\n", c.name,
-                  static_cast<long long>(model->grammar.num_binary_rules()), text_seconds,
-                  cached.ok() ? cache_seconds : -1.0, backend, decoder, sentences.size(), words,
-                  sentences.size() / seconds,
-                  RuleApplications(model->grammar, sentences) / seconds);
-      std::fflush(stdout);
-    }
+      for (const char* backend : {"reference", "cpu"}) {
+        auto made = cky::MakeBackend(model->grammar,
+                                     {.backend = backend, .threads = threads, .decoder = decoder});
+        cky::Parser parser(model->grammar, *lexicon, std::move(*made));
+        start = Clock::now();
+        auto outcomes = parser.Parse(sentences);
+        const double seconds = Seconds(start);
+        std::printf("%-10s %10lld %9.3f %9.3f %-10s %-8s %5zu %6zu %10.2f %14.3e\n", c.name,
+                    static_cast<long long>(model->grammar.num_binary_rules()), text_seconds,
+                    cached.ok() ? cache_seconds : -1.0, backend, decoder, sentences.size(), words,
+                    sentences.size() / seconds,
+                    RuleApplications(model->grammar, sentences) / seconds);
+        std::fflush(stdout);
+      }
   }
   return 0;
 }

@@ -1,12 +1,12 @@
 #include "parser/cuda_backend.h"
 
 #include <algorithm>
-#include <atomic>
 #include <numeric>
 #include <thread>
 
-#include "cuda/device.h"
-#include "cuda/viterbi.h"
+#include "common/thread_pool.h"
+#include "cuda/common/device.h"
+#include "cuda/viterbi/viterbi.h"
 #include "parser/viterbi_cpu.h"
 
 namespace cky {
@@ -38,11 +38,10 @@ class CudaBackend : public ViterbiBackend {
  public:
   CudaBackend(const Grammar& g, std::unique_ptr<cuda::DeviceViterbi> device,
               const CudaBackendOptions& options)
-      : grammar_(g), device_(std::move(device)), options_(options) {
-    threads_ = options.extraction_threads > 0
-                   ? options.extraction_threads
-                   : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  }
+      : grammar_(g),
+        device_(std::move(device)),
+        options_(options),
+        extraction_pool_(options.extraction_threads) {}
 
   ~CudaBackend() override { FinishExtraction(); }
 
@@ -133,24 +132,14 @@ class CudaBackend : public ViterbiBackend {
     FinishExtraction();
     extraction_ = std::thread([this, sentences, batch, charts = std::move(charts), outcomes] {
       const int32_t num_states = grammar_.num_states();
-      std::atomic<size_t> next{0};
-      auto work = [&] {
-        Chart chart;
-        for (size_t k = next++; k < batch.size(); k = next++) {
-          const SentenceInput& s = sentences[batch[k]];
-          const int32_t n = Length(s);
-          chart = Chart(n, num_states);
-          const float* src = charts[k];
-          std::vector<double>& dst = chart.data();
-          for (size_t j = 0; j < dst.size(); ++j) dst[j] = src[j];
-          (*outcomes)[batch[k]] = ParseWithChart(grammar_, s, chart);
-        }
-      };
-      const int workers = static_cast<int>(std::min<size_t>(threads_, batch.size()));
-      std::vector<std::thread> pool;
-      for (int t = 1; t < workers; ++t) pool.emplace_back(work);
-      work();
-      for (std::thread& t : pool) t.join();
+      extraction_pool_.ParallelFor(static_cast<int>(batch.size()), [&](int k, int) {
+        const SentenceInput& s = sentences[batch[k]];
+        Chart chart(Length(s), num_states);
+        const float* src = charts[k];
+        std::vector<double>& dst = chart.data();
+        for (size_t j = 0; j < dst.size(); ++j) dst[j] = src[j];
+        (*outcomes)[batch[k]] = ParseWithChart(grammar_, s, chart);
+      });
     });
   }
 
@@ -161,8 +150,10 @@ class CudaBackend : public ViterbiBackend {
   const Grammar& grammar_;
   std::unique_ptr<cuda::DeviceViterbi> device_;
   CudaBackendOptions options_;
-  int threads_ = 1;
   std::unique_ptr<CpuViterbi> cpu_;
+  // Tree extraction runs on extraction_, one background thread per batch (so that the device
+  // computes the next batch meanwhile), which spreads the batch's sentences over extraction_pool_.
+  ThreadPool extraction_pool_;
   std::thread extraction_;  // the previous batch's tree extraction
 };
 

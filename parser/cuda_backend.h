@@ -1,7 +1,7 @@
 // The CUDA Viterbi backend, adapted to parser/backend.h from cuda/'s plain-C++ interface
-// (cuda/viterbi.h): sentences are sorted by length and cut into batches that fit the device, the
-// device computes their charts (floats), and trees are extracted on the CPU from the copied-back
-// charts (parser/tree_extraction.h, relative tolerance 1e-5), on all hardware threads.
+// (cuda/viterbi/viterbi.h): sentences are sorted by length and cut into batches that fit the
+// device, the device computes their charts (floats), and trees are extracted on the CPU from the
+// copied-back charts (parser/tree_extraction.h, relative tolerance 1e-5), on all hardware threads.
 //
 // Out of memory: a batch the device cannot hold is split in halves and retried; a sentence that
 // cannot fit on its own is parsed on the CPU (parser/viterbi_cpu.h) and its outcome's message says
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "cuda/viterbi.h"
+#include "cuda/viterbi/viterbi.h"
 #include "grammar_io/grammar.h"
 #include "parser/backend.h"
 
@@ -23,10 +23,10 @@ namespace cky {
 // True when this build has the CUDA backend and a device is present.
 bool CudaBackendAvailable();
 
-// The grammar's arrays as cuda/viterbi.h takes them (views into `grammar`).
+// The grammar's arrays as cuda/viterbi/viterbi.h takes them (views into `grammar`).
 cuda::GrammarArrays CudaGrammarArrays(const Grammar& grammar);
 
-// The kernel variant names (cuda/viterbi.h); the first is the default.
+// The kernel variant names (cuda/viterbi/viterbi.h); the first is the default.
 std::vector<std::string> CudaKernelNames();
 
 struct CudaBackendOptions {

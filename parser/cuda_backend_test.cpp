@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "common/sentence_file.h"
-#include "cuda/device.h"
-#include "cuda/viterbi.h"
+#include "cuda/common/device.h"
+#include "cuda/viterbi/viterbi.h"
 #include "lexicon/lexicon.h"
 #include "parser/parser.h"
 #include "parser/random_grammar.h"
