@@ -30,6 +30,23 @@ check "gzip input" cmp -s "$tmp/out.txt" "$tmp/out_gz.txt"
 head -1 "$tmp/in.txt" | "$cky" parse --tokenized -g "$data/toy" --decoder viterbi --binarize --substates --scores > "$tmp/scored.txt"
 check "scored form" grep -q '^( (S-0 -[0-9.]* (NP-0 ' "$tmp/scored.txt"
 
+# Decoders: max-rule (the default) and Viterbi give one line per input; max-rule's score columns
+# come first, tab-separated (Berkeley's -sentence_likelihood and -modelScore); the Viterbi decoder
+# refuses the sum-product column and max-rule refuses the Viterbi-only forms.
+"$cky" parse --tokenized -g "$data/toy" --decoder viterbi -i "$tmp/in.txt" > "$tmp/viterbi.txt" 2>/dev/null
+check "viterbi decoder: one line per input line" test "$(wc -l < "$tmp/viterbi.txt")" -eq 4
+"$cky" parse --tokenized -g "$data/toy" --sentence-likelihood --model-score -i "$tmp/in.txt" \
+  > "$tmp/likelihood.txt" 2>/dev/null
+check "score columns before the tree" \
+  grep -qP '^-[0-9]+\.[0-9]+(E-?[0-9]+)?\t-?[0-9]+\.[0-9]{8}\t\( \(S ' "$tmp/likelihood.txt"
+check "no parse: -Infinity columns and (())" \
+  test "$(sed -n 3p "$tmp/likelihood.txt")" = "$(printf -- '-Infinity\t-Infinity\t(())')"
+"$cky" parse --tokenized -g "$data/toy" --decoder viterbi --sentence-likelihood < /dev/null \
+  > /dev/null 2>&1
+check "viterbi with --sentence-likelihood is a usage error" test $? -eq 2
+"$cky" parse --tokenized -g "$data/toy" --scores < /dev/null > /dev/null 2>&1
+check "max-rule with --scores is a usage error" test $? -eq 2
+
 # Raw text (the default): split into sentences and tokenized; one tree per sentence.
 printf 'The man saw a dog. The dog barks.\n\nThe man saw the telescope.\n' | \
   "$cky" parse -g "$data/toy" > "$tmp/raw.txt" 2>/dev/null
