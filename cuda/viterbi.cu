@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/fault_injection.h"
 #include "cuda/viterbi.h"
 
 namespace cky::cuda {
@@ -862,6 +863,37 @@ class PinnedArray {
   size_t size_ = 0;
 };
 
+// Lets `kernel` launch with `dynamic` bytes of dynamic shared memory, or says why it cannot. The
+// 48 KB a launch gets without opt-in is static and dynamic shared memory together (a kernel's
+// default maxDynamicSharedSizeBytes is 48 KB less its static bytes): comparing the dynamic bytes
+// alone with 48 KB left launches with 48 KB - static < dynamic <= 48 KB without the opt-in, and
+// they failed with "invalid argument" (pair-seg-g8-a4 on en_sm6s at span lengths 191 and 192:
+// every sentence of 191 words or more).
+template <typename Kernel>
+bool AllowDynamicShared(Kernel* kernel, size_t dynamic, int max_optin, const char* name,
+                        std::string* error) {
+  cudaFuncAttributes attributes{};
+  if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess) {
+    *error = std::string("cudaFuncGetAttributes failed for the ") + name +
+             " kernel: " + cudaGetErrorString(cudaGetLastError());
+    return false;
+  }
+  if (attributes.sharedSizeBytes + dynamic > size_t(max_optin)) {
+    *error = std::string("sentence too long for the ") + name + " kernel's shared memory (" +
+             std::to_string(attributes.sharedSizeBytes + dynamic) + " bytes, the device has " +
+             std::to_string(max_optin) + ")";
+    return false;
+  }
+  if (dynamic > size_t(attributes.maxDynamicSharedSizeBytes) &&
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic)) !=
+          cudaSuccess) {
+    *error = std::string("cudaFuncSetAttribute failed for the ") + name +
+             " kernel: " + cudaGetErrorString(cudaGetLastError());
+    return false;
+  }
+  return true;
+}
+
 struct SizeClass {
   std::vector<int> pairs;
   int max_bc = 0;
@@ -896,6 +928,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
       *error = "unknown CUDA kernel '" + kernel_ + "'";
       return false;
     }
+    if (!FaultInjector::FromEnvironment(&faults_, error)) return false;
     num_states_ = g.num_states;
     if (size_t(num_states_) * sizeof(float) > 48 * 1024) {
       *error = "too many states for the unary kernel's shared memory";
@@ -1088,7 +1121,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
     level_begin_[max_n + 1] = static_cast<int>(items.size());
 
     const size_t chart_floats = size_t(cells) * num_states_;
-    if (!chart_.Reserve(chart_floats) || !pre_.Reserve(chart_floats) ||
+    if (faults_.FailAllocation() || !chart_.Reserve(chart_floats) || !pre_.Reserve(chart_floats) ||
         !present_.Reserve(size_t(cells) * num_symbols_) ||
         !lexical_.Reserve(size_t(words) * num_states_) || !items_.Reserve(items.size()) ||
         (aligned_ && !aligned_chart_.Reserve(size_t(cells) * aligned_states_))) {
@@ -1116,6 +1149,12 @@ class DeviceViterbiImpl : public DeviceViterbi {
                     cudaMemcpyHostToDevice, stream_);
     FillKernel<<<1024, 256, 0, stream_>>>(pre_.get(), chart_floats, kNegInfF);
     cudaMemsetAsync(present_.get(), 0, size_t(cells) * num_symbols_, stream_);
+    if (!faults_.empty()) {
+      std::vector<int32_t> lengths;
+      for (const SentenceRef& s : batch) lengths.push_back(s.length);
+      if (faults_.FailLaunch(lengths))  // CKY_FAULT_INJECT: a real invalid launch (no blocks)
+        FillKernel<<<0, 256, 0, stream_>>>(pre_.get(), chart_floats, kNegInfF);
+    }
 
     for (int span = 1; span <= max_n; ++span) {
       LevelArgs a{chart_.get(),
@@ -1131,6 +1170,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
       if (span == 1) {
         LexicalKernel<<<count, 256, 0, stream_>>>(a, lexical_.get());
       } else if (!LaunchBinary(a, count, error)) {
+        cudaStreamSynchronize(stream_);  // nothing of this batch runs on into the next one
+        cudaGetLastError();
         return BatchResult::kFailed;
       }
       Mark(2 * span);
@@ -1144,9 +1185,11 @@ class DeviceViterbiImpl : public DeviceViterbi {
     cudaMemcpyAsync(host_chart.get(), chart_.get(), chart_floats * sizeof(float),
                     cudaMemcpyDeviceToHost, stream_);
     Mark(2 * max_n + 2);
-    const cudaError_t status = cudaStreamSynchronize(stream_);
-    if (status != cudaSuccess || cudaGetLastError() != cudaSuccess) {
+    cudaError_t status = cudaStreamSynchronize(stream_);
+    if (status == cudaSuccess) status = cudaGetLastError();  // a launch error of the last span
+    if (status != cudaSuccess) {
       *error = std::string("CUDA error: ") + cudaGetErrorString(status);
+      cudaGetLastError();
       return BatchResult::kFailed;
     }
     for (int i = 0; i < num_sentences; ++i)
@@ -1163,6 +1206,9 @@ class DeviceViterbiImpl : public DeviceViterbi {
         ThreadAtomicGlobalKernel<<<dim3(count, num_chunks_), kThreads, 0, stream_>>>(a, rules);
         break;
       case Variant::kThreadAtomicShared:
+        if (!AllowDynamicShared(ThreadAtomicSharedKernel, max_chunk_parents_ * sizeof(float),
+                                max_shared_optin_, "thread-atomic-shared", error))
+          return false;
         ThreadAtomicSharedKernel<<<dim3(count, num_chunks_), kThreads,
                                    max_chunk_parents_ * sizeof(float), stream_>>>(
             a, rules, chunk_first_.get(), chunk_count_.get());
@@ -1175,9 +1221,9 @@ class DeviceViterbiImpl : public DeviceViterbi {
         break;
       case Variant::kBlockReduceStaged: {
         const size_t shared = 2 * size_t(num_states_) * sizeof(float);
-        if (shared > 48 * 1024)
-          cudaFuncSetAttribute(BlockReduceStagedKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               int(shared));
+        if (!AllowDynamicShared(BlockReduceStagedKernel, shared, max_shared_optin_,
+                                "block-reduce-staged", error))
+          return false;
         BlockReduceStagedKernel<<<dim3(count, num_virtual_), kThreads, shared, stream_>>>(a, rules,
                                                                                           vp);
         break;
@@ -1245,13 +1291,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
     const SizeClass& c = classes_[0];  // every tile, heaviest first
     const size_t shared =
         (size_t(G) * (num_states_ + c.max_bc) + 2 * size_t(G) * max_splits) * sizeof(float);
-    if (shared > size_t(max_shared_optin_)) {
-      *error = "sentence too long for the pair-acc kernel's shared memory";
+    if (!AllowDynamicShared(PairAccKernel<G>, shared, max_shared_optin_, "pair-acc", error))
       return false;
-    }
-    if (shared > 48 * 1024)
-      cudaFuncSetAttribute(PairAccKernel<G>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           int(shared));
     PairArrays p{pair_info_.get(), pair_symbols_.get(),  pair_pl_begin_.get(),
                  pl_parent_.get(), pl_rule_begin_.get(), key_.get(),
                  key_w_.get(),     c.device_pairs.get()};
@@ -1271,13 +1312,9 @@ class DeviceViterbiImpl : public DeviceViterbi {
     const SizeClass& c = classes_[0];  // every tile, heaviest first
     const size_t shared =
         (size_t(BestFloats(G, c.max_bc)) + 2 * size_t(G) * max_splits) * sizeof(float);
-    if (shared > size_t(max_shared_optin_)) {
-      *error = "sentence too long for the pair-seg kernel's shared memory";
+    if (!AllowDynamicShared(PairSegKernel<G, kSplitUnroll, kPad, kAligned>, shared,
+                            max_shared_optin_, "pair-seg", error))
       return false;
-    }
-    if (shared > 48 * 1024)
-      cudaFuncSetAttribute(PairSegKernel<G, kSplitUnroll, kPad, kAligned>,
-                           cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
     PairArrays p{pair_info_.get(), pair_symbols_.get(),  pair_pl_begin_.get(),
                  pl_parent_.get(), pl_rule_begin_.get(), key_.get(),
                  key_w_.get(),     c.device_pairs.get()};
@@ -1299,13 +1336,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
     for (SizeClass& c : classes_) {
       if (c.pairs.empty()) continue;
       const size_t shared = (size_t(G) * c.max_bc + 2 * size_t(G) * max_splits) * sizeof(float);
-      if (shared > size_t(max_shared_optin_)) {
-        *error = "sentence too long for the pair-fused kernel's shared memory";
+      if (!AllowDynamicShared(PairFusedKernel<G>, shared, max_shared_optin_, "pair-fused", error))
         return false;
-      }
-      if (shared > 48 * 1024)
-        cudaFuncSetAttribute(PairFusedKernel<G>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             int(shared));
       PairArrays p{pair_info_.get(), pair_symbols_.get(),  pair_pl_begin_.get(),
                    pl_parent_.get(), pl_rule_begin_.get(), key_.get(),
                    key_w_.get(),     c.device_pairs.get()};
@@ -1400,6 +1432,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
   }
 
   std::string kernel_;
+  FaultInjector faults_;  // CKY_FAULT_INJECT, read at Init
   Variant variant_ = Variant::kPairSeg8Aligned;
   int num_states_ = 0, num_symbols_ = 0, num_rules_ = 0;
   int max_shared_optin_ = 48 * 1024;
