@@ -867,8 +867,10 @@ class PinnedArray {
 // 48 KB a launch gets without opt-in is static and dynamic shared memory together (a kernel's
 // default maxDynamicSharedSizeBytes is 48 KB less its static bytes): comparing the dynamic bytes
 // alone with 48 KB left launches with 48 KB - static < dynamic <= 48 KB without the opt-in, and
-// they failed with "invalid argument" (pair-seg-g8-a4 on en_sm6s at span lengths 191 and 192:
-// every sentence of 191 words or more).
+// they failed with "invalid argument" (pair-seg-g8-a4 on en_sm6s, whose tiles hold up to 1,020
+// substate pairs: 49,104 dynamic bytes and about 100 static at span length 194, so every sentence
+// of 194 words or more failed; the G = 8 kernels' dynamic bytes grow by 64 a span length, so any
+// grammar meets such a span length at some sentence length).
 template <typename Kernel>
 bool AllowDynamicShared(Kernel* kernel, size_t dynamic, int max_optin, const char* name,
                         std::string* error) {
