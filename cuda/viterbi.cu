@@ -1151,6 +1151,9 @@ class DeviceViterbiImpl : public DeviceViterbi {
                     cudaMemcpyHostToDevice, stream_);
     FillKernel<<<1024, 256, 0, stream_>>>(pre_.get(), chart_floats, kNegInfF);
     cudaMemsetAsync(present_.get(), 0, size_t(cells) * num_symbols_, stream_);
+    if (aligned_)  // float4 loads read the padding between symbols (unused): no uninitialized read
+      cudaMemsetAsync(aligned_chart_.get(), 0, size_t(cells) * aligned_states_ * sizeof(float),
+                      stream_);
     if (!faults_.empty()) {
       std::vector<int32_t> lengths;
       for (const SentenceRef& s : batch) lengths.push_back(s.length);
