@@ -335,7 +335,7 @@ class CacheReader {
       return values;
     }
     values.resize(n);
-    std::memcpy(values.data(), data_.data() + pos_, n * sizeof(T));
+    if (n > 0) std::memcpy(values.data(), data_.data() + pos_, n * sizeof(T));  // data() may be null
     pos_ += n * sizeof(T);
     return values;
   }
