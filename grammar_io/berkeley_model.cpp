@@ -335,7 +335,8 @@ class CacheReader {
       return values;
     }
     values.resize(n);
-    std::memcpy(values.data(), data_.data() + pos_, n * sizeof(T));
+    // An empty vector's data() may be null, and memcpy's pointers must never be.
+    if (n > 0) std::memcpy(values.data(), data_.data() + pos_, n * sizeof(T));
     pos_ += n * sizeof(T);
     return values;
   }

@@ -110,21 +110,22 @@ class CudaBackend : public ViterbiBackend {
     std::vector<const float*> charts;
     std::string error;
     const cuda::BatchResult result = device_->InsideBatch(refs, &charts, &error);
-    if (result == cuda::BatchResult::kOutOfMemory) {
+    if (result != cuda::BatchResult::kOk) {
+      // Out of memory or any other device failure stays local: the batch is retried in halves,
+      // down to single sentences, and a sentence that fails alone is parsed on the CPU. The
+      // previous batch's extraction may read the host chart buffer a retry writes: finish it.
+      FinishExtraction();
       if (batch.size() == 1) {
-        ParseOnCpu(sentences[batch[0]], "does not fit in device memory", &(*outcomes)[batch[0]]);
+        ParseOnCpu(sentences[batch[0]],
+                   result == cuda::BatchResult::kOutOfMemory
+                       ? "does not fit in device memory"
+                       : "failed on the device (" + error + ")",
+                   &(*outcomes)[batch[0]]);
         return;
       }
       const auto middle = batch.begin() + batch.size() / 2;
       RunBatch(sentences, std::vector<size_t>(batch.begin(), middle), outcomes);
       RunBatch(sentences, std::vector<size_t>(middle, batch.end()), outcomes);
-      return;
-    }
-    if (result != cuda::BatchResult::kOk) {
-      for (size_t i : batch) {
-        (*outcomes)[i].status = ParseStatus::kFailed;
-        (*outcomes)[i].message = error;
-      }
       return;
     }
     // Tree extraction from the copied-back charts, in parallel and in the background, while the
@@ -166,6 +167,12 @@ std::vector<std::string> CudaKernelNames() { return cuda::ViterbiKernelNames(); 
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar,
                                                           const std::string& kernel) {
   return MakeCudaBackend(grammar, CudaBackendOptions{.kernel = kernel});
+}
+
+std::unique_ptr<ViterbiBackend> MakeCudaBackendForDevice(
+    const Grammar& grammar, std::unique_ptr<cuda::DeviceViterbi> device,
+    const CudaBackendOptions& options) {
+  return std::make_unique<CudaBackend>(grammar, std::move(device), options);
 }
 
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar,

@@ -3,9 +3,11 @@
 // device, the device computes their charts (floats), and trees are extracted on the CPU from the
 // copied-back charts (parser/tree_extraction.h, relative tolerance 1e-5), on all hardware threads.
 //
-// Out of memory: a batch the device cannot hold is split in halves and retried; a sentence that
-// cannot fit on its own is parsed on the CPU (parser/viterbi_cpu.h) and its outcome's message says
-// so (status kOk). Outcomes come back one per input, in input order.
+// Failures stay local: a batch the device cannot hold (out of memory) or that fails on the device
+// (a launch error, a kernel's shared-memory limit, CKY_FAULT_INJECT: cuda/common/fault_injection.h) is
+// split in halves and retried, down to single sentences; a sentence that fails on its own is
+// parsed on the CPU (parser/viterbi_cpu.h) and its outcome's message says so and why (status kOk).
+// Outcomes come back one per input, in input order.
 #pragma once
 
 #include <cstddef>
@@ -41,5 +43,10 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar
                                                           const std::string& kernel);
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar,
                                                           const CudaBackendOptions& options);
+
+// The adapter over a given device (tests: a fake DeviceViterbi whose batches fail on purpose).
+std::unique_ptr<ViterbiBackend> MakeCudaBackendForDevice(
+    const Grammar& grammar, std::unique_ptr<cuda::DeviceViterbi> device,
+    const CudaBackendOptions& options);
 
 }  // namespace cky

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/common/fault_injection.h"
 #include "cuda/viterbi/viterbi.h"
 
 namespace cky::cuda {
@@ -808,6 +809,39 @@ GroupGrid GroupGridFor(int groups, int tiles, int num_sms) {
   return {(groups + per_block - 1) / per_block, per_block};
 }
 
+// Lets `kernel` launch with `dynamic` bytes of dynamic shared memory, or says why it cannot. The
+// 48 KB a launch gets without opt-in is static and dynamic shared memory together (a kernel's
+// default maxDynamicSharedSizeBytes is 48 KB less its static bytes): comparing the dynamic bytes
+// alone with 48 KB left launches with 48 KB - static < dynamic <= 48 KB without the opt-in, and
+// they failed with "invalid argument" (pair-seg-g8-a4 on en_sm6s, whose tiles hold up to 1,020
+// substate pairs: 49,104 dynamic bytes and about 100 static at span length 194, so every sentence
+// of 194 words or more failed; the G = 8 kernels' dynamic bytes grow by 64 a span length, so any
+// grammar meets such a span length at some sentence length).
+template <typename Kernel>
+bool AllowDynamicShared(Kernel* kernel, size_t dynamic, int max_optin, const char* name,
+                        std::string* error) {
+  cudaFuncAttributes attributes{};
+  if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess) {
+    *error = std::string("cudaFuncGetAttributes failed for the ") + name +
+             " kernel: " + cudaGetErrorString(cudaGetLastError());
+    return false;
+  }
+  if (attributes.sharedSizeBytes + dynamic > size_t(max_optin)) {
+    *error = std::string("sentence too long for the ") + name + " kernel's shared memory (" +
+             std::to_string(attributes.sharedSizeBytes + dynamic) + " bytes, the device has " +
+             std::to_string(max_optin) + ")";
+    return false;
+  }
+  if (dynamic > size_t(attributes.maxDynamicSharedSizeBytes) &&
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic)) !=
+          cudaSuccess) {
+    *error = std::string("cudaFuncSetAttribute failed for the ") + name +
+             " kernel: " + cudaGetErrorString(cudaGetLastError());
+    return false;
+  }
+  return true;
+}
+
 struct SizeClass {
   std::vector<int> pairs;
   int max_bc = 0;
@@ -842,6 +876,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
       *error = "unknown CUDA kernel '" + kernel_ + "'";
       return false;
     }
+    if (!FaultInjector::FromEnvironment(&faults_, error)) return false;
     num_states_ = g.num_states;
     if (size_t(num_states_) * sizeof(float) > 48 * 1024) {
       *error = "too many states for the unary kernel's shared memory";
@@ -1034,7 +1069,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
     level_begin_[max_n + 1] = static_cast<int>(items.size());
 
     const size_t chart_floats = size_t(cells) * num_states_;
-    if (!chart_.Reserve(chart_floats) || !pre_.Reserve(chart_floats) ||
+    if (faults_.FailAllocation() || !chart_.Reserve(chart_floats) || !pre_.Reserve(chart_floats) ||
         !present_.Reserve(size_t(cells) * num_symbols_) ||
         !lexical_.Reserve(size_t(words) * num_states_) || !items_.Reserve(items.size()) ||
         (aligned_ && !aligned_chart_.Reserve(size_t(cells) * aligned_states_))) {
@@ -1062,6 +1097,15 @@ class DeviceViterbiImpl : public DeviceViterbi {
                     cudaMemcpyHostToDevice, stream_);
     FillKernel<<<1024, 256, 0, stream_>>>(pre_.get(), chart_floats, kNegInfF);
     cudaMemsetAsync(present_.get(), 0, size_t(cells) * num_symbols_, stream_);
+    if (aligned_)  // float4 loads read the padding between symbols (unused): no uninitialized read
+      cudaMemsetAsync(aligned_chart_.get(), 0, size_t(cells) * aligned_states_ * sizeof(float),
+                      stream_);
+    if (!faults_.empty()) {
+      std::vector<int32_t> lengths;
+      for (const SentenceRef& s : batch) lengths.push_back(s.length);
+      if (faults_.FailLaunch(lengths))  // CKY_FAULT_INJECT: a real invalid launch (no blocks)
+        FillKernel<<<0, 256, 0, stream_>>>(pre_.get(), chart_floats, kNegInfF);
+    }
 
     for (int span = 1; span <= max_n; ++span) {
       LevelArgs a{chart_.get(),
@@ -1077,6 +1121,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
       if (span == 1) {
         LexicalKernel<<<count, 256, 0, stream_>>>(a, lexical_.get());
       } else if (!LaunchBinary(a, count, error)) {
+        cudaStreamSynchronize(stream_);  // nothing of this batch runs on into the next one
+        cudaGetLastError();
         return BatchResult::kFailed;
       }
       Mark(2 * span);
@@ -1090,9 +1136,11 @@ class DeviceViterbiImpl : public DeviceViterbi {
     cudaMemcpyAsync(host_chart.get(), chart_.get(), chart_floats * sizeof(float),
                     cudaMemcpyDeviceToHost, stream_);
     Mark(2 * max_n + 2);
-    const cudaError_t status = cudaStreamSynchronize(stream_);
-    if (status != cudaSuccess || cudaGetLastError() != cudaSuccess) {
+    cudaError_t status = cudaStreamSynchronize(stream_);
+    if (status == cudaSuccess) status = cudaGetLastError();  // a launch error of the last span
+    if (status != cudaSuccess) {
       *error = std::string("CUDA error: ") + cudaGetErrorString(status);
+      cudaGetLastError();
       return BatchResult::kFailed;
     }
     for (int i = 0; i < num_sentences; ++i)
@@ -1109,6 +1157,9 @@ class DeviceViterbiImpl : public DeviceViterbi {
         ThreadAtomicGlobalKernel<<<dim3(count, num_chunks_), kThreads, 0, stream_>>>(a, rules);
         break;
       case Variant::kThreadAtomicShared:
+        if (!AllowDynamicShared(ThreadAtomicSharedKernel, max_chunk_parents_ * sizeof(float),
+                                max_shared_optin_, "thread-atomic-shared", error))
+          return false;
         ThreadAtomicSharedKernel<<<dim3(count, num_chunks_), kThreads,
                                    max_chunk_parents_ * sizeof(float), stream_>>>(
             a, rules, chunk_first_.get(), chunk_count_.get());
@@ -1121,9 +1172,9 @@ class DeviceViterbiImpl : public DeviceViterbi {
         break;
       case Variant::kBlockReduceStaged: {
         const size_t shared = 2 * size_t(num_states_) * sizeof(float);
-        if (shared > 48 * 1024)
-          cudaFuncSetAttribute(BlockReduceStagedKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               int(shared));
+        if (!AllowDynamicShared(BlockReduceStagedKernel, shared, max_shared_optin_,
+                                "block-reduce-staged", error))
+          return false;
         BlockReduceStagedKernel<<<dim3(count, num_virtual_), kThreads, shared, stream_>>>(a, rules,
                                                                                           vp);
         break;
@@ -1196,13 +1247,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
     const SizeClass& c = classes_[0];  // every tile, heaviest first
     const size_t shared =
         (size_t(G) * (num_states_ + c.max_bc) + 2 * size_t(G) * max_splits) * sizeof(float);
-    if (shared > size_t(max_shared_optin_)) {
-      *error = "sentence too long for the pair-acc kernel's shared memory";
+    if (!AllowDynamicShared(PairAccKernel<G>, shared, max_shared_optin_, "pair-acc", error))
       return false;
-    }
-    if (shared > 48 * 1024)
-      cudaFuncSetAttribute(PairAccKernel<G>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           int(shared));
     const PairArrays p = PairArraysFor(c);
     // Tile chunks per cell group: enough blocks for about 4 waves, as few chunks as possible (each
     // chunk flushes its own maxima).
@@ -1220,13 +1266,9 @@ class DeviceViterbiImpl : public DeviceViterbi {
     const SizeClass& c = classes_[0];  // every tile, heaviest first
     const size_t shared =
         (size_t(BestFloats(G, c.max_bc)) + 2 * size_t(G) * max_splits) * sizeof(float);
-    if (shared > size_t(max_shared_optin_)) {
-      *error = "sentence too long for the pair-seg kernel's shared memory";
+    if (!AllowDynamicShared(PairSegKernel<G, kSplitUnroll, kPad, kAligned>, shared,
+                            max_shared_optin_, "pair-seg", error))
       return false;
-    }
-    if (shared > 48 * 1024)
-      cudaFuncSetAttribute(PairSegKernel<G, kSplitUnroll, kPad, kAligned>,
-                           cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
     const PairArrays p = PairArraysFor(c);
     const int tiles = static_cast<int>(c.pairs.size());
     const GroupGrid grid = GroupGridFor(groups, tiles, num_sms_);
@@ -1243,13 +1285,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
     for (SizeClass& c : classes_) {
       if (c.pairs.empty()) continue;
       const size_t shared = (size_t(G) * c.max_bc + 2 * size_t(G) * max_splits) * sizeof(float);
-      if (shared > size_t(max_shared_optin_)) {
-        *error = "sentence too long for the pair-fused kernel's shared memory";
+      if (!AllowDynamicShared(PairFusedKernel<G>, shared, max_shared_optin_, "pair-fused", error))
         return false;
-      }
-      if (shared > 48 * 1024)
-        cudaFuncSetAttribute(PairFusedKernel<G>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             int(shared));
       const PairArrays p = PairArraysFor(c);
       const int tiles = static_cast<int>(c.pairs.size());  // of the class
       const GroupGrid grid = GroupGridFor(groups, tiles, num_sms_);
@@ -1339,6 +1376,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
   }
 
   std::string kernel_;
+  FaultInjector faults_;  // CKY_FAULT_INJECT, read at Init
   Variant variant_ = Variant::kPairSeg8Aligned;
   int num_states_ = 0, num_symbols_ = 0, num_rules_ = 0;
   int max_shared_optin_ = 48 * 1024;
