@@ -87,7 +87,7 @@ bool ParseProbability(std::string_view text, double* value) {
 
 bool ParseState(GrammarBuilder& builder, std::string_view text, int32_t* symbol, int32_t* sub) {
   std::string_view name;
-  if (!SplitStateName(text, &name, sub)) return false;
+  if (!SplitStateName(text, &name, sub) || *sub >= kMaxSubstatesPerSymbol) return false;
   *symbol = builder.AddSymbol(name);
   return true;
 }
@@ -191,11 +191,14 @@ Status ReadSplitFile(const TextSource& source, SplitFileKind kind, GrammarBuilde
     if (numstates) {
       int32_t count;
       auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), count);
-      if (ec != std::errc() || count < 1) return LineError(path, number, "bad substate count");
+      if (ec != std::errc() || count < 1 || count > kMaxSubstatesPerSymbol) {
+        return LineError(path, number, "bad substate count");
+      }
       builder.SetNumSubstates(symbol, count);
     } else {
       int32_t leaves = CountSplitLeaves(rest);
       if (leaves < 1) return LineError(path, number, "split tree has no leaves");
+      if (leaves > kMaxSubstatesPerSymbol) return LineError(path, number, "split tree too large");
       // A projected grammar's hierarchy is the original's, with more leaves than substates.
       if (kind == SplitFileKind::kSplitTree) builder.SetNumSubstates(symbol, leaves);
       builder.SetSplitTree(symbol, std::string(rest));

@@ -16,6 +16,10 @@
 
 namespace cky {
 
+// The most substates a symbol may have. Berkeley grammars have at most 64 (six split cycles); the
+// limit keeps a malformed file ("NP_99999999") from asking for gigabytes.
+inline constexpr int32_t kMaxSubstatesPerSymbol = 4096;
+
 struct Grammar {
   // --- Symbols (base categories) ---
   std::vector<std::string> symbol_names;        // symbol id -> "NP", "@NP", "ROOT", ...

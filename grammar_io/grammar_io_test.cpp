@@ -113,6 +113,14 @@ TEST_F(GrammarIoTest, StreamsReadAsFilesDo) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("mem.grammar:1"), std::string::npos)
       << bad.status().message();
+
+  // A substate index past kMaxSubstatesPerSymbol is an error, not gigabytes of states (a fuzz
+  // finding: "NP_99999999" made the builder lay out 10^8 states).
+  std::istringstream huge("S_0 -> NP_99999999 VP_1 0.5\n"), lexicon_third(lexicon);
+  auto too_many = ReadWriteGrammarTextFromStreams(huge, lexicon_third, nullptr, nullptr, "mem");
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.status().message().find("mem.grammar:1: bad state name"), std::string::npos)
+      << too_many.status().message();
 }
 
 TEST_F(GrammarIoTest, ReadsDumpGrammarExport) {

@@ -148,10 +148,12 @@ void ReferenceInsideOutside(const Grammar& g, const LexicalScores& lexical,
         std::fill(to_right.begin(), to_right.end(), 0.0);
         for (int64_t r = 0; r < g.num_binary_rules(); ++r) {
           const double o = parent_out[g.binary_parent[r]];
-          if (o == 0) continue;
+          const double l = left[g.binary_left[r]];
+          const double rr = right[g.binary_right[r]];
+          if (o == 0 || l == 0 || rr == 0) continue;  // as Berkeley's parser: see the header
           const double rule = binary_prob[r] * o;
-          to_left[g.binary_left[r]] += rule * right[g.binary_right[r]];
-          to_right[g.binary_right[r]] += rule * left[g.binary_left[r]];
+          to_left[g.binary_left[r]] += rule * rr;
+          to_right[g.binary_right[r]] += rule * l;
         }
         AddScaledCell(gather(start, split), outpost_scale[in.CellIndex(start, split)], to_left,
                       out.log_scale[index] + right_scale);

@@ -10,7 +10,8 @@
 //   in(s)   = pre(s) + sum_{s -> c} p_sum(s -> c) pre(c)     one layer of closed sum unaries
 //                                                            (Grammar::sum_unary_*)
 //   outpost(ROOT_0 over the sentence) = 1, and for every other node the sum over binary parents
-//   outpost(l) = sum_{p -> l r, split} outpre(p) p(p -> l r) in(r)   (and the mirror for r)
+//   outpost(l) = sum_{p -> l r, split} outpre(p) p(p -> l r) in(r)   (and the mirror for r;
+//                only where in(l) > 0 and in(r) > 0)
 //   outpre(c) = outpost(c) + sum_{p -> c} p_sum(p -> c) outpost(p)
 //
 // A chart stores in(s) (the score parents read) and outpre(s) (the outside of the node below the
@@ -22,8 +23,9 @@
 // Scaling, so that 200-word sentences neither underflow nor overflow: each cell holds values in
 // [0, 1] (its largest is 1) and one natural-log scale; the true score is value * exp(log_scale).
 // Within a cell doubles keep ~700 nats of range, far more than any posterior that matters needs.
-// The outside score of a state whose inside score is 0 is never used and is unspecified (paths may
-// leave it 0 or fill it in): compare charts only where inside is positive.
+// Outside mass flows through a binary rule only where both children have a positive inside score,
+// as in Berkeley's parser: a state with inside 0 gets outpost 0 (its outpre can still be positive
+// through the unary layer, and Berkeley's unary posterior reads it).
 #pragma once
 
 #include <cmath>

@@ -162,9 +162,10 @@ void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const Lex
           double sum_left = 0;
           for (int32_t r = rules.left_begin[l]; r < rules.left_begin[l + 1]; ++r) {
             const double o = parent_out[rules.parent[r]];
-            if (o == 0) continue;
+            const double rv = right[rules.right[r]];
+            if (o == 0 || rv == 0) continue;
             const double po = rules.prob[r] * o;
-            sum_left += po * right[rules.right[r]];
+            sum_left += po * rv;
             to_right[rules.right[r]] += po * lv;
           }
           to_left[l] += sum_left;
