@@ -388,38 +388,65 @@ StatusOr<BerkeleyModel> BerkeleyModelFromSerialization(std::string_view stream,
     }
   }
 
-  // --- closed Viterbi unary rules: scores[child][parent] ---
-  const JavaValue* closed = grammar.Field("closedViterbiRulesWithParent");
-  if (!closed || closed->kind != JavaValue::Kind::kObject) {
-    return m.Error(
-        "the grammar holds no closed Viterbi unary rules (closedViterbiRulesWithParent)");
-  }
-  auto unaries = RulesOf(grammar, "closedViterbiRulesWithParent", m);
-  if (!unaries.ok()) return unaries.status();
-  for (const JavaObject* rule : *unaries) {
-    auto p = StateField(*rule, "parentState", num_states, m);
-    auto c = StateField(*rule, "childState", num_states, m);
-    if (!p.ok()) return p.status();
-    if (!c.ok()) return c.status();
-    auto scores = m.ArrayField(*rule, "scores", '[');
-    if (!scores.ok()) return scores.status();
-    const auto& by_child = (*scores)->objects;
-    if (by_child.size() != size_t(num_substates[*c])) {
-      return m.Error("unary rule " + names[*p] + " -> " + names[*c] +
-                     ": scores do not match the child's substates");
+  // --- closed unary rules, scores[child][parent]: Viterbi (max over chains) for -viterbi, sum
+  // (sum over chains) for inside-outside ---
+  auto read_unaries = [&](std::string_view field, bool sum) -> Status {
+    const JavaValue* closed = grammar.Field(field);
+    if (!closed || closed->kind != JavaValue::Kind::kObject) {
+      return m.Error("the grammar holds no closed unary rules (" + std::string(field) + ")");
     }
-    for (size_t cs = 0; cs < by_child.size(); ++cs) {
-      const JavaObject* by_parent = by_child[cs];
-      if (!by_parent) continue;
-      if (by_parent->kind != Kind::kArray || by_parent->element_type != 'D' ||
-          by_parent->reals.size() != size_t(num_substates[*p])) {
+    auto unaries = RulesOf(grammar, field, m);
+    if (!unaries.ok()) return unaries.status();
+    for (const JavaObject* rule : *unaries) {
+      auto p = StateField(*rule, "parentState", num_states, m);
+      auto c = StateField(*rule, "childState", num_states, m);
+      if (!p.ok()) return p.status();
+      if (!c.ok()) return c.status();
+      auto scores = m.ArrayField(*rule, "scores", '[');
+      if (!scores.ok()) return scores.status();
+      const auto& by_child = (*scores)->objects;
+      if (by_child.size() != size_t(num_substates[*c])) {
         return m.Error("unary rule " + names[*p] + " -> " + names[*c] +
-                       ": scores do not match the parent's substates");
+                       ": scores do not match the child's substates");
       }
-      for (size_t ps = 0; ps < by_parent->reals.size(); ++ps) {
-        const double prob = by_parent->reals[ps];
-        if (!(prob > 0)) continue;
-        builder.AddUnary(builder_ids[*p], int32_t(ps), builder_ids[*c], int32_t(cs), prob);
+      for (size_t cs = 0; cs < by_child.size(); ++cs) {
+        const JavaObject* by_parent = by_child[cs];
+        if (!by_parent) continue;
+        if (by_parent->kind != Kind::kArray || by_parent->element_type != 'D' ||
+            by_parent->reals.size() != size_t(num_substates[*p])) {
+          return m.Error("unary rule " + names[*p] + " -> " + names[*c] +
+                         ": scores do not match the parent's substates");
+        }
+        for (size_t ps = 0; ps < by_parent->reals.size(); ++ps) {
+          const double prob = by_parent->reals[ps];
+          if (!(prob > 0)) continue;
+          if (sum) {
+            builder.AddSumUnary(builder_ids[*p], int32_t(ps), builder_ids[*c], int32_t(cs), prob);
+          } else {
+            builder.AddUnary(builder_ids[*p], int32_t(ps), builder_ids[*c], int32_t(cs), prob);
+          }
+        }
+      }
+    }
+    return Status();
+  };
+  CKY_RETURN_IF_ERROR(read_unaries("closedViterbiRulesWithParent", /*sum=*/false));
+  // Older or stripped files may lack the sum closure: then max-rule falls back to the Viterbi one.
+  if (const JavaValue* sum = grammar.Field("closedSumRulesWithParent");
+      sum && sum->kind == JavaValue::Kind::kObject && sum->object) {
+    CKY_RETURN_IF_ERROR(read_unaries("closedSumRulesWithParent", /*sum=*/true));
+    // closedSumPaths[parent][child]: the chain's intermediate state (> 0), else 0 or -1.
+    if (auto paths = m.ArrayField(grammar, "closedSumPaths", '[', true); paths.ok() && *paths) {
+      const auto& rows = (*paths)->objects;
+      for (size_t p = 0; p < rows.size() && p < size_t(num_states); ++p) {
+        const JavaObject* row = rows[p];
+        if (!row || row->kind != Kind::kArray || row->element_type != 'I') continue;
+        for (size_t c = 0; c < row->integers.size() && c < size_t(num_states); ++c) {
+          const int64_t middle = row->integers[c];
+          if (middle > 0 && middle < num_states) {
+            builder.SetUnaryIntermediate(builder_ids[p], builder_ids[c], builder_ids[middle]);
+          }
+        }
       }
     }
   }

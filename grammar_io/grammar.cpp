@@ -83,6 +83,20 @@ void GrammarBuilder::AddUnary(int32_t parent_sym, int32_t parent_sub, int32_t ch
   unaries_.push_back({parent_sym, parent_sub, child_sym, child_sub, 0, 0, prob});
 }
 
+void GrammarBuilder::AddSumUnary(int32_t parent_sym, int32_t parent_sub, int32_t child_sym,
+                                 int32_t child_sub, double prob) {
+  Cover(parent_sym, parent_sub);
+  Cover(child_sym, child_sub);
+  has_sum_unaries_ = true;
+  if (parent_sym == child_sym) return;  // Berkeley's parser skips them (pState == cState)
+  sum_unaries_.push_back({parent_sym, parent_sub, child_sym, child_sub, 0, 0, prob});
+}
+
+void GrammarBuilder::SetUnaryIntermediate(int32_t parent_sym, int32_t child_sym,
+                                          int32_t intermediate_sym) {
+  intermediates_.emplace_back(parent_sym, child_sym, intermediate_sym);
+}
+
 namespace {
 
 // CSR offsets of rules sorted by parent: begin[p] .. begin[p + 1].
@@ -178,6 +192,44 @@ Grammar GrammarBuilder::Finish(std::vector<int32_t>* final_ids) {
     g.unary_log_prob.push_back(unaries[i].log_prob);
   }
   g.unary_parent_begin = ParentOffsets(g.unary_parent, g.num_states());
+
+  // Closed sum-product unaries: the grammar's own, else the closed Viterbi ones between symbols.
+  g.sum_unaries_exact = has_sum_unaries_;
+  if (has_sum_unaries_) {
+    unaries.clear();
+    for (const RawRule& r : sum_unaries_) {
+      if (!(r.prob > 0)) continue;
+      unaries.push_back(
+          {state(r.parent_sym, r.parent_sub), state(r.left_sym, r.left_sub), std::log(r.prob)});
+    }
+    std::stable_sort(unaries.begin(), unaries.end(), [](const Unary& a, const Unary& b) {
+      return std::tie(a.p, a.c) < std::tie(b.p, b.c);
+    });
+    for (size_t i = 0; i < unaries.size(); ++i) {
+      if (i + 1 < unaries.size() && unaries[i].p == unaries[i + 1].p &&
+          unaries[i].c == unaries[i + 1].c) {
+        continue;
+      }
+      g.sum_unary_parent.push_back(unaries[i].p);
+      g.sum_unary_child.push_back(unaries[i].c);
+      g.sum_unary_log_prob.push_back(unaries[i].log_prob);
+    }
+  } else {
+    for (size_t i = 0; i < g.unary_parent.size(); ++i) {
+      if (g.state_symbol[g.unary_parent[i]] == g.state_symbol[g.unary_child[i]]) continue;
+      g.sum_unary_parent.push_back(g.unary_parent[i]);
+      g.sum_unary_child.push_back(g.unary_child[i]);
+      g.sum_unary_log_prob.push_back(g.unary_log_prob[i]);
+    }
+  }
+  g.sum_unary_parent_begin = ParentOffsets(g.sum_unary_parent, g.num_states());
+  if (!intermediates_.empty()) {
+    g.unary_intermediate.assign(size_t(n) * n, -1);
+    for (const auto& [p, c, m] : intermediates_) {
+      if (m < 0 || m >= n) continue;
+      g.unary_intermediate[size_t(new_id[p]) * n + new_id[c]] = new_id[m];
+    }
+  }
   g.IndexSymbols();
   return g;
 }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -41,6 +42,27 @@ struct Grammar {
   std::vector<int32_t> unary_child;
   std::vector<double> unary_log_prob;
   std::vector<int32_t> unary_parent_begin;  // num_states + 1 entries
+
+  // --- Closed sum-product unary rules, for inside-outside and max-rule decoding ---
+  // Berkeley's closedSumRulesWithParent: parent -> child between different symbols, the
+  // probability summed over the direct rule and every chain through one intermediate symbol
+  // (Grammar.computePairsOfUnaries). Sorted by (parent, child). Read from .gr files; grammars that
+  // do not carry them (text exports, random and trained PCFGs) get a copy of the closed Viterbi
+  // unaries between different symbols, and `sum_unaries_exact` is false.
+  std::vector<int32_t> sum_unary_parent;
+  std::vector<int32_t> sum_unary_child;
+  std::vector<double> sum_unary_log_prob;
+  std::vector<int32_t> sum_unary_parent_begin;  // num_states + 1 entries
+  bool sum_unaries_exact = false;
+  // Berkeley's closedSumPaths: for a unary parent symbol P and child symbol C, the intermediate
+  // symbol I of the chain P -> I -> C that carries most of the closed rule's mass, which max-rule
+  // trees print between P and C; -1 when the direct rule does (or nothing is known).
+  // num_symbols * num_symbols entries (P * num_symbols + C), or empty.
+  std::vector<int32_t> unary_intermediate;
+  int32_t UnaryIntermediate(int32_t parent_symbol, int32_t child_symbol) const {
+    if (unary_intermediate.empty()) return -1;
+    return unary_intermediate[size_t(parent_symbol) * num_symbols() + child_symbol];
+  }
 
   int32_t num_symbols() const { return static_cast<int32_t>(symbol_names.size()); }
   int32_t num_states() const { return static_cast<int32_t>(state_symbol.size()); }
@@ -77,6 +99,12 @@ class GrammarBuilder {
                  int32_t right_sym, int32_t right_sub, double prob);
   void AddUnary(int32_t parent_sym, int32_t parent_sub, int32_t child_sym, int32_t child_sub,
                 double prob);
+  // A closed sum-product unary rule (Grammar::sum_unary_*); rules within one symbol are dropped,
+  // as Berkeley's parser skips them. Once any is added, the grammar's sum unaries are these.
+  void AddSumUnary(int32_t parent_sym, int32_t parent_sub, int32_t child_sym, int32_t child_sub,
+                   double prob);
+  // Grammar::unary_intermediate for a pair of symbols (builder ids).
+  void SetUnaryIntermediate(int32_t parent_sym, int32_t child_sym, int32_t intermediate_sym);
   int32_t num_symbols() const { return static_cast<int32_t>(names_.size()); }
   // Lays out states and rules; ROOT (created if absent) becomes symbol 0. When `final_ids` is given
   // it receives, for each id AddSymbol returned, the symbol's id in the finished grammar.
@@ -94,6 +122,9 @@ class GrammarBuilder {
   std::vector<std::string> split_trees_;
   std::vector<RawRule> binaries_;
   std::vector<RawRule> unaries_;  // left_* is the child; right_* unused
+  std::vector<RawRule> sum_unaries_;
+  bool has_sum_unaries_ = false;
+  std::vector<std::tuple<int32_t, int32_t, int32_t>> intermediates_;  // parent, child, middle
 };
 
 // Splits "NP_3" into ("NP", 3). Returns false when there is no "_<digits>" suffix.

@@ -28,7 +28,8 @@ struct ParseOutcome {
   ParseStatus status = ParseStatus::kFailed;
   std::string message;         // why, when status != kOk
   Tree tree;                   // binarized annotated tree ("NP-3" labels, chart scores), when kOk
-  double log_score = kNegInf;  // the root's Viterbi log-score, when kOk
+  double log_score = kNegInf;  // the root's Viterbi log-score (max-rule: the max-rule score)
+  double log_likelihood = kNegInf;  // max-rule backends: log P(w), the sum over all trees
 };
 
 struct SentenceInput {

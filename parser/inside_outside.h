@@ -1,0 +1,70 @@
+// THE CPU REFERENCE for sum-product inside and outside scores over a split grammar: plain loops,
+// double precision, never tuned. Every faster path (multi-threaded CPU, CUDA) is tested against it.
+//
+// The quantities are the Berkeley parser's for max-rule decoding (CoarseToFineMaxRuleParser's
+// doConstrainedInsideScores / doConstrainedOutsideScores with viterbi = false, on an unpruned
+// chart). Probabilities, not logs. For a span [start, end) and a state s:
+//
+//   pre(s)  = P(word | s)                                            one-word spans (the lexicon)
+//           = sum_{s -> l r, start < split < end} p(s -> l r) in_l[start, split) in_r[split, end)
+//   in(s)   = pre(s) + sum_{s -> c} p_sum(s -> c) pre(c)     one layer of closed sum unaries
+//                                                            (Grammar::sum_unary_*)
+//   outpost(ROOT_0 over the sentence) = 1, and for every other node the sum over binary parents
+//   outpost(l) = sum_{p -> l r, split} outpre(p) p(p -> l r) in(r)   (and the mirror for r)
+//   outpre(c) = outpost(c) + sum_{p -> c} p_sum(p -> c) outpost(p)
+//
+// A chart stores in(s) (the score parents read) and outpre(s) (the outside of the node below the
+// unary layer, the one binary rules and the lexicon build). P(w) = in(ROOT_0 over the sentence).
+// The posterior of a binary rule use is outpre(p) p(p -> l r) in(l) in(r) / P(w), of a closed
+// unary outpre(p) p_sum(p -> c) in(c) / P(w) (Berkeley's formula), of a tag on a word
+// outpre(t) P(word | t) / P(w); over each word the tag posteriors sum to 1.
+//
+// Scaling, so that 200-word sentences neither underflow nor overflow: each cell holds values in
+// [0, 1] (its largest is 1) and one natural-log scale; the true score is value * exp(log_scale).
+// Within a cell doubles keep ~700 nats of range, far more than any posterior that matters needs.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "grammar_io/grammar.h"
+#include "parser/chart.h"
+#include "parser/viterbi_reference.h"
+
+namespace cky {
+
+// Per-cell scaled probabilities of one sentence, cells in Chart's order (by span length, then
+// start), num_states values per cell.
+struct ScaledChart {
+  int32_t length = 0;
+  int32_t num_states = 0;
+  std::vector<double> values;     // NumCells(length) * num_states
+  std::vector<double> log_scale;  // NumCells(length); -infinity for a cell whose values are all 0
+
+  void Reset(int32_t sentence_length, int32_t states);
+  int64_t CellIndex(int32_t start, int32_t end) const;
+  double* cell(int32_t start, int32_t end) { return values.data() + CellIndex(start, end) * num_states; }
+  const double* cell(int32_t start, int32_t end) const {
+    return values.data() + CellIndex(start, end) * num_states;
+  }
+  double scale(int32_t start, int32_t end) const { return log_scale[CellIndex(start, end)]; }
+  // log(value * exp(scale)); -infinity for a zero.
+  double LogScore(int32_t start, int32_t end, int32_t state) const {
+    const double v = cell(start, end)[state];
+    return v > 0 ? std::log(v) + scale(start, end) : kNegInf;
+  }
+};
+
+struct InsideOutsideCharts {
+  ScaledChart inside;   // in(s): after the cell's unary layer
+  ScaledChart outside;  // outpre(s): outside of the node below the unary layer
+  double log_likelihood = kNegInf;  // log P(w); -infinity when the grammar derives no tree
+};
+
+// Fills `charts` for one sentence. When the sentence has no parse, log_likelihood is -infinity and
+// the outside chart is all zero.
+void ReferenceInsideOutside(const Grammar& grammar, const LexicalScores& lexical,
+                            InsideOutsideCharts* charts);
+
+}  // namespace cky

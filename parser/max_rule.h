@@ -1,0 +1,65 @@
+// Max-rule-product decoding (Petrov & Klein 2007), the Berkeley parser's default output: the tree
+// over base symbols (no substates) whose product of rule posteriors is largest, computed from the
+// inside and outside scores of parser/inside_outside.h exactly as CoarseToFineMaxRuleParser's
+// doConstrainedMaxCScores and extractBestMaxRuleParse do.
+//
+// Per span and base symbol A (its substates a), with P(w) the sentence probability:
+//   one word:  score(T) = log sum_t outpre(T_t) P(word | T_t) / P(w)                  (a tag T)
+//   binary:    score(A) = max_{A -> B C, split} log r + score(B, left) + score(C, right),
+//              r = sum_{a,b,c} outpre(A_a) p(A_a -> B_b C_c) in(B_b) in(C_c) / P(w)
+//   unary layer (once per cell, children read before it): score(A) = max(score(A),
+//              max_{A -> C} log sum_{a,c} outpre(A_a) p_sum(A_a -> C_c) in(C_c) / P(w) + score(C))
+// The root is ROOT's score over the sentence; extraction follows the recorded argmaxes from ROOT,
+// printing a unary chain's intermediate symbol (Grammar::unary_intermediate) as Berkeley does.
+// Ties keep the first candidate in the order: parent symbol, rule (grammar order), split point.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "grammar_io/grammar.h"
+#include "parser/backend.h"
+#include "parser/inside_outside.h"
+#include "treebank/tree.h"
+
+namespace cky {
+
+// Berkeley's maxc arrays for one sentence: per cell (Chart's order) and base symbol.
+struct MaxRuleChart {
+  int32_t length = 0;
+  int32_t num_symbols = 0;
+  std::vector<double> score;         // after the unary layer; -infinity: no derivation
+  std::vector<int32_t> split;        // the best binary's split point; -1: none (or one word)
+  std::vector<int32_t> left;         // its left child symbol
+  std::vector<int32_t> right;        // its right child symbol
+  std::vector<int32_t> unary_child;  // the unary layer's choice; -1: the node is not a unary
+
+  void Reset(int32_t sentence_length, int32_t symbols);
+  int64_t Index(int32_t start, int32_t end, int32_t symbol) const;
+  double root_score() const { return length > 0 ? score[Index(0, length, 0)] : kNegInf; }
+};
+
+// Fills `maxc` from a sentence's inside and outside charts (log_likelihood must be finite).
+void ReferenceMaxRuleChart(const Grammar& grammar, const LexicalScores& lexical,
+                           const InsideOutsideCharts& charts, MaxRuleChart* maxc);
+
+// The max-rule tree: "ROOT" over the binarized tree of base symbols ("@NP" intermediates kept,
+// no substates), leaves the words. Fails when ROOT has no derivation.
+StatusOr<Tree> ExtractMaxRuleTree(const Grammar& grammar, const MaxRuleChart& maxc,
+                                  const std::vector<std::string>& words);
+
+// Max-rule backends implement the ViterbiBackend interface (parser/backend.h): ParseOutcome's
+// tree is the max-rule tree, log_score the max-rule score (Berkeley's -modelScore) and
+// log_likelihood log P(w) (-sentence_likelihood).
+//   reference: one sentence after another with the functions above.
+//   cpu:       the same per sentence, sentences in parallel on `threads` threads (0: all).
+std::unique_ptr<ViterbiBackend> MakeReferenceMaxRuleBackend(const Grammar& grammar);
+std::unique_ptr<ViterbiBackend> MakeCpuMaxRuleBackend(const Grammar& grammar, int threads);
+
+// One sentence through the reference functions (shared by the CPU backends and tests).
+ParseOutcome ParseMaxRuleReference(const Grammar& grammar, const SentenceInput& sentence);
+
+}  // namespace cky
