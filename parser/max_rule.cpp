@@ -1,0 +1,307 @@
+#include "parser/max_rule.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <thread>
+#include <tuple>
+
+namespace cky {
+
+void MaxRuleChart::Reset(int32_t sentence_length, int32_t symbols) {
+  length = sentence_length;
+  num_symbols = symbols;
+  const size_t n = size_t(Chart::NumCells(sentence_length)) * symbols;
+  score.assign(n, kNegInf);
+  split.assign(n, -1);
+  left.assign(n, -1);
+  right.assign(n, -1);
+  unary_child.assign(n, -1);
+}
+
+int64_t MaxRuleChart::Index(int32_t start, int32_t end, int32_t symbol) const {
+  const int32_t span = end - start;
+  const int64_t cell = int64_t(span - 1) * (2 * length - span + 2) / 2 + start;
+  return cell * num_symbols + symbol;
+}
+
+namespace {
+
+// The grammar's rules grouped by base symbols: max-rule scores sum a rule's posterior over every
+// substate combination of one base rule.
+struct BaseRules {
+  struct Binary {
+    int32_t parent, left, right;
+  };
+  std::vector<Binary> binaries;          // sorted by (parent, left, right)
+  std::vector<int32_t> binary_of_rule;   // substate rule -> index into binaries
+  std::vector<std::pair<int32_t, int32_t>> unaries;  // (parent, child) symbols, sorted
+  std::vector<int32_t> unary_of_rule;    // sum unary rule -> index into unaries
+
+  explicit BaseRules(const Grammar& g) {
+    std::map<std::tuple<int32_t, int32_t, int32_t>, int32_t> binary_ids;
+    for (int64_t r = 0; r < g.num_binary_rules(); ++r) {
+      binary_ids.emplace(std::make_tuple(g.state_symbol[g.binary_parent[r]],
+                                         g.state_symbol[g.binary_left[r]],
+                                         g.state_symbol[g.binary_right[r]]),
+                         0);
+    }
+    for (auto& [key, id] : binary_ids) {
+      id = int32_t(binaries.size());
+      binaries.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key)});
+    }
+    binary_of_rule.resize(g.num_binary_rules());
+    for (int64_t r = 0; r < g.num_binary_rules(); ++r) {
+      binary_of_rule[r] = binary_ids.at(std::make_tuple(g.state_symbol[g.binary_parent[r]],
+                                                        g.state_symbol[g.binary_left[r]],
+                                                        g.state_symbol[g.binary_right[r]]));
+    }
+    std::map<std::pair<int32_t, int32_t>, int32_t> unary_ids;
+    for (size_t u = 0; u < g.sum_unary_parent.size(); ++u) {
+      unary_ids.emplace(std::make_pair(g.state_symbol[g.sum_unary_parent[u]],
+                                       g.state_symbol[g.sum_unary_child[u]]),
+                        0);
+    }
+    for (auto& [key, id] : unary_ids) {
+      id = int32_t(unaries.size());
+      unaries.push_back(key);
+    }
+    unary_of_rule.resize(g.sum_unary_parent.size());
+    for (size_t u = 0; u < g.sum_unary_parent.size(); ++u) {
+      unary_of_rule[u] = unary_ids.at(std::make_pair(g.state_symbol[g.sum_unary_parent[u]],
+                                                     g.state_symbol[g.sum_unary_child[u]]));
+    }
+  }
+};
+
+void MaxRuleChartWith(const Grammar& g, const BaseRules& base, const LexicalScores& lexical,
+                      const InsideOutsideCharts& charts, MaxRuleChart* maxc) {
+  const int32_t n = lexical.length;
+  const int32_t symbols = g.num_symbols();
+  const int32_t states = g.num_states();
+  const ScaledChart& in = charts.inside;
+  const ScaledChart& out = charts.outside;
+  const double log_z = charts.log_likelihood;
+  maxc->Reset(n, symbols);
+  if (n == 0 || !(log_z > kNegInf)) return;
+
+  std::vector<double> binary_sum(base.binaries.size());
+  std::vector<double> unary_sum(base.unaries.size());
+  // Tie order: the first base rule (in BaseRules order), then the first split, wins.
+  std::vector<int64_t> best_key(symbols);
+  for (int32_t span = 1; span <= n; ++span) {
+    for (int32_t start = 0; start + span <= n; ++start) {
+      const int32_t end = start + span;
+      const double out_scale = out.scale(start, end);
+      const double* outside = out.cell(start, end);
+      if (span == 1) {
+        const double* word = lexical.word(start);
+        for (int32_t tag = 1; tag < symbols; ++tag) {
+          if (g.symbol_is_phrasal[tag] || out_scale == kNegInf) continue;
+          double sum = 0;
+          const int32_t first = g.symbol_first_state[tag];
+          for (int32_t k = 0; k < g.symbol_num_substates[tag]; ++k) {
+            if (outside[first + k] == 0 || !(word[first + k] > kNegInf)) continue;
+            sum += outside[first + k] * std::exp(word[first + k] + out_scale - log_z);
+          }
+          if (sum > 0) maxc->score[maxc->Index(start, end, tag)] = std::log(sum);
+        }
+      } else if (out_scale > kNegInf) {
+        std::fill(best_key.begin(), best_key.end(), INT64_MAX);
+        for (int32_t split = start + 1; split < end; ++split) {
+          const double left_scale = in.scale(start, split);
+          const double right_scale = in.scale(split, end);
+          if (left_scale == kNegInf || right_scale == kNegInf) continue;
+          const double factor = std::exp(out_scale + left_scale + right_scale - log_z);
+          const double* left = in.cell(start, split);
+          const double* right = in.cell(split, end);
+          std::fill(binary_sum.begin(), binary_sum.end(), 0.0);
+          for (int64_t r = 0; r < g.num_binary_rules(); ++r) {
+            const double o = outside[g.binary_parent[r]];
+            const double l = left[g.binary_left[r]];
+            const double rr = right[g.binary_right[r]];
+            if (o == 0 || l == 0 || rr == 0) continue;
+            binary_sum[base.binary_of_rule[r]] += o * std::exp(g.binary_log_prob[r]) * l * rr;
+          }
+          for (size_t b = 0; b < base.binaries.size(); ++b) {
+            if (!(binary_sum[b] > 0)) continue;
+            const BaseRules::Binary& rule = base.binaries[b];
+            const double l = maxc->score[maxc->Index(start, split, rule.left)];
+            const double rr = maxc->score[maxc->Index(split, end, rule.right)];
+            if (!(l > kNegInf) || !(rr > kNegInf)) continue;
+            const double candidate = std::log(binary_sum[b] * factor) + l + rr;
+            const int64_t at = maxc->Index(start, end, rule.parent);
+            const int64_t key = int64_t(b) * n + split;
+            if (candidate > maxc->score[at] ||
+                (candidate == maxc->score[at] && key < best_key[rule.parent])) {
+              maxc->score[at] = candidate;
+              maxc->split[at] = split;
+              maxc->left[at] = rule.left;
+              maxc->right[at] = rule.right;
+              best_key[rule.parent] = key;
+            }
+          }
+        }
+      }
+      // The unary layer reads the children's scores from before it.
+      if (out_scale == kNegInf || in.scale(start, end) == kNegInf) continue;
+      const double* inside = in.cell(start, end);
+      std::fill(unary_sum.begin(), unary_sum.end(), 0.0);
+      for (size_t u = 0; u < g.sum_unary_parent.size(); ++u) {
+        const double o = outside[g.sum_unary_parent[u]];
+        const double c = inside[g.sum_unary_child[u]];
+        if (o == 0 || c == 0) continue;
+        unary_sum[base.unary_of_rule[u]] += o * std::exp(g.sum_unary_log_prob[u]) * c;
+      }
+      const double factor = std::exp(out_scale + in.scale(start, end) - log_z);
+      std::vector<double> before(maxc->score.begin() + maxc->Index(start, end, 0),
+                                 maxc->score.begin() + maxc->Index(start, end, 0) + symbols);
+      for (size_t u = 0; u < base.unaries.size(); ++u) {
+        if (!(unary_sum[u] > 0)) continue;
+        const auto [parent, child] = base.unaries[u];
+        if (!(before[child] > kNegInf)) continue;
+        const double candidate = std::log(unary_sum[u] * factor) + before[child];
+        const int64_t at = maxc->Index(start, end, parent);
+        if (candidate > maxc->score[at]) {
+          maxc->score[at] = candidate;
+          maxc->unary_child[at] = child;
+        }
+      }
+    }
+  }
+  (void)states;
+}
+
+struct Extractor {
+  const Grammar& g;
+  const MaxRuleChart& maxc;
+  const std::vector<std::string>& words;
+  Status status;
+
+  // A node that may start with the cell's unary (Berkeley's extractBestMaxRuleParse1).
+  Tree WithUnary(int32_t start, int32_t end, int32_t symbol) {
+    const int32_t child = maxc.unary_child[maxc.Index(start, end, symbol)];
+    if (child < 0) return Direct(start, end, symbol);
+    Tree below = Direct(start, end, child);
+    const int32_t middle = g.UnaryIntermediate(symbol, child);
+    if (middle > 0) below = Tree(g.symbol_names[middle], {std::move(below)});
+    return Tree(g.symbol_names[symbol], {std::move(below)});
+  }
+  // A node built by a binary rule or the lexicon (extractBestMaxRuleParse2).
+  Tree Direct(int32_t start, int32_t end, int32_t symbol) {
+    if (end - start == 1) return Tree(g.symbol_names[symbol], {Tree(words[start])});
+    const int64_t at = maxc.Index(start, end, symbol);
+    const int32_t split = maxc.split[at];
+    if (split < 0) {
+      if (status.ok()) {
+        status = Status::Error("max-rule chart: no derivation of " + g.symbol_names[symbol] +
+                               " over words " + std::to_string(start) + ".." +
+                               std::to_string(end));
+      }
+      return Tree(g.symbol_names[symbol]);
+    }
+    Tree left = WithUnary(start, split, maxc.left[at]);
+    Tree right = WithUnary(split, end, maxc.right[at]);
+    return Tree(g.symbol_names[symbol], {std::move(left), std::move(right)});
+  }
+};
+
+}  // namespace
+
+void ReferenceMaxRuleChart(const Grammar& grammar, const LexicalScores& lexical,
+                           const InsideOutsideCharts& charts, MaxRuleChart* maxc) {
+  MaxRuleChartWith(grammar, BaseRules(grammar), lexical, charts, maxc);
+}
+
+StatusOr<Tree> ExtractMaxRuleTree(const Grammar& grammar, const MaxRuleChart& maxc,
+                                  const std::vector<std::string>& words) {
+  if (maxc.length == 0 || !(maxc.root_score() > kNegInf)) {
+    return Status::Error("no max-rule derivation of ROOT");
+  }
+  Extractor extractor{grammar, maxc, words, Status()};
+  Tree tree = extractor.WithUnary(0, maxc.length, Grammar::kRootState);
+  if (!extractor.status.ok()) return extractor.status;
+  tree.score = maxc.root_score();
+  return tree;
+}
+
+namespace {
+
+ParseOutcome ParseWith(const Grammar& grammar, const BaseRules& base,
+                       const SentenceInput& sentence) {
+  ParseOutcome outcome;
+  if (sentence.words.empty()) {
+    outcome.status = ParseStatus::kNoParse;
+    outcome.message = "empty sentence";
+    return outcome;
+  }
+  InsideOutsideCharts charts;
+  ReferenceInsideOutside(grammar, sentence.lexical, &charts);
+  if (!(charts.log_likelihood > kNegInf)) {
+    outcome.status = ParseStatus::kNoParse;
+    outcome.message = "the grammar derives no tree for the sentence";
+    return outcome;
+  }
+  MaxRuleChart maxc;
+  MaxRuleChartWith(grammar, base, sentence.lexical, charts, &maxc);
+  auto tree = ExtractMaxRuleTree(grammar, maxc, sentence.words);
+  if (!tree.ok()) {
+    outcome.status = ParseStatus::kNoParse;
+    outcome.message = tree.status().message();
+    return outcome;
+  }
+  outcome.status = ParseStatus::kOk;
+  outcome.tree = std::move(*tree);
+  outcome.log_score = maxc.root_score();
+  outcome.log_likelihood = charts.log_likelihood;
+  return outcome;
+}
+
+class MaxRuleCpuBackend : public ViterbiBackend {
+ public:
+  MaxRuleCpuBackend(const Grammar& grammar, int threads, std::string name)
+      : grammar_(grammar), base_(grammar), threads_(threads), name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
+    std::vector<ParseOutcome> outcomes(sentences.size());
+    const int threads = std::max(1, std::min<int>(threads_, int(sentences.size())));
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i = next++; i < sentences.size(); i = next++) {
+        outcomes[i] = ParseWith(grammar_, base_, sentences[i]);
+      }
+    };
+    if (threads == 1) {
+      work();
+    } else {
+      std::vector<std::thread> pool;
+      for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+      for (std::thread& t : pool) t.join();
+    }
+    return outcomes;
+  }
+
+ private:
+  const Grammar& grammar_;
+  BaseRules base_;
+  int threads_;
+  std::string name_;
+};
+
+}  // namespace
+
+ParseOutcome ParseMaxRuleReference(const Grammar& grammar, const SentenceInput& sentence) {
+  return ParseWith(grammar, BaseRules(grammar), sentence);
+}
+
+std::unique_ptr<ViterbiBackend> MakeReferenceMaxRuleBackend(const Grammar& grammar) {
+  return std::make_unique<MaxRuleCpuBackend>(grammar, 1, "reference/max-rule");
+}
+
+std::unique_ptr<ViterbiBackend> MakeCpuMaxRuleBackend(const Grammar& grammar, int threads) {
+  if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  return std::make_unique<MaxRuleCpuBackend>(grammar, threads, "cpu/max-rule");
+}
+
+}  // namespace cky
