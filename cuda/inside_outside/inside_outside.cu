@@ -23,8 +23,8 @@ namespace cky::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kG = 8;           // target cells per group in the pair-sum kernel
-constexpr int kQuad = 4;        // register blocking: 4 x 4 substate pairs per thread
+constexpr int kG = 8;            // target cells per group in the pair-sum kernel
+constexpr int kQuad = 4;         // register blocking: 4 x 4 substate pairs per thread
 constexpr int kBandLimit = 512;  // most substate pairs in a pair-sum tile
 constexpr double kNegInfD = -std::numeric_limits<double>::infinity();
 
@@ -45,12 +45,12 @@ struct CellItem {
 };
 
 struct Charts {
-  double* in;           // [cell][state] inside values
-  double* in_scale;     // [cell]
-  double* out;          // [cell][state] outpre values
-  double* out_scale;    // [cell]
-  double* acc;          // [cell][state] binary sums being accumulated (inside, then outside)
-  double* ref_scale;    // [cell] the reference scale M of the sums in acc
+  double* in;                  // [cell][state] inside values
+  double* in_scale;            // [cell]
+  double* out;                 // [cell][state] outpre values
+  double* out_scale;           // [cell]
+  double* acc;                 // [cell][state] binary sums being accumulated (inside, then outside)
+  double* ref_scale;           // [cell] the reference scale M of the sums in acc
   unsigned char* present_in;   // [cell][symbol]: some substate has a nonzero inside value
   unsigned char* present_out;  // [cell][symbol]: some substate has a nonzero outpre value
   double* log_likelihood;      // [sentence]
@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(kThreads)
     PairSumKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,
                   int num_items, int max_partners, int max_bc, int groups_per_block) {
   extern __shared__ double shared[];
-  double* sh_s = shared;                    // [substate pair][G]
+  double* sh_s = shared;                      // [substate pair][G]
   double* sh_f = sh_s + size_t(kG) * max_bc;  // [G][partner]
   int* sh_x = reinterpret_cast<int*>(sh_f + kG * max_partners);
   int* sh_y = sh_x + kG * max_partners;
@@ -350,17 +350,17 @@ __global__ void LikelihoodKernel(Charts c, const int* sentence_top, int num_sent
 struct MaxRuleArrays {
   // Base binary rules, grouped by parent symbol in grammar order; per base rule: B, C, its
   // substate rules [begin, end) in mr_key/mr_w.
-  const int4* base;        // {B, C, begin, end}
-  const int* mr_key;       // per substate rule: (a << 16) | (b * q_stride + c)
-  const double* mr_w;      // probability
-  const int4* chunk;       // {parent symbol A, first base rule, end base rule, unused}
+  const int4* base;    // {B, C, begin, end}
+  const int* mr_key;   // per substate rule: (a << 16) | (b * q_stride + c)
+  const double* mr_w;  // probability
+  const int4* chunk;   // {parent symbol A, first base rule, end base rule, unused}
   // Base unary pairs (A, C) in grammar order, grouped by A: [pair_begin[A], pair_begin[A + 1]).
-  const int* pair_begin;   // num_symbols + 1
-  const int2* pair_symbols;  // {A, C}
+  const int* pair_begin;       // num_symbols + 1
+  const int2* pair_symbols;    // {A, C}
   const int* pair_rule_begin;  // per pair: its substate rules [.., ..) in pu_*
-  const int* pu_parent;    // state
-  const int* pu_child;     // state
-  const double* pu_w;      // probability
+  const int* pu_parent;        // state
+  const int* pu_child;         // state
+  const double* pu_w;          // probability
   const int* symbol_first_state;
   const int* symbol_num_substates;
 };
@@ -396,7 +396,8 @@ __global__ void MaxcLexicalKernel(Charts c, MaxcChart m, MaxRuleArrays r, const 
       sum += __shfl_xor_sync(0xffffffffu, sum, offset);
     if (lane == 0) {
       const bool ok = sum > 0 && log_pw > kNegInfD;
-      m.score[size_t(cell) * c.num_symbols + a] = ok ? log(sum) + mx + out_scale - log_pw : kNegInfD;
+      m.score[size_t(cell) * c.num_symbols + a] =
+          ok ? log(sum) + mx + out_scale - log_pw : kNegInfD;
       m.info[size_t(cell) * c.num_symbols + a] = make_int4(-1, -1, -1, -1);
     }
   }
@@ -404,15 +405,15 @@ __global__ void MaxcLexicalKernel(Charts c, MaxcChart m, MaxRuleArrays r, const 
 
 struct Candidate {
   double score;
-  int rule;  // base rule index
-  int split; // split point (absolute position)
+  int rule;   // base rule index
+  int split;  // split point (absolute position)
 };
 
 // A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q)
 // then max_splits doubles (per-split candidates).
 __global__ void __launch_bounds__(kThreads)
-    MaxcBinaryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
-                     int item_offset, int span, int max_q, Candidate* candidates, int num_chunks) {
+    MaxcBinaryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items, int item_offset,
+                     int span, int max_q, Candidate* candidates, int num_chunks) {
   extern __shared__ double shared[];
   double* sh_q = shared;
   double* sh_cand = shared + max_q;
@@ -474,8 +475,7 @@ __global__ void __launch_bounds__(kThreads)
           }
           for (int offset = 16; offset > 0; offset >>= 1)
             sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-          if (sum > 0)
-            g = ml + mr + log(sum) + cell_term + c.in_scale[lc] + c.in_scale[rc];
+          if (sum > 0) g = ml + mr + log(sum) + cell_term + c.in_scale[lc] + c.in_scale[rc];
         }
         if (lane == 0) sh_cand[k] = g;
       }
@@ -640,8 +640,8 @@ struct PairLayout {
   int num_tiles = 0;
   int max_bc = 0;
   PairArrays view() const {
-    return {info.get(), symbols.get(), tiles.get(), pl_begin.get(), pl_target.get(),
-            pl_rule_begin.get(), key.get(), w.get()};
+    return {info.get(),      symbols.get(),       tiles.get(), pl_begin.get(),
+            pl_target.get(), pl_rule_begin.get(), key.get(),   w.get()};
   }
 };
 
@@ -711,9 +711,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         parent[j] = g.sum_unary_parent[u];
         cw[j] = p;
       }
-      ok = ok && up_begin_.Upload(by_parent_begin) && up_child_.Upload(child) &&
-           up_w_.Upload(pw) && uc_begin_.Upload(by_child_begin) && uc_parent_.Upload(parent) &&
-           uc_w_.Upload(cw);
+      ok = ok && up_begin_.Upload(by_parent_begin) && up_child_.Upload(child) && up_w_.Upload(pw) &&
+           uc_begin_.Upload(by_child_begin) && uc_parent_.Upload(parent) && uc_w_.Upload(cw);
     }
 
     // Pair-sum layouts.
@@ -892,8 +891,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     for (int i = 0; i < num_sentences; ++i)
       std::copy(batch[i].lexical, batch[i].lexical + size_t(batch[i].length) * num_states_,
                 lex.begin() + size_t(word[i]) * num_states_);
-    cudaMemcpyAsync(lexical_.get(), lex.data(), lex.size() * sizeof(double),
-                    cudaMemcpyHostToDevice, stream_);
+    cudaMemcpyAsync(lexical_.get(), lex.data(), lex.size() * sizeof(double), cudaMemcpyHostToDevice,
+                    stream_);
     cudaMemcpyAsync(items_.get(), items.data(), items.size() * sizeof(CellItem),
                     cudaMemcpyHostToDevice, stream_);
     cudaMemcpyAsync(top_.get(), top.data(), top.size() * sizeof(int), cudaMemcpyHostToDevice,
@@ -909,7 +908,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         LexicalKernel<<<count, kThreads, 0, stream_>>>(c, items_.get(), offset, lexical_.get());
       } else {
         RefScaleKernel<<<(count + 127) / 128, 128, 0, stream_>>>(c, items_.get(), offset, count,
-                                                                  span, 0);
+                                                                 span, 0);
         if (!LaunchPairSum<kInside>(c, offset, count, span, span - 1, error))
           return IoBatchResult::kFailed;
       }
@@ -925,8 +924,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     cudaMemsetAsync(acc_.get(), 0, chart * sizeof(double), stream_);
     for (int span = max_n; span >= 1; --span) {
       const int offset = level_begin[span], count = level_begin[span + 1] - offset;
-      RefScaleKernel<<<(count + 127) / 128, 128, 0, stream_>>>(c, items_.get(), offset, count,
-                                                                span, 1);
+      RefScaleKernel<<<(count + 127) / 128, 128, 0, stream_>>>(c, items_.get(), offset, count, span,
+                                                               1);
       if (span < max_n) {
         if (!LaunchPairSum<kOutLeft>(c, offset, count, span, max_n - span, error) ||
             !LaunchPairSum<kOutRight>(c, offset, count, span, max_n - span, error))
@@ -944,7 +943,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
       const int offset = level_begin[span], count = level_begin[span + 1] - offset;
       if (span == 1) {
         MaxcLexicalKernel<<<count, kThreads, 0, stream_>>>(c, m, r, items_.get(), offset,
-                                                            lexical_.get());
+                                                           lexical_.get());
       } else {
         const size_t shared = (size_t(max_q_) + span - 1) * sizeof(double);
         if (shared > size_t(max_shared_optin_)) {
@@ -962,15 +961,15 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
             c, m, r, items_.get(), offset, count, span, candidates_.get(), num_chunks_,
             symbol_chunk_begin_.get());
       }
-      MaxcUnaryKernel<<<count, kThreads, (num_symbols_ + num_pairs_) * sizeof(double),
-                        stream_>>>(c, m, r, items_.get(), offset, span, num_pairs_);
+      MaxcUnaryKernel<<<count, kThreads, (num_symbols_ + num_pairs_) * sizeof(double), stream_>>>(
+          c, m, r, items_.get(), offset, span, num_pairs_);
     }
     Mark(4);
 
     cudaMemcpyAsync(host.score.get(), maxc_score_.get(), maxc * sizeof(double),
                     cudaMemcpyDeviceToHost, stream_);
-    cudaMemcpyAsync(host.info.get(), maxc_info_.get(), maxc * sizeof(int4),
-                    cudaMemcpyDeviceToHost, stream_);
+    cudaMemcpyAsync(host.info.get(), maxc_info_.get(), maxc * sizeof(int4), cudaMemcpyDeviceToHost,
+                    stream_);
     cudaMemcpyAsync(host.log_likelihood.get(), log_likelihood_.get(),
                     num_sentences * sizeof(double), cudaMemcpyDeviceToHost, stream_);
     if (keep_charts) {
@@ -985,8 +984,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     const cudaError_t status = cudaStreamSynchronize(stream_);
     const cudaError_t last = cudaGetLastError();
     if (status != cudaSuccess || last != cudaSuccess) {
-      *error = std::string("CUDA error: ") +
-               cudaGetErrorString(status != cudaSuccess ? status : last);
+      *error =
+          std::string("CUDA error: ") + cudaGetErrorString(status != cudaSuccess ? status : last);
       return IoBatchResult::kFailed;
     }
     for (int i = 0; i < num_sentences; ++i) {
@@ -1176,10 +1175,18 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   }
 
   MaxRuleArrays MaxRuleView() const {
-    return {mr_base_.get(),      mr_key_.get(),          mr_w_.get(),      mr_chunk_.get(),
-            pair_begin_.get(),   pair_symbols_.get(),    pair_rule_begin_.get(),
-            pu_parent_.get(),    pu_child_.get(),        pu_w_.get(),
-            first_state_.get(),  num_substates_.get()};
+    return {mr_base_.get(),
+            mr_key_.get(),
+            mr_w_.get(),
+            mr_chunk_.get(),
+            pair_begin_.get(),
+            pair_symbols_.get(),
+            pair_rule_begin_.get(),
+            pu_parent_.get(),
+            pu_child_.get(),
+            pu_w_.get(),
+            first_state_.get(),
+            num_substates_.get()};
   }
 
   struct HostBuffers {

@@ -1,6 +1,7 @@
 // Exact sum-product inside and outside passes over a split grammar, and Berkeley's max-rule (maxc)
-// pass, on a CUDA device, in plain C++ (no CUDA types). The quantities are parser/inside_outside.h's
-// and parser/max_rule.h's (the CPU reference); this is their batched device version.
+// pass, on a CUDA device, in plain C++ (no CUDA types). The quantities are
+// parser/inside_outside.h's and parser/max_rule.h's (the CPU reference); this is their batched
+// device version.
 //
 // The grammar is uploaded once (binary rules as probabilities, the closed sum unaries, the max-rule
 // grouping of rules by base symbols). A batch of sentences then runs three sweeps on the device:
@@ -40,8 +41,8 @@
 //   unary: a block per cell, the cell's binary sums staged in shared memory, a warp per state.
 //   max-rule binary: a block per (cell, chunk of one parent symbol's base rules); per base rule
 //     A -> B C: Q[b][c] = sum_a outpre(A_a) p(a, b, c) in shared memory, then a warp per split
-//     point computes sum_{b,c} in(B_b) in(C_c) Q[b][c]; the block keeps the first best (rule, split)
-//     in grammar order; a merge kernel takes the first best chunk per (cell, symbol).
+//     point computes sum_{b,c} in(B_b) in(C_c) Q[b][c]; the block keeps the first best (rule,
+//     split) in grammar order; a merge kernel takes the first best chunk per (cell, symbol).
 //   max-rule unary: a block per cell, a warp per (parent, child) base pair.
 #pragma once
 
