@@ -120,7 +120,9 @@ __global__ void RefScaleKernel(Charts c, const CellItem* items, int item_offset,
     const bool parsed = c.in[size_t(target) * c.num_states] > 0;  // ROOT_0 is state 0
     best = parsed ? 0.0 : kNegInfD;
     if (parsed) c.acc[size_t(target) * c.num_states] = 1.0;
-  } else {
+  } else if (c.in_scale[target] > kNegInfD) {
+    // A cell whose inside is all zero gets no outside (parser/inside_outside.cpp skips sending to
+    // it; only its zero-inside states would differ).
     for (int k = 0; k < NumPartners<kOutLeft>(it, span); ++k) {
       int xc, yc;
       Partner<kOutLeft>(it, span, k, &xc, &yc);
@@ -349,11 +351,13 @@ __global__ void LikelihoodKernel(Charts c, const int* sentence_top, int num_sent
 
 struct MaxRuleArrays {
   // Base binary rules, grouped by parent symbol in grammar order; per base rule: B, C, its
-  // substate rules [begin, end) in mr_key/mr_w.
-  const int4* base;    // {B, C, begin, end}
-  const int* mr_key;   // per substate rule: (a << 16) | (b * q_stride + c)
-  const double* mr_w;  // probability
-  const int4* chunk;   // {parent symbol A, first base rule, end base rule, unused}
+  // substate rules: dense (w < 0: p[a][b * sC + c] at dense[z ..]) or sparse ([z, w) in
+  // mr_key/mr_w).
+  const int4* base;     // {B, C, begin, end}
+  const int* mr_key;    // per substate rule: (a << 16) | (b * q_stride + c)
+  const double* mr_w;   // probability
+  const double* dense;  // dense base rules' probabilities, [a][b][c] (0 where no rule)
+  const int4* chunk;    // {parent symbol A, first base rule, end base rule, unused}
   // Base unary pairs (A, C) in grammar order, grouped by A: [pair_begin[A], pair_begin[A + 1]).
   const int* pair_begin;       // num_symbols + 1
   const int2* pair_symbols;    // {A, C}
@@ -409,14 +413,15 @@ struct Candidate {
   int split;  // split point (absolute position)
 };
 
-// A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q)
-// then max_splits doubles (per-split candidates).
+// A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q),
+// span doubles (per-split candidates), the parent symbol's outpre values.
 __global__ void __launch_bounds__(kThreads)
     MaxcBinaryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items, int item_offset,
                      int span, int max_q, Candidate* candidates, int num_chunks) {
   extern __shared__ double shared[];
   double* sh_q = shared;
   double* sh_cand = shared + max_q;
+  double* sh_out = sh_cand + span;  // the parent symbol's outpre values
   const CellItem it = items[item_offset + blockIdx.x];
   const int cell = it.base + CellIndex(it.n, it.start, it.start + span);
   const int4 chunk = __ldg(r.chunk + blockIdx.y);
@@ -425,7 +430,9 @@ __global__ void __launch_bounds__(kThreads)
   const double log_pw = c.log_likelihood[it.sentence];
   if (c.present_out[size_t(cell) * c.num_symbols + a_sym] && log_pw > kNegInfD) {
     const int a_first = __ldg(r.symbol_first_state + a_sym);
+    const int s_a = __ldg(r.symbol_num_substates + a_sym);
     const double* out = c.out + size_t(cell) * c.num_states + a_first;
+    for (int a = threadIdx.x; a < s_a; a += blockDim.x) sh_out[a] = out[a];
     const double cell_term = c.out_scale[cell] - log_pw;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int splits = span - 1;
@@ -446,12 +453,23 @@ __global__ void __launch_bounds__(kThreads)
                m.score[size_t(rc) * c.num_symbols + base.y] > kNegInfD;
       }
       if (!__syncthreads_or(any)) continue;
-      for (int e = threadIdx.x; e < s_b * stride; e += blockDim.x) sh_q[e] = 0;
-      __syncthreads();
-      for (int u = base.z + threadIdx.x; u < base.w; u += blockDim.x) {
-        const int key = __ldg(r.mr_key + u);
-        const double o = out[key >> 16];
-        if (o > 0) atomicAdd(sh_q + (key & 0xffff), o * __ldg(r.mr_w + u));
+      if (base.w < 0) {
+        // Dense: a thread per (b, c), coalesced reads of p[a][b][c] over a.
+        const int bc = s_b * s_c;
+        const double* p = r.dense + base.z;
+        for (int e = threadIdx.x; e < bc; e += blockDim.x) {
+          double q = 0;
+          for (int a = 0; a < s_a; ++a) q = fma(sh_out[a], __ldg(p + size_t(a) * bc + e), q);
+          sh_q[(e / s_c) * stride + e % s_c] = q;
+        }
+      } else {
+        for (int e = threadIdx.x; e < s_b * stride; e += blockDim.x) sh_q[e] = 0;
+        __syncthreads();
+        for (int u = base.z + threadIdx.x; u < base.w; u += blockDim.x) {
+          const int key = __ldg(r.mr_key + u);
+          const double o = sh_out[key >> 16];
+          if (o > 0) atomicAdd(sh_q + (key & 0xffff), o * __ldg(r.mr_w + u));
+        }
       }
       __syncthreads();
       for (int k = warp; k < splits; k += blockDim.x / 32) {
@@ -945,7 +963,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         MaxcLexicalKernel<<<count, kThreads, 0, stream_>>>(c, m, r, items_.get(), offset,
                                                            lexical_.get());
       } else {
-        const size_t shared = (size_t(max_q_) + span - 1) * sizeof(double);
+        const size_t shared = (size_t(max_q_) + span + max_substates_) * sizeof(double);
         if (shared > size_t(max_shared_optin_)) {
           *error = "sentence too long for the max-rule kernel's shared memory";
           return IoBatchResult::kFailed;
@@ -1108,7 +1126,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     }
     std::vector<int4> base, chunks;
     std::vector<int> keys, chunk_begin{0};
-    std::vector<double> w;
+    std::vector<double> w, dense;
     auto it = by_base.begin();
     for (int a = 0; a < num_symbols_; ++a) {
       int64_t work = 0;
@@ -1119,21 +1137,38 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         const int s_b = g.symbol_num_substates[b], s_c = g.symbol_num_substates[c];
         const int stride = s_c | 1;
         max_q_ = std::max(max_q_, s_b * stride);
-        const int begin = static_cast<int>(keys.size());
+        const int s_a = g.symbol_num_substates[a];
+        max_substates_ = std::max(max_substates_, s_a);
+        const int64_t cube = int64_t(s_a) * s_b * s_c;
+        // Dense when at least half of the substate triples are rules.
+        const bool is_dense = 2 * int64_t(list.size()) >= cube;
+        int4 entry{b, c, 0, -1};
+        if (is_dense) {
+          entry.z = static_cast<int>(dense.size());
+          dense.resize(dense.size() + cube, 0.0);
+        } else {
+          entry.z = static_cast<int>(keys.size());
+        }
         for (int64_t r : list) {
           const int pa = g.binary_parent[r] - g.symbol_first_state[a];
           const int pb = g.binary_left[r] - g.symbol_first_state[b];
           const int pc = g.binary_right[r] - g.symbol_first_state[c];
-          keys.push_back((pa << 16) | (pb * stride + pc));
-          w.push_back(std::exp(g.binary_log_prob[r]));
+          if (is_dense) {
+            dense[entry.z + (int64_t(pa) * s_b + pb) * s_c + pc] = std::exp(g.binary_log_prob[r]);
+          } else {
+            keys.push_back((pa << 16) | (pb * stride + pc));
+            w.push_back(std::exp(g.binary_log_prob[r]));
+          }
         }
-        const int64_t cost = int64_t(list.size()) + 8 * int64_t(s_b) * s_c;
+        if (!is_dense) entry.w = static_cast<int>(keys.size());
+        if (dense.size() >= size_t(1) << 31) return false;
+        const int64_t cost = (is_dense ? cube : int64_t(list.size())) + 8 * int64_t(s_b) * s_c;
         if (work > 0 && work + cost > kChunkWork) {
           chunks.push_back({a, chunk_first, static_cast<int>(base.size()), 0});
           chunk_first = static_cast<int>(base.size());
           work = 0;
         }
-        base.push_back({b, c, begin, static_cast<int>(keys.size())});
+        base.push_back(entry);
         work += cost;
       }
       if (static_cast<int>(base.size()) > chunk_first)
@@ -1168,24 +1203,16 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     }
     num_pairs_ = static_cast<int>(pair_symbols.size());
     return mr_base_.Upload(base) && mr_key_.Upload(keys) && mr_w_.Upload(w) &&
-           mr_chunk_.Upload(chunks) && symbol_chunk_begin_.Upload(chunk_begin) &&
-           pair_begin_.Upload(pair_begin) && pair_symbols_.Upload(pair_symbols) &&
-           pair_rule_begin_.Upload(pair_rule_begin) && pu_parent_.Upload(pu_parent) &&
-           pu_child_.Upload(pu_child) && pu_w_.Upload(pu_w);
+           mr_dense_.Upload(dense) && mr_chunk_.Upload(chunks) &&
+           symbol_chunk_begin_.Upload(chunk_begin) && pair_begin_.Upload(pair_begin) &&
+           pair_symbols_.Upload(pair_symbols) && pair_rule_begin_.Upload(pair_rule_begin) &&
+           pu_parent_.Upload(pu_parent) && pu_child_.Upload(pu_child) && pu_w_.Upload(pu_w);
   }
 
   MaxRuleArrays MaxRuleView() const {
-    return {mr_base_.get(),
-            mr_key_.get(),
-            mr_w_.get(),
-            mr_chunk_.get(),
-            pair_begin_.get(),
-            pair_symbols_.get(),
-            pair_rule_begin_.get(),
-            pu_parent_.get(),
-            pu_child_.get(),
-            pu_w_.get(),
-            first_state_.get(),
+    return {mr_base_.get(),      mr_key_.get(),     mr_w_.get(),         mr_dense_.get(),
+            mr_chunk_.get(),     pair_begin_.get(), pair_symbols_.get(), pair_rule_begin_.get(),
+            pu_parent_.get(),    pu_child_.get(),   pu_w_.get(),         first_state_.get(),
             num_substates_.get()};
   }
 
@@ -1214,9 +1241,9 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<int4> mr_base_, mr_chunk_;
   DeviceArray<int> mr_key_, symbol_chunk_begin_, pair_begin_, pair_rule_begin_, pu_parent_,
       pu_child_;
-  DeviceArray<double> mr_w_, pu_w_;
+  DeviceArray<double> mr_w_, pu_w_, mr_dense_;
   DeviceArray<int2> pair_symbols_;
-  int num_chunks_ = 0, num_pairs_ = 0, max_q_ = 1;
+  int num_chunks_ = 0, num_pairs_ = 0, max_q_ = 1, max_substates_ = 1;
   // Batch buffers.
   DeviceArray<double> in_, out_, acc_, scales_, log_likelihood_, lexical_, maxc_score_;
   DeviceArray<unsigned char> present_;

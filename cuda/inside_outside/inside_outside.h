@@ -40,7 +40,9 @@
 //     warp per target state, lanes over its rules, the 8 cells at once), global atomicAdd.
 //   unary: a block per cell, the cell's binary sums staged in shared memory, a warp per state.
 //   max-rule binary: a block per (cell, chunk of one parent symbol's base rules); per base rule
-//     A -> B C: Q[b][c] = sum_a outpre(A_a) p(a, b, c) in shared memory, then a warp per split
+//     A -> B C: Q[b][c] = sum_a outpre(A_a) p(a, b, c) in shared memory (a thread per (b, c) over
+//     a dense copy of the base rule's probabilities when at least half of its substate triples
+//     are rules, else shared-memory atomics over its rules), then a warp per split
 //     point computes sum_{b,c} in(B_b) in(C_c) Q[b][c]; the block keeps the first best (rule,
 //     split) in grammar order; a merge kernel takes the first best chunk per (cell, symbol).
 //   max-rule unary: a block per cell, a warp per (parent, child) base pair.
