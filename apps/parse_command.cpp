@@ -45,6 +45,9 @@ struct ParseArgs {
   bool no_progress = false;
   bool tokenized = false;
   std::string hyphens = "auto";
+  std::string decoder = "viterbi";
+  bool sentence_likelihood = false;
+  bool model_score = false;
 };
 
 // Where sentences come from: one tokenized sentence per line, or raw text split into sentences
@@ -91,6 +94,28 @@ class RawText : public SentenceSource {
   size_t next_ = 0;
 };
 
+// Berkeley's score columns before the tree, tab-separated: P(w) (-sentence_likelihood), then the
+// max-rule score (-modelScore, printed "%.8f").
+std::string ScorePrefix(const ParseArgs& args, const ParseOutcome& outcome) {
+  std::string prefix;
+  if (args.sentence_likelihood) {
+    prefix += FormatJavaDouble(outcome.status == ParseStatus::kOk ? outcome.log_likelihood
+                                                                  : kNegInf) +
+              "\t";
+  }
+  if (args.model_score) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.8f",
+                  outcome.status == ParseStatus::kOk ? outcome.log_score : kNegInf);
+    // Java's String.format prints infinities as "-Infinity".
+    prefix += (std::isinf(outcome.log_score) || outcome.status != ParseStatus::kOk)
+                  ? std::string("-Infinity")
+                  : std::string(text);
+    prefix += "\t";
+  }
+  return prefix;
+}
+
 void RunParse(const ParseArgs& args) {
   const auto load_start = std::chrono::steady_clock::now();
   LoadOptions load_options;
@@ -114,8 +139,10 @@ void RunParse(const ParseArgs& args) {
       grammar.num_states(), grammar.num_binary_rules(), grammar.num_unary_rules(),
       std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count());
 
-  auto backend = MakeBackend(
-      grammar, {.backend = args.backend, .threads = args.threads, .kernel = args.kernel});
+  auto backend = MakeBackend(grammar, {.backend = args.backend,
+                                       .threads = args.threads,
+                                       .kernel = args.kernel,
+                                       .decoder = args.decoder});
   if (!backend.ok()) Fail(backend.status().message());
   spdlog::debug("backend: {}{}", (*backend)->name(),
                 (*backend)->name().rfind("cuda", 0) == 0 ? " on " + cuda::DeviceDescription() : "");
@@ -159,7 +186,7 @@ void RunParse(const ParseArgs& args) {
     for (size_t i = 0; i < outcomes.size(); ++i) {
       ++sentence_number;
       if (outcomes[i].status == ParseStatus::kOk) {
-        *out << FormatTree(outcomes[i].tree, form) << '\n';
+        *out << ScorePrefix(args, outcomes[i]) << FormatTree(outcomes[i].tree, form) << '\n';
         // A tree with a message, e.g. parsed on the CPU because it never fits on the GPU.
         if (!outcomes[i].message.empty()) {
           spdlog::warn("sentence {} ({} words): {}", sentence_number, batch[i].size(),
@@ -167,7 +194,7 @@ void RunParse(const ParseArgs& args) {
         }
       } else {
         ++failures;
-        *out << kNoParseOutput << '\n';
+        *out << ScorePrefix(args, outcomes[i]) << kNoParseOutput << '\n';
         spdlog::warn("sentence {} ({} words): {}; printed {}", sentence_number, batch[i].size(),
                      outcomes[i].message, kNoParseOutput);
       }
@@ -246,6 +273,19 @@ void AddParseCommand(CLI::App& app) {
                   "rule. Default: 1e-10 for a .gr file (what the Berkeley parser does, so that "
                   "trees match its own), 0 for text exports and caches")
       ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--decoder", args->decoder,
+                  "viterbi: the grammar's single best derivation (Berkeley's -viterbi), exact; "
+                  "max-rule: the tree whose rules have the largest product of posterior "
+                  "probabilities, from exact inside-outside over the latent substates (the "
+                  "Berkeley parser's default, more accurate; cpu and reference backends)")
+      ->check(CLI::IsMember({"viterbi", "max-rule"}))
+      ->capture_default_str();
+  cmd->add_flag("--sentence-likelihood", args->sentence_likelihood,
+                "Print log P(words), the sum over every tree, before each tree, tab-separated "
+                "(Berkeley's -sentence_likelihood; max-rule decoder)");
+  cmd->add_flag("--model-score", args->model_score,
+                "Print the max-rule score (log of the product of the tree's rule posteriors) "
+                "before each tree, tab-separated, as %.8f (Berkeley's -modelScore)");
   cmd->add_flag("--binarize", args->binarize,
                 "Print the binarized tree, keeping the grammar's @ nodes (Berkeley's -binarize)");
   cmd->add_flag("--substates", args->substates,

@@ -16,11 +16,7 @@ int64_t ScaledChart::CellIndex(int32_t start, int32_t end) const {
   return int64_t(span - 1) * (2 * length - span + 2) / 2 + start;
 }
 
-namespace {
-
-// Divides a cell's values by their maximum and moves it into the scale. A cell of zeros gets the
-// scale -infinity.
-void Normalize(double* values, int32_t n, double log_scale_in, double* log_scale_out) {
+void NormalizeScaledCell(double* values, int32_t n, double log_scale_in, double* log_scale_out) {
   const double largest = *std::max_element(values, values + n);
   if (!(largest > 0) || !std::isfinite(log_scale_in)) {
     std::fill(values, values + n, 0.0);
@@ -31,9 +27,8 @@ void Normalize(double* values, int32_t n, double log_scale_in, double* log_scale
   *log_scale_out = log_scale_in + std::log(largest);
 }
 
-// accumulated (values, scale) += contribution (values, scale), rescaling whichever is smaller.
-void AddScaled(std::vector<double>& acc, double& acc_scale, const std::vector<double>& add,
-               double add_scale) {
+void AddScaledCell(std::vector<double>& acc, double& acc_scale, const std::vector<double>& add,
+                   double add_scale) {
   if (add_scale == kNegInf) return;
   if (acc_scale == kNegInf || add_scale > acc_scale) {
     const double shrink = acc_scale == kNegInf ? 0.0 : std::exp(acc_scale - add_scale);
@@ -45,8 +40,6 @@ void AddScaled(std::vector<double>& acc, double& acc_scale, const std::vector<do
   }
 }
 
-}  // namespace
-
 void ReferenceInsideOutside(const Grammar& g, const LexicalScores& lexical,
                             InsideOutsideCharts* charts) {
   const int32_t n = lexical.length;
@@ -57,6 +50,11 @@ void ReferenceInsideOutside(const Grammar& g, const LexicalScores& lexical,
   out.Reset(n, states);
   charts->log_likelihood = kNegInf;
   if (n == 0) return;
+
+  // Rule probabilities (the grammar stores logs).
+  std::vector<double> binary_prob(g.num_binary_rules()), unary_prob(g.sum_unary_parent.size());
+  for (int64_t r = 0; r < g.num_binary_rules(); ++r) binary_prob[r] = std::exp(g.binary_log_prob[r]);
+  for (size_t u = 0; u < unary_prob.size(); ++u) unary_prob[u] = std::exp(g.sum_unary_log_prob[u]);
 
   std::vector<double> pre(states), post(states);
   // ---- inside, shortest spans first ----
@@ -87,7 +85,7 @@ void ReferenceInsideOutside(const Grammar& g, const LexicalScores& lexical,
               const double l = left[g.binary_left[r]];
               const double rr = right[g.binary_right[r]];
               if (l == 0 || rr == 0) continue;
-              pre[g.binary_parent[r]] += std::exp(g.binary_log_prob[r]) * l * rr * factor;
+              pre[g.binary_parent[r]] += binary_prob[r] * l * rr * factor;
             }
           }
         }
@@ -96,11 +94,11 @@ void ReferenceInsideOutside(const Grammar& g, const LexicalScores& lexical,
       post = pre;
       for (int64_t u = 0; u < int64_t(g.sum_unary_parent.size()); ++u) {
         const double child = pre[g.sum_unary_child[u]];
-        if (child != 0) post[g.sum_unary_parent[u]] += std::exp(g.sum_unary_log_prob[u]) * child;
+        if (child != 0) post[g.sum_unary_parent[u]] += unary_prob[u] * child;
       }
       double* cell = in.cell(start, end);
       std::copy(post.begin(), post.end(), cell);
-      Normalize(cell, states, scale, &in.log_scale[in.CellIndex(start, end)]);
+      NormalizeScaledCell(cell, states, scale, &in.log_scale[in.CellIndex(start, end)]);
     }
   }
   const double root = in.cell(0, n)[Grammar::kRootState];
@@ -129,11 +127,11 @@ void ReferenceInsideOutside(const Grammar& g, const LexicalScores& lexical,
       std::vector<double> below = above;
       for (int64_t u = 0; u < int64_t(g.sum_unary_parent.size()); ++u) {
         const double parent = above[g.sum_unary_parent[u]];
-        if (parent != 0) below[g.sum_unary_child[u]] += std::exp(g.sum_unary_log_prob[u]) * parent;
+        if (parent != 0) below[g.sum_unary_child[u]] += unary_prob[u] * parent;
       }
       double* cell = out.cell(start, end);
       std::copy(below.begin(), below.end(), cell);
-      Normalize(cell, states, above_scale, &out.log_scale[index]);
+      NormalizeScaledCell(cell, states, above_scale, &out.log_scale[index]);
       outpost[index].clear();
       outpost[index].shrink_to_fit();
       if (span == 1 || out.log_scale[index] == kNegInf) continue;
@@ -151,13 +149,13 @@ void ReferenceInsideOutside(const Grammar& g, const LexicalScores& lexical,
         for (int64_t r = 0; r < g.num_binary_rules(); ++r) {
           const double o = parent_out[g.binary_parent[r]];
           if (o == 0) continue;
-          const double rule = std::exp(g.binary_log_prob[r]) * o;
+          const double rule = binary_prob[r] * o;
           to_left[g.binary_left[r]] += rule * right[g.binary_right[r]];
           to_right[g.binary_right[r]] += rule * left[g.binary_left[r]];
         }
-        AddScaled(gather(start, split), outpost_scale[in.CellIndex(start, split)], to_left,
+        AddScaledCell(gather(start, split), outpost_scale[in.CellIndex(start, split)], to_left,
                   out.log_scale[index] + right_scale);
-        AddScaled(gather(split, end), outpost_scale[in.CellIndex(split, end)], to_right,
+        AddScaledCell(gather(split, end), outpost_scale[in.CellIndex(split, end)], to_right,
                   out.log_scale[index] + left_scale);
       }
     }

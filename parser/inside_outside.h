@@ -22,10 +22,13 @@
 // Scaling, so that 200-word sentences neither underflow nor overflow: each cell holds values in
 // [0, 1] (its largest is 1) and one natural-log scale; the true score is value * exp(log_scale).
 // Within a cell doubles keep ~700 nats of range, far more than any posterior that matters needs.
+// The outside score of a state whose inside score is 0 is never used and is unspecified (paths may
+// leave it 0 or fill it in): compare charts only where inside is positive.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "grammar_io/grammar.h"
@@ -66,5 +69,33 @@ struct InsideOutsideCharts {
 // the outside chart is all zero.
 void ReferenceInsideOutside(const Grammar& grammar, const LexicalScores& lexical,
                             InsideOutsideCharts* charts);
+
+// The rules as the fast CPU path reads them: probabilities (not logs), binary rules grouped by left
+// child state so that a left child of probability 0 skips all its rules, and each rule's base rule
+// (parent, left, right symbols; for unaries parent, child) for max-rule sums.
+struct SumProductRules {
+  explicit SumProductRules(const Grammar& grammar);
+  std::vector<int32_t> left_begin;  // num_states + 1: rules with left child l are [l], [l + 1])
+  std::vector<int32_t> parent, right, base;
+  std::vector<double> prob;
+  struct BaseBinary {
+    int32_t parent, left, right;
+  };
+  std::vector<BaseBinary> base_binaries;  // sorted by (parent, left, right)
+  std::vector<double> unary_prob;         // Grammar::sum_unary_* order
+  std::vector<int32_t> unary_base;
+  std::vector<std::pair<int32_t, int32_t>> base_unaries;  // (parent, child) symbols, sorted
+};
+
+// The multi-threaded CPU path's inside-outside for one sentence: the reference's quantities (equal
+// up to the order of floating-point sums), skipping zero children.
+void FastInsideOutside(const Grammar& grammar, const SumProductRules& rules,
+                       const LexicalScores& lexical, InsideOutsideCharts* charts);
+
+// Scaled-cell arithmetic shared by the CPU paths: divide a cell by its largest value and move it
+// into the scale (all zeros: scale -infinity); add a scaled vector into a scaled accumulator.
+void NormalizeScaledCell(double* values, int32_t n, double log_scale_in, double* log_scale_out);
+void AddScaledCell(std::vector<double>& acc, double& acc_scale, const std::vector<double>& add,
+                   double add_scale);
 
 }  // namespace cky

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <map>
 #include <thread>
 #include <tuple>
 
@@ -28,54 +27,7 @@ int64_t MaxRuleChart::Index(int32_t start, int32_t end, int32_t symbol) const {
 
 namespace {
 
-// The grammar's rules grouped by base symbols: max-rule scores sum a rule's posterior over every
-// substate combination of one base rule.
-struct BaseRules {
-  struct Binary {
-    int32_t parent, left, right;
-  };
-  std::vector<Binary> binaries;          // sorted by (parent, left, right)
-  std::vector<int32_t> binary_of_rule;   // substate rule -> index into binaries
-  std::vector<std::pair<int32_t, int32_t>> unaries;  // (parent, child) symbols, sorted
-  std::vector<int32_t> unary_of_rule;    // sum unary rule -> index into unaries
-
-  explicit BaseRules(const Grammar& g) {
-    std::map<std::tuple<int32_t, int32_t, int32_t>, int32_t> binary_ids;
-    for (int64_t r = 0; r < g.num_binary_rules(); ++r) {
-      binary_ids.emplace(std::make_tuple(g.state_symbol[g.binary_parent[r]],
-                                         g.state_symbol[g.binary_left[r]],
-                                         g.state_symbol[g.binary_right[r]]),
-                         0);
-    }
-    for (auto& [key, id] : binary_ids) {
-      id = int32_t(binaries.size());
-      binaries.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key)});
-    }
-    binary_of_rule.resize(g.num_binary_rules());
-    for (int64_t r = 0; r < g.num_binary_rules(); ++r) {
-      binary_of_rule[r] = binary_ids.at(std::make_tuple(g.state_symbol[g.binary_parent[r]],
-                                                        g.state_symbol[g.binary_left[r]],
-                                                        g.state_symbol[g.binary_right[r]]));
-    }
-    std::map<std::pair<int32_t, int32_t>, int32_t> unary_ids;
-    for (size_t u = 0; u < g.sum_unary_parent.size(); ++u) {
-      unary_ids.emplace(std::make_pair(g.state_symbol[g.sum_unary_parent[u]],
-                                       g.state_symbol[g.sum_unary_child[u]]),
-                        0);
-    }
-    for (auto& [key, id] : unary_ids) {
-      id = int32_t(unaries.size());
-      unaries.push_back(key);
-    }
-    unary_of_rule.resize(g.sum_unary_parent.size());
-    for (size_t u = 0; u < g.sum_unary_parent.size(); ++u) {
-      unary_of_rule[u] = unary_ids.at(std::make_pair(g.state_symbol[g.sum_unary_parent[u]],
-                                                     g.state_symbol[g.sum_unary_child[u]]));
-    }
-  }
-};
-
-void MaxRuleChartWith(const Grammar& g, const BaseRules& base, const LexicalScores& lexical,
+void MaxRuleChartWith(const Grammar& g, const SumProductRules& base, const LexicalScores& lexical,
                       const InsideOutsideCharts& charts, MaxRuleChart* maxc) {
   const int32_t n = lexical.length;
   const int32_t symbols = g.num_symbols();
@@ -86,8 +38,8 @@ void MaxRuleChartWith(const Grammar& g, const BaseRules& base, const LexicalScor
   maxc->Reset(n, symbols);
   if (n == 0 || !(log_z > kNegInf)) return;
 
-  std::vector<double> binary_sum(base.binaries.size());
-  std::vector<double> unary_sum(base.unaries.size());
+  std::vector<double> binary_sum(base.base_binaries.size());
+  std::vector<double> unary_sum(base.base_unaries.size());
   // Tie order: the first base rule (in BaseRules order), then the first split, wins.
   std::vector<int64_t> best_key(symbols);
   for (int32_t span = 1; span <= n; ++span) {
@@ -117,16 +69,19 @@ void MaxRuleChartWith(const Grammar& g, const BaseRules& base, const LexicalScor
           const double* left = in.cell(start, split);
           const double* right = in.cell(split, end);
           std::fill(binary_sum.begin(), binary_sum.end(), 0.0);
-          for (int64_t r = 0; r < g.num_binary_rules(); ++r) {
-            const double o = outside[g.binary_parent[r]];
-            const double l = left[g.binary_left[r]];
-            const double rr = right[g.binary_right[r]];
-            if (o == 0 || l == 0 || rr == 0) continue;
-            binary_sum[base.binary_of_rule[r]] += o * std::exp(g.binary_log_prob[r]) * l * rr;
+          for (int32_t l = 0; l < states; ++l) {
+            const double lv = left[l];
+            if (lv == 0) continue;
+            for (int32_t r = base.left_begin[l]; r < base.left_begin[l + 1]; ++r) {
+              const double o = outside[base.parent[r]];
+              const double rr = right[base.right[r]];
+              if (o == 0 || rr == 0) continue;
+              binary_sum[base.base[r]] += o * base.prob[r] * lv * rr;
+            }
           }
-          for (size_t b = 0; b < base.binaries.size(); ++b) {
+          for (size_t b = 0; b < base.base_binaries.size(); ++b) {
             if (!(binary_sum[b] > 0)) continue;
-            const BaseRules::Binary& rule = base.binaries[b];
+            const SumProductRules::BaseBinary& rule = base.base_binaries[b];
             const double l = maxc->score[maxc->Index(start, split, rule.left)];
             const double rr = maxc->score[maxc->Index(split, end, rule.right)];
             if (!(l > kNegInf) || !(rr > kNegInf)) continue;
@@ -152,14 +107,14 @@ void MaxRuleChartWith(const Grammar& g, const BaseRules& base, const LexicalScor
         const double o = outside[g.sum_unary_parent[u]];
         const double c = inside[g.sum_unary_child[u]];
         if (o == 0 || c == 0) continue;
-        unary_sum[base.unary_of_rule[u]] += o * std::exp(g.sum_unary_log_prob[u]) * c;
+        unary_sum[base.unary_base[u]] += o * base.unary_prob[u] * c;
       }
       const double factor = std::exp(out_scale + in.scale(start, end) - log_z);
       std::vector<double> before(maxc->score.begin() + maxc->Index(start, end, 0),
                                  maxc->score.begin() + maxc->Index(start, end, 0) + symbols);
-      for (size_t u = 0; u < base.unaries.size(); ++u) {
+      for (size_t u = 0; u < base.base_unaries.size(); ++u) {
         if (!(unary_sum[u] > 0)) continue;
-        const auto [parent, child] = base.unaries[u];
+        const auto [parent, child] = base.base_unaries[u];
         if (!(before[child] > kNegInf)) continue;
         const double candidate = std::log(unary_sum[u] * factor) + before[child];
         const int64_t at = maxc->Index(start, end, parent);
@@ -170,7 +125,6 @@ void MaxRuleChartWith(const Grammar& g, const BaseRules& base, const LexicalScor
       }
     }
   }
-  (void)states;
 }
 
 struct Extractor {
@@ -211,7 +165,7 @@ struct Extractor {
 
 void ReferenceMaxRuleChart(const Grammar& grammar, const LexicalScores& lexical,
                            const InsideOutsideCharts& charts, MaxRuleChart* maxc) {
-  MaxRuleChartWith(grammar, BaseRules(grammar), lexical, charts, maxc);
+  MaxRuleChartWith(grammar, SumProductRules(grammar), lexical, charts, maxc);
 }
 
 StatusOr<Tree> ExtractMaxRuleTree(const Grammar& grammar, const MaxRuleChart& maxc,
@@ -228,8 +182,9 @@ StatusOr<Tree> ExtractMaxRuleTree(const Grammar& grammar, const MaxRuleChart& ma
 
 namespace {
 
-ParseOutcome ParseWith(const Grammar& grammar, const BaseRules& base,
-                       const SentenceInput& sentence) {
+// One sentence: inside-outside (the reference, or the fast path when `fast`), then max-rule.
+ParseOutcome ParseWith(const Grammar& grammar, const SumProductRules& base,
+                       const SentenceInput& sentence, bool fast) {
   ParseOutcome outcome;
   if (sentence.words.empty()) {
     outcome.status = ParseStatus::kNoParse;
@@ -237,7 +192,11 @@ ParseOutcome ParseWith(const Grammar& grammar, const BaseRules& base,
     return outcome;
   }
   InsideOutsideCharts charts;
-  ReferenceInsideOutside(grammar, sentence.lexical, &charts);
+  if (fast) {
+    FastInsideOutside(grammar, base, sentence.lexical, &charts);
+  } else {
+    ReferenceInsideOutside(grammar, sentence.lexical, &charts);
+  }
   if (!(charts.log_likelihood > kNegInf)) {
     outcome.status = ParseStatus::kNoParse;
     outcome.message = "the grammar derives no tree for the sentence";
@@ -260,8 +219,8 @@ ParseOutcome ParseWith(const Grammar& grammar, const BaseRules& base,
 
 class MaxRuleCpuBackend : public ViterbiBackend {
  public:
-  MaxRuleCpuBackend(const Grammar& grammar, int threads, std::string name)
-      : grammar_(grammar), base_(grammar), threads_(threads), name_(std::move(name)) {}
+  MaxRuleCpuBackend(const Grammar& grammar, int threads, bool fast, std::string name)
+      : grammar_(grammar), base_(grammar), threads_(threads), fast_(fast), name_(std::move(name)) {}
   std::string name() const override { return name_; }
   std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
     std::vector<ParseOutcome> outcomes(sentences.size());
@@ -269,7 +228,7 @@ class MaxRuleCpuBackend : public ViterbiBackend {
     std::atomic<size_t> next{0};
     auto work = [&] {
       for (size_t i = next++; i < sentences.size(); i = next++) {
-        outcomes[i] = ParseWith(grammar_, base_, sentences[i]);
+        outcomes[i] = ParseWith(grammar_, base_, sentences[i], fast_);
       }
     };
     if (threads == 1) {
@@ -284,24 +243,26 @@ class MaxRuleCpuBackend : public ViterbiBackend {
 
  private:
   const Grammar& grammar_;
-  BaseRules base_;
+  SumProductRules base_;
   int threads_;
+  bool fast_;
   std::string name_;
 };
 
 }  // namespace
 
 ParseOutcome ParseMaxRuleReference(const Grammar& grammar, const SentenceInput& sentence) {
-  return ParseWith(grammar, BaseRules(grammar), sentence);
+  return ParseWith(grammar, SumProductRules(grammar), sentence, /*fast=*/false);
 }
 
 std::unique_ptr<ViterbiBackend> MakeReferenceMaxRuleBackend(const Grammar& grammar) {
-  return std::make_unique<MaxRuleCpuBackend>(grammar, 1, "reference/max-rule");
+  return std::make_unique<MaxRuleCpuBackend>(grammar, 1, /*fast=*/false,
+                                             "reference/max-rule");
 }
 
 std::unique_ptr<ViterbiBackend> MakeCpuMaxRuleBackend(const Grammar& grammar, int threads) {
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
-  return std::make_unique<MaxRuleCpuBackend>(grammar, threads, "cpu/max-rule");
+  return std::make_unique<MaxRuleCpuBackend>(grammar, threads, /*fast=*/true, "cpu/max-rule");
 }
 
 }  // namespace cky

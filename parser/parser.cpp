@@ -5,12 +5,24 @@
 
 #include "cuda/device.h"
 #include "parser/cuda_backend.h"
+#include "parser/max_rule.h"
 
 namespace cky {
 
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
                                                       const BackendOptions& options) {
   std::string name = options.backend;
+  if (options.decoder == "max-rule") {
+    if (name == "auto") name = "cpu";  // no CUDA max-rule backend in this build yet
+    if (name == "reference") return MakeReferenceMaxRuleBackend(grammar);
+    if (name == "cpu") return MakeCpuMaxRuleBackend(grammar, options.threads);
+    if (name == "cuda") return Status::Error("the cuda backend has no max-rule decoder yet");
+    return Status::Error("unknown backend '" + options.backend +
+                         "' (expected auto, cpu, reference or cuda)");
+  }
+  if (options.decoder != "viterbi") {
+    return Status::Error("unknown decoder '" + options.decoder + "' (expected max-rule or viterbi)");
+  }
   if (name == "auto") name = CudaBackendAvailable() ? "cuda" : "cpu";
   if (name == "reference") return MakeReferenceBackend(grammar);
   if (name == "cpu") return MakeCpuBackend(grammar, options.threads);

@@ -25,6 +25,9 @@ struct BackendOptions {
   std::string backend = "auto";
   int threads = 0;     // CPU threads; 0 = all
   std::string kernel;  // CUDA kernel variant; "" = the fastest
+  // "viterbi": the best derivation (Berkeley's -viterbi); "max-rule": the max-rule-product tree
+  // from inside-outside posteriors (Berkeley's default; parser/max_rule.h).
+  std::string decoder = "viterbi";
 };
 
 // Builds the named backend. Fails for "cuda" when this build or machine has no CUDA device.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 
 namespace cky {
@@ -69,6 +70,38 @@ BerkeleyModel MakeRandomModel(const RandomGrammarOptions& o) {
         closure[i * n + j] = std::log(prob(rng));
       }
   }
+  // The sum-product closure over chains of one or two unaries, as Berkeley's
+  // Grammar.computePairsOfUnaries builds it, and the intermediate symbol of each symbol pair.
+  std::vector<double> sum(n * n, 0.0);
+  std::map<std::pair<int32_t, int32_t>, std::map<int32_t, double>> mass;  // (P, C) -> via -> mass
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      if (states[i].symbol == states[j].symbol) continue;
+      const double direct = std::exp(closure[i * n + j]);
+      sum[i * n + j] = direct;
+      mass[{states[i].symbol, states[j].symbol}][-1] += direct;
+      for (size_t m = 0; m < n; ++m) {
+        if (states[m].symbol == states[j].symbol) continue;
+        const double via = std::exp(closure[i * n + m] + closure[m * n + j]);
+        sum[i * n + j] += via;
+        mass[{states[i].symbol, states[j].symbol}][states[m].symbol] += via;
+      }
+    }
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j)
+      if (sum[i * n + j] > 0) {
+        b.AddSumUnary(states[i].symbol, states[i].sub, states[j].symbol, states[j].sub,
+                      sum[i * n + j]);
+      }
+  for (const auto& [pair, by_via] : mass) {
+    int32_t best = -1;
+    double best_mass = 0;
+    for (const auto& [via, m] : by_via) {
+      if (m > best_mass) best_mass = m, best = via;
+    }
+    if (best >= 0) b.SetUnaryIntermediate(pair.first, pair.second, best);
+  }
+
   for (size_t m = 0; m < n; ++m)
     for (size_t i = 0; i < n; ++i)
       for (size_t j = 0; j < n; ++j) {

@@ -1,5 +1,9 @@
 #include "parser/tree_format.h"
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
 namespace cky {
 namespace {
 
@@ -68,6 +72,40 @@ std::string FormatBerkeley(const Tree& annotated) { return FormatTree(annotated,
 
 std::string FormatBerkeleyBinarized(const Tree& annotated, bool with_scores) {
   return FormatTree(annotated, {.binarize = true, .substates = true, .scores = with_scores});
+}
+
+std::string FormatJavaDouble(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value < 0 ? "-Infinity" : "Infinity";
+  if (value == 0) return std::signbit(value) ? "-0.0" : "0.0";
+  char buffer[64];
+  auto result = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
+  std::string text(buffer, result.ptr);  // "-1.615746276552045e+00"
+  std::string sign;
+  if (text[0] == '-') {
+    sign = "-";
+    text.erase(0, 1);
+  }
+  const size_t e = text.find('e');
+  const int exponent = std::stoi(text.substr(e + 1));
+  std::string digits = text.substr(0, e);
+  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+  const double magnitude = std::fabs(value);
+  if (magnitude >= 1e-3 && magnitude < 1e7) {
+    std::string whole, fraction;
+    if (exponent >= 0) {
+      while (int(digits.size()) < exponent + 1) digits += '0';
+      whole = digits.substr(0, exponent + 1);
+      fraction = digits.substr(exponent + 1);
+    } else {
+      whole = "0";
+      fraction = std::string(-exponent - 1, '0') + digits;
+    }
+    if (fraction.empty()) fraction = "0";
+    return sign + whole + "." + fraction;
+  }
+  std::string fraction = digits.size() > 1 ? digits.substr(1) : "0";
+  return sign + digits.substr(0, 1) + "." + fraction + "E" + std::to_string(exponent);
 }
 
 }  // namespace cky

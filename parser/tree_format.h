@@ -35,4 +35,9 @@ struct OutputForm {
 };
 std::string FormatTree(const Tree& annotated, const OutputForm& form);
 
+// A double as Java's Double.toString prints it, as the Berkeley parser's score columns do: the
+// shortest digits that read back to the same double, "-87.86582921731302" between 1e-3 and 1e7,
+// "1.0E-5" outside, "-Infinity", "NaN".
+std::string FormatJavaDouble(double value);
+
 }  // namespace cky

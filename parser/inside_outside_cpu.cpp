@@ -1,0 +1,181 @@
+// The fast CPU path of parser/inside_outside.h: the reference's arithmetic, with binary rules
+// grouped by left child so that a zero left child skips its rules. Tested against the reference.
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+#include "parser/inside_outside.h"
+
+namespace cky {
+
+SumProductRules::SumProductRules(const Grammar& g) {
+  const int64_t rules = g.num_binary_rules();
+  std::map<std::tuple<int32_t, int32_t, int32_t>, int32_t> base_ids;
+  for (int64_t r = 0; r < rules; ++r) {
+    base_ids.emplace(std::make_tuple(g.state_symbol[g.binary_parent[r]],
+                                     g.state_symbol[g.binary_left[r]],
+                                     g.state_symbol[g.binary_right[r]]),
+                     0);
+  }
+  for (auto& [key, id] : base_ids) {
+    id = int32_t(base_binaries.size());
+    base_binaries.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key)});
+  }
+  std::vector<int64_t> order(rules);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return g.binary_left[a] < g.binary_left[b]; });
+  left_begin.assign(g.num_states() + 1, 0);
+  for (int64_t r : order) {
+    ++left_begin[g.binary_left[r] + 1];
+    parent.push_back(g.binary_parent[r]);
+    right.push_back(g.binary_right[r]);
+    prob.push_back(std::exp(g.binary_log_prob[r]));
+    base.push_back(base_ids.at(std::make_tuple(g.state_symbol[g.binary_parent[r]],
+                                               g.state_symbol[g.binary_left[r]],
+                                               g.state_symbol[g.binary_right[r]])));
+  }
+  std::partial_sum(left_begin.begin(), left_begin.end(), left_begin.begin());
+
+  std::map<std::pair<int32_t, int32_t>, int32_t> unary_ids;
+  for (size_t u = 0; u < g.sum_unary_parent.size(); ++u) {
+    unary_ids.emplace(std::make_pair(g.state_symbol[g.sum_unary_parent[u]],
+                                     g.state_symbol[g.sum_unary_child[u]]),
+                      0);
+  }
+  for (auto& [key, id] : unary_ids) {
+    id = int32_t(base_unaries.size());
+    base_unaries.push_back(key);
+  }
+  for (size_t u = 0; u < g.sum_unary_parent.size(); ++u) {
+    unary_prob.push_back(std::exp(g.sum_unary_log_prob[u]));
+    unary_base.push_back(unary_ids.at(std::make_pair(g.state_symbol[g.sum_unary_parent[u]],
+                                                     g.state_symbol[g.sum_unary_child[u]])));
+  }
+}
+
+void FastInsideOutside(const Grammar& g, const SumProductRules& rules,
+                       const LexicalScores& lexical, InsideOutsideCharts* charts) {
+  const int32_t n = lexical.length;
+  const int32_t states = g.num_states();
+  ScaledChart& in = charts->inside;
+  ScaledChart& out = charts->outside;
+  in.Reset(n, states);
+  out.Reset(n, states);
+  charts->log_likelihood = kNegInf;
+  if (n == 0) return;
+  const size_t num_unaries = g.sum_unary_parent.size();
+
+  std::vector<double> pre(states), post(states);
+  std::vector<int32_t> nonzero;
+  auto nonzero_states = [&](const double* cell) {
+    nonzero.clear();
+    for (int32_t s = 0; s < states; ++s) {
+      if (cell[s] != 0) nonzero.push_back(s);
+    }
+  };
+  for (int32_t span = 1; span <= n; ++span) {
+    for (int32_t start = 0; start + span <= n; ++start) {
+      const int32_t end = start + span;
+      std::fill(pre.begin(), pre.end(), 0.0);
+      double scale = kNegInf;
+      if (span == 1) {
+        const double* word = lexical.word(start);
+        scale = *std::max_element(word, word + states);
+        if (scale > kNegInf) {
+          for (int32_t s = 0; s < states; ++s) pre[s] = std::exp(word[s] - scale);
+        }
+      } else {
+        for (int32_t split = start + 1; split < end; ++split) {
+          scale = std::max(scale, in.scale(start, split) + in.scale(split, end));
+        }
+        if (scale > kNegInf) {
+          for (int32_t split = start + 1; split < end; ++split) {
+            const double factor = std::exp(in.scale(start, split) + in.scale(split, end) - scale);
+            if (!(factor > 0)) continue;
+            const double* left = in.cell(start, split);
+            const double* right = in.cell(split, end);
+            nonzero_states(left);
+            for (int32_t l : nonzero) {
+              const double lf = left[l] * factor;
+              for (int32_t r = rules.left_begin[l]; r < rules.left_begin[l + 1]; ++r) {
+                const double rv = right[rules.right[r]];
+                if (rv != 0) pre[rules.parent[r]] += rules.prob[r] * lf * rv;
+              }
+            }
+          }
+        }
+      }
+      post = pre;
+      for (size_t u = 0; u < num_unaries; ++u) {
+        const double child = pre[g.sum_unary_child[u]];
+        if (child != 0) post[g.sum_unary_parent[u]] += rules.unary_prob[u] * child;
+      }
+      double* cell = in.cell(start, end);
+      std::copy(post.begin(), post.end(), cell);
+      NormalizeScaledCell(cell, states, scale, &in.log_scale[in.CellIndex(start, end)]);
+    }
+  }
+  const double root = in.cell(0, n)[Grammar::kRootState];
+  if (!(root > 0)) return;
+  charts->log_likelihood = std::log(root) + in.scale(0, n);
+
+  std::vector<std::vector<double>> outpost(Chart::NumCells(n));
+  std::vector<double> outpost_scale(Chart::NumCells(n), kNegInf);
+  auto gather = [&](int32_t start, int32_t end) -> std::vector<double>& {
+    auto& v = outpost[in.CellIndex(start, end)];
+    if (v.empty()) v.assign(states, 0.0);
+    return v;
+  };
+  gather(0, n)[Grammar::kRootState] = 1.0;
+  outpost_scale[in.CellIndex(0, n)] = 0.0;
+  std::vector<double> to_left(states), to_right(states);
+  for (int32_t span = n; span >= 1; --span) {
+    for (int32_t start = 0; start + span <= n; ++start) {
+      const int32_t end = start + span;
+      const int64_t index = in.CellIndex(start, end);
+      std::vector<double>& above = gather(start, end);
+      std::vector<double> below = above;
+      for (size_t u = 0; u < num_unaries; ++u) {
+        const double parent = above[g.sum_unary_parent[u]];
+        if (parent != 0) below[g.sum_unary_child[u]] += rules.unary_prob[u] * parent;
+      }
+      double* cell = out.cell(start, end);
+      std::copy(below.begin(), below.end(), cell);
+      NormalizeScaledCell(cell, states, outpost_scale[index], &out.log_scale[index]);
+      outpost[index].clear();
+      outpost[index].shrink_to_fit();
+      if (span == 1 || out.log_scale[index] == kNegInf) continue;
+      const double* parent_out = out.cell(start, end);
+      for (int32_t split = start + 1; split < end; ++split) {
+        const double left_scale = in.scale(start, split);
+        const double right_scale = in.scale(split, end);
+        if (left_scale == kNegInf || right_scale == kNegInf) continue;
+        const double* left = in.cell(start, split);
+        const double* right = in.cell(split, end);
+        std::fill(to_left.begin(), to_left.end(), 0.0);
+        std::fill(to_right.begin(), to_right.end(), 0.0);
+        nonzero_states(left);
+        for (int32_t l : nonzero) {
+          const double lv = left[l];
+          double sum_left = 0;
+          for (int32_t r = rules.left_begin[l]; r < rules.left_begin[l + 1]; ++r) {
+            const double o = parent_out[rules.parent[r]];
+            if (o == 0) continue;
+            const double po = rules.prob[r] * o;
+            sum_left += po * right[rules.right[r]];
+            to_right[rules.right[r]] += po * lv;
+          }
+          to_left[l] += sum_left;
+        }
+        AddScaledCell(gather(start, split), outpost_scale[in.CellIndex(start, split)], to_left,
+                      out.log_scale[index] + right_scale);
+        AddScaledCell(gather(split, end), outpost_scale[in.CellIndex(split, end)], to_right,
+                      out.log_scale[index] + left_scale);
+      }
+    }
+  }
+}
+
+}  // namespace cky

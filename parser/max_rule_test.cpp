@@ -1,0 +1,296 @@
+#include "parser/max_rule.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <algorithm>
+#include <set>
+
+#include "lexicon/lexicon.h"
+#include "parser/inside_outside.h"
+#include "parser/parser.h"
+#include "parser/random_grammar.h"
+#include "parser/tree_format.h"
+
+namespace cky {
+namespace {
+
+// Log-scores equal within `tolerance`, -infinity only where the other is too.
+void ExpectLogNear(double expected, double actual, double tolerance) {
+  if (expected == kNegInf || actual == kNegInf) {
+    EXPECT_EQ(expected, actual);
+  } else {
+    EXPECT_NEAR(expected, actual, tolerance);
+  }
+}
+
+struct Fixture {
+  BerkeleyModel model;
+  Lexicon lexicon;
+  std::unique_ptr<Parser> parser;
+  explicit Fixture(const RandomGrammarOptions& options)
+      : model(MakeRandomModel(options)), lexicon(*Lexicon::Build(model)) {
+    parser = std::make_unique<Parser>(model.grammar, lexicon,
+                                      MakeReferenceMaxRuleBackend(model.grammar));
+  }
+  LexicalScores Score(const std::vector<std::string>& words) const {
+    return parser->ScoreWords(words);
+  }
+};
+
+// Every derivation, enumerated one by one, under the semantics of parser/inside_outside.h: a cell
+// offers each state directly (binary, or lexical on one word) or through one closed sum unary over
+// another state's direct form. A derivation is its probability and the base-symbol events it uses
+// (the units max-rule scores): "L i T" a tag, "B i k j A B C" a binary, "U i j A C" a unary.
+struct Derivation {
+  double prob;
+  std::vector<std::string> events;
+};
+
+class Enumerator {
+ public:
+  Enumerator(const Grammar& g, const LexicalScores& lex) : g_(g), lex_(lex) {}
+
+  std::vector<Derivation> Direct(int32_t state, int32_t start, int32_t end) const {
+    std::vector<Derivation> out;
+    const std::string& a = g_.SymbolOfState(state);
+    if (end - start == 1) {
+      const double s = lex_.word(start)[state];
+      if (s > kNegInf) out.push_back({std::exp(s), {"L " + std::to_string(start) + " " + a}});
+      return out;
+    }
+    for (int32_t r = g_.binary_parent_begin[state]; r < g_.binary_parent_begin[state + 1]; ++r) {
+      for (int32_t split = start + 1; split < end; ++split) {
+        const std::string event = "B " + std::to_string(start) + " " + std::to_string(split) +
+                                  " " + std::to_string(end) + " " + a + " " +
+                                  g_.SymbolOfState(g_.binary_left[r]) + " " +
+                                  g_.SymbolOfState(g_.binary_right[r]);
+        for (const Derivation& l : Any(g_.binary_left[r], start, split))
+          for (const Derivation& rr : Any(g_.binary_right[r], split, end)) {
+            Derivation d{std::exp(g_.binary_log_prob[r]) * l.prob * rr.prob, {event}};
+            d.events.insert(d.events.end(), l.events.begin(), l.events.end());
+            d.events.insert(d.events.end(), rr.events.begin(), rr.events.end());
+            out.push_back(std::move(d));
+          }
+      }
+    }
+    return out;
+  }
+  std::vector<Derivation> Any(int32_t state, int32_t start, int32_t end) const {
+    std::vector<Derivation> out = Direct(state, start, end);
+    for (int32_t u = g_.sum_unary_parent_begin[state]; u < g_.sum_unary_parent_begin[state + 1];
+         ++u) {
+      const std::string event = "U " + std::to_string(start) + " " + std::to_string(end) + " " +
+                                g_.SymbolOfState(state) + " " +
+                                g_.SymbolOfState(g_.sum_unary_child[u]);
+      for (Derivation d : Direct(g_.sum_unary_child[u], start, end)) {
+        d.prob *= std::exp(g_.sum_unary_log_prob[u]);
+        d.events.push_back(event);
+        out.push_back(std::move(d));
+      }
+    }
+    return out;
+  }
+
+ private:
+  const Grammar& g_;
+  const LexicalScores& lex_;
+};
+
+TEST(InsideOutsideTest, LikelihoodEqualsBruteForceSumOverDerivations) {
+  int checked = 0;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    RandomGrammarOptions options;
+    options.phrasal_symbols = 2;
+    options.tags = 2;
+    options.substates = 2;
+    options.base_rule_density = 0.25;
+    options.seed = seed;
+    Fixture f(options);
+    const Grammar& g = f.model.grammar;
+    ASSERT_TRUE(g.sum_unaries_exact);
+    for (const auto& words : MakeRandomSentences(f.model, 6, 1, 4, seed * 7)) {
+      LexicalScores lex = f.Score(words);
+      InsideOutsideCharts charts;
+      ReferenceInsideOutside(g, lex, &charts);
+      double total = 0;
+      for (const Derivation& d : Enumerator(g, lex).Any(Grammar::kRootState, 0, lex.length)) {
+        total += d.prob;
+      }
+      if (total == 0) {
+        EXPECT_EQ(charts.log_likelihood, kNegInf);
+        continue;
+      }
+      ++checked;
+      EXPECT_NEAR(charts.log_likelihood, std::log(total), 1e-10) << "seed " << seed;
+    }
+  }
+  EXPECT_GT(checked, 20);
+}
+
+// Over every word, exactly one tag: the tag posteriors outpre(t) P(word | t) / P(w) sum to 1. This
+// holds only if every outside score is right, down to the words.
+TEST(InsideOutsideTest, TagPosteriorsSumToOneAtEveryWord) {
+  RandomGrammarOptions options;
+  options.phrasal_symbols = 5;
+  options.tags = 4;
+  options.substates = 3;
+  options.seed = 17;
+  Fixture f(options);
+  const Grammar& g = f.model.grammar;
+  int checked = 0;
+  auto sentences = MakeRandomSentences(f.model, 12, 1, 25, 3);
+  sentences.push_back(std::vector<std::string>(120, "w1"));  // long: scaling must hold
+  for (const auto& words : sentences) {
+    LexicalScores lex = f.Score(words);
+    InsideOutsideCharts charts;
+    ReferenceInsideOutside(g, lex, &charts);
+    if (!(charts.log_likelihood > kNegInf)) continue;
+    ++checked;
+    for (int32_t i = 0; i < lex.length; ++i) {
+      double sum = 0;
+      for (int32_t s = 0; s < g.num_states(); ++s) {
+        const double o = charts.outside.LogScore(i, i + 1, s);
+        if (o > kNegInf && lex.word(i)[s] > kNegInf) {
+          sum += std::exp(o + lex.word(i)[s] - charts.log_likelihood);
+        }
+      }
+      EXPECT_NEAR(sum, 1.0, 1e-9) << words.size() << " words, word " << i;
+    }
+  }
+  EXPECT_GT(checked, 5);
+}
+
+TEST(InsideOutsideTest, FastCpuPathEqualsReference) {
+  RandomGrammarOptions options;
+  options.phrasal_symbols = 6;
+  options.tags = 4;
+  options.substates = 3;
+  options.seed = 5;
+  Fixture f(options);
+  const Grammar& g = f.model.grammar;
+  SumProductRules rules(g);
+  auto sentences = MakeRandomSentences(f.model, 10, 1, 18, 2);
+  sentences.push_back({"w3"});
+  sentences.push_back({"w1", "w2"});
+  for (const auto& words : sentences) {
+    LexicalScores lex = f.Score(words);
+    InsideOutsideCharts reference, fast;
+    ReferenceInsideOutside(g, lex, &reference);
+    FastInsideOutside(g, rules, lex, &fast);
+    ASSERT_EQ(reference.log_likelihood == kNegInf, fast.log_likelihood == kNegInf);
+    if (reference.log_likelihood == kNegInf) continue;
+    EXPECT_NEAR(reference.log_likelihood, fast.log_likelihood, 1e-10);
+    for (int32_t span = 1; span <= lex.length; ++span)
+      for (int32_t start = 0; start + span <= lex.length; ++start)
+        for (int32_t s = 0; s < g.num_states(); ++s) {
+          const double in = reference.inside.LogScore(start, start + span, s);
+          ExpectLogNear(in, fast.inside.LogScore(start, start + span, s), 1e-9);
+          if (in == kNegInf) continue;  // outside of an impossible state is unspecified
+          ExpectLogNear(reference.outside.LogScore(start, start + span, s),
+                        fast.outside.LogScore(start, start + span, s), 1e-9);
+        }
+  }
+}
+
+// Max-rule = the brute-force argmax, over base-symbol trees, of the sum of log posteriors of the
+// tree's events, each posterior summed over every derivation that uses it. Unaries only at ROOT,
+// where Berkeley's unary formula is the true posterior.
+TEST(MaxRuleTest, EqualsBruteForceArgmaxOfRulePosteriors) {
+  int checked = 0, unique = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    RandomGrammarOptions options;
+    options.phrasal_symbols = 3;
+    options.tags = 2;
+    options.substates = 2;
+    options.base_rule_density = 0.2;
+    options.unary_density = 0;
+    options.seed = seed;
+    Fixture f(options);
+    const Grammar& g = f.model.grammar;
+    for (const auto& words : MakeRandomSentences(f.model, 5, 1, 4, seed * 3)) {
+      LexicalScores lex = f.Score(words);
+      auto derivations = Enumerator(g, lex).Any(Grammar::kRootState, 0, lex.length);
+      double total = 0;
+      std::map<std::string, double> posterior;
+      std::set<std::vector<std::string>> trees;
+      for (auto& d : derivations) {
+        total += d.prob;
+        std::sort(d.events.begin(), d.events.end());
+        trees.insert(d.events);
+      }
+      if (total == 0) continue;
+      for (const auto& d : derivations) {
+        std::set<std::string> distinct(d.events.begin(), d.events.end());
+        for (const auto& e : distinct) posterior[e] += d.prob / total;
+      }
+      std::vector<double> scores;
+      for (const auto& t : trees) {
+        double score = 0;
+        for (const auto& e : t) score += std::log(posterior[e]);
+        scores.push_back(score);
+      }
+      std::sort(scores.rbegin(), scores.rend());
+      InsideOutsideCharts charts;
+      ReferenceInsideOutside(g, lex, &charts);
+      MaxRuleChart maxc;
+      ReferenceMaxRuleChart(g, lex, charts, &maxc);
+      ++checked;
+      EXPECT_NEAR(maxc.root_score(), scores[0], 1e-9) << "seed " << seed;
+      auto tree = ExtractMaxRuleTree(g, maxc, words);
+      ASSERT_TRUE(tree.ok()) << tree.status().message();
+      EXPECT_EQ(Leaves(*tree), words);
+      if (scores.size() == 1 || scores[0] - scores[1] > 1e-6) ++unique;
+    }
+  }
+  EXPECT_GT(checked, 20);
+  EXPECT_GT(unique, 10);
+}
+
+TEST(MaxRuleTest, BackendsAgreeAndHandleLengthsOneTwoAndLong) {
+  RandomGrammarOptions options;
+  options.phrasal_symbols = 6;
+  options.tags = 4;
+  options.substates = 2;
+  options.seed = 21;
+  BerkeleyModel model = MakeRandomModel(options);
+  Lexicon lexicon = *Lexicon::Build(model);
+  Parser reference(model.grammar, lexicon, MakeReferenceMaxRuleBackend(model.grammar));
+  Parser threaded(model.grammar, lexicon, MakeCpuMaxRuleBackend(model.grammar, 2));
+  auto sentences = MakeRandomSentences(model, 16, 1, 20, 4);
+  sentences.push_back({"w1"});
+  sentences.push_back({"w2", "w3"});
+  sentences.push_back(std::vector<std::string>(60, "w0"));
+  sentences.push_back({});
+  auto expected = reference.Parse(sentences);
+  auto actual = threaded.Parse(sentences);
+  ASSERT_EQ(expected.size(), actual.size());
+  int parsed = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(expected[i].status, actual[i].status) << i;
+    EXPECT_EQ(expected[i].tree, actual[i].tree) << i;
+    if (expected[i].status != ParseStatus::kOk) continue;
+    ++parsed;
+    EXPECT_NEAR(expected[i].log_score, actual[i].log_score, 1e-9);
+    EXPECT_NEAR(expected[i].log_likelihood, actual[i].log_likelihood, 1e-9);
+    // Each posterior is at most 1 (random grammars are not normalized, so P(w) may exceed 1).
+    EXPECT_LE(expected[i].log_score, 1e-9);
+    EXPECT_EQ(expected[i].tree.label, "ROOT");
+  }
+  EXPECT_GT(parsed, 10);
+  EXPECT_EQ(expected.back().status, ParseStatus::kNoParse);  // the empty sentence
+}
+
+TEST(FormatJavaDoubleTest, PrintsLikeJava) {
+  EXPECT_EQ(FormatJavaDouble(-87.86582921731302), "-87.86582921731302");
+  EXPECT_EQ(FormatJavaDouble(-1.0), "-1.0");
+  EXPECT_EQ(FormatJavaDouble(-1234.5), "-1234.5");
+  EXPECT_EQ(FormatJavaDouble(1e-5), "1.0E-5");
+  EXPECT_EQ(FormatJavaDouble(-0.0015), "-0.0015");
+  EXPECT_EQ(FormatJavaDouble(12345678.0), "1.2345678E7");
+  EXPECT_EQ(FormatJavaDouble(kNegInf), "-Infinity");
+}
+
+}  // namespace
+}  // namespace cky
