@@ -174,42 +174,46 @@ int main(int argc, char** argv) {
     }
     Print(row);
 
-    // The device passes alone (no extraction), in the backend's batches, with the profile.
-    std::string error;
-    auto device = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(g), {}, &error);
-    if (!device) {
-      std::printf("| device only | %s\n", error.c_str());
-      continue;
-    }
-    std::vector<size_t> order(inputs.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return inputs[a].words.size() > inputs[b].words.size();
-    });
-    std::vector<cuda::IoResult> results;
-    auto run = [&](size_t limit) {
-      for (size_t first = 0; first < limit; first += max_batch) {
-        std::vector<cuda::IoSentence> batch;
-        for (size_t k = first; k < std::min(limit, first + max_batch); ++k)
-          batch.push_back({static_cast<int32_t>(inputs[order[k]].words.size()),
-                           inputs[order[k]].lexical.scores.data()});
-        if (device->MaxRuleBatch(batch, false, &results, &error) != cuda::IoBatchResult::kOk)
-          return false;
+    // The device passes alone (no extraction), in the backend's batches, with the profile, for
+    // both pair-sum group sizes.
+    for (int cells_per_group : {8, 16}) {
+      std::string error;
+      auto device = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(g),
+                                                      {.cells_per_group = cells_per_group}, &error);
+      if (!device) {
+        std::printf("| device only | %s\n", error.c_str());
+        continue;
       }
-      return true;
-    };
-    run(steady ? order.size() : 1);
-    device->SetProfiling(true);
-    const auto begin = std::chrono::steady_clock::now();
-    Row only{"  max-rule device passes only", inputs.size()};
-    if (!run(order.size())) {
-      only.note = "failed: " + error;
-    } else {
-      only.seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-      only.note = device->ProfileReport();
+      std::vector<size_t> order(inputs.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return inputs[a].words.size() > inputs[b].words.size();
+      });
+      std::vector<cuda::IoResult> results;
+      auto run = [&](size_t limit) {
+        for (size_t first = 0; first < limit; first += max_batch) {
+          std::vector<cuda::IoSentence> batch;
+          for (size_t k = first; k < std::min(limit, first + max_batch); ++k)
+            batch.push_back({static_cast<int32_t>(inputs[order[k]].words.size()),
+                             inputs[order[k]].lexical.scores.data()});
+          if (device->MaxRuleBatch(batch, false, &results, &error) != cuda::IoBatchResult::kOk)
+            return false;
+        }
+        return true;
+      };
+      run(steady ? order.size() : 1);
+      device->SetProfiling(true);
+      const auto begin = std::chrono::steady_clock::now();
+      Row only{"  device passes only, G" + std::to_string(cells_per_group), inputs.size()};
+      if (!run(order.size())) {
+        only.note = "failed: " + error;
+      } else {
+        only.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+        only.note = device->ProfileReport();
+      }
+      Print(only);
     }
-    Print(only);
   }
   return 0;
 }

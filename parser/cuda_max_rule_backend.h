@@ -28,6 +28,7 @@ struct CudaMaxRuleOptions {
   size_t max_batch_bytes = 0;     // device bytes per batch; 0 = 85% of free device memory
   int max_batch_sentences = 256;  // sentences per batch at most
   int extraction_threads = 0;     // CPU threads for tree extraction; 0 = all
+  int cells_per_group = 8;        // pair-sum kernel (cuda/inside_outside/inside_outside.h): 8 or 16
 };
 
 // The grammar's arrays as cuda/inside_outside/inside_outside.h takes them (views into `grammar`).
@@ -42,6 +43,7 @@ struct CudaInsideOutsideResult {
   MaxRuleChart maxc;
 };
 StatusOr<std::vector<CudaInsideOutsideResult>> CudaInsideOutsideBatch(
-    const Grammar& grammar, const std::vector<const LexicalScores*>& sentences);
+    const Grammar& grammar, const std::vector<const LexicalScores*>& sentences,
+    int cells_per_group = 8);
 
 }  // namespace cky

@@ -108,34 +108,38 @@ void CompareAll(const Grammar& g, const Lexicon& lexicon,
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].words.empty()) nonempty.push_back(&inputs[i].lexical), index.push_back(i);
   }
-  auto device = CudaInsideOutsideBatch(g, nonempty);
-  ASSERT_TRUE(device.ok()) << device.status().message();
-  MaxDiff diff;
-  int failures = 0, parsed = 0;
-  for (size_t k = 0; k < nonempty.size(); ++k) {
-    const std::string where = what + " sentence " + std::to_string(index[k]) + " (" +
-                              std::to_string(nonempty[k]->length) + " words)";
-    InsideOutsideCharts expected;
-    ReferenceInsideOutside(g, *nonempty[k], &expected);
-    const CudaInsideOutsideResult& actual = (*device)[k];
-    EXPECT_TRUE(Close(expected.log_likelihood, actual.charts.log_likelihood))
-        << where << ": log P(w) " << expected.log_likelihood << " vs "
-        << actual.charts.log_likelihood;
-    diff.Note(&diff.likelihood, expected.log_likelihood, actual.charts.log_likelihood);
-    CompareChart(expected.inside, actual.charts.inside, nullptr, where + " inside", &diff,
-                 &failures);
-    CompareChart(expected.outside, actual.charts.outside, &expected.inside, where + " outside",
-                 &diff, &failures);
-    if (expected.log_likelihood > kNegInf) {
-      ++parsed;
-      MaxRuleChart maxc;
-      ReferenceMaxRuleChart(g, *nonempty[k], expected, &maxc);
-      CompareMaxRule(maxc, actual.maxc, where, &diff, &failures);
+  for (int cells_per_group : {8, 16}) {
+    auto device = CudaInsideOutsideBatch(g, nonempty, cells_per_group);
+    ASSERT_TRUE(device.ok()) << device.status().message();
+    MaxDiff diff;
+    int failures = 0, parsed = 0;
+    for (size_t k = 0; k < nonempty.size(); ++k) {
+      const std::string where = what + " G" + std::to_string(cells_per_group) + " sentence " +
+                                std::to_string(index[k]) + " (" +
+                                std::to_string(nonempty[k]->length) + " words)";
+      InsideOutsideCharts expected;
+      ReferenceInsideOutside(g, *nonempty[k], &expected);
+      const CudaInsideOutsideResult& actual = (*device)[k];
+      EXPECT_TRUE(Close(expected.log_likelihood, actual.charts.log_likelihood))
+          << where << ": log P(w) " << expected.log_likelihood << " vs "
+          << actual.charts.log_likelihood;
+      diff.Note(&diff.likelihood, expected.log_likelihood, actual.charts.log_likelihood);
+      CompareChart(expected.inside, actual.charts.inside, nullptr, where + " inside", &diff,
+                   &failures);
+      CompareChart(expected.outside, actual.charts.outside, &expected.inside, where + " outside",
+                   &diff, &failures);
+      if (expected.log_likelihood > kNegInf) {
+        ++parsed;
+        MaxRuleChart maxc;
+        ReferenceMaxRuleChart(g, *nonempty[k], expected, &maxc);
+        CompareMaxRule(maxc, actual.maxc, where, &diff, &failures);
+      }
     }
+    EXPECT_GT(parsed, 0) << what << ": the comparison needs sentences with a parse";
+    std::printf(
+        "[ max diff ] %s G%d: log-score chart %.3g, log P(w) %.3g, max-rule %.3g (%d parsed)\n",
+        what.c_str(), cells_per_group, diff.chart, diff.likelihood, diff.max_rule, parsed);
   }
-  EXPECT_GT(parsed, 0) << what << ": the comparison needs sentences with a parse";
-  std::printf("[ max diff ] %s: log-score chart %.3g, log P(w) %.3g, max-rule %.3g (%d parsed)\n",
-              what.c_str(), diff.chart, diff.likelihood, diff.max_rule, parsed);
 
   // The backend end to end.
   auto expected = MakeCpuMaxRuleBackend(g, 0)->ParseBatch(inputs);

@@ -23,7 +23,6 @@ namespace cky::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kG = 8;            // target cells per group in the pair-sum kernel
 constexpr int kQuad = 4;         // register blocking: 4 x 4 substate pairs per thread
 constexpr int kBandLimit = 512;  // most substate pairs in a pair-sum tile
 constexpr double kNegInfD = -std::numeric_limits<double>::infinity();
@@ -137,9 +136,9 @@ __global__ void RefScaleKernel(Charts c, const CellItem* items, int item_offset,
   c.ref_scale[target] = best;
 }
 
-// Dynamic shared memory: kG * max_bc doubles (S), then kG * max_partners (factor double, X cell
-// int, Y cell int).
-template <int kMode>
+// kG target cells per group. Dynamic shared memory: kG * max_bc doubles (S), then kG * max_partners
+// (factor double, X cell int, Y cell int).
+template <int kG, int kMode>
 __global__ void __launch_bounds__(kThreads)
     PairSumKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,
                   int num_items, int max_partners, int max_bc, int groups_per_block) {
@@ -688,6 +687,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     }
     num_states_ = g.num_states;
     num_symbols_ = g.num_symbols;
+    cells_per_group_ = options.cells_per_group == 16 ? 16 : 8;
     if (size_t(num_states_) * sizeof(double) > 48 * 1024) {
       *error = "too many states for the unary kernel's shared memory";
       return false;
@@ -1025,6 +1025,14 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   template <int kMode>
   bool LaunchPairSum(const Charts& c, int offset, int count, int span, int max_partners,
                      std::string* error) {
+    return cells_per_group_ == 16
+               ? LaunchPairSumG<16, kMode>(c, offset, count, span, max_partners, error)
+               : LaunchPairSumG<8, kMode>(c, offset, count, span, max_partners, error);
+  }
+
+  template <int kG, int kMode>
+  bool LaunchPairSumG(const Charts& c, int offset, int count, int span, int max_partners,
+                      std::string* error) {
     const PairLayout& layout = layouts_[kMode];
     if (layout.num_tiles == 0 || max_partners <= 0) return true;
     const size_t shared =
@@ -1034,14 +1042,14 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
       return false;
     }
     if (shared > 48 * 1024)
-      cudaFuncSetAttribute(PairSumKernel<kMode>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      cudaFuncSetAttribute(PairSumKernel<kG, kMode>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            int(shared));
     const int groups = (count + kG - 1) / kG;
     const int tiles = layout.num_tiles;
     const int blocks_x = std::max(1, std::min(groups, (num_sms_ * 64 + tiles - 1) / tiles));
     const int per_block = (groups + blocks_x - 1) / blocks_x;
     const int launched_x = (groups + per_block - 1) / per_block;
-    PairSumKernel<kMode><<<dim3(launched_x, tiles), kThreads, shared, stream_>>>(
+    PairSumKernel<kG, kMode><<<dim3(launched_x, tiles), kThreads, shared, stream_>>>(
         c, items_.get(), offset, span, layout.view(), count, max_partners, layout.max_bc,
         per_block);
     const cudaError_t launch = cudaGetLastError();
@@ -1244,6 +1252,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<double> mr_w_, pu_w_, mr_dense_;
   DeviceArray<int2> pair_symbols_;
   int num_chunks_ = 0, num_pairs_ = 0, max_q_ = 1, max_substates_ = 1;
+  int cells_per_group_ = 8;  // pair-sum kernel: 8 or 16
   // Batch buffers.
   DeviceArray<double> in_, out_, acc_, scales_, log_likelihood_, lexical_, maxc_score_;
   DeviceArray<unsigned char> present_;

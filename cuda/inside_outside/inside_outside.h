@@ -35,9 +35,9 @@
 // Kernel mapping (inside_outside.cu):
 //   pair-sum (inside and both outside directions, one kernel, mode by template): per tile of
 //     partner symbols (X, Y) (inside: left and right child; outside: parent and sibling), cut
-//     into bands of X's substates (at most 512 substate pairs a tile), and per group of 8 target
-//     cells of one span length: first S[x][y] = sum over partners of scaled X_x * Y_y for every
-//     substate pair (4 x 4 register blocking, partners whose cells lack X or Y skipped by
+//     into bands of X's substates (at most 512 substate pairs a tile), and per group of 8 (or 16)
+//     target cells of one span length: first S[x][y] = sum over partners of scaled X_x * Y_y for
+//     every substate pair (4 x 4 register blocking, partners whose cells lack X or Y skipped by
 //     per-cell symbol presence flags), then every rule adds p * S[x][y] to its target state (a
 //     warp per target state, lanes over its rules, the 8 cells at once), global atomicAdd.
 //   unary: a block per cell, the cell's binary sums staged in shared memory, a warp per state.
@@ -79,6 +79,9 @@ struct SumGrammarArrays {
 struct DeviceInsideOutsideOptions {
   // Device bytes a batch may use; 0 = 85% of the free memory at creation.
   size_t max_batch_bytes = 0;
+  // Target cells per group in the pair-sum kernel: 8 (default) or 16 (each rule read serves more
+  // cells; fewer groups at long spans).
+  int cells_per_group = 8;
 };
 
 // One sentence of a batch: its length and lexical log-scores (length x num_states, row-major, as
