@@ -85,6 +85,11 @@ class CudaMaxRuleBackend : public ViterbiBackend {
       if (sentences[i].words.empty()) {
         outcomes[i].status = ParseStatus::kNoParse;
         outcomes[i].message = "empty sentence";
+      } else if (Length(sentences[i]) > device_->MaxLength()) {
+        ParseOnCpu(sentences[i],
+                   "is longer than the device kernels allow (" +
+                       std::to_string(device_->MaxLength()) + " words)",
+                   &outcomes[i]);
       } else if (device_->BytesForSentence(Length(sentences[i])) > device_->BatchBudget()) {
         ParseOnCpu(sentences[i], "does not fit the device batch budget", &outcomes[i]);
       } else {

@@ -142,7 +142,7 @@ void CompareAll(const Grammar& g, const Lexicon& lexicon,
   }
 
   // The backend end to end.
-  auto expected = MakeCpuMaxRuleBackend(g, 0)->ParseBatch(inputs);
+  auto expected = MakeReferenceMaxRuleBackend(g)->ParseBatch(inputs);
   auto backend = MakeCudaMaxRuleBackend(g, options);
   ASSERT_TRUE(backend.ok()) << backend.status().message();
   EXPECT_EQ((*backend)->name(), "cuda/max-rule");
@@ -245,6 +245,7 @@ TEST(CudaMaxRuleTest, SplitsBatchesAndFallsBackToCpu) {
   std::string error;
   auto device = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(g), {}, &error);
   ASSERT_TRUE(device) << error;
+  EXPECT_GE(device->MaxLength(), 200);  // sentences up to 200 words run on the device
   CudaMaxRuleOptions small{.max_batch_bytes = 2 * device->BytesForSentence(12),
                            .max_batch_sentences = 1000};
   Parser scorer(g, lexicon, MakeReferenceBackend(g));

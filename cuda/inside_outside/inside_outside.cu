@@ -53,6 +53,7 @@ struct Charts {
   unsigned char* present_in;   // [cell][symbol]: some substate has a nonzero inside value
   unsigned char* present_out;  // [cell][symbol]: some substate has a nonzero outpre value
   double* log_likelihood;      // [sentence]
+  const unsigned char* unary_parent;  // [state]: the state is the parent of a sum unary
   int num_states;
   int num_symbols;
 };
@@ -230,6 +231,20 @@ __global__ void __launch_bounds__(kThreads)
 
     // Rules: a warp per target state of the tile, lanes over its rules, the G cells at once.
     for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32) {
+      if (kMode != kInside) {
+        // Skip a target state whose inside is zero in every cell of the group, unless it is the
+        // parent of a sum unary: its outside is then never used (a binary posterior of a parent
+        // with a zero inside is 0), except through unaries, where a unary child's inside can be
+        // positive while the parent's is 0 (the child's own inside then comes from its unaries).
+        const int t = __ldg(pairs.pl_target + pl);
+        bool used = c.unary_parent[t] != 0;
+        if (!used && lane < kG && first_item + lane < num_items) {
+          const CellItem it = items[item_offset + first_item + lane];
+          const int target = it.base + CellIndex(it.n, it.start, it.start + span);
+          used = c.in[size_t(target) * c.num_states + t] > 0;
+        }
+        if (!__any_sync(0xffffffffu, used)) continue;
+      }
       double acc[kG];
 #pragma unroll
       for (int g = 0; g < kG; ++g) acc[g] = 0;
@@ -416,15 +431,19 @@ struct Candidate {
 // span doubles (per-split candidates), the parent symbol's outpre values.
 __global__ void __launch_bounds__(kThreads)
     MaxcBinaryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items, int item_offset,
-                     int span, int max_q, Candidate* candidates, int num_chunks) {
+                     int span, int max_q, int max_substates, Candidate* candidates,
+                     int num_chunks) {
   extern __shared__ double shared[];
-  double* sh_q = shared;
-  double* sh_cand = shared + max_q;
-  double* sh_out = sh_cand + span;  // the parent symbol's outpre values
+  double* sh_q = shared;                     // Q[b][c], rows of stride s_c | 1
+  double* sh_out = sh_q + max_q;             // the parent symbol's outpre values
+  double* sh_rows = sh_out + max_substates;  // [split][b]: in_L(b) sum_c Q[b][c] in_R(c)
+  int* sh_valid = reinterpret_cast<int*>(sh_rows + size_t(span) * max_substates);  // [split]
   const CellItem it = items[item_offset + blockIdx.x];
   const int cell = it.base + CellIndex(it.n, it.start, it.start + span);
   const int4 chunk = __ldg(r.chunk + blockIdx.y);
   const int a_sym = chunk.x;
+  // Each thread keeps the first best (rule, split) of the splits k = threadIdx.x (+ blockDim.x..),
+  // visiting rules in order: the first maximum in (rule, split) order among its candidates.
   Candidate best{kNegInfD, -1, -1};
   const double log_pw = c.log_likelihood[it.sentence];
   if (c.present_out[size_t(cell) * c.num_symbols + a_sym] && log_pw > kNegInfD) {
@@ -433,7 +452,6 @@ __global__ void __launch_bounds__(kThreads)
     const double* out = c.out + size_t(cell) * c.num_states + a_first;
     for (int a = threadIdx.x; a < s_a; a += blockDim.x) sh_out[a] = out[a];
     const double cell_term = c.out_scale[cell] - log_pw;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int splits = span - 1;
     for (int br = chunk.y; br < chunk.z; ++br) {
       const int4 base = __ldg(r.base + br);
@@ -442,14 +460,16 @@ __global__ void __launch_bounds__(kThreads)
       const int c_first = __ldg(r.symbol_first_state + base.y);
       const int s_c = __ldg(r.symbol_num_substates + base.y);
       const int stride = s_c | 1;
-      // Is any split usable (both children with a max-rule score)?
+      // Usable splits: both children have a max-rule score.
       bool any = false;
       for (int k = threadIdx.x; k < splits; k += blockDim.x) {
         const int mid = it.start + 1 + k;
         const int lc = it.base + CellIndex(it.n, it.start, mid);
         const int rc = it.base + CellIndex(it.n, mid, it.start + span);
-        any |= m.score[size_t(lc) * c.num_symbols + base.x] > kNegInfD &&
-               m.score[size_t(rc) * c.num_symbols + base.y] > kNegInfD;
+        const bool ok = m.score[size_t(lc) * c.num_symbols + base.x] > kNegInfD &&
+                        m.score[size_t(rc) * c.num_symbols + base.y] > kNegInfD;
+        sh_valid[k] = ok;
+        any |= ok;
       }
       if (!__syncthreads_or(any)) continue;
       if (base.w < 0) {
@@ -471,41 +491,59 @@ __global__ void __launch_bounds__(kThreads)
         }
       }
       __syncthreads();
-      for (int k = warp; k < splits; k += blockDim.x / 32) {
-        const int mid = it.start + 1 + k;
-        const int lc = it.base + CellIndex(it.n, it.start, mid);
-        const int rc = it.base + CellIndex(it.n, mid, it.start + span);
-        const double ml = m.score[size_t(lc) * c.num_symbols + base.x];
-        const double mr = m.score[size_t(rc) * c.num_symbols + base.y];
-        double g = kNegInfD;
-        if (ml > kNegInfD && mr > kNegInfD) {
-          const double* left = c.in + size_t(lc) * c.num_states + b_first;
-          const double* right = c.in + size_t(rc) * c.num_states + c_first;
-          double sum = 0;
-          for (int b = lane; b < s_b; b += 32) {
-            const double l = left[b];
-            if (l == 0) continue;
+      // A thread per (split, b): in_L(b) * sum_c Q[b][c] in_R(c).
+      for (int e = threadIdx.x; e < splits * s_b; e += blockDim.x) {
+        const int k = e / s_b, b = e - k * s_b;
+        double v = 0;
+        if (sh_valid[k]) {
+          const int mid = it.start + 1 + k;
+          const double l =
+              c.in[size_t(it.base + CellIndex(it.n, it.start, mid)) * c.num_states + b_first + b];
+          if (l != 0) {
+            const double* right =
+                c.in + size_t(it.base + CellIndex(it.n, mid, it.start + span)) * c.num_states +
+                c_first;
             const double* q = sh_q + b * stride;
             double row = 0;
             for (int cc = 0; cc < s_c; ++cc) row = fma(q[cc], right[cc], row);
-            sum = fma(l, row, sum);
+            v = l * row;
           }
-          for (int offset = 16; offset > 0; offset >>= 1)
-            sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-          if (sum > 0) g = ml + mr + log(sum) + cell_term + c.in_scale[lc] + c.in_scale[rc];
         }
-        if (lane == 0) sh_cand[k] = g;
+        sh_rows[e] = v;
       }
       __syncthreads();
-      if (threadIdx.x == 0) {
-        for (int k = 0; k < splits; ++k) {
-          if (sh_cand[k] > best.score) best = {sh_cand[k], br, it.start + 1 + k};
-        }
+      // A thread per split: the sum over b, the candidate, the thread's running best.
+      for (int k = threadIdx.x; k < splits; k += blockDim.x) {
+        if (!sh_valid[k]) continue;
+        double sum = 0;
+        for (int b = 0; b < s_b; ++b) sum += sh_rows[k * s_b + b];
+        if (!(sum > 0)) continue;
+        const int mid = it.start + 1 + k;
+        const int lc = it.base + CellIndex(it.n, it.start, mid);
+        const int rc = it.base + CellIndex(it.n, mid, it.start + span);
+        const double g = m.score[size_t(lc) * c.num_symbols + base.x] +
+                         m.score[size_t(rc) * c.num_symbols + base.y] + log(sum) + cell_term +
+                         c.in_scale[lc] + c.in_scale[rc];
+        if (g > best.score) best = {g, br, mid};
       }
-      __syncthreads();
+      // The next rule's first barrier (__syncthreads_or) orders these reads before new writes.
     }
   }
-  if (threadIdx.x == 0) candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = best;
+  // Block reduction: the largest score; ties to the smaller rule, then the smaller split.
+  __shared__ Candidate sh_best[kThreads];
+  sh_best[threadIdx.x] = best;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    Candidate top = sh_best[0];
+    for (int t = 1; t < blockDim.x; ++t) {
+      const Candidate& x = sh_best[t];
+      if (x.score > top.score ||
+          (x.score == top.score && x.rule >= 0 &&
+           (top.rule < 0 || x.rule < top.rule || (x.rule == top.rule && x.split < top.split))))
+        top = x;
+    }
+    candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = top;
+  }
 }
 
 // Per (cell, symbol): the first best chunk of the symbol (chunks are in grammar order).
@@ -676,6 +714,18 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
            size_t(n) * (size_t(num_states_) * sizeof(double) + num_chunks_ * sizeof(Candidate));
   }
   size_t BatchBudget() const override { return budget_; }
+  int32_t MaxLength() const override {
+    const int64_t optin = max_shared_optin_;
+    // Max-rule binary kernel: Q, outpre, [split][b] rows, split flags.
+    const int64_t maxc = (optin - int64_t(max_q_ + max_substates_) * 8) / (max_substates_ * 8 + 4);
+    // Pair-sum kernel: kG cells' S tile, then 16 bytes per partner and cell.
+    int64_t pair = std::numeric_limits<int32_t>::max();
+    for (const PairLayout& l : layouts_) {
+      pair = std::min<int64_t>(
+          pair, (optin - int64_t(cells_per_group_) * l.max_bc * 8) / (cells_per_group_ * 16) + 1);
+    }
+    return static_cast<int32_t>(std::max<int64_t>(1, std::min(maxc, pair)));
+  }
 
   bool Init(const SumGrammarArrays& g, const DeviceInsideOutsideOptions& options,
             std::string* error) {
@@ -729,8 +779,12 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         parent[j] = g.sum_unary_parent[u];
         cw[j] = p;
       }
-      ok = ok && up_begin_.Upload(by_parent_begin) && up_child_.Upload(child) && up_w_.Upload(pw) &&
-           uc_begin_.Upload(by_child_begin) && uc_parent_.Upload(parent) && uc_w_.Upload(cw);
+      std::vector<unsigned char> is_parent(num_states_, 0);
+      for (int s = 0; s < num_states_; ++s)
+        is_parent[s] = by_parent_begin[s + 1] > by_parent_begin[s];
+      ok = ok && unary_parent_.Upload(is_parent) && up_begin_.Upload(by_parent_begin) &&
+           up_child_.Upload(child) && up_w_.Upload(pw) && uc_begin_.Upload(by_child_begin) &&
+           uc_parent_.Upload(parent) && uc_w_.Upload(cw);
     }
 
     // Pair-sum layouts.
@@ -899,6 +953,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
              present_.get(),
              present_.get() + maxc,
              log_likelihood_.get(),
+             unary_parent_.get(),
              num_states_,
              num_symbols_};
     MaxcChart m{maxc_score_.get(), maxc_info_.get()};
@@ -963,7 +1018,9 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         MaxcLexicalKernel<<<count, kThreads, 0, stream_>>>(c, m, r, items_.get(), offset,
                                                            lexical_.get());
       } else {
-        const size_t shared = (size_t(max_q_) + span + max_substates_) * sizeof(double);
+        const size_t shared =
+            (size_t(max_q_) + max_substates_ + size_t(span) * max_substates_) * sizeof(double) +
+            span * sizeof(int);
         if (shared > size_t(max_shared_optin_)) {
           *error = "sentence too long for the max-rule kernel's shared memory";
           return IoBatchResult::kFailed;
@@ -973,7 +1030,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                                int(shared));
         if (num_chunks_ > 0)
           MaxcBinaryKernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
-              c, m, r, items_.get(), offset, span, max_q_, candidates_.get(), num_chunks_);
+              c, m, r, items_.get(), offset, span, max_q_, max_substates_, candidates_.get(),
+              num_chunks_);
         const int threads = count * num_symbols_;
         MaxcMergeKernel<<<(threads + 255) / 256, 256, 0, stream_>>>(
             c, m, r, items_.get(), offset, count, span, candidates_.get(), num_chunks_,
@@ -1243,6 +1301,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
 
   DeviceArray<int> state_symbol_, first_state_, num_substates_;
   DeviceArray<int> up_begin_, up_child_, uc_begin_, uc_parent_;
+  DeviceArray<unsigned char> unary_parent_;
   DeviceArray<double> up_w_, uc_w_;
   std::array<PairLayout, 3> layouts_;
   // Max-rule.

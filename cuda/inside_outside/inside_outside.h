@@ -122,6 +122,9 @@ class DeviceInsideOutside {
   virtual size_t BytesForSentence(int32_t length) const = 0;
   // The batch budget in bytes (options.max_batch_bytes or the default).
   virtual size_t BatchBudget() const = 0;
+  // The longest sentence the kernels' shared memory allows (a few hundred words); longer ones
+  // must be parsed elsewhere.
+  virtual int32_t MaxLength() const = 0;
 
   // When on, batches time their phases with CUDA events; ProfileReport() sums them.
   virtual void SetProfiling(bool on) = 0;
