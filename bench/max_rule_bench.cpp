@@ -174,12 +174,15 @@ int main(int argc, char** argv) {
     }
     Print(row);
 
-    // The device passes alone (no extraction), in the backend's batches, with the profile, for
-    // both pair-sum group sizes.
-    for (int cells_per_group : {8, 16}) {
+    // The device passes alone (no extraction), in the backend's batches, with the profile: the
+    // default, 16 cells per pair-sum group, and the first max-rule kernel.
+    for (int variant = 0; variant < 3; ++variant) {
+      const int cells_per_group = variant == 1 ? 16 : 8;
+      const bool warp_per_split = variant == 2;
       std::string error;
-      auto device = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(g),
-                                                      {.cells_per_group = cells_per_group}, &error);
+      auto device = cuda::DeviceInsideOutside::Create(
+          CudaSumGrammarArrays(g),
+          {.cells_per_group = cells_per_group, .max_rule_warp_per_split = warp_per_split}, &error);
       if (!device) {
         std::printf("| device only | %s\n", error.c_str());
         continue;
@@ -204,7 +207,9 @@ int main(int argc, char** argv) {
       run(steady ? order.size() : 1);
       device->SetProfiling(true);
       const auto begin = std::chrono::steady_clock::now();
-      Row only{"  device passes only, G" + std::to_string(cells_per_group), inputs.size()};
+      Row only{"  device only, G" + std::to_string(cells_per_group) +
+                   (warp_per_split ? ", warp/split" : ""),
+               inputs.size()};
       if (!run(order.size())) {
         only.note = "failed: " + error;
       } else {

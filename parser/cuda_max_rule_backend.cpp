@@ -192,17 +192,14 @@ class CudaMaxRuleBackend : public ViterbiBackend {
   std::thread extraction_;
 };
 
-StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>> CreateDevice(const Grammar& grammar,
-                                                                  size_t max_batch_bytes,
-                                                                  int cells_per_group) {
+StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>> CreateDevice(
+    const Grammar& grammar, const cuda::DeviceInsideOutsideOptions& options) {
   if (!cuda::BuiltWithCuda()) {
     return Status::Error("this build has no CUDA support; use --backend cpu");
   }
   if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device; use --backend cpu");
   std::string error;
-  auto device = cuda::DeviceInsideOutside::Create(
-      CudaSumGrammarArrays(grammar),
-      {.max_batch_bytes = max_batch_bytes, .cells_per_group = cells_per_group}, &error);
+  auto device = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(grammar), options, &error);
   if (!device) return Status::Error("CUDA max-rule backend: " + error);
   return device;
 }
@@ -211,7 +208,8 @@ StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>> CreateDevice(const Grammar&
 
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaMaxRuleBackend(
     const Grammar& grammar, const CudaMaxRuleOptions& options) {
-  auto device = CreateDevice(grammar, options.max_batch_bytes, options.cells_per_group);
+  auto device = CreateDevice(grammar, {.max_batch_bytes = options.max_batch_bytes,
+                                       .cells_per_group = options.cells_per_group});
   if (!device.ok()) return device.status();
   return std::unique_ptr<ViterbiBackend>(
       std::make_unique<CudaMaxRuleBackend>(grammar, std::move(*device), options));
@@ -219,8 +217,8 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaMaxRuleBackend(
 
 StatusOr<std::vector<CudaInsideOutsideResult>> CudaInsideOutsideBatch(
     const Grammar& grammar, const std::vector<const LexicalScores*>& sentences,
-    int cells_per_group) {
-  auto device = CreateDevice(grammar, 0, cells_per_group);
+    const cuda::DeviceInsideOutsideOptions& options) {
+  auto device = CreateDevice(grammar, options);
   if (!device.ok()) return device.status();
   std::vector<cuda::IoSentence> refs;
   for (const LexicalScores* s : sentences) refs.push_back({s->length, s->scores.data()});

@@ -45,6 +45,6 @@ struct CudaInsideOutsideResult {
 };
 StatusOr<std::vector<CudaInsideOutsideResult>> CudaInsideOutsideBatch(
     const Grammar& grammar, const std::vector<const LexicalScores*>& sentences,
-    int cells_per_group = 8);
+    const cuda::DeviceInsideOutsideOptions& options = {});
 
 }  // namespace cky

@@ -108,13 +108,19 @@ void CompareAll(const Grammar& g, const Lexicon& lexicon,
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].words.empty()) nonempty.push_back(&inputs[i].lexical), index.push_back(i);
   }
-  for (int cells_per_group : {8, 16}) {
-    auto device = CudaInsideOutsideBatch(g, nonempty, cells_per_group);
+  // The default kernels, 16 cells per pair-sum group, and the first max-rule binary kernel.
+  for (int variant = 0; variant < 3; ++variant) {
+    const int cells_per_group = variant == 1 ? 16 : 8;
+    const bool warp_per_split = variant == 2;
+    auto device = CudaInsideOutsideBatch(
+        g, nonempty,
+        {.cells_per_group = cells_per_group, .max_rule_warp_per_split = warp_per_split});
     ASSERT_TRUE(device.ok()) << device.status().message();
     MaxDiff diff;
     int failures = 0, parsed = 0;
     for (size_t k = 0; k < nonempty.size(); ++k) {
-      const std::string where = what + " G" + std::to_string(cells_per_group) + " sentence " +
+      const std::string where = what + " G" + std::to_string(cells_per_group) +
+                                (warp_per_split ? " warp/split" : "") + " sentence " +
                                 std::to_string(index[k]) + " (" +
                                 std::to_string(nonempty[k]->length) + " words)";
       InsideOutsideCharts expected;
@@ -138,7 +144,8 @@ void CompareAll(const Grammar& g, const Lexicon& lexicon,
     EXPECT_GT(parsed, 0) << what << ": the comparison needs sentences with a parse";
     std::printf(
         "[ max diff ] %s G%d: log-score chart %.3g, log P(w) %.3g, max-rule %.3g (%d parsed)\n",
-        what.c_str(), cells_per_group, diff.chart, diff.likelihood, diff.max_rule, parsed);
+        (what + (warp_per_split ? " warp/split" : "")).c_str(), cells_per_group, diff.chart,
+        diff.likelihood, diff.max_rule, parsed);
   }
 
   // The backend end to end.

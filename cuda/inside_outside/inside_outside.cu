@@ -446,7 +446,11 @@ __global__ void __launch_bounds__(kThreads)
   // visiting rules in order: the first maximum in (rule, split) order among its candidates.
   Candidate best{kNegInfD, -1, -1};
   const double log_pw = c.log_likelihood[it.sentence];
-  if (c.present_out[size_t(cell) * c.num_symbols + a_sym] && log_pw > kNegInfD) {
+  if (!c.present_out[size_t(cell) * c.num_symbols + a_sym] || !(log_pw > kNegInfD)) {
+    if (threadIdx.x == 0) candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = best;
+    return;  // uniform over the block
+  }
+  {
     const int a_first = __ldg(r.symbol_first_state + a_sym);
     const int s_a = __ldg(r.symbol_num_substates + a_sym);
     const double* out = c.out + size_t(cell) * c.num_states + a_first;
@@ -529,21 +533,128 @@ __global__ void __launch_bounds__(kThreads)
       // The next rule's first barrier (__syncthreads_or) orders these reads before new writes.
     }
   }
-  // Block reduction: the largest score; ties to the smaller rule, then the smaller split.
-  __shared__ Candidate sh_best[kThreads];
-  sh_best[threadIdx.x] = best;
+  // Block reduction: the largest score; ties to the smaller rule, then the smaller split. Warp
+  // shuffles first, then the 8 warp winners.
+  auto better = [](const Candidate& x, const Candidate& y) {  // x before y?
+    return x.score > y.score ||
+           (x.score == y.score && x.rule >= 0 &&
+            (y.rule < 0 || x.rule < y.rule || (x.rule == y.rule && x.split < y.split)));
+  };
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    Candidate other;
+    other.score = __shfl_xor_sync(0xffffffffu, best.score, offset);
+    other.rule = __shfl_xor_sync(0xffffffffu, best.rule, offset);
+    other.split = __shfl_xor_sync(0xffffffffu, best.split, offset);
+    if (better(other, best)) best = other;
+  }
+  __shared__ Candidate sh_best[kThreads / 32];
+  if (threadIdx.x % 32 == 0) sh_best[threadIdx.x / 32] = best;
   __syncthreads();
   if (threadIdx.x == 0) {
     Candidate top = sh_best[0];
-    for (int t = 1; t < blockDim.x; ++t) {
-      const Candidate& x = sh_best[t];
-      if (x.score > top.score ||
-          (x.score == top.score && x.rule >= 0 &&
-           (top.rule < 0 || x.rule < top.rule || (x.rule == top.rule && x.split < top.split))))
-        top = x;
-    }
+    for (int w = 1; w < blockDim.x / 32; ++w)
+      if (better(sh_best[w], top)) top = sh_best[w];
     candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = top;
   }
+}
+
+// The first version (option max_rule_warp_per_split): a warp per split point, lanes over b, and
+// thread 0 scanning the splits of each rule in order.
+// A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q),
+// span doubles (per-split candidates), the parent symbol's outpre values.
+__global__ void __launch_bounds__(kThreads)
+    MaxcBinaryWarpKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
+                         int item_offset, int span, int max_q, Candidate* candidates,
+                         int num_chunks) {
+  extern __shared__ double shared[];
+  double* sh_q = shared;
+  double* sh_cand = shared + max_q;
+  double* sh_out = sh_cand + span;  // the parent symbol's outpre values
+  const CellItem it = items[item_offset + blockIdx.x];
+  const int cell = it.base + CellIndex(it.n, it.start, it.start + span);
+  const int4 chunk = __ldg(r.chunk + blockIdx.y);
+  const int a_sym = chunk.x;
+  Candidate best{kNegInfD, -1, -1};
+  const double log_pw = c.log_likelihood[it.sentence];
+  if (c.present_out[size_t(cell) * c.num_symbols + a_sym] && log_pw > kNegInfD) {
+    const int a_first = __ldg(r.symbol_first_state + a_sym);
+    const int s_a = __ldg(r.symbol_num_substates + a_sym);
+    const double* out = c.out + size_t(cell) * c.num_states + a_first;
+    for (int a = threadIdx.x; a < s_a; a += blockDim.x) sh_out[a] = out[a];
+    const double cell_term = c.out_scale[cell] - log_pw;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int splits = span - 1;
+    for (int br = chunk.y; br < chunk.z; ++br) {
+      const int4 base = __ldg(r.base + br);
+      const int b_first = __ldg(r.symbol_first_state + base.x);
+      const int s_b = __ldg(r.symbol_num_substates + base.x);
+      const int c_first = __ldg(r.symbol_first_state + base.y);
+      const int s_c = __ldg(r.symbol_num_substates + base.y);
+      const int stride = s_c | 1;
+      // Is any split usable (both children with a max-rule score)?
+      bool any = false;
+      for (int k = threadIdx.x; k < splits; k += blockDim.x) {
+        const int mid = it.start + 1 + k;
+        const int lc = it.base + CellIndex(it.n, it.start, mid);
+        const int rc = it.base + CellIndex(it.n, mid, it.start + span);
+        any |= m.score[size_t(lc) * c.num_symbols + base.x] > kNegInfD &&
+               m.score[size_t(rc) * c.num_symbols + base.y] > kNegInfD;
+      }
+      if (!__syncthreads_or(any)) continue;
+      if (base.w < 0) {
+        // Dense: a thread per (b, c), coalesced reads of p[a][b][c] over a.
+        const int bc = s_b * s_c;
+        const double* p = r.dense + base.z;
+        for (int e = threadIdx.x; e < bc; e += blockDim.x) {
+          double q = 0;
+          for (int a = 0; a < s_a; ++a) q = fma(sh_out[a], __ldg(p + size_t(a) * bc + e), q);
+          sh_q[(e / s_c) * stride + e % s_c] = q;
+        }
+      } else {
+        for (int e = threadIdx.x; e < s_b * stride; e += blockDim.x) sh_q[e] = 0;
+        __syncthreads();
+        for (int u = base.z + threadIdx.x; u < base.w; u += blockDim.x) {
+          const int key = __ldg(r.mr_key + u);
+          const double o = sh_out[key >> 16];
+          if (o > 0) atomicAdd(sh_q + (key & 0xffff), o * __ldg(r.mr_w + u));
+        }
+      }
+      __syncthreads();
+      for (int k = warp; k < splits; k += blockDim.x / 32) {
+        const int mid = it.start + 1 + k;
+        const int lc = it.base + CellIndex(it.n, it.start, mid);
+        const int rc = it.base + CellIndex(it.n, mid, it.start + span);
+        const double ml = m.score[size_t(lc) * c.num_symbols + base.x];
+        const double mr = m.score[size_t(rc) * c.num_symbols + base.y];
+        double g = kNegInfD;
+        if (ml > kNegInfD && mr > kNegInfD) {
+          const double* left = c.in + size_t(lc) * c.num_states + b_first;
+          const double* right = c.in + size_t(rc) * c.num_states + c_first;
+          double sum = 0;
+          for (int b = lane; b < s_b; b += 32) {
+            const double l = left[b];
+            if (l == 0) continue;
+            const double* q = sh_q + b * stride;
+            double row = 0;
+            for (int cc = 0; cc < s_c; ++cc) row = fma(q[cc], right[cc], row);
+            sum = fma(l, row, sum);
+          }
+          for (int offset = 16; offset > 0; offset >>= 1)
+            sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+          if (sum > 0) g = ml + mr + log(sum) + cell_term + c.in_scale[lc] + c.in_scale[rc];
+        }
+        if (lane == 0) sh_cand[k] = g;
+      }
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        for (int k = 0; k < splits; ++k) {
+          if (sh_cand[k] > best.score) best = {sh_cand[k], br, it.start + 1 + k};
+        }
+      }
+      __syncthreads();
+    }
+  }
+  if (threadIdx.x == 0) candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = best;
 }
 
 // Per (cell, symbol): the first best chunk of the symbol (chunks are in grammar order).
@@ -738,6 +849,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     num_states_ = g.num_states;
     num_symbols_ = g.num_symbols;
     cells_per_group_ = options.cells_per_group == 16 ? 16 : 8;
+    warp_per_split_ = options.max_rule_warp_per_split;
     if (size_t(num_states_) * sizeof(double) > 48 * 1024) {
       *error = "too many states for the unary kernel's shared memory";
       return false;
@@ -1025,13 +1137,22 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
           *error = "sentence too long for the max-rule kernel's shared memory";
           return IoBatchResult::kFailed;
         }
-        if (shared > 48 * 1024)
-          cudaFuncSetAttribute(MaxcBinaryKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               int(shared));
-        if (num_chunks_ > 0)
-          MaxcBinaryKernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
-              c, m, r, items_.get(), offset, span, max_q_, max_substates_, candidates_.get(),
-              num_chunks_);
+        if (warp_per_split_) {
+          if (shared > 48 * 1024)
+            cudaFuncSetAttribute(MaxcBinaryWarpKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 int(shared));
+          if (num_chunks_ > 0)
+            MaxcBinaryWarpKernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
+                c, m, r, items_.get(), offset, span, max_q_, candidates_.get(), num_chunks_);
+        } else {
+          if (shared > 48 * 1024)
+            cudaFuncSetAttribute(MaxcBinaryKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 int(shared));
+          if (num_chunks_ > 0)
+            MaxcBinaryKernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
+                c, m, r, items_.get(), offset, span, max_q_, max_substates_, candidates_.get(),
+                num_chunks_);
+        }
         const int threads = count * num_symbols_;
         MaxcMergeKernel<<<(threads + 255) / 256, 256, 0, stream_>>>(
             c, m, r, items_.get(), offset, count, span, candidates_.get(), num_chunks_,
@@ -1311,7 +1432,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<double> mr_w_, pu_w_, mr_dense_;
   DeviceArray<int2> pair_symbols_;
   int num_chunks_ = 0, num_pairs_ = 0, max_q_ = 1, max_substates_ = 1;
-  int cells_per_group_ = 8;  // pair-sum kernel: 8 or 16
+  int cells_per_group_ = 8;      // pair-sum kernel: 8 or 16
+  bool warp_per_split_ = false;  // max-rule binary kernel: the first version
   // Batch buffers.
   DeviceArray<double> in_, out_, acc_, scales_, log_likelihood_, lexical_, maxc_score_;
   DeviceArray<unsigned char> present_;

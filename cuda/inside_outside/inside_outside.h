@@ -82,6 +82,9 @@ struct DeviceInsideOutsideOptions {
   // Target cells per group in the pair-sum kernel: 8 (default) or 16 (each rule read serves more
   // cells; fewer groups at long spans).
   int cells_per_group = 8;
+  // Max-rule binary kernel: false (default) a thread per (split, b) then per split; true the first
+  // version, a warp per split with lanes over b (kept for measuring).
+  bool max_rule_warp_per_split = false;
 };
 
 // One sentence of a batch: its length and lexical log-scores (length x num_states, row-major, as
