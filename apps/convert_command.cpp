@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "apps/commands.h"
-#include "grammar_io/berkeley_model.h"
+#include "grammar_io/grammar_argument.h"
 #include "lexicon/berkeley_lexicon.h"
 
 namespace cky::apps {
@@ -38,10 +38,8 @@ void AddConvertCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->callback([args] {
     const auto start = std::chrono::steady_clock::now();
-    LoadOptions options;
-    options.min_binary_prob = args->min_rule_prob;
-    options.use_cache = false;
-    auto model = LoadBerkeleyModel(args->grammar, options);
+    auto model = LoadGrammarArgument(args->grammar,
+                                     {.min_rule_prob = args->min_rule_prob, .use_cache = false});
     if (!model.ok()) {
       spdlog::error("{}", model.status().message());
       throw CLI::RuntimeError(1);

@@ -20,9 +20,9 @@
 #include "apps/command_util.h"
 #include "apps/commands.h"
 #include "common/input_file.h"
-#include "cuda/device.h"
-#include "parser/dense_inside.h"
-#include "parser/dense_pcfg.h"
+#include "cuda/common/device.h"
+#include "dense/dense_inside.h"
+#include "dense/dense_pcfg.h"
 
 namespace cky::apps {
 namespace {

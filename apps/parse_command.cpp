@@ -13,9 +13,8 @@
 #include "apps/commands.h"
 #include "common/input_file.h"
 #include "common/sentence_file.h"
-#include "cuda/device.h"
-#include "grammar_io/berkeley_model.h"
-#include "grammar_io/default_grammar.h"
+#include "cuda/common/device.h"
+#include "grammar_io/grammar_argument.h"
 #include "lexicon/lexicon.h"
 #include "parser/cuda_backend.h"
 #include "parser/parser.h"
@@ -45,7 +44,7 @@ struct ParseArgs {
   bool no_progress = false;
   bool tokenized = false;
   std::string hyphens = "auto";
-  std::string decoder = "viterbi";
+  std::string decoder = "max-rule";
   bool sentence_likelihood = false;
   bool model_score = false;
 };
@@ -99,9 +98,9 @@ class RawText : public SentenceSource {
 std::string ScorePrefix(const ParseArgs& args, const ParseOutcome& outcome) {
   std::string prefix;
   if (args.sentence_likelihood) {
-    prefix += FormatJavaDouble(outcome.status == ParseStatus::kOk ? outcome.log_likelihood
-                                                                  : kNegInf) +
-              "\t";
+    prefix +=
+        FormatJavaDouble(outcome.status == ParseStatus::kOk ? outcome.log_likelihood : kNegInf) +
+        "\t";
   }
   if (args.model_score) {
     char text[64];
@@ -117,16 +116,15 @@ std::string ScorePrefix(const ParseArgs& args, const ParseOutcome& outcome) {
 }
 
 void RunParse(const ParseArgs& args) {
-  const auto load_start = std::chrono::steady_clock::now();
-  LoadOptions load_options;
-  load_options.min_binary_prob = args.min_rule_prob;
-  if (args.min_rule_prob < 0) {
-    const bool berkeley_gr = DetectGrammarFormat(args.grammar) == GrammarFormat::kJavaSerialized;
-    load_options.min_binary_prob = berkeley_gr ? 1e-10 : 0.0;
+  if (args.decoder != "viterbi" && (args.substates || args.scores)) {
+    Fail("--substates and --scores print a Viterbi derivation: add --decoder viterbi", 2);
   }
-  load_options.use_cache = !args.no_cache;
-  auto model = args.grammar.empty() ? LoadDefaultGrammar(load_options)
-                                    : LoadBerkeleyModel(args.grammar, load_options);
+  if (args.decoder == "viterbi" && args.sentence_likelihood) {
+    Fail("--sentence-likelihood needs the max-rule decoder (inside-outside)", 2);
+  }
+  const auto load_start = std::chrono::steady_clock::now();
+  auto model = LoadGrammarArgument(
+      args.grammar, {.min_rule_prob = args.min_rule_prob, .use_cache = !args.no_cache});
   if (!model.ok()) Fail(model.status().message());
   LexiconOptions lexicon_options;
   lexicon_options.backoff_unknown_words = args.backoff;
@@ -135,8 +133,8 @@ void RunParse(const ParseArgs& args) {
   const Grammar& grammar = model->grammar;
   spdlog::debug(
       "grammar {}: {} symbols, {} states, {} binary and {} unary rules, loaded in {:.2f} s",
-      args.grammar.empty() ? "(built-in)" : args.grammar, grammar.num_symbols(),
-      grammar.num_states(), grammar.num_binary_rules(), grammar.num_unary_rules(),
+      GrammarArgumentName(args.grammar), grammar.num_symbols(), grammar.num_states(),
+      grammar.num_binary_rules(), grammar.num_unary_rules(),
       std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count());
 
   auto backend = MakeBackend(grammar, {.backend = args.backend,
@@ -277,7 +275,9 @@ void AddParseCommand(CLI::App& app) {
                   "viterbi: the grammar's single best derivation (Berkeley's -viterbi), exact; "
                   "max-rule: the tree whose rules have the largest product of posterior "
                   "probabilities, from exact inside-outside over the latent substates (the "
-                  "Berkeley parser's default, more accurate; cpu and reference backends)")
+                  "Berkeley parser's default, more accurate). With a text-export grammar, which "
+                  "holds only Viterbi-closed unary rules, max-rule sums over those (an "
+                  "approximation; a .gr file has the exact sum-closed unaries)")
       ->check(CLI::IsMember({"viterbi", "max-rule"}))
       ->capture_default_str();
   cmd->add_flag("--sentence-likelihood", args->sentence_likelihood,

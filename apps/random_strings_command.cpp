@@ -8,7 +8,7 @@
 
 #include "apps/command_util.h"
 #include "apps/commands.h"
-#include "parser/cnf_grammar.h"
+#include "membership/cnf_grammar.h"
 
 namespace cky::apps {
 namespace {}  // namespace

@@ -10,10 +10,10 @@
 #include "apps/command_util.h"
 #include "apps/commands.h"
 #include "common/input_file.h"
-#include "cuda/device.h"
-#include "parser/bpbc.h"
-#include "parser/cnf_grammar.h"
-#include "parser/cyk_recognizer.h"
+#include "cuda/common/device.h"
+#include "membership/bpbc.h"
+#include "membership/cnf_grammar.h"
+#include "membership/cyk_recognizer.h"
 
 namespace cky::apps {
 namespace {
@@ -132,7 +132,7 @@ void AddRecognizeCommand(CLI::App& app) {
       "Membership test: prints 1 when the grammar derives an input line (space-separated "
       "terminals), else 0, one answer per line in input order");
   cmd->add_option("--grammar,-g", args->grammar,
-                  "Grammar: a file in our CNF text format (see parser/cnf_grammar.cpp), or a "
+                  "Grammar: a file in our CNF text format (see membership/cnf_grammar.cpp), or a "
                   "Berkeley grammar prefix or .ckybin cache, used as its boolean projection")
       ->required();
   cmd->add_option("input", args->input, "Strings, one per line (gzip or plain; - for stdin)")

@@ -6,7 +6,7 @@
 
 #include "apps/command_util.h"
 #include "apps/commands.h"
-#include "parser/pcfg_trainer.h"
+#include "train/pcfg_trainer.h"
 #include "treebank/reader.h"
 
 namespace cky::apps {

@@ -4,8 +4,10 @@
 //
 // For each grammar: load time from the text export and from the binary cache, then sentences/s of
 // the reference and of the multi-threaded CPU backend on GUM sentences (the reference sentences in
-// shared/grammars/reference). "Rule applications" counts binary rule x split point pairs an
-// exhaustive parser evaluates: rules * sum over spans of (span length - 1).
+// shared/grammars/reference), with the Viterbi decoder and with max-rule (exact inside-outside;
+// for the .gr grammars, whose sum-closed unaries make it Berkeley's default decoding). "Rule
+// applications" counts binary rule x split point pairs an exhaustive parser evaluates: rules * sum
+// over spans of (span length - 1).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -61,6 +63,8 @@ int main(int argc, char** argv) {
       {"small_sm2", g + "berkeley-small/small_sm2", max_sentences, max_words},
       {"wsj_1", g + "wsj-projected/wsj_1.gr", max_sentences, max_words},
       {"gum_sm3", g + "berkeley-gum/gum_sm3", max_sentences, max_words},
+      {"gum_sm3.gr", g + "berkeley-gum/gum_sm3.gr", max_sentences, max_words},
+      {"gum_sm5.gr", g + "berkeley-gum/gum_sm5.gr", max_sentences / 2, max_words},
       {"en_sm6s", g + "en_sm6s/en_sm6s", 4, 15, 8},
   };
   auto read = cky::ReadTokenizedSentences(g + "reference/gum_sm3/sentences.txt");
@@ -69,8 +73,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "no sentences under %s (pass --shared DIR)\n", shared.c_str());
     return 1;
   }
-  std::printf("%-10s %10s %9s %9s %-10s %5s %6s %10s %14s\n", "grammar", "binary", "text_s",
-              "cache_s", "backend", "sents", "words", "sents/s", "rule_apps/s");
+  std::printf("%-10s %10s %9s %9s %-10s %-8s %5s %6s %10s %14s\n", "grammar", "binary", "text_s",
+              "cache_s", "backend", "decoder", "sents", "words", "sents/s", "rule_apps/s");
   const std::string cache_dir =
       (std::filesystem::temp_directory_path() / "cky-bench-cache").string();
   std::filesystem::create_directories(cache_dir);
@@ -99,19 +103,21 @@ int main(int argc, char** argv) {
     }
     size_t words = 0;
     for (const auto& s : sentences) words += s.size();
-    for (const char* backend : {"reference", "cpu"}) {
-      auto made = cky::MakeBackend(model->grammar, {.backend = backend, .threads = threads});
-      cky::Parser parser(model->grammar, *lexicon, std::move(*made));
-      start = Clock::now();
-      auto outcomes = parser.Parse(sentences);
-      const double seconds = Seconds(start);
-      std::printf("%-10s %10lld %9.3f %9.3f %-10s %5zu %6zu %10.2f %14.3e\n", c.name,
-                  static_cast<long long>(model->grammar.num_binary_rules()), text_seconds,
-                  cached.ok() ? cache_seconds : -1.0, backend, sentences.size(), words,
-                  sentences.size() / seconds,
-                  RuleApplications(model->grammar, sentences) / seconds);
-      std::fflush(stdout);
-    }
+    for (const char* decoder : {"viterbi", "max-rule"})
+      for (const char* backend : {"reference", "cpu"}) {
+        auto made = cky::MakeBackend(model->grammar,
+                                     {.backend = backend, .threads = threads, .decoder = decoder});
+        cky::Parser parser(model->grammar, *lexicon, std::move(*made));
+        start = Clock::now();
+        auto outcomes = parser.Parse(sentences);
+        const double seconds = Seconds(start);
+        std::printf("%-10s %10lld %9.3f %9.3f %-10s %-8s %5zu %6zu %10.2f %14.3e\n", c.name,
+                    static_cast<long long>(model->grammar.num_binary_rules()), text_seconds,
+                    cached.ok() ? cache_seconds : -1.0, backend, decoder, sentences.size(), words,
+                    sentences.size() / seconds,
+                    RuleApplications(model->grammar, sentences) / seconds);
+        std::fflush(stdout);
+      }
   }
   return 0;
 }

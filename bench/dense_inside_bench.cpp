@@ -27,9 +27,9 @@
 
 #include "bench/gum_corpus.h"
 #include "common/input_file.h"
-#include "cuda/device.h"
-#include "parser/dense_inside.h"
-#include "parser/dense_pcfg.h"
+#include "cuda/common/device.h"
+#include "dense/dense_inside.h"
+#include "dense/dense_pcfg.h"
 
 namespace {
 

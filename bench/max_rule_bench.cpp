@@ -14,7 +14,7 @@
 #include <fstream>
 #include <thread>
 
-#include "cuda/device.h"
+#include "cuda/common/device.h"
 #include "cuda/inside_outside/inside_outside.h"
 #include "lexicon/lexicon.h"
 #include "parser/cuda_backend.h"

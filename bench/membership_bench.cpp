@@ -23,12 +23,12 @@
 #include <thread>
 
 #include "bench/gum_corpus.h"
-#include "cuda/bpbc.h"
-#include "cuda/cyk_membership.h"
-#include "cuda/device.h"
-#include "parser/bpbc.h"
-#include "parser/cnf_grammar.h"
-#include "parser/cyk_recognizer.h"
+#include "cuda/common/device.h"
+#include "cuda/membership/bpbc.h"
+#include "cuda/membership/cyk_membership.h"
+#include "membership/bpbc.h"
+#include "membership/cnf_grammar.h"
+#include "membership/cyk_recognizer.h"
 
 namespace {
 
@@ -94,7 +94,7 @@ void KimTable(const std::string& wsj0, const std::string& gum, int num_sentences
   for (auto mapping :
        {cky::cuda::RuleMapping::kRule, cky::cuda::RuleMapping::kRvs, cky::cuda::RuleMapping::kLvs,
         cky::cuda::RuleMapping::kRvsDummy, cky::cuda::RuleMapping::kLvsDummy}) {
-    std::printf("%-7s", cky::cuda::RuleMappingName(mapping));
+    std::printf("%-7s", cky::RuleMappingName(mapping));
     bool first = true;
     for (auto memory : {cky::cuda::CellMemory::kGlobal, cky::cuda::CellMemory::kShared}) {
       auto gpu = cky::cuda::CykMembershipGpu::Create(

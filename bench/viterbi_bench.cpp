@@ -20,8 +20,8 @@
 #include <sstream>
 #include <thread>
 
-#include "cuda/device.h"
-#include "cuda/viterbi.h"
+#include "cuda/common/device.h"
+#include "cuda/viterbi/viterbi.h"
 #include "lexicon/lexicon.h"
 #include "parser/cuda_backend.h"
 #include "parser/parser.h"

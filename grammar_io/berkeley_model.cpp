@@ -335,7 +335,8 @@ class CacheReader {
       return values;
     }
     values.resize(n);
-    std::memcpy(values.data(), data_.data() + pos_, n * sizeof(T));
+    // An empty vector's data() may be null, and memcpy's pointers must never be.
+    if (n > 0) std::memcpy(values.data(), data_.data() + pos_, n * sizeof(T));
     pos_ += n * sizeof(T);
     return values;
   }
@@ -568,23 +569,22 @@ StatusOr<BerkeleyModel> ReadCacheWithKey(const std::string& path, std::string* k
   // Structural checks, so that a damaged cache cannot send a parser out of bounds.
   const int64_t states = g.num_states();
   const int64_t symbols = g.num_symbols();
-  bool sane = symbols > 0 && g.symbol_num_substates.size() == size_t(symbols) &&
-              g.symbol_first_state.size() == size_t(symbols) &&
-              g.symbol_is_phrasal.size() == size_t(symbols) &&
-              g.symbol_split_trees.size() == size_t(symbols) &&
-              g.state_substate.size() == size_t(states) &&
-              g.binary_left.size() == g.binary_parent.size() &&
-              g.binary_right.size() == g.binary_parent.size() &&
-              g.binary_log_prob.size() == g.binary_parent.size() &&
-              g.binary_parent_begin.size() == size_t(states + 1) &&
-              g.unary_child.size() == g.unary_parent.size() &&
-              g.unary_log_prob.size() == g.unary_parent.size() &&
-              g.unary_parent_begin.size() == size_t(states + 1) &&
-              g.sum_unary_child.size() == g.sum_unary_parent.size() &&
-              g.sum_unary_log_prob.size() == g.sum_unary_parent.size() &&
-              g.sum_unary_parent_begin.size() == size_t(states + 1) &&
-              (g.unary_intermediate.empty() ||
-               g.unary_intermediate.size() == size_t(symbols * symbols));
+  bool sane =
+      symbols > 0 && g.symbol_num_substates.size() == size_t(symbols) &&
+      g.symbol_first_state.size() == size_t(symbols) &&
+      g.symbol_is_phrasal.size() == size_t(symbols) &&
+      g.symbol_split_trees.size() == size_t(symbols) && g.state_substate.size() == size_t(states) &&
+      g.binary_left.size() == g.binary_parent.size() &&
+      g.binary_right.size() == g.binary_parent.size() &&
+      g.binary_log_prob.size() == g.binary_parent.size() &&
+      g.binary_parent_begin.size() == size_t(states + 1) &&
+      g.unary_child.size() == g.unary_parent.size() &&
+      g.unary_log_prob.size() == g.unary_parent.size() &&
+      g.unary_parent_begin.size() == size_t(states + 1) &&
+      g.sum_unary_child.size() == g.sum_unary_parent.size() &&
+      g.sum_unary_log_prob.size() == g.sum_unary_parent.size() &&
+      g.sum_unary_parent_begin.size() == size_t(states + 1) &&
+      (g.unary_intermediate.empty() || g.unary_intermediate.size() == size_t(symbols * symbols));
   auto in_range = [&](const std::vector<int32_t>& ids, int64_t limit) {
     for (int32_t id : ids) {
       if (id < 0 || id >= limit) return false;

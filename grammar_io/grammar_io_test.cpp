@@ -236,5 +236,15 @@ TEST_F(GrammarIoTest, LoadUsesCacheOnSecondLoad) {
   unsetenv("XDG_CACHE_HOME");
 }
 
+// Found by fuzz/fuzz_model_cache (tests/FUZZING.md): a cache holding an empty array made the
+// reader call memcpy with a null destination (undefined behaviour, caught by UBSan in
+// scripts/test --sanitize). The damaged file must be rejected with a message naming it.
+TEST(GrammarCacheTest, RejectsFuzzFindingWithAnEmptyArray) {
+  const std::string path = "tests/data/fuzz/regressions/model_cache_empty_vector.bin";
+  auto model = ReadModelCache(path);
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.status().message().find(path), std::string::npos) << model.status().message();
+}
+
 }  // namespace
 }  // namespace cky

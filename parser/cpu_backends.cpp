@@ -1,7 +1,7 @@
 // The CPU backends: the sequential reference and the multi-threaded fast path.
-#include <atomic>
-#include <thread>
+#include <new>
 
+#include "common/thread_pool.h"
 #include "parser/backend.h"
 #include "parser/tree_extraction.h"
 #include "parser/viterbi_cpu.h"
@@ -65,44 +65,36 @@ class ReferenceBackend : public ViterbiBackend {
 class CpuBackend : public ViterbiBackend {
  public:
   CpuBackend(const Grammar& g, int threads)
-      : grammar_(g),
-        viterbi_(g),
-        threads_(threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency())) {}
+      : grammar_(g), viterbi_(g), pool_(threads), charts_(pool_.threads()) {}
   std::string name() const override { return "cpu"; }
   std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
     std::vector<ParseOutcome> outcomes(sentences.size());
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-      Chart chart;
-      for (size_t i = next++; i < sentences.size(); i = next++) {
-        const SentenceInput& s = sentences[i];
-        if (s.words.empty()) {
-          outcomes[i] = EmptySentence();
-          continue;
-        }
-        try {
-          viterbi_.Inside(s.lexical, &chart);
-          outcomes[i] = ParseWithChart(grammar_, s, chart);
-        } catch (const std::bad_alloc&) {
-          outcomes[i].status = ParseStatus::kOutOfMemory;
-          outcomes[i].message =
-              "out of memory for a chart of " + std::to_string(s.words.size()) + " words";
-          chart = Chart();
-        }
+    // Sentences in parallel, each worker reusing its own chart.
+    pool_.ParallelFor(static_cast<int>(sentences.size()), [&](int i, int worker) {
+      const SentenceInput& s = sentences[i];
+      if (s.words.empty()) {
+        outcomes[i] = EmptySentence();
+        return;
       }
-    };
-    const int workers = static_cast<int>(std::min<size_t>(threads_, sentences.size()));
-    std::vector<std::thread> pool;
-    for (int t = 1; t < workers; ++t) pool.emplace_back(work);
-    work();
-    for (std::thread& t : pool) t.join();
+      Chart& chart = charts_[worker];
+      try {
+        viterbi_.Inside(s.lexical, &chart);
+        outcomes[i] = ParseWithChart(grammar_, s, chart);
+      } catch (const std::bad_alloc&) {
+        outcomes[i].status = ParseStatus::kOutOfMemory;
+        outcomes[i].message =
+            "out of memory for a chart of " + std::to_string(s.words.size()) + " words";
+        chart = Chart();
+      }
+    });
     return outcomes;
   }
 
  private:
   const Grammar& grammar_;
   CpuViterbi viterbi_;
-  int threads_;
+  ThreadPool pool_;
+  std::vector<Chart> charts_;  // one per pool worker
 };
 
 }  // namespace

@@ -1,12 +1,12 @@
 #include "parser/cuda_backend.h"
 
 #include <algorithm>
-#include <atomic>
 #include <numeric>
 #include <thread>
 
-#include "cuda/device.h"
-#include "cuda/viterbi.h"
+#include "common/thread_pool.h"
+#include "cuda/common/device.h"
+#include "cuda/viterbi/viterbi.h"
 #include "parser/viterbi_cpu.h"
 
 namespace cky {
@@ -38,11 +38,10 @@ class CudaBackend : public ViterbiBackend {
  public:
   CudaBackend(const Grammar& g, std::unique_ptr<cuda::DeviceViterbi> device,
               const CudaBackendOptions& options)
-      : grammar_(g), device_(std::move(device)), options_(options) {
-    threads_ = options.extraction_threads > 0
-                   ? options.extraction_threads
-                   : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  }
+      : grammar_(g),
+        device_(std::move(device)),
+        options_(options),
+        extraction_pool_(options.extraction_threads) {}
 
   ~CudaBackend() override { FinishExtraction(); }
 
@@ -111,9 +110,17 @@ class CudaBackend : public ViterbiBackend {
     std::vector<const float*> charts;
     std::string error;
     const cuda::BatchResult result = device_->InsideBatch(refs, &charts, &error);
-    if (result == cuda::BatchResult::kOutOfMemory) {
+    if (result != cuda::BatchResult::kOk) {
+      // Out of memory or any other device failure stays local: the batch is retried in halves,
+      // down to single sentences, and a sentence that fails alone is parsed on the CPU. The
+      // previous batch's extraction may read the host chart buffer a retry writes: finish it.
+      FinishExtraction();
       if (batch.size() == 1) {
-        ParseOnCpu(sentences[batch[0]], "does not fit in device memory", &(*outcomes)[batch[0]]);
+        ParseOnCpu(sentences[batch[0]],
+                   result == cuda::BatchResult::kOutOfMemory
+                       ? "does not fit in device memory"
+                       : "failed on the device (" + error + ")",
+                   &(*outcomes)[batch[0]]);
         return;
       }
       const auto middle = batch.begin() + batch.size() / 2;
@@ -121,36 +128,19 @@ class CudaBackend : public ViterbiBackend {
       RunBatch(sentences, std::vector<size_t>(middle, batch.end()), outcomes);
       return;
     }
-    if (result != cuda::BatchResult::kOk) {
-      for (size_t i : batch) {
-        (*outcomes)[i].status = ParseStatus::kFailed;
-        (*outcomes)[i].message = error;
-      }
-      return;
-    }
     // Tree extraction from the copied-back charts, in parallel and in the background, while the
     // device computes the next batch (the device keeps two host chart buffers).
     FinishExtraction();
     extraction_ = std::thread([this, sentences, batch, charts = std::move(charts), outcomes] {
       const int32_t num_states = grammar_.num_states();
-      std::atomic<size_t> next{0};
-      auto work = [&] {
-        Chart chart;
-        for (size_t k = next++; k < batch.size(); k = next++) {
-          const SentenceInput& s = sentences[batch[k]];
-          const int32_t n = Length(s);
-          chart = Chart(n, num_states);
-          const float* src = charts[k];
-          std::vector<double>& dst = chart.data();
-          for (size_t j = 0; j < dst.size(); ++j) dst[j] = src[j];
-          (*outcomes)[batch[k]] = ParseWithChart(grammar_, s, chart);
-        }
-      };
-      const int workers = static_cast<int>(std::min<size_t>(threads_, batch.size()));
-      std::vector<std::thread> pool;
-      for (int t = 1; t < workers; ++t) pool.emplace_back(work);
-      work();
-      for (std::thread& t : pool) t.join();
+      extraction_pool_.ParallelFor(static_cast<int>(batch.size()), [&](int k, int) {
+        const SentenceInput& s = sentences[batch[k]];
+        Chart chart(Length(s), num_states);
+        const float* src = charts[k];
+        std::vector<double>& dst = chart.data();
+        for (size_t j = 0; j < dst.size(); ++j) dst[j] = src[j];
+        (*outcomes)[batch[k]] = ParseWithChart(grammar_, s, chart);
+      });
     });
   }
 
@@ -161,8 +151,10 @@ class CudaBackend : public ViterbiBackend {
   const Grammar& grammar_;
   std::unique_ptr<cuda::DeviceViterbi> device_;
   CudaBackendOptions options_;
-  int threads_ = 1;
   std::unique_ptr<CpuViterbi> cpu_;
+  // Tree extraction runs on extraction_, one background thread per batch (so that the device
+  // computes the next batch meanwhile), which spreads the batch's sentences over extraction_pool_.
+  ThreadPool extraction_pool_;
   std::thread extraction_;  // the previous batch's tree extraction
 };
 
@@ -175,6 +167,12 @@ std::vector<std::string> CudaKernelNames() { return cuda::ViterbiKernelNames(); 
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar,
                                                           const std::string& kernel) {
   return MakeCudaBackend(grammar, CudaBackendOptions{.kernel = kernel});
+}
+
+std::unique_ptr<ViterbiBackend> MakeCudaBackendForDevice(
+    const Grammar& grammar, std::unique_ptr<cuda::DeviceViterbi> device,
+    const CudaBackendOptions& options) {
+  return std::make_unique<CudaBackend>(grammar, std::move(device), options);
 }
 
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar,

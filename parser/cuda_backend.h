@@ -1,11 +1,13 @@
 // The CUDA Viterbi backend, adapted to parser/backend.h from cuda/'s plain-C++ interface
-// (cuda/viterbi.h): sentences are sorted by length and cut into batches that fit the device, the
-// device computes their charts (floats), and trees are extracted on the CPU from the copied-back
-// charts (parser/tree_extraction.h, relative tolerance 1e-5), on all hardware threads.
+// (cuda/viterbi/viterbi.h): sentences are sorted by length and cut into batches that fit the
+// device, the device computes their charts (floats), and trees are extracted on the CPU from the
+// copied-back charts (parser/tree_extraction.h, relative tolerance 1e-5), on all hardware threads.
 //
-// Out of memory: a batch the device cannot hold is split in halves and retried; a sentence that
-// cannot fit on its own is parsed on the CPU (parser/viterbi_cpu.h) and its outcome's message says
-// so (status kOk). Outcomes come back one per input, in input order.
+// Failures stay local: a batch the device cannot hold (out of memory) or that fails on the device
+// (a launch error, a kernel's shared-memory limit, CKY_FAULT_INJECT: cuda/common/fault_injection.h) is
+// split in halves and retried, down to single sentences; a sentence that fails on its own is
+// parsed on the CPU (parser/viterbi_cpu.h) and its outcome's message says so and why (status kOk).
+// Outcomes come back one per input, in input order.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +16,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "cuda/viterbi.h"
+#include "cuda/viterbi/viterbi.h"
 #include "grammar_io/grammar.h"
 #include "parser/backend.h"
 
@@ -23,10 +25,10 @@ namespace cky {
 // True when this build has the CUDA backend and a device is present.
 bool CudaBackendAvailable();
 
-// The grammar's arrays as cuda/viterbi.h takes them (views into `grammar`).
+// The grammar's arrays as cuda/viterbi/viterbi.h takes them (views into `grammar`).
 cuda::GrammarArrays CudaGrammarArrays(const Grammar& grammar);
 
-// The kernel variant names (cuda/viterbi.h); the first is the default.
+// The kernel variant names (cuda/viterbi/viterbi.h); the first is the default.
 std::vector<std::string> CudaKernelNames();
 
 struct CudaBackendOptions {
@@ -41,5 +43,10 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar
                                                           const std::string& kernel);
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar,
                                                           const CudaBackendOptions& options);
+
+// The adapter over a given device (tests: a fake DeviceViterbi whose batches fail on purpose).
+std::unique_ptr<ViterbiBackend> MakeCudaBackendForDevice(
+    const Grammar& grammar, std::unique_ptr<cuda::DeviceViterbi> device,
+    const CudaBackendOptions& options);
 
 }  // namespace cky

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <thread>
 
-#include "cuda/device.h"
+#include "cuda/common/device.h"
 
 namespace cky {
 

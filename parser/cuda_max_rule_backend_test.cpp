@@ -16,7 +16,7 @@
 #include <filesystem>
 
 #include "common/sentence_file.h"
-#include "cuda/device.h"
+#include "cuda/common/device.h"
 #include "lexicon/lexicon.h"
 #include "parser/parser.h"
 #include "parser/random_grammar.h"

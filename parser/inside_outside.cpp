@@ -53,7 +53,8 @@ void ReferenceInsideOutside(const Grammar& g, const LexicalScores& lexical,
 
   // Rule probabilities (the grammar stores logs).
   std::vector<double> binary_prob(g.num_binary_rules()), unary_prob(g.sum_unary_parent.size());
-  for (int64_t r = 0; r < g.num_binary_rules(); ++r) binary_prob[r] = std::exp(g.binary_log_prob[r]);
+  for (int64_t r = 0; r < g.num_binary_rules(); ++r)
+    binary_prob[r] = std::exp(g.binary_log_prob[r]);
   for (size_t u = 0; u < unary_prob.size(); ++u) unary_prob[u] = std::exp(g.sum_unary_log_prob[u]);
 
   std::vector<double> pre(states), post(states);
@@ -76,8 +77,7 @@ void ReferenceInsideOutside(const Grammar& g, const LexicalScores& lexical,
         }
         if (scale > kNegInf) {
           for (int32_t split = start + 1; split < end; ++split) {
-            const double factor =
-                std::exp(in.scale(start, split) + in.scale(split, end) - scale);
+            const double factor = std::exp(in.scale(start, split) + in.scale(split, end) - scale);
             if (!(factor > 0)) continue;
             const double* left = in.cell(start, split);
             const double* right = in.cell(split, end);
@@ -154,9 +154,9 @@ void ReferenceInsideOutside(const Grammar& g, const LexicalScores& lexical,
           to_right[g.binary_right[r]] += rule * left[g.binary_left[r]];
         }
         AddScaledCell(gather(start, split), outpost_scale[in.CellIndex(start, split)], to_left,
-                  out.log_scale[index] + right_scale);
+                      out.log_scale[index] + right_scale);
         AddScaledCell(gather(split, end), outpost_scale[in.CellIndex(split, end)], to_right,
-                  out.log_scale[index] + left_scale);
+                      out.log_scale[index] + left_scale);
       }
     }
   }

@@ -47,7 +47,9 @@ struct ScaledChart {
 
   void Reset(int32_t sentence_length, int32_t states);
   int64_t CellIndex(int32_t start, int32_t end) const;
-  double* cell(int32_t start, int32_t end) { return values.data() + CellIndex(start, end) * num_states; }
+  double* cell(int32_t start, int32_t end) {
+    return values.data() + CellIndex(start, end) * num_states;
+  }
   const double* cell(int32_t start, int32_t end) const {
     return values.data() + CellIndex(start, end) * num_states;
   }
@@ -60,8 +62,8 @@ struct ScaledChart {
 };
 
 struct InsideOutsideCharts {
-  ScaledChart inside;   // in(s): after the cell's unary layer
-  ScaledChart outside;  // outpre(s): outside of the node below the unary layer
+  ScaledChart inside;               // in(s): after the cell's unary layer
+  ScaledChart outside;              // outpre(s): outside of the node below the unary layer
   double log_likelihood = kNegInf;  // log P(w); -infinity when the grammar derives no tree
 };
 

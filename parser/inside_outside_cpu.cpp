@@ -13,10 +13,10 @@ SumProductRules::SumProductRules(const Grammar& g) {
   const int64_t rules = g.num_binary_rules();
   std::map<std::tuple<int32_t, int32_t, int32_t>, int32_t> base_ids;
   for (int64_t r = 0; r < rules; ++r) {
-    base_ids.emplace(std::make_tuple(g.state_symbol[g.binary_parent[r]],
-                                     g.state_symbol[g.binary_left[r]],
-                                     g.state_symbol[g.binary_right[r]]),
-                     0);
+    base_ids.emplace(
+        std::make_tuple(g.state_symbol[g.binary_parent[r]], g.state_symbol[g.binary_left[r]],
+                        g.state_symbol[g.binary_right[r]]),
+        0);
   }
   for (auto& [key, id] : base_ids) {
     id = int32_t(base_binaries.size());
@@ -40,9 +40,9 @@ SumProductRules::SumProductRules(const Grammar& g) {
 
   std::map<std::pair<int32_t, int32_t>, int32_t> unary_ids;
   for (size_t u = 0; u < g.sum_unary_parent.size(); ++u) {
-    unary_ids.emplace(std::make_pair(g.state_symbol[g.sum_unary_parent[u]],
-                                     g.state_symbol[g.sum_unary_child[u]]),
-                      0);
+    unary_ids.emplace(
+        std::make_pair(g.state_symbol[g.sum_unary_parent[u]], g.state_symbol[g.sum_unary_child[u]]),
+        0);
   }
   for (auto& [key, id] : unary_ids) {
     id = int32_t(base_unaries.size());
@@ -55,8 +55,8 @@ SumProductRules::SumProductRules(const Grammar& g) {
   }
 }
 
-void FastInsideOutside(const Grammar& g, const SumProductRules& rules,
-                       const LexicalScores& lexical, InsideOutsideCharts* charts) {
+void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const LexicalScores& lexical,
+                       InsideOutsideCharts* charts) {
   const int32_t n = lexical.length;
   const int32_t states = g.num_states();
   ScaledChart& in = charts->inside;

@@ -1,10 +1,10 @@
 #include "parser/max_rule.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <thread>
 #include <tuple>
+
+#include "common/thread_pool.h"
 
 namespace cky {
 
@@ -150,8 +150,7 @@ struct Extractor {
     if (split < 0) {
       if (status.ok()) {
         status = Status::Error("max-rule chart: no derivation of " + g.symbol_names[symbol] +
-                               " over words " + std::to_string(start) + ".." +
-                               std::to_string(end));
+                               " over words " + std::to_string(start) + ".." + std::to_string(end));
       }
       return Tree(g.symbol_names[symbol]);
     }
@@ -220,31 +219,20 @@ ParseOutcome ParseWith(const Grammar& grammar, const SumProductRules& base,
 class MaxRuleCpuBackend : public ViterbiBackend {
  public:
   MaxRuleCpuBackend(const Grammar& grammar, int threads, bool fast, std::string name)
-      : grammar_(grammar), base_(grammar), threads_(threads), fast_(fast), name_(std::move(name)) {}
+      : grammar_(grammar), base_(grammar), pool_(threads), fast_(fast), name_(std::move(name)) {}
   std::string name() const override { return name_; }
   std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
     std::vector<ParseOutcome> outcomes(sentences.size());
-    const int threads = std::max(1, std::min<int>(threads_, int(sentences.size())));
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-      for (size_t i = next++; i < sentences.size(); i = next++) {
-        outcomes[i] = ParseWith(grammar_, base_, sentences[i], fast_);
-      }
-    };
-    if (threads == 1) {
-      work();
-    } else {
-      std::vector<std::thread> pool;
-      for (int t = 0; t < threads; ++t) pool.emplace_back(work);
-      for (std::thread& t : pool) t.join();
-    }
+    pool_.ParallelFor(int(sentences.size()), [&](int i, int /*worker*/) {
+      outcomes[i] = ParseWith(grammar_, base_, sentences[i], fast_);
+    });
     return outcomes;
   }
 
  private:
   const Grammar& grammar_;
   SumProductRules base_;
-  int threads_;
+  ThreadPool pool_;
   bool fast_;
   std::string name_;
 };
@@ -256,12 +244,10 @@ ParseOutcome ParseMaxRuleReference(const Grammar& grammar, const SentenceInput& 
 }
 
 std::unique_ptr<ViterbiBackend> MakeReferenceMaxRuleBackend(const Grammar& grammar) {
-  return std::make_unique<MaxRuleCpuBackend>(grammar, 1, /*fast=*/false,
-                                             "reference/max-rule");
+  return std::make_unique<MaxRuleCpuBackend>(grammar, 1, /*fast=*/false, "reference/max-rule");
 }
 
 std::unique_ptr<ViterbiBackend> MakeCpuMaxRuleBackend(const Grammar& grammar, int threads) {
-  if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
   return std::make_unique<MaxRuleCpuBackend>(grammar, threads, /*fast=*/true, "cpu/max-rule");
 }
 

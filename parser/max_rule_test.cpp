@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
-#include <algorithm>
 #include <set>
 
 #include "lexicon/lexicon.h"
@@ -62,8 +62,8 @@ class Enumerator {
     }
     for (int32_t r = g_.binary_parent_begin[state]; r < g_.binary_parent_begin[state + 1]; ++r) {
       for (int32_t split = start + 1; split < end; ++split) {
-        const std::string event = "B " + std::to_string(start) + " " + std::to_string(split) +
-                                  " " + std::to_string(end) + " " + a + " " +
+        const std::string event = "B " + std::to_string(start) + " " + std::to_string(split) + " " +
+                                  std::to_string(end) + " " + a + " " +
                                   g_.SymbolOfState(g_.binary_left[r]) + " " +
                                   g_.SymbolOfState(g_.binary_right[r]);
         for (const Derivation& l : Any(g_.binary_left[r], start, split))

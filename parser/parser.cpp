@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cuda/device.h"
+#include "cuda/common/device.h"
 #include "parser/cuda_backend.h"
 #include "parser/max_rule.h"
 
@@ -21,7 +21,8 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
                          "' (expected auto, cpu, reference or cuda)");
   }
   if (options.decoder != "viterbi") {
-    return Status::Error("unknown decoder '" + options.decoder + "' (expected max-rule or viterbi)");
+    return Status::Error("unknown decoder '" + options.decoder +
+                         "' (expected max-rule or viterbi)");
   }
   if (name == "auto") name = CudaBackendAvailable() ? "cuda" : "cpu";
   if (name == "reference") return MakeReferenceBackend(grammar);

@@ -212,9 +212,10 @@ TEST_P(BerkeleyMaxRuleTest, TreesAndLikelihoodsAgreeWithBerkeley) {
                   c.name.c_str(), i + 1, outcomes[i].log_likelihood, theirs);
     }
   }
-  std::printf("[%s, max-rule] %d sentences: %d trees identical to Berkeley's; log P(w) never below "
-              "Berkeley's, within 1e-3 nats on %d\n",
-              c.name.c_str(), counts.compared, counts.identical, within_1e3);
+  std::printf(
+      "[%s, max-rule] %d sentences: %d trees identical to Berkeley's; log P(w) never below "
+      "Berkeley's, within 1e-3 nats on %d\n",
+      c.name.c_str(), counts.compared, counts.identical, within_1e3);
   MaxRuleTotals().compared += counts.compared;
   MaxRuleTotals().identical += counts.identical;
   // Each grammar alone stays above 90%; over both, the 95%.

@@ -27,8 +27,25 @@ check "warnings name the sentences" grep -q "sentence 3 (2 words)" "$tmp/err.txt
 gzip -c "$tmp/in.txt" > "$tmp/in.txt.gz"
 "$cky" parse --tokenized -g "$data/toy" -i "$tmp/in.txt.gz" > "$tmp/out_gz.txt" 2>/dev/null
 check "gzip input" cmp -s "$tmp/out.txt" "$tmp/out_gz.txt"
-head -1 "$tmp/in.txt" | "$cky" parse --tokenized -g "$data/toy" --binarize --substates --scores > "$tmp/scored.txt"
+head -1 "$tmp/in.txt" | "$cky" parse --tokenized -g "$data/toy" --decoder viterbi --binarize --substates --scores > "$tmp/scored.txt"
 check "scored form" grep -q '^( (S-0 -[0-9.]* (NP-0 ' "$tmp/scored.txt"
+
+# Decoders: max-rule (the default) and Viterbi give one line per input; max-rule's score columns
+# come first, tab-separated (Berkeley's -sentence_likelihood and -modelScore); the Viterbi decoder
+# refuses the sum-product column and max-rule refuses the Viterbi-only forms.
+"$cky" parse --tokenized -g "$data/toy" --decoder viterbi -i "$tmp/in.txt" > "$tmp/viterbi.txt" 2>/dev/null
+check "viterbi decoder: one line per input line" test "$(wc -l < "$tmp/viterbi.txt")" -eq 4
+"$cky" parse --tokenized -g "$data/toy" --sentence-likelihood --model-score -i "$tmp/in.txt" \
+  > "$tmp/likelihood.txt" 2>/dev/null
+check "score columns before the tree" \
+  grep -qP '^-[0-9]+\.[0-9]+(E-?[0-9]+)?\t-?[0-9]+\.[0-9]{8}\t\( \(S ' "$tmp/likelihood.txt"
+check "no parse: -Infinity columns and (())" \
+  test "$(sed -n 3p "$tmp/likelihood.txt")" = "$(printf -- '-Infinity\t-Infinity\t(())')"
+"$cky" parse --tokenized -g "$data/toy" --decoder viterbi --sentence-likelihood < /dev/null \
+  > /dev/null 2>&1
+check "viterbi with --sentence-likelihood is a usage error" test $? -eq 2
+"$cky" parse --tokenized -g "$data/toy" --scores < /dev/null > /dev/null 2>&1
+check "max-rule with --scores is a usage error" test $? -eq 2
 
 # Raw text (the default): split into sentences and tokenized; one tree per sentence.
 printf 'The man saw a dog. The dog barks.\n\nThe man saw the telescope.\n' | \
@@ -82,13 +99,13 @@ gr_dir=$2/../shared/grammars/berkeley-small
 if [ -f "$gr_dir/small_sm2.gr" ]; then
   sentences=$2/../shared/grammars/reference/small_sm2/sentences.txt
   head -5 "$sentences" > "$tmp/ref5.txt"
-  "$cky" parse --tokenized -g "$gr_dir/small_sm2.gr" --binarize --substates --scores \
+  "$cky" parse --tokenized -g "$gr_dir/small_sm2.gr" --decoder viterbi --binarize --substates --scores \
     -i "$tmp/ref5.txt" > "$tmp/gr.txt" 2>/dev/null
   check ".gr parses" test $? -eq 0
   check ".gr gives one tree per sentence" test "$(grep -c '^( (' "$tmp/gr.txt")" -eq 5
   "$cky" convert "$gr_dir/small_sm2.gr" -o "$tmp/sm2.ckybin" 2>/dev/null
   check "convert .gr to cache" test $? -eq 0
-  "$cky" parse --tokenized -g "$tmp/sm2.ckybin" --binarize --substates --scores \
+  "$cky" parse --tokenized -g "$tmp/sm2.ckybin" --decoder viterbi --binarize --substates --scores \
     -i "$tmp/ref5.txt" > "$tmp/gr_cache.txt" 2>/dev/null
   check "cache of a .gr parses the same (exact lexicon kept)" \
     cmp -s "$tmp/gr.txt" "$tmp/gr_cache.txt"
@@ -98,9 +115,9 @@ if [ -f "$gr_dir/small_sm2.gr" ]; then
     -a -s "$tmp/sm2_text.splits" -a -s "$tmp/sm2_text.words"
   check "same split trees as Berkeley's export" \
     cmp -s "$gr_dir/small_sm2.splits" "$tmp/sm2_text.splits"
-  "$cky" parse --tokenized --no-cache -g "$gr_dir/small_sm2" --binarize --substates --scores \
+  "$cky" parse --tokenized --no-cache -g "$gr_dir/small_sm2" --decoder viterbi --binarize --substates --scores \
     -i "$tmp/ref5.txt" > "$tmp/export.txt" 2>/dev/null
-  "$cky" parse --tokenized --no-cache -g "$tmp/sm2_text" --binarize --substates --scores \
+  "$cky" parse --tokenized --no-cache -g "$tmp/sm2_text" --decoder viterbi --binarize --substates --scores \
     -i "$tmp/ref5.txt" > "$tmp/converted.txt" 2>/dev/null
   check "converted text parses as Berkeley's text export" \
     cmp -s "$tmp/export.txt" "$tmp/converted.txt"

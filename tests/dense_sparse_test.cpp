@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <random>
 
+#include "dense/dense_inside.h"
+#include "dense/dense_pcfg.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
-#include "parser/dense_inside.h"
-#include "parser/dense_pcfg.h"
 #include "parser/parser.h"
 #include "parser/tree_format.h"
 

@@ -10,12 +10,12 @@
 #include <random>
 
 #include "common/sentence_file.h"
-#include "cuda/device.h"
+#include "cuda/common/device.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
-#include "parser/bpbc.h"
-#include "parser/cnf_grammar.h"
-#include "parser/cyk_recognizer.h"
+#include "membership/bpbc.h"
+#include "membership/cnf_grammar.h"
+#include "membership/cyk_recognizer.h"
 #include "parser/parser.h"
 
 namespace cky {
@@ -77,7 +77,7 @@ TEST(MembershipViterbiTest, RecognisedExactlyWhenAParseExists) {
     expected.push_back(recognised);
   }
   // The bulk (BPBC) paths on the same strings: a real grammar's 97 symbols and 901 closed chain
-  // rules, which the random grammars of parser/bpbc_test.cpp lack.
+  // rules, which the random grammars of membership/bpbc_test.cpp lack.
   const cuda::BpbcProgram program = FlattenCircuit(cnf, MinimizeCircuit(CompileCircuit(cnf)));
   auto bulk_cpu = RecognizeBulkCpu(program, strings);
   ASSERT_TRUE(bulk_cpu.ok()) << bulk_cpu.status().message();

@@ -1,0 +1,45 @@
+#include <cuda_runtime.h>
+
+#include <cstdio>
+
+#include "cuda/common/device.h"
+
+namespace cky::cuda {
+
+bool BuiltWithCuda() { return true; }
+
+bool DeviceAvailable() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no driver" error
+    return false;
+  }
+  return count > 0;
+}
+
+std::string DeviceDescription() {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return std::string("no CUDA device (") + cudaGetErrorString(err) + ")";
+  }
+  if (count == 0) return "no CUDA device";
+  int device = 0;
+  cudaGetDevice(&device);
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, device);
+  char text[256];
+  std::snprintf(text, sizeof(text), "%s (sm_%d%d, %d SMs, %.1f GiB)", prop.name, prop.major,
+                prop.minor, prop.multiProcessorCount,
+                static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
+  return text;
+}
+
+void DeviceMemory(size_t* free_bytes, size_t* total_bytes) {
+  *free_bytes = *total_bytes = 0;
+  if (!DeviceAvailable()) return;
+  if (cudaMemGetInfo(free_bytes, total_bytes) != cudaSuccess) cudaGetLastError();
+}
+
+}  // namespace cky::cuda

@@ -1,0 +1,11 @@
+// The CUDA side of a build configured without CUDA: no device is ever available.
+#include "cuda/common/device.h"
+
+namespace cky::cuda {
+
+bool BuiltWithCuda() { return false; }
+bool DeviceAvailable() { return false; }
+std::string DeviceDescription() { return "this build has no CUDA support"; }
+void DeviceMemory(size_t* free_bytes, size_t* total_bytes) { *free_bytes = *total_bytes = 0; }
+
+}  // namespace cky::cuda

@@ -1,0 +1,10 @@
+// Bulk BPBC CKY in a build without CUDA: no device, so Create always fails.
+#include "cuda/membership/bpbc.h"
+
+namespace cky::cuda {
+
+StatusOr<std::unique_ptr<BpbcGpu>> BpbcGpu::Create(const BpbcProgram&) {
+  return Status::Error("this build has no CUDA support");
+}
+
+}  // namespace cky::cuda

@@ -1,0 +1,1443 @@
+// CUDA Viterbi CKY: the kernels (Kernel 1..9, with the device helpers they share), then the host
+// side: the variant table (Variants(): every --kernel name, numbered by the kernel it launches),
+// dispatch (one launch sequence per batch) and the public API (DeviceViterbi).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cuda/common/fault_injection.h"
+#include "cuda/viterbi/viterbi.h"
+
+namespace cky::cuda {
+namespace {
+
+constexpr int kThreads = 256;  // block size of every binary kernel; also the virtual-parent size
+constexpr float kNegInfF = -std::numeric_limits<float>::infinity();
+
+// ---------------------------------------------------------------------------------------------
+// Device helpers
+
+// Cell index within one sentence's chart, parser/chart.h's layout (span length, then start).
+__device__ __forceinline__ int CellIndex(int n, int start, int end) {
+  const int span = end - start;
+  return (span - 1) * (2 * n - span + 2) / 2 + start;
+}
+
+// Float atomic max by the sign trick: for v >= 0 the IEEE bits order like signed ints, for v < 0
+// they order in reverse like unsigned ints, so one native atomic suffices (no CAS loop). -0.0 is
+// made +0.0 first (-0.0 has the sign bit but must order as zero). Works on global and shared
+// memory.
+__device__ __forceinline__ void AtomicMaxFloat(float* address, float value) {
+  value = __fadd_rn(value, 0.0f);
+  if (value >= 0.0f) {
+    atomicMax(reinterpret_cast<int*>(address), __float_as_int(value));
+  } else {
+    atomicMin(reinterpret_cast<unsigned int*>(address), __float_as_uint(value));
+  }
+}
+
+// One cell of one span length: which sentence (its first cell in the batch, its length), where.
+struct CellItem {
+  int base;   // batch-wide index of the sentence's first cell
+  int n;      // sentence length
+  int start;  // start of the cell's span
+  int word;   // batch-wide index of the sentence's first word (lexical rows)
+};
+
+struct LevelArgs {
+  const float* chart;  // post-unary scores, [cell][state]
+  float* pre;          // binary (or lexical) maxima of the current span length, [cell][state]
+  const CellItem* items;
+  int item_offset;  // first item of this launch
+  int span;         // span length being computed
+  int num_states;
+  // pair-seg-*-a4: the post-unary scores again, each symbol's substates starting at a multiple of
+  // 4 floats ([cell][aligned state], row_stride floats a row), for float4 loads; else null.
+  const float* aligned_chart;
+  int row_stride;
+};
+
+__global__ void FillKernel(float* data, size_t count, float value) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
+       i += size_t(gridDim.x) * blockDim.x)
+    data[i] = value;
+}
+
+// Span length 1: pre = lexical scores.
+__global__ void LexicalKernel(LevelArgs a, const float* lexical) {
+  const CellItem it = a.items[a.item_offset + blockIdx.x];
+  const size_t cell = size_t(it.base) + CellIndex(it.n, it.start, it.start + 1);
+  const float* row = lexical + size_t(it.word + it.start) * a.num_states;
+  for (int s = threadIdx.x; s < a.num_states; s += blockDim.x)
+    a.pre[cell * a.num_states + s] = row[s];
+}
+
+// The unary layer of one span length, and the cell's symbol presence flags. One block per cell:
+// the cell's binary maxima are staged in shared memory, then a warp per parent state reads its
+// unary rules coalesced (a thread per state would read each lane's rules from a different line).
+// Dynamic shared: num_states floats.
+__global__ void UnaryKernel(LevelArgs a, float* chart, const int* __restrict__ unary_begin,
+                            const int* __restrict__ unary_child, const float* __restrict__ unary_w,
+                            const int* __restrict__ state_symbol, unsigned char* present,
+                            int num_symbols, float* aligned_chart,
+                            const int* __restrict__ aligned_index) {
+  extern __shared__ float sh_pre[];
+  const CellItem it = a.items[a.item_offset + blockIdx.x];
+  const size_t cell = size_t(it.base) + CellIndex(it.n, it.start, it.start + a.span);
+  const float* pre = a.pre + cell * a.num_states;
+  for (int s = threadIdx.x; s < a.num_states; s += blockDim.x) sh_pre[s] = pre[s];
+  __syncthreads();
+  float* out = chart + cell * a.num_states;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int s = warp; s < a.num_states; s += blockDim.x / 32) {
+    float best = lane == 0 ? sh_pre[s] : kNegInfF;
+    const int end = __ldg(unary_begin + s + 1);
+    for (int u = __ldg(unary_begin + s) + lane; u < end; u += 32)
+      best = fmaxf(best, __ldg(unary_w + u) + sh_pre[__ldg(unary_child + u)]);
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+      best = fmaxf(best, __shfl_xor_sync(0xffffffffu, best, offset));
+    if (lane == 0) {
+      out[s] = best;
+      if (aligned_chart) aligned_chart[cell * a.row_stride + __ldg(aligned_index + s)] = best;
+      if (best > kNegInfF) present[cell * num_symbols + __ldg(state_symbol + s)] = 1;
+    }
+  }
+}
+
+// Best over split points of (rule + left) + right, the reference's order of additions.
+__device__ __forceinline__ float RuleOverSplits(const LevelArgs& a, const CellItem& it, int left,
+                                                int right, float w) {
+  const int end = it.start + a.span;
+  float best = kNegInfF;
+  for (int k = it.start + 1; k < end; ++k) {
+    const size_t lc = size_t(it.base) + CellIndex(it.n, it.start, k);
+    const size_t rc = size_t(it.base) + CellIndex(it.n, k, end);
+    best =
+        fmaxf(best, (w + a.chart[lc * a.num_states + left]) + a.chart[rc * a.num_states + right]);
+  }
+  return best;
+}
+
+__device__ __forceinline__ size_t TargetCell(const LevelArgs& a, const CellItem& it) {
+  return size_t(it.base) + CellIndex(it.n, it.start, it.start + a.span);
+}
+
+struct RuleArrays {
+  const int* parent;
+  const int* left;
+  const int* right;
+  const float* w;
+  int count;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Kernel 1: thread-based mapping, global atomics. grid = (cells, rule chunks).
+__global__ void ThreadAtomicGlobalKernel(LevelArgs a, RuleArrays rules) {
+  const int r = blockIdx.y * blockDim.x + threadIdx.x;
+  if (r >= rules.count) return;
+  const CellItem it = a.items[a.item_offset + blockIdx.x];
+  const float best =
+      RuleOverSplits(a, it, __ldg(rules.left + r), __ldg(rules.right + r), __ldg(rules.w + r));
+  if (best > kNegInfF)
+    AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + __ldg(rules.parent + r), best);
+}
+
+// Kernel 2: thread-based mapping, shared atomics over the chunk's parent range, then one global
+// atomic per parent. grid = (cells, rule chunks); dynamic shared = the widest parent range.
+__global__ void ThreadAtomicSharedKernel(LevelArgs a, RuleArrays rules,
+                                         const int* __restrict__ chunk_first_parent,
+                                         const int* __restrict__ chunk_parent_count) {
+  extern __shared__ float sh_pre[];
+  const int first = chunk_first_parent[blockIdx.y];
+  const int count = chunk_parent_count[blockIdx.y];
+  for (int i = threadIdx.x; i < count; i += blockDim.x) sh_pre[i] = kNegInfF;
+  __syncthreads();
+  const CellItem it = a.items[a.item_offset + blockIdx.x];
+  const int r = blockIdx.y * blockDim.x + threadIdx.x;
+  if (r < rules.count) {
+    const float best =
+        RuleOverSplits(a, it, __ldg(rules.left + r), __ldg(rules.right + r), __ldg(rules.w + r));
+    if (best > kNegInfF) AtomicMaxFloat(sh_pre + (__ldg(rules.parent + r) - first), best);
+  }
+  __syncthreads();
+  float* pre = a.pre + TargetCell(a, it) * a.num_states + first;
+  for (int i = threadIdx.x; i < count; i += blockDim.x)
+    if (sh_pre[i] > kNegInfF) AtomicMaxFloat(pre + i, sh_pre[i]);
+}
+
+struct VirtualParents {
+  const int* parent;
+  const int* begin;
+  const int* end;  // end - begin <= kThreads
+};
+
+// Kernel 3: block-based mapping (one block per virtual parent), shared atomic max.
+__global__ void BlockAtomicSharedKernel(LevelArgs a, RuleArrays rules, VirtualParents vp) {
+  __shared__ float sh_best;
+  if (threadIdx.x == 0) sh_best = kNegInfF;
+  __syncthreads();
+  const CellItem it = a.items[a.item_offset + blockIdx.x];
+  const int r = __ldg(vp.begin + blockIdx.y) + threadIdx.x;
+  if (r < __ldg(vp.end + blockIdx.y)) {
+    const float best =
+        RuleOverSplits(a, it, __ldg(rules.left + r), __ldg(rules.right + r), __ldg(rules.w + r));
+    if (best > kNegInfF) AtomicMaxFloat(&sh_best, best);
+  }
+  __syncthreads();
+  // Virtual parents of one parent merge here.
+  if (threadIdx.x == 0 && sh_best > kNegInfF)
+    AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + __ldg(vp.parent + blockIdx.y),
+                   sh_best);
+}
+
+// Tree-shaped max over the block (blockDim.x == kThreads) into sh[0].
+__device__ __forceinline__ void BlockTreeMax(float* sh) {
+  for (int stride = kThreads / 2; stride > 0; stride >>= 1) {
+    if (threadIdx.x < stride) sh[threadIdx.x] = fmaxf(sh[threadIdx.x], sh[threadIdx.x + stride]);
+    __syncthreads();
+  }
+}
+
+// Kernel 4: block-based mapping, tree-shaped parallel reduction. Kernel 6 (block-reduce-seq) is
+// this kernel with spans in sequence: LaunchBinary launches it once per start position.
+__global__ void BlockReduceKernel(LevelArgs a, RuleArrays rules, VirtualParents vp) {
+  __shared__ float sh[kThreads];
+  const CellItem it = a.items[a.item_offset + blockIdx.x];
+  const int r = __ldg(vp.begin + blockIdx.y) + threadIdx.x;
+  float best = kNegInfF;
+  if (r < __ldg(vp.end + blockIdx.y))
+    best = RuleOverSplits(a, it, __ldg(rules.left + r), __ldg(rules.right + r), __ldg(rules.w + r));
+  sh[threadIdx.x] = best;
+  __syncthreads();
+  BlockTreeMax(sh);
+  if (threadIdx.x == 0 && sh[0] > kNegInfF)
+    AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + __ldg(vp.parent + blockIdx.y), sh[0]);
+}
+
+// Kernel 5: block-reduce with each split's two child cells staged in shared memory
+// (sh_scores_L, sh_scores_R). Dynamic shared: 2 * num_states floats.
+__global__ void BlockReduceStagedKernel(LevelArgs a, RuleArrays rules, VirtualParents vp) {
+  extern __shared__ float sh_scores[];
+  float* sh_scores_L = sh_scores;
+  float* sh_scores_R = sh_scores + a.num_states;
+  __shared__ float sh[kThreads];
+  const CellItem it = a.items[a.item_offset + blockIdx.x];
+  const int r = __ldg(vp.begin + blockIdx.y) + threadIdx.x;
+  const bool has_rule = r < __ldg(vp.end + blockIdx.y);
+  int left = 0, right = 0;
+  float w = kNegInfF;
+  if (has_rule) {
+    left = __ldg(rules.left + r);
+    right = __ldg(rules.right + r);
+    w = __ldg(rules.w + r);
+  }
+  const int end = it.start + a.span;
+  float best = kNegInfF;
+  for (int k = it.start + 1; k < end; ++k) {
+    const float* lc = a.chart + (size_t(it.base) + CellIndex(it.n, it.start, k)) * a.num_states;
+    const float* rc = a.chart + (size_t(it.base) + CellIndex(it.n, k, end)) * a.num_states;
+    __syncthreads();
+    for (int s = threadIdx.x; s < a.num_states; s += blockDim.x) {
+      sh_scores_L[s] = lc[s];
+      sh_scores_R[s] = rc[s];
+    }
+    __syncthreads();
+    if (has_rule) best = fmaxf(best, (w + sh_scores_L[left]) + sh_scores_R[right]);
+  }
+  sh[threadIdx.x] = best;
+  __syncthreads();
+  BlockTreeMax(sh);
+  if (threadIdx.x == 0 && sh[0] > kNegInfF)
+    AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + __ldg(vp.parent + blockIdx.y), sh[0]);
+}
+
+// Kernels 7-9 (pair-fused-gG, pair-acc-gG, pair-seg-gG) work per child pair tile and G cells of one
+// span length. A tile is a base child pair (B, C), or a band of B's substates when B x C has more
+// substate pairs than the band limit (512, or 1024 for the -wide, pair-seg variants) (the "virtual
+// pair", as virtual parents split a big parent), so that G tiles of maxima fit in shared memory
+// with full occupancy. The three kernels share their phases through the device helpers below:
+// gather the usable split points of a group of G cells (GatherSplits), take the max over split
+// points per substate pair (SplitMaxima), then add each rule's log-prob per parent (WarpRuleMaxima
+// for kernels 7 and 8, SegRulesForCount for kernel 9).
+constexpr int kQuad = 4;  // register blocking: a thread computes 4 x 4 substate pairs
+
+struct PairArrays {
+  const int4*
+      info;  // per tile: first B state of the band, band rows, C's first state, C's substates
+  const int2* symbols;       // per tile: B, C (symbols, for the presence flags)
+  const int* pl_begin;       // per tile: its parent states [pl_begin[p], pl_begin[p + 1])
+  const int* pl_parent;      // per parent-of-tile: the parent state
+  const int* pl_rule_begin;  // per parent-of-tile: its rules [.., ..) in key/w
+  const int* key;            // per rule: b * sC + c (b relative to the band)
+  const float* w;            // per rule: log-prob
+  const int* class_pairs;    // the tiles of this launch's size class
+};
+
+// One tile as the kernels read it: PairArrays::info and ::symbols, and the 4 x 4 blocks of
+// substate pairs that cover its band.
+struct PairTile {
+  int4 info;
+  int2 sym;
+  int s_c;         // C's substates
+  int quads;       // blocks of kQuad of C's substates
+  int band_items;  // kQuad x kQuad blocks of the band
+};
+
+__device__ __forceinline__ PairTile LoadPairTile(const PairArrays& pairs, int pair) {
+  PairTile t;
+  t.info = __ldg(pairs.info + pair);
+  t.sym = __ldg(pairs.symbols + pair);
+  t.s_c = t.info.w;
+  t.quads = (t.s_c + kQuad - 1) / kQuad;
+  t.band_items = ((t.info.y + kQuad - 1) / kQuad) * t.quads;
+  return t;
+}
+
+// Where the split maxima of substate pair `pair` start in sh_best ([substate pair][G], cell g at
+// + g). kPad (kernel 9) adds 4 floats of padding after every 4 pairs, against bank conflicts.
+template <int G, bool kPad>
+__device__ __forceinline__ int BestOffset(int pair) {
+  return kPad ? pair * G + 4 * (pair >> 2) : pair * G;
+}
+// Floats of sh_best for max_bc substate pairs (BestOffset's padding included, G of them spare).
+__host__ __device__ constexpr int BestFloats(int g, int max_bc) {
+  return g * max_bc + 4 * ((max_bc + 3) / 4) + g;
+}
+
+// Split points where both child symbols are present (sparse-aware skipping): for each cell g of
+// the group starting at first_item, the left and right cells of its usable split points go to
+// sh_left / sh_right[g * max_splits + slot], their number to sh_count[g], the group's total to
+// *sh_total. sh_count and *sh_total must be zero on entry; ends with a barrier.
+template <int G>
+__device__ __forceinline__ void GatherSplits(const LevelArgs& a, int2 sym,
+                                             const unsigned char* present, int num_symbols,
+                                             int num_items, int first_item, int max_splits,
+                                             int* sh_left, int* sh_right, int* sh_count,
+                                             int* sh_total) {
+  const int splits = a.span - 1;
+  for (int e = threadIdx.x; e < G * splits; e += blockDim.x) {
+    const int g = e / splits, k = e % splits;
+    if (first_item + g >= num_items) continue;
+    const CellItem it = a.items[a.item_offset + first_item + g];
+    const int mid = it.start + 1 + k;
+    const int lc = it.base + CellIndex(it.n, it.start, mid);
+    const int rc = it.base + CellIndex(it.n, mid, it.start + a.span);
+    if (present[size_t(lc) * num_symbols + sym.x] && present[size_t(rc) * num_symbols + sym.y]) {
+      const int slot = atomicAdd(&sh_count[g], 1);
+      sh_left[g * max_splits + slot] = lc;
+      sh_right[g * max_splits + slot] = rc;
+      atomicAdd(sh_total, 1);
+    }
+  }
+  __syncthreads();
+}
+
+template <bool kReadOnly>
+__device__ __forceinline__ float LoadScore(const float* p) {
+  if constexpr (kReadOnly) {
+    return __ldg(p);
+  } else {
+    return *p;
+  }
+}
+
+// One split point's max-plus update of a thread's 4 x 4 block of substate pairs (b0.., c0..):
+// best[i][j] = max(best[i][j], left[b0 + i] + right[c0 + j]). kAligned reads the aligned chart
+// copy with two float4 loads; kReadOnly reads the chart through the read-only cache.
+template <bool kAligned, bool kReadOnly>
+__device__ __forceinline__ void MaxPlusSplit(const LevelArgs& a, const PairTile& t, int left_cell,
+                                             int right_cell, int b0, int c0,
+                                             float (&best)[kQuad][kQuad]) {
+  float l[kQuad], r[kQuad];
+  if constexpr (kAligned) {
+    // info.x, info.z, b0, c0 and the row stride are multiples of 4: two float4 loads. Lanes past
+    // the band or the symbol read the next band or padding; those pairs are not stored.
+    const float* lrow = a.aligned_chart + size_t(left_cell) * a.row_stride + t.info.x;
+    const float* rrow = a.aligned_chart + size_t(right_cell) * a.row_stride + t.info.z;
+    const float4 lv = __ldg(reinterpret_cast<const float4*>(lrow + b0));
+    const float4 rv = __ldg(reinterpret_cast<const float4*>(rrow + c0));
+    l[0] = lv.x, l[1] = lv.y, l[2] = lv.z, l[3] = lv.w;
+    r[0] = rv.x, r[1] = rv.y, r[2] = rv.z, r[3] = rv.w;
+  } else {
+    const float* lrow = a.chart + size_t(left_cell) * a.num_states + t.info.x;
+    const float* rrow = a.chart + size_t(right_cell) * a.num_states + t.info.z;
+#pragma unroll
+    for (int q = 0; q < kQuad; ++q) {
+      l[q] = b0 + q < t.info.y ? LoadScore<kReadOnly>(lrow + b0 + q) : kNegInfF;
+      r[q] = c0 + q < t.s_c ? LoadScore<kReadOnly>(rrow + c0 + q) : kNegInfF;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+    for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
+}
+
+// Max over split points per substate pair (b, c) of the tile, for each cell g of the group:
+// register blocking, a 4 x 4 block of (b, c) per thread (8 loads per 16 max-plus updates), stored
+// at sh_best[BestOffset<G, kPad>(b * s_c + c) + g]. kSplitUnroll > 0 unrolls the split loop that
+// many times (loads of the next split issued before the max-plus); 0 leaves it to the compiler.
+// Ends with a barrier.
+template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kReadOnly>
+__device__ __forceinline__ void SplitMaxima(const LevelArgs& a, const PairTile& t,
+                                            const int* sh_left, const int* sh_right,
+                                            const int* sh_count, int max_splits, float* sh_best) {
+  for (int e = threadIdx.x; e < G * t.band_items; e += blockDim.x) {
+    const int g = e / t.band_items, rem = e % t.band_items;
+    const int b0 = (rem / t.quads) * kQuad, c0 = (rem % t.quads) * kQuad;
+    float best[kQuad][kQuad];
+#pragma unroll
+    for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+      for (int j = 0; j < kQuad; ++j) best[i][j] = kNegInfF;
+    const int count = sh_count[g];
+    const int* left = sh_left + g * max_splits;
+    const int* right = sh_right + g * max_splits;
+    if constexpr (kSplitUnroll > 0) {
+#pragma unroll kSplitUnroll
+      for (int s = 0; s < count; ++s)
+        MaxPlusSplit<kAligned, kReadOnly>(a, t, left[s], right[s], b0, c0, best);
+    } else {
+      for (int s = 0; s < count; ++s)
+        MaxPlusSplit<kAligned, kReadOnly>(a, t, left[s], right[s], b0, c0, best);
+    }
+#pragma unroll
+    for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+      for (int j = 0; j < kQuad; ++j)
+        if (b0 + i < t.info.y && c0 + j < t.s_c)
+          sh_best[BestOffset<G, kPad>((b0 + i) * t.s_c + c0 + j) + g] = best[i][j];
+  }
+  __syncthreads();
+}
+
+// The rule phase of kernels 7 and 8 for one parent-of-tile pl (a warp): lanes over its rules, G
+// cells at once (the G cells' maxima of one substate pair are adjacent: G / 4 vector loads), then
+// a warp-wide max. Returns cell `lane`'s maximum to lanes < G, -infinity to the others.
+template <int G>
+__device__ __forceinline__ float WarpRuleMaxima(const PairArrays& pairs, const float* sh_best,
+                                                int pl, int lane) {
+  float acc[G];
+#pragma unroll
+  for (int g = 0; g < G; ++g) acc[g] = kNegInfF;
+  const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
+  for (int r = __ldg(pairs.pl_rule_begin + pl) + lane; r < rule_end; r += 32) {
+    const int key = __ldg(pairs.key + r);
+    const float w = __ldg(pairs.w + r);
+    const float4* best4 = reinterpret_cast<const float4*>(sh_best + key * G);
+#pragma unroll
+    for (int q = 0; q < G / 4; ++q) {
+      const float4 v = best4[q];
+      acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
+      acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
+      acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
+      acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
+    }
+  }
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+      acc[g] = fmaxf(acc[g], __shfl_xor_sync(0xffffffffu, acc[g], offset));
+  }
+  float mine = kNegInfF;
+  if (lane < G) {
+#pragma unroll
+    for (int g = 0; g < G; ++g)
+      if (g == lane) mine = acc[g];
+  }
+  return mine;
+}
+
+// Kernel 7 (pair-fused-gG): a block per tile and run of groups of G cells; each block loops over
+// `groups_per_block` groups, so that groups with no usable split point cost a loop iteration, not
+// a block. Rules: a warp per parent state of the tile, one global atomic max per parent and cell.
+template <int G>
+__global__ void __launch_bounds__(kThreads)
+    PairFusedKernel(LevelArgs a, PairArrays pairs, const unsigned char* present, int num_symbols,
+                    int num_items, int max_splits, int max_bc, int groups_per_block) {
+  extern __shared__ float shared[];
+  static_assert(G % 4 == 0, "G cells are read as float4");
+  float* sh_best = shared;  // [substate pair][G], max_bc * G floats
+  int* sh_left = reinterpret_cast<int*>(sh_best + G * max_bc);  // G * max_splits
+  int* sh_right = sh_left + G * max_splits;                     // G * max_splits
+  __shared__ int sh_count[G];
+  __shared__ int sh_total;
+
+  const int pair = __ldg(pairs.class_pairs + blockIdx.y);
+  const PairTile tile = LoadPairTile(pairs, pair);
+  const int num_groups = (num_items + G - 1) / G;
+  const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int pl_first = __ldg(pairs.pl_begin + pair), pl_end = __ldg(pairs.pl_begin + pair + 1);
+
+  for (int group = blockIdx.x * groups_per_block; group < group_end; ++group) {
+    const int first_item = group * G;
+    __syncthreads();  // the previous group is done with shared memory
+    if (threadIdx.x < G) sh_count[threadIdx.x] = 0;
+    if (threadIdx.x == 0) sh_total = 0;
+    __syncthreads();
+    GatherSplits<G>(a, tile.sym, present, num_symbols, num_items, first_item, max_splits, sh_left,
+                    sh_right, sh_count, &sh_total);
+    if (sh_total == 0) continue;  // uniform: every thread read it before the next barrier
+    SplitMaxima<G, 0, false, false, false>(a, tile, sh_left, sh_right, sh_count, max_splits,
+                                           sh_best);
+    for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32) {
+      const float mine = WarpRuleMaxima<G>(pairs, sh_best, pl, lane);
+      if (lane < G && mine > kNegInfF && first_item + lane < num_items) {
+        const CellItem it = a.items[a.item_offset + first_item + lane];
+        AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + __ldg(pairs.pl_parent + pl),
+                       mine);
+      }
+    }
+  }
+}
+
+// Kernel 8 (pair-acc-gG): the pair-fused computation with the roles of the grid swapped: a block
+// takes one group of G cells and a strided share of all tiles (chunk blockIdx.y of gridDim.y), and
+// accumulates its parents' maxima in shared memory ([g][state]) across those tiles; one global
+// atomic max per (cell, state) with a finite score then flushes them. The pair-fused kernels issue
+// a global atomic per (tile, parent, cell) instead, about 10x more, on the same few addresses.
+template <int G>
+__global__ void __launch_bounds__(kThreads)
+    PairAccKernel(LevelArgs a, PairArrays pairs, const unsigned char* present, int num_symbols,
+                  int num_items, int max_splits, int max_bc, int num_tiles) {
+  static_assert(G % 4 == 0, "G cells are read as float4");
+  extern __shared__ float shared[];
+  float* sh_acc = shared;                      // G * num_states
+  float* sh_best = sh_acc + G * a.num_states;  // [substate pair][G], max_bc * G floats
+  int* sh_left = reinterpret_cast<int*>(sh_best + G * max_bc);  // G * max_splits
+  int* sh_right = sh_left + G * max_splits;                     // G * max_splits
+  __shared__ int sh_count[G];
+  __shared__ int sh_total;
+
+  const int first_item = blockIdx.x * G;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int i = threadIdx.x; i < G * a.num_states; i += blockDim.x) sh_acc[i] = kNegInfF;
+
+  for (int t = blockIdx.y; t < num_tiles; t += gridDim.y) {
+    const int pair = __ldg(pairs.class_pairs + t);
+    const PairTile tile = LoadPairTile(pairs, pair);
+    __syncthreads();  // the previous tile is done with shared memory
+    if (threadIdx.x < G) sh_count[threadIdx.x] = 0;
+    if (threadIdx.x == 0) sh_total = 0;
+    __syncthreads();
+    GatherSplits<G>(a, tile.sym, present, num_symbols, num_items, first_item, max_splits, sh_left,
+                    sh_right, sh_count, &sh_total);
+    if (sh_total == 0) continue;  // uniform
+    SplitMaxima<G, 0, false, false, false>(a, tile, sh_left, sh_right, sh_count, max_splits,
+                                           sh_best);
+    const int pl_end = __ldg(pairs.pl_begin + pair + 1);
+    for (int pl = __ldg(pairs.pl_begin + pair) + warp; pl < pl_end; pl += blockDim.x / 32) {
+      const float mine = WarpRuleMaxima<G>(pairs, sh_best, pl, lane);
+      if (lane < G && mine > kNegInfF)
+        AtomicMaxFloat(sh_acc + lane * a.num_states + __ldg(pairs.pl_parent + pl), mine);
+    }
+  }
+  __syncthreads();
+  // Flush: one global atomic per (cell, state) with a finite maximum.
+  for (int i = threadIdx.x; i < G * a.num_states; i += blockDim.x) {
+    const float v = sh_acc[i];
+    const int g = i / a.num_states, state = i % a.num_states;
+    if (v > kNegInfF && first_item + g < num_items) {
+      const CellItem it = a.items[a.item_offset + first_item + g];
+      AtomicMaxFloat(a.pre + TargetCell(a, it) * a.num_states + state, v);
+    }
+  }
+}
+
+// Kernel 9 (pair-seg-gG): pair-fused-gG-wide with three fixes of per-(tile, cell group) and
+// per-(tile, parent) costs that an instruction count of en_sm6s shows to dominate:
+//  - the split maxima are stored to shared memory without bank conflicts of 32 ways: a warp's 32
+//    threads store the same cell g of 32 pairs spaced 4 x G floats apart, i.e. all in one bank;
+//    the [substate pair][G] layout gets 4 floats of padding after every 4 pairs (BestOffset), so
+//    consecutive quads of pairs fall 4 banks apart (4 ways left, float4 alignment kept);
+//  - the rule phase splits the warp into R rule slots x 32 / R cell slices (R = 4, 8 or 16 by the
+//    parent's rule count in the tile; median 10 rules on en_sm6s): the warp-wide reduction of the
+//    wide kernels (5 shuffles for each of G cells, per tile and parent) becomes log2(R) shuffles
+//    of G * R / 32 values, and lanes idle on short rule lists drop from 22 of 32 to a few;
+//  - each group's target cell offsets are computed once into shared memory.
+// kSplitUnroll unrolls the split-point loop (loads of the next split issued before the max-plus);
+// kPad = false keeps the conflicting layout (pair-seg-g8-nopad, to measure the padding alone).
+template <int G, int R, bool kPad>
+__device__ __forceinline__ void SegRules(const PairArrays& pairs, const float* sh_best,
+                                         const long long* sh_target, float* pre, int pl,
+                                         int rule_begin, int rule_end, int lane) {
+  constexpr int kSlices = 32 / R;    // cell slices per warp
+  constexpr int kCpl = G / kSlices;  // cells per lane
+  static_assert(kCpl * kSlices == G && (kCpl == 1 || kCpl == 2 || kCpl % 4 == 0));
+  const int slot = lane % R, slice = lane / R;
+  float acc[kCpl];
+#pragma unroll
+  for (int c = 0; c < kCpl; ++c) acc[c] = kNegInfF;
+  for (int r = rule_begin + slot; r < rule_end; r += R) {
+    const int key = __ldg(pairs.key + r);
+    const float w = __ldg(pairs.w + r);
+    const float* best = sh_best + BestOffset<G, kPad>(key) + slice * kCpl;
+    if constexpr (kCpl == 1) {
+      acc[0] = fmaxf(acc[0], w + best[0]);
+    } else if constexpr (kCpl == 2) {
+      const float2 v = *reinterpret_cast<const float2*>(best);
+      acc[0] = fmaxf(acc[0], w + v.x);
+      acc[1] = fmaxf(acc[1], w + v.y);
+    } else {
+#pragma unroll
+      for (int q = 0; q < kCpl / 4; ++q) {
+        const float4 v = reinterpret_cast<const float4*>(best)[q];
+        acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
+        acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
+        acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
+        acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
+      }
+    }
+  }
+  // Slots are the low lane bits, so xor offsets below R stay within a cell slice.
+#pragma unroll
+  for (int offset = R / 2; offset > 0; offset >>= 1)
+#pragma unroll
+    for (int c = 0; c < kCpl; ++c)
+      acc[c] = fmaxf(acc[c], __shfl_xor_sync(0xffffffffu, acc[c], offset));
+  if (slot == 0) {
+    const int parent = __ldg(pairs.pl_parent + pl);
+#pragma unroll
+    for (int c = 0; c < kCpl; ++c) {
+      const long long target = sh_target[slice * kCpl + c];
+      if (acc[c] > kNegInfF && target >= 0) AtomicMaxFloat(pre + target + parent, acc[c]);
+    }
+  }
+}
+
+// R by the rule count (an instruction-count model: iterations of ceil(count / R) against
+// log2(R) shuffles of G * R / 32 values).
+template <int G, bool kPad>
+__device__ __forceinline__ void SegRulesForCount(const PairArrays& pairs, const float* sh_best,
+                                                 const long long* sh_target, float* pre, int pl,
+                                                 int lane) {
+  const int rule_begin = __ldg(pairs.pl_rule_begin + pl);
+  const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
+  const int count = rule_end - rule_begin;
+  if constexpr (G == 8) {
+    if (count <= 12)
+      SegRules<8, 4, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
+    else if (count <= 40)
+      SegRules<8, 8, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
+    else
+      SegRules<8, 16, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
+  } else {
+    static_assert(G == 16, "pair-seg: G is 8 or 16");
+    if (count <= 24)
+      SegRules<16, 4, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
+    else if (count <= 96)
+      SegRules<16, 8, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
+    else
+      SegRules<16, 16, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
+  }
+}
+
+template <int G, int kSplitUnroll, bool kPad, bool kAligned>
+__global__ void __launch_bounds__(kThreads)
+    PairSegKernel(LevelArgs a, PairArrays pairs, const unsigned char* present, int num_symbols,
+                  int num_items, int max_splits, int max_bc, int groups_per_block) {
+  extern __shared__ float shared[];
+  static_assert(G % 4 == 0, "G cells are read as float4");
+  float* sh_best = shared;  // BestOffset(substate pair) + g: BestFloats(G, max_bc) floats
+  int* sh_left = reinterpret_cast<int*>(sh_best + BestFloats(G, max_bc));  // G * max_splits
+  int* sh_right = sh_left + G * max_splits;                                // G * max_splits
+  __shared__ int sh_count[G];
+  __shared__ long long sh_target[G];  // the cell's first score in pre, or -1 past the items
+  __shared__ int sh_total;
+
+  const int pair = __ldg(pairs.class_pairs + blockIdx.y);
+  const PairTile tile = LoadPairTile(pairs, pair);
+  const int num_groups = (num_items + G - 1) / G;
+  const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int pl_first = __ldg(pairs.pl_begin + pair), pl_end = __ldg(pairs.pl_begin + pair + 1);
+
+  for (int group = blockIdx.x * groups_per_block; group < group_end; ++group) {
+    const int first_item = group * G;
+    __syncthreads();  // the previous group is done with shared memory
+    if (threadIdx.x < G) {
+      sh_count[threadIdx.x] = 0;
+      long long target = -1;
+      if (first_item + threadIdx.x < num_items) {
+        const CellItem it = a.items[a.item_offset + first_item + threadIdx.x];
+        target = static_cast<long long>(TargetCell(a, it)) * a.num_states;
+      }
+      sh_target[threadIdx.x] = target;
+    }
+    if (threadIdx.x == 0) sh_total = 0;
+    __syncthreads();
+    GatherSplits<G>(a, tile.sym, present, num_symbols, num_items, first_item, max_splits, sh_left,
+                    sh_right, sh_count, &sh_total);
+    if (sh_total == 0) continue;  // uniform: every thread read it before the next barrier
+    SplitMaxima<G, kSplitUnroll, kPad, kAligned, true>(a, tile, sh_left, sh_right, sh_count,
+                                                       max_splits, sh_best);
+    for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32)
+      SegRulesForCount<G, kPad>(pairs, sh_best, sh_target, a.pre, pl, lane);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side
+
+enum class Variant {
+  kPairFused16,
+  kPairFused8,
+  kPairFused4,
+  kPairFused16Wide,
+  kPairFused8Wide,
+  kPairFused8Classes,
+  kPairAcc8,
+  kPairAcc16,
+  kPairSeg8,
+  kPairSeg8Unroll2,
+  kPairSeg16,
+  kPairSeg8NoPad,
+  kPairSeg8Aligned,
+  kPairSeg16Aligned,
+  kThreadAtomicGlobal,
+  kThreadAtomicShared,
+  kBlockAtomicShared,
+  kBlockReduce,
+  kBlockReduceStaged,
+  kBlockReduceSeq,
+};
+
+// The variants, numbered in this one table: the name `--kernel` takes, the Variant that
+// LaunchBinary dispatches on, and the kernel (Kernel 1..9 above) it launches; cuda/README.md
+// has the same table with each variant's parameters. The default first: the fastest binary pass
+// measured on en_sm6s (bench/RESULTS.md).
+struct VariantSpec {
+  std::string name;
+  Variant variant;
+  int kernel;
+};
+
+const std::vector<VariantSpec>& Variants() {
+  static const std::vector<VariantSpec> kVariants = {
+      {"pair-seg-g8-a4", Variant::kPairSeg8Aligned, 9},
+      {"pair-fused-g8-wide", Variant::kPairFused8Wide, 7},
+      {"pair-fused-g16-wide", Variant::kPairFused16Wide, 7},
+      {"pair-fused-g16", Variant::kPairFused16, 7},
+      {"pair-fused-g8", Variant::kPairFused8, 7},
+      {"pair-fused-g8-classes", Variant::kPairFused8Classes, 7},
+      {"pair-fused-g4", Variant::kPairFused4, 7},
+      {"pair-acc-g8", Variant::kPairAcc8, 8},
+      {"pair-acc-g16", Variant::kPairAcc16, 8},
+      {"pair-seg-g8", Variant::kPairSeg8, 9},
+      {"pair-seg-g8-u2", Variant::kPairSeg8Unroll2, 9},
+      {"pair-seg-g16", Variant::kPairSeg16, 9},
+      {"pair-seg-g8-nopad", Variant::kPairSeg8NoPad, 9},
+      {"pair-seg-g16-a4", Variant::kPairSeg16Aligned, 9},
+      {"thread-atomic-global", Variant::kThreadAtomicGlobal, 1},
+      {"thread-atomic-shared", Variant::kThreadAtomicShared, 2},
+      {"block-atomic-shared", Variant::kBlockAtomicShared, 3},
+      {"block-reduce", Variant::kBlockReduce, 4},
+      {"block-reduce-staged", Variant::kBlockReduceStaged, 5},
+      {"block-reduce-seq", Variant::kBlockReduceSeq, 6},
+  };
+  return kVariants;
+}
+
+// A buffer that only grows (contents are not kept): device memory, or pinned host memory for
+// kPinned. Reserve is false when the allocation fails.
+template <typename T, bool kPinned>
+class CudaBuffer {
+ public:
+  CudaBuffer() = default;
+  CudaBuffer(const CudaBuffer&) = delete;
+  CudaBuffer& operator=(const CudaBuffer&) = delete;
+  ~CudaBuffer() { Free(); }
+  void Free() {
+    if (data_) kPinned ? cudaFreeHost(data_) : cudaFree(data_);
+    data_ = nullptr;
+    size_ = 0;
+  }
+  // Grows to at least `count` elements.
+  bool Reserve(size_t count) {
+    if (count <= size_) return true;
+    Free();
+    const size_t bytes = std::max<size_t>(count, 1) * sizeof(T);
+    const cudaError_t status = kPinned ? cudaMallocHost(reinterpret_cast<void**>(&data_), bytes)
+                                       : cudaMalloc(reinterpret_cast<void**>(&data_), bytes);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      data_ = nullptr;
+      return false;
+    }
+    size_ = count;
+    return true;
+  }
+  bool Upload(const std::vector<T>& host) {
+    if (!Reserve(host.size())) return false;
+    return host.empty() || cudaMemcpy(data_, host.data(), host.size() * sizeof(T),
+                                      cudaMemcpyHostToDevice) == cudaSuccess;
+  }
+  T* get() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+template <typename T>
+using DeviceArray = CudaBuffer<T, false>;
+template <typename T>
+using PinnedArray = CudaBuffer<T, true>;
+
+// The launch grid of kernels 7 and 9: x = blocks of `per_block` cell groups (about 8 waves of
+// blocks in all), y = the tiles.
+struct GroupGrid {
+  int launched_x;
+  int per_block;
+};
+GroupGrid GroupGridFor(int groups, int tiles, int num_sms) {
+  const int blocks_x = std::max(1, std::min(groups, (num_sms * 64 + tiles - 1) / tiles));
+  const int per_block = (groups + blocks_x - 1) / blocks_x;
+  return {(groups + per_block - 1) / per_block, per_block};
+}
+
+// Lets `kernel` launch with `dynamic` bytes of dynamic shared memory, or says why it cannot. The
+// 48 KB a launch gets without opt-in is static and dynamic shared memory together (a kernel's
+// default maxDynamicSharedSizeBytes is 48 KB less its static bytes): comparing the dynamic bytes
+// alone with 48 KB left launches with 48 KB - static < dynamic <= 48 KB without the opt-in, and
+// they failed with "invalid argument" (pair-seg-g8-a4 on en_sm6s, whose tiles hold up to 1,020
+// substate pairs: 49,104 dynamic bytes and about 100 static at span length 194, so every sentence
+// of 194 words or more failed; the G = 8 kernels' dynamic bytes grow by 64 a span length, so any
+// grammar meets such a span length at some sentence length).
+template <typename Kernel>
+bool AllowDynamicShared(Kernel* kernel, size_t dynamic, int max_optin, const char* name,
+                        std::string* error) {
+  cudaFuncAttributes attributes{};
+  if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess) {
+    *error = std::string("cudaFuncGetAttributes failed for the ") + name +
+             " kernel: " + cudaGetErrorString(cudaGetLastError());
+    return false;
+  }
+  if (attributes.sharedSizeBytes + dynamic > size_t(max_optin)) {
+    *error = std::string("sentence too long for the ") + name + " kernel's shared memory (" +
+             std::to_string(attributes.sharedSizeBytes + dynamic) + " bytes, the device has " +
+             std::to_string(max_optin) + ")";
+    return false;
+  }
+  if (dynamic > size_t(attributes.maxDynamicSharedSizeBytes) &&
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic)) !=
+          cudaSuccess) {
+    *error = std::string("cudaFuncSetAttribute failed for the ") + name +
+             " kernel: " + cudaGetErrorString(cudaGetLastError());
+    return false;
+  }
+  return true;
+}
+
+struct SizeClass {
+  std::vector<int> pairs;
+  int max_bc = 0;
+  DeviceArray<int> device_pairs;
+};
+
+int64_t NumCells(int32_t n) { return int64_t(n) * (n + 1) / 2; }
+
+class DeviceViterbiImpl : public DeviceViterbi {
+ public:
+  const std::string& kernel() const override { return kernel_; }
+
+  size_t BytesForSentence(int32_t n) const override {
+    static_assert(sizeof(CellItem) == 16);
+    return BatchBytesForSentence(num_states_, num_symbols_, n) +
+           (aligned_ ? size_t(NumCells(n)) * aligned_states_ * sizeof(float) : 0);
+  }
+  size_t BatchBudget() const override { return budget_; }
+
+  bool Init(const GrammarArrays& g, const DeviceViterbiOptions& options, std::string* error) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+      cudaGetLastError();
+      *error = "no CUDA device";
+      return false;
+    }
+    kernel_ = options.kernel.empty() ? Variants().front().name : options.kernel;
+    bool found = false;
+    for (const VariantSpec& spec : Variants())
+      if (spec.name == kernel_) variant_ = spec.variant, found = true;
+    if (!found) {
+      *error = "unknown CUDA kernel '" + kernel_ + "'";
+      return false;
+    }
+    if (!FaultInjector::FromEnvironment(&faults_, error)) return false;
+    num_states_ = g.num_states;
+    if (size_t(num_states_) * sizeof(float) > 48 * 1024) {
+      *error = "too many states for the unary kernel's shared memory";
+      return false;
+    }
+    num_symbols_ = g.num_symbols;
+    num_rules_ = static_cast<int>(g.num_binary);
+    cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+    cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, 0);
+
+    std::vector<float> w(g.binary_log_prob, g.binary_log_prob + g.num_binary);
+    std::vector<float> uw(g.unary_log_prob, g.unary_log_prob + g.num_unary);
+    auto ints = [](const int32_t* p, int64_t n) { return std::vector<int>(p, p + n); };
+    bool ok = state_symbol_.Upload(ints(g.state_symbol, g.num_states)) &&
+              unary_begin_.Upload(ints(g.unary_parent_begin, g.num_states + 1)) &&
+              unary_child_.Upload(ints(g.unary_child, g.num_unary)) && unary_w_.Upload(uw);
+    const bool paper = variant_ >= Variant::kThreadAtomicGlobal;
+    if (variant_ == Variant::kPairFused16Wide || variant_ == Variant::kPairFused8Wide ||
+        variant_ == Variant::kPairSeg8 || variant_ == Variant::kPairSeg8Unroll2 ||
+        variant_ == Variant::kPairSeg16 || variant_ == Variant::kPairSeg8NoPad ||
+        variant_ == Variant::kPairSeg8Aligned || variant_ == Variant::kPairSeg16Aligned)
+      band_limit_ = 1024;
+    if (variant_ == Variant::kPairSeg8Aligned || variant_ == Variant::kPairSeg16Aligned)
+      aligned_ = true;
+    if (variant_ == Variant::kPairFused8Classes) size_classes_ = true;
+
+    if (paper) {
+      ok = ok && parent_.Upload(ints(g.binary_parent, g.num_binary)) &&
+           left_.Upload(ints(g.binary_left, g.num_binary)) &&
+           right_.Upload(ints(g.binary_right, g.num_binary)) && rule_w_.Upload(w);
+      // Rule chunks of kThreads (thread mapping) and their parent ranges.
+      const int chunks = (num_rules_ + kThreads - 1) / kThreads;
+      std::vector<int> first(chunks), span(chunks);
+      for (int c = 0; c < chunks; ++c) {
+        const int lo = c * kThreads, hi = std::min(num_rules_, lo + kThreads) - 1;
+        first[c] = g.binary_parent[lo];
+        span[c] = g.binary_parent[hi] - g.binary_parent[lo] + 1;
+        max_chunk_parents_ = std::max(max_chunk_parents_, span[c]);
+      }
+      num_chunks_ = chunks;
+      ok = ok && chunk_first_.Upload(first) && chunk_count_.Upload(span);
+      // Virtual parents: a parent's rules cut into pieces of at most kThreads.
+      std::vector<int> vp_parent, vp_begin, vp_end;
+      for (int p = 0; p < num_states_; ++p) {
+        for (int lo = g.binary_parent_begin[p]; lo < g.binary_parent_begin[p + 1]; lo += kThreads) {
+          vp_parent.push_back(p);
+          vp_begin.push_back(lo);
+          vp_end.push_back(std::min(lo + kThreads, g.binary_parent_begin[p + 1]));
+        }
+      }
+      num_virtual_ = static_cast<int>(vp_parent.size());
+      ok = ok && vp_parent_.Upload(vp_parent) && vp_begin_.Upload(vp_begin) &&
+           vp_end_.Upload(vp_end);
+      if (num_chunks_ > 65535 || num_virtual_ > 65535) {
+        *error = "grammar too large for the paper kernels' grid (use pair-fused)";
+        return false;
+      }
+      if (variant_ == Variant::kBlockReduceStaged &&
+          2 * size_t(num_states_) * sizeof(float) > size_t(max_shared_optin_)) {
+        *error = "too many states to stage two cells in shared memory";
+        return false;
+      }
+    } else {
+      if (aligned_) {
+        // Each symbol's substates start at a multiple of 4 floats in an aligned row.
+        aligned_first_.assign(num_symbols_, 0);
+        for (int sym = 0; sym < num_symbols_; ++sym) {
+          aligned_first_[sym] = aligned_states_;
+          aligned_states_ += (g.symbol_num_substates[sym] + 3) / 4 * 4;
+        }
+        std::vector<int> index(num_states_);
+        for (int s = 0; s < num_states_; ++s) {
+          const int sym = g.state_symbol[s];
+          index[s] = aligned_first_[sym] + s - g.symbol_first_state[sym];
+        }
+        ok = ok && aligned_index_.Upload(index);
+      }
+      ok = ok && BuildPairs(g, w, error);
+      if (!error->empty()) return false;
+    }
+    if (!ok) {
+      *error = "could not upload the grammar to the device";
+      return false;
+    }
+    if (options.max_batch_bytes > 0) {
+      budget_ = options.max_batch_bytes;
+    } else {
+      size_t free_bytes = 0, total = 0;
+      cudaMemGetInfo(&free_bytes, &total);
+      budget_ = static_cast<size_t>(free_bytes * 0.85);
+    }
+    if (cudaStreamCreate(&stream_) != cudaSuccess) {
+      *error = "cudaStreamCreate failed";
+      return false;
+    }
+    return true;
+  }
+
+  ~DeviceViterbiImpl() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  void SetProfiling(bool on) override {
+    profile_ = on;
+    profile_ms_.fill(0);
+    profile_batches_ = 0;
+  }
+
+  std::string ProfileReport() const override {
+    char text[256];
+    std::snprintf(text, sizeof(text),
+                  "%d batches: host wall %.1f ms; device: setup %.1f, binary %.1f, unary %.1f, "
+                  "copy back %.1f ms",
+                  profile_batches_, profile_ms_[0], profile_ms_[1], profile_ms_[2], profile_ms_[3],
+                  profile_ms_[4]);
+    return text;
+  }
+
+  BatchResult InsideBatch(const std::vector<SentenceRef>& batch, std::vector<const float*>* charts,
+                          std::string* error) override {
+    const auto wall_begin = std::chrono::steady_clock::now();
+    BatchResult result = InsideBatchImpl(batch, charts, error);
+    if (profile_ && result == BatchResult::kOk) {
+      ++profile_batches_;
+      profile_ms_[0] +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_begin)
+              .count();
+      const int spans = static_cast<int>(level_begin_.size()) - 2;
+      float ms = 0;
+      cudaEventElapsedTime(&ms, events_[0], events_[1]);
+      profile_ms_[1] += ms;
+      for (int w = 1; w <= spans; ++w) {
+        cudaEventElapsedTime(&ms, events_[2 * w - 1], events_[2 * w]);
+        profile_ms_[2] += ms;
+        cudaEventElapsedTime(&ms, events_[2 * w], events_[2 * w + 1]);
+        profile_ms_[3] += ms;
+      }
+      cudaEventElapsedTime(&ms, events_[2 * spans + 1], events_[2 * spans + 2]);
+      profile_ms_[4] += ms;
+    }
+    return result;
+  }
+
+  void Mark(int index) {
+    if (!profile_) return;
+    while (static_cast<int>(events_.size()) <= index) {
+      cudaEvent_t e;
+      cudaEventCreate(&e);
+      events_.push_back(e);
+    }
+    cudaEventRecord(events_[index], stream_);
+  }
+
+  BatchResult InsideBatchImpl(const std::vector<SentenceRef>& batch,
+                              std::vector<const float*>* charts, std::string* error) {
+    charts->assign(batch.size(), nullptr);
+    if (batch.empty()) return BatchResult::kOk;
+    const int num_sentences = static_cast<int>(batch.size());
+    std::vector<int> base(num_sentences), word(num_sentences);
+    int64_t cells = 0, words = 0;
+    int max_n = 0;
+    size_t bytes = 0;
+    for (int i = 0; i < num_sentences; ++i) {
+      base[i] = static_cast<int>(cells);
+      word[i] = static_cast<int>(words);
+      cells += NumCells(batch[i].length);
+      words += batch[i].length;
+      max_n = std::max(max_n, batch[i].length);
+      bytes += BytesForSentence(batch[i].length);
+    }
+    if (bytes > budget_ || cells >= std::numeric_limits<int>::max() / 2) {
+      *error = "batch needs " + std::to_string(bytes) + " device bytes, over the budget";
+      return BatchResult::kOutOfMemory;
+    }
+    // Items per span length, ordered by start then sentence.
+    std::vector<CellItem> items;
+    items.reserve(cells);
+    level_begin_.assign(max_n + 2, 0);
+    start_begin_.assign(max_n + 2, {});
+    for (int span = 1; span <= max_n; ++span) {
+      level_begin_[span] = static_cast<int>(items.size());
+      for (int start = 0; start + span <= max_n; ++start) {
+        start_begin_[span].push_back(static_cast<int>(items.size()));
+        for (int i = 0; i < num_sentences; ++i)
+          if (start + span <= batch[i].length)
+            items.push_back({base[i], batch[i].length, start, word[i]});
+      }
+      start_begin_[span].push_back(static_cast<int>(items.size()));
+    }
+    level_begin_[max_n + 1] = static_cast<int>(items.size());
+
+    const size_t chart_floats = size_t(cells) * num_states_;
+    if (faults_.FailAllocation() || !chart_.Reserve(chart_floats) || !pre_.Reserve(chart_floats) ||
+        !present_.Reserve(size_t(cells) * num_symbols_) ||
+        !lexical_.Reserve(size_t(words) * num_states_) || !items_.Reserve(items.size()) ||
+        (aligned_ && !aligned_chart_.Reserve(size_t(cells) * aligned_states_))) {
+      chart_.Free(), pre_.Free(), present_.Free(), lexical_.Free(), items_.Free();
+      aligned_chart_.Free();
+      *error = "cudaMalloc failed for a batch of " + std::to_string(num_sentences) + " sentences";
+      return BatchResult::kOutOfMemory;
+    }
+    PinnedArray<float>& host_chart = host_chart_[next_host_chart_];
+    if (!host_lexical_.Reserve(size_t(words) * num_states_) || !host_chart.Reserve(chart_floats)) {
+      *error = "cudaMallocHost failed";
+      return BatchResult::kOutOfMemory;
+    }
+    float* lex = host_lexical_.get();
+    for (int i = 0; i < num_sentences; ++i) {
+      const size_t count = size_t(batch[i].length) * num_states_;
+      const double* src = batch[i].lexical;
+      float* dst = lex + size_t(word[i]) * num_states_;
+      for (size_t k = 0; k < count; ++k) dst[k] = static_cast<float>(src[k]);
+    }
+    Mark(0);
+    cudaMemcpyAsync(lexical_.get(), lex, size_t(words) * num_states_ * sizeof(float),
+                    cudaMemcpyHostToDevice, stream_);
+    cudaMemcpyAsync(items_.get(), items.data(), items.size() * sizeof(CellItem),
+                    cudaMemcpyHostToDevice, stream_);
+    FillKernel<<<1024, 256, 0, stream_>>>(pre_.get(), chart_floats, kNegInfF);
+    cudaMemsetAsync(present_.get(), 0, size_t(cells) * num_symbols_, stream_);
+    if (aligned_)  // float4 loads read the padding between symbols (unused): no uninitialized read
+      cudaMemsetAsync(aligned_chart_.get(), 0, size_t(cells) * aligned_states_ * sizeof(float),
+                      stream_);
+    if (!faults_.empty()) {
+      std::vector<int32_t> lengths;
+      for (const SentenceRef& s : batch) lengths.push_back(s.length);
+      if (faults_.FailLaunch(lengths))  // CKY_FAULT_INJECT: a real invalid launch (no blocks)
+        FillKernel<<<0, 256, 0, stream_>>>(pre_.get(), chart_floats, kNegInfF);
+    }
+
+    for (int span = 1; span <= max_n; ++span) {
+      LevelArgs a{chart_.get(),
+                  pre_.get(),
+                  items_.get(),
+                  level_begin_[span],
+                  span,
+                  num_states_,
+                  aligned_ ? aligned_chart_.get() : nullptr,
+                  aligned_states_};
+      const int count = level_begin_[span + 1] - level_begin_[span];
+      Mark(2 * span - 1);  // span 1: the end of the setup
+      if (span == 1) {
+        LexicalKernel<<<count, 256, 0, stream_>>>(a, lexical_.get());
+      } else if (!LaunchBinary(a, count, error)) {
+        cudaStreamSynchronize(stream_);  // nothing of this batch runs on into the next one
+        cudaGetLastError();
+        return BatchResult::kFailed;
+      }
+      Mark(2 * span);
+      UnaryKernel<<<count, 256, num_states_ * sizeof(float), stream_>>>(
+          a, chart_.get(), unary_begin_.get(), unary_child_.get(), unary_w_.get(),
+          state_symbol_.get(), present_.get(), num_symbols_,
+          aligned_ ? aligned_chart_.get() : nullptr, aligned_index_.get());
+    }
+    Mark(2 * max_n + 1);
+    next_host_chart_ = 1 - next_host_chart_;
+    cudaMemcpyAsync(host_chart.get(), chart_.get(), chart_floats * sizeof(float),
+                    cudaMemcpyDeviceToHost, stream_);
+    Mark(2 * max_n + 2);
+    cudaError_t status = cudaStreamSynchronize(stream_);
+    if (status == cudaSuccess) status = cudaGetLastError();  // a launch error of the last span
+    if (status != cudaSuccess) {
+      *error = std::string("CUDA error: ") + cudaGetErrorString(status);
+      cudaGetLastError();
+      return BatchResult::kFailed;
+    }
+    for (int i = 0; i < num_sentences; ++i)
+      (*charts)[i] = host_chart.get() + size_t(base[i]) * num_states_;
+    return BatchResult::kOk;
+  }
+
+ private:
+  bool LaunchBinary(const LevelArgs& a, int count, std::string* error) {
+    RuleArrays rules{parent_.get(), left_.get(), right_.get(), rule_w_.get(), num_rules_};
+    VirtualParents vp{vp_parent_.get(), vp_begin_.get(), vp_end_.get()};
+    switch (variant_) {
+      case Variant::kThreadAtomicGlobal:
+        ThreadAtomicGlobalKernel<<<dim3(count, num_chunks_), kThreads, 0, stream_>>>(a, rules);
+        break;
+      case Variant::kThreadAtomicShared:
+        if (!AllowDynamicShared(ThreadAtomicSharedKernel, max_chunk_parents_ * sizeof(float),
+                                max_shared_optin_, "thread-atomic-shared", error))
+          return false;
+        ThreadAtomicSharedKernel<<<dim3(count, num_chunks_), kThreads,
+                                   max_chunk_parents_ * sizeof(float), stream_>>>(
+            a, rules, chunk_first_.get(), chunk_count_.get());
+        break;
+      case Variant::kBlockAtomicShared:
+        BlockAtomicSharedKernel<<<dim3(count, num_virtual_), kThreads, 0, stream_>>>(a, rules, vp);
+        break;
+      case Variant::kBlockReduce:
+        BlockReduceKernel<<<dim3(count, num_virtual_), kThreads, 0, stream_>>>(a, rules, vp);
+        break;
+      case Variant::kBlockReduceStaged: {
+        const size_t shared = 2 * size_t(num_states_) * sizeof(float);
+        if (!AllowDynamicShared(BlockReduceStagedKernel, shared, max_shared_optin_,
+                                "block-reduce-staged", error))
+          return false;
+        BlockReduceStagedKernel<<<dim3(count, num_virtual_), kThreads, shared, stream_>>>(a, rules,
+                                                                                          vp);
+        break;
+      }
+      case Variant::kBlockReduceSeq: {
+        const std::vector<int>& starts = start_begin_[a.span];
+        for (size_t s = 0; s + 1 < starts.size(); ++s) {
+          const int n = starts[s + 1] - starts[s];
+          if (n == 0) continue;
+          LevelArgs one = a;
+          one.item_offset = starts[s];
+          BlockReduceKernel<<<dim3(n, num_virtual_), kThreads, 0, stream_>>>(one, rules, vp);
+        }
+        break;
+      }
+      case Variant::kPairAcc8:
+        if (!LaunchPairAcc<8>(a, count, error)) return false;
+        break;
+      case Variant::kPairAcc16:
+        if (!LaunchPairAcc<16>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8:
+        if (!LaunchPairSeg<8, 1, true, false>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8Unroll2:
+        if (!LaunchPairSeg<8, 2, true, false>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg16:
+        if (!LaunchPairSeg<16, 1, true, false>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8NoPad:
+        if (!LaunchPairSeg<8, 1, false, false>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8Aligned:
+        if (!LaunchPairSeg<8, 1, true, true>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg16Aligned:
+        if (!LaunchPairSeg<16, 1, true, true>(a, count, error)) return false;
+        break;
+      case Variant::kPairFused16:
+      case Variant::kPairFused16Wide:
+        if (!LaunchPairFused<16>(a, count, error)) return false;
+        break;
+      case Variant::kPairFused8:
+      case Variant::kPairFused8Wide:
+      case Variant::kPairFused8Classes:
+        if (!LaunchPairFused<8>(a, count, error)) return false;
+        break;
+      case Variant::kPairFused4:
+        if (!LaunchPairFused<4>(a, count, error)) return false;
+        break;
+    }
+    const cudaError_t launch = cudaGetLastError();
+    if (launch != cudaSuccess) {
+      *error = std::string("kernel launch failed: ") + cudaGetErrorString(launch);
+      return false;
+    }
+    return true;
+  }
+
+  PairArrays PairArraysFor(const SizeClass& c) const {
+    return {pair_info_.get(),     pair_symbols_.get(), pair_pl_begin_.get(), pl_parent_.get(),
+            pl_rule_begin_.get(), key_.get(),          key_w_.get(),         c.device_pairs.get()};
+  }
+
+  template <int G>
+  bool LaunchPairAcc(const LevelArgs& a, int count, std::string* error) {
+    const int max_splits = a.span - 1;
+    const int groups = (count + G - 1) / G;
+    const SizeClass& c = classes_[0];  // every tile, heaviest first
+    const size_t shared =
+        (size_t(G) * (num_states_ + c.max_bc) + 2 * size_t(G) * max_splits) * sizeof(float);
+    if (!AllowDynamicShared(PairAccKernel<G>, shared, max_shared_optin_, "pair-acc", error))
+      return false;
+    const PairArrays p = PairArraysFor(c);
+    // Tile chunks per cell group: enough blocks for about 4 waves, as few chunks as possible (each
+    // chunk flushes its own maxima).
+    const int tiles = static_cast<int>(c.pairs.size());
+    const int chunks = std::max(1, std::min({tiles, 256, (num_sms_ * 16 + groups - 1) / groups}));
+    PairAccKernel<G><<<dim3(groups, chunks), kThreads, shared, stream_>>>(
+        a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc, tiles);
+    return true;
+  }
+
+  template <int G, int kSplitUnroll, bool kPad, bool kAligned>
+  bool LaunchPairSeg(const LevelArgs& a, int count, std::string* error) {
+    const int max_splits = a.span - 1;
+    const int groups = (count + G - 1) / G;
+    const SizeClass& c = classes_[0];  // every tile, heaviest first
+    const size_t shared =
+        (size_t(BestFloats(G, c.max_bc)) + 2 * size_t(G) * max_splits) * sizeof(float);
+    if (!AllowDynamicShared(PairSegKernel<G, kSplitUnroll, kPad, kAligned>, shared,
+                            max_shared_optin_, "pair-seg", error))
+      return false;
+    const PairArrays p = PairArraysFor(c);
+    const int tiles = static_cast<int>(c.pairs.size());
+    const GroupGrid grid = GroupGridFor(groups, tiles, num_sms_);
+    PairSegKernel<G, kSplitUnroll, kPad, kAligned>
+        <<<dim3(grid.launched_x, tiles), kThreads, shared, stream_>>>(
+            a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc, grid.per_block);
+    return true;
+  }
+
+  template <int G>
+  bool LaunchPairFused(const LevelArgs& a, int count, std::string* error) {
+    const int max_splits = a.span - 1;
+    const int groups = (count + G - 1) / G;
+    for (SizeClass& c : classes_) {
+      if (c.pairs.empty()) continue;
+      const size_t shared = (size_t(G) * c.max_bc + 2 * size_t(G) * max_splits) * sizeof(float);
+      if (!AllowDynamicShared(PairFusedKernel<G>, shared, max_shared_optin_, "pair-fused", error))
+        return false;
+      const PairArrays p = PairArraysFor(c);
+      const int tiles = static_cast<int>(c.pairs.size());  // of the class
+      const GroupGrid grid = GroupGridFor(groups, tiles, num_sms_);
+      PairFusedKernel<G><<<dim3(grid.launched_x, tiles), kThreads, shared, stream_>>>(
+          a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc, grid.per_block);
+    }
+    return true;
+  }
+
+  // Groups the rules by base child pair (symbol of left, symbol of right), cut into bands of B's
+  // substates of at most kMaxTileBc substate pairs, then by parent, then key.
+  bool BuildPairs(const GrammarArrays& g, const std::vector<float>& w, std::string* error) {
+    std::map<std::pair<int, int>, std::vector<int64_t>> by_pair;
+    for (int64_t r = 0; r < g.num_binary; ++r)
+      by_pair[{g.state_symbol[g.binary_left[r]], g.state_symbol[g.binary_right[r]]}].push_back(r);
+    std::vector<int4> info;
+    std::vector<int2> symbols;
+    std::vector<int> pl_begin{0}, pl_parent, pl_rule_begin{0}, key;
+    std::vector<float> key_w;
+    // One launch per span length over every tile (heaviest first), or one per size class.
+    const std::vector<int> limits =
+        size_classes_ ? std::vector<int>{64, 128, 256, band_limit_} : std::vector<int>{band_limit_};
+    std::vector<int> tile_rules;
+    for (auto& [symbols_pair, all_rules] : by_pair) {
+      const int b_sym = symbols_pair.first, c_sym = symbols_pair.second;
+      const int b_first = g.symbol_first_state[b_sym], s_b = g.symbol_num_substates[b_sym];
+      const int c_first = g.symbol_first_state[c_sym], s_c = g.symbol_num_substates[c_sym];
+      if (s_c > band_limit_) {
+        *error = "a symbol has more substates than the pair-fused kernels support";
+        return false;
+      }
+      int rows = std::max(1, band_limit_ / s_c);
+      if (aligned_ && rows >= 4) rows -= rows % 4;  // bands start at aligned rows
+      for (int b_lo = 0; b_lo < s_b; b_lo += rows) {
+        const int b_hi = std::min(s_b, b_lo + rows);
+        std::vector<int64_t> rules;
+        for (int64_t r : all_rules) {
+          const int b = g.binary_left[r] - b_first;
+          if (b >= b_lo && b < b_hi) rules.push_back(r);
+        }
+        if (rules.empty()) continue;
+        int4 pinfo{b_first + b_lo, b_hi - b_lo, c_first, s_c};
+        // Keys and rules use state numbers; only the split loop's row offsets are aligned.
+        const int4 state_info = pinfo;
+        if (aligned_) pinfo.x = aligned_first_[b_sym] + b_lo, pinfo.z = aligned_first_[c_sym];
+        const int pair_index = static_cast<int>(info.size());
+        info.push_back(pinfo);
+        symbols.push_back({b_sym, c_sym});
+        tile_rules.push_back(static_cast<int>(rules.size()));
+        std::stable_sort(rules.begin(), rules.end(), [&](int64_t x, int64_t y) {
+          return g.binary_parent[x] < g.binary_parent[y];
+        });
+        for (size_t i = 0; i < rules.size(); ++i) {
+          const int64_t r = rules[i];
+          if (i == 0 || g.binary_parent[r] != g.binary_parent[rules[i - 1]]) {
+            if (i > 0) pl_rule_begin.push_back(static_cast<int>(key.size()));
+            pl_parent.push_back(g.binary_parent[r]);
+          }
+          const int b = g.binary_left[r] - state_info.x, c = g.binary_right[r] - state_info.z;
+          key.push_back(b * pinfo.w + c);
+          key_w.push_back(w[r]);
+        }
+        pl_rule_begin.push_back(static_cast<int>(key.size()));
+        pl_begin.push_back(static_cast<int>(pl_parent.size()));
+        const int bc = pinfo.y * pinfo.w;
+        for (size_t c = 0; c < limits.size(); ++c) {
+          if (bc <= limits[c]) {
+            classes_[c].pairs.push_back(pair_index);
+            classes_[c].max_bc = std::max(classes_[c].max_bc, bc);
+            break;
+          }
+        }
+      }
+    }
+    for (SizeClass& c : classes_) {
+      std::stable_sort(c.pairs.begin(), c.pairs.end(),
+                       [&](int x, int y) { return tile_rules[x] > tile_rules[y]; });
+      if (c.pairs.size() > 65535) {
+        *error = "too many child pairs for one launch";
+        return false;
+      }
+      if (!c.device_pairs.Upload(c.pairs)) return false;
+    }
+    return pair_info_.Upload(info) && pair_symbols_.Upload(symbols) &&
+           pair_pl_begin_.Upload(pl_begin) && pl_parent_.Upload(pl_parent) &&
+           pl_rule_begin_.Upload(pl_rule_begin) && key_.Upload(key) && key_w_.Upload(key_w);
+  }
+
+  std::string kernel_;
+  FaultInjector faults_;  // CKY_FAULT_INJECT, read at Init
+  Variant variant_ = Variant::kPairSeg8Aligned;
+  int num_states_ = 0, num_symbols_ = 0, num_rules_ = 0;
+  int max_shared_optin_ = 48 * 1024;
+  int num_sms_ = 132;
+  bool profile_ = false;
+  std::array<double, 5> profile_ms_{};  // host wall, setup, binary, unary, copy back
+  int profile_batches_ = 0;
+  std::vector<cudaEvent_t> events_;
+  int band_limit_ = 512;            // most substate pairs in a tile of the pair-fused kernels
+  bool size_classes_ = false;       // pair-fused: one launch per tile size class
+  bool aligned_ = false;            // pair-seg-*-a4: tiles read aligned_chart_ with float4 loads
+  int aligned_states_ = 0;          // floats per aligned_chart_ row (a multiple of 4)
+  std::vector<int> aligned_first_;  // per symbol: its first position in an aligned row
+  size_t budget_ = 0;
+  cudaStream_t stream_ = nullptr;
+
+  DeviceArray<int> state_symbol_, unary_begin_, unary_child_;
+  DeviceArray<int> aligned_index_;    // per state: its position in an aligned_chart_ row
+  DeviceArray<float> aligned_chart_;  // pair-seg-*-a4 batch buffer
+  DeviceArray<float> unary_w_;
+  // Paper kernels.
+  DeviceArray<int> parent_, left_, right_;
+  DeviceArray<float> rule_w_;
+  DeviceArray<int> chunk_first_, chunk_count_, vp_parent_, vp_begin_, vp_end_;
+  int num_chunks_ = 0, max_chunk_parents_ = 1, num_virtual_ = 0;
+  // Pair-fused kernels.
+  DeviceArray<int4> pair_info_;
+  DeviceArray<int2> pair_symbols_;
+  DeviceArray<int> pair_pl_begin_, pl_parent_, pl_rule_begin_, key_;
+  DeviceArray<float> key_w_;
+  std::array<SizeClass, 4> classes_;
+  // Batch buffers.
+  DeviceArray<float> chart_, pre_, lexical_;
+  DeviceArray<unsigned char> present_;
+  DeviceArray<CellItem> items_;
+  PinnedArray<float> host_lexical_;
+  PinnedArray<float>
+      host_chart_[2];  // alternate calls: a caller may read one while we fill the other
+  int next_host_chart_ = 0;
+  std::vector<int> level_begin_;
+  std::vector<std::vector<int>> start_begin_;
+};
+
+}  // namespace
+
+std::vector<std::string> ViterbiKernelNames() {
+  std::vector<std::string> names;
+  for (const VariantSpec& spec : Variants()) names.push_back(spec.name);
+  return names;
+}
+
+std::unique_ptr<DeviceViterbi> DeviceViterbi::Create(const GrammarArrays& grammar,
+                                                     const DeviceViterbiOptions& options,
+                                                     std::string* error) {
+  error->clear();
+  auto impl = std::make_unique<DeviceViterbiImpl>();
+  if (!impl->Init(grammar, options, error)) {
+    if (error->empty()) *error = "could not set up the CUDA Viterbi backend";
+    return nullptr;
+  }
+  return impl;
+}
+
+}  // namespace cky::cuda

@@ -1,0 +1,104 @@
+// Exhaustive Viterbi CKY inside passes on a CUDA device, in plain C++ (no CUDA types).
+//
+// The grammar is uploaded once (log-probabilities converted to float); batches of sentences then
+// stream through: the caller hands over each sentence's lexical log-scores and gets back the
+// sentence's chart, in parser/chart.h's layout (cells by span length, then start; each cell holds
+// num_states post-unary float scores, -infinity where a state cannot cover the span). Trees are
+// read from those charts by the caller (parser/cuda_backend.cpp does it on the CPU).
+//
+// The recurrence is parser/viterbi_reference.h's: per span length, a binary pass (each kernel
+// variant below computes pre[A] = max over rules A -> B C and split points of
+// rule + chart[left][B] + chart[right][C]), then a unary pass on the device,
+// chart[A] = max(pre[A], max_u unary(A -> B) + pre[B]). Scores are floats; the adapter compares
+// trees to the double-precision reference within the extraction's relative tolerance (1e-5).
+//
+// Kernel variants: ViterbiKernelNames() lists them, the first is the default. viterbi.cu numbers
+// them in one table (Variants(): each name and the kernel, 1 to 9, it launches); cuda/README.md's
+// table says what each kernel does and which variants share it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cky::cuda {
+
+// A view of cky::Grammar's arrays (grammar_io/grammar.h), so that this header needs no parser type.
+struct GrammarArrays {
+  int32_t num_states = 0;
+  int32_t num_symbols = 0;
+  const int32_t* state_symbol = nullptr;          // num_states
+  const int32_t* symbol_first_state = nullptr;    // num_symbols
+  const int32_t* symbol_num_substates = nullptr;  // num_symbols
+  int64_t num_binary = 0;                         // sorted by parent
+  const int32_t* binary_parent = nullptr;
+  const int32_t* binary_left = nullptr;
+  const int32_t* binary_right = nullptr;
+  const double* binary_log_prob = nullptr;
+  const int32_t* binary_parent_begin = nullptr;  // num_states + 1
+  int64_t num_unary = 0;                         // closed, identities removed, sorted by parent
+  const int32_t* unary_child = nullptr;
+  const double* unary_log_prob = nullptr;
+  const int32_t* unary_parent_begin = nullptr;  // num_states + 1
+};
+
+// The variant names; the first is the default (the fastest measured).
+std::vector<std::string> ViterbiKernelNames();
+
+struct DeviceViterbiOptions {
+  std::string kernel;  // "" = default
+  // Device bytes a batch may use; 0 = 85% of the free memory at creation.
+  size_t max_batch_bytes = 0;
+};
+
+// One sentence of a batch: its length and its lexical log-scores (length x num_states, row-major,
+// as parser/viterbi_reference.h's LexicalScores).
+struct SentenceRef {
+  int32_t length = 0;
+  const double* lexical = nullptr;
+};
+
+// Device bytes one sentence of `length` words needs in a batch: chart and binary maxima (floats),
+// symbol presence flags, lexical rows and the cell list.
+// (DeviceViterbi::BytesForSentence adds the -a4 kernels' aligned chart copy to this.)
+inline size_t BatchBytesForSentence(int32_t num_states, int32_t num_symbols, int32_t length) {
+  const size_t cells = static_cast<size_t>(length) * (length + 1) / 2;
+  return cells * num_states * sizeof(float) * 2 + cells * num_symbols +
+         static_cast<size_t>(length) * num_states * sizeof(float) + cells * 16;
+}
+
+enum class BatchResult { kOk, kOutOfMemory, kFailed };
+
+class DeviceViterbi {
+ public:
+  virtual ~DeviceViterbi() = default;
+  // Uploads the grammar. Returns null and sets *error when there is no device, the kernel name is
+  // unknown, or the grammar does not fit.
+  static std::unique_ptr<DeviceViterbi> Create(const GrammarArrays& grammar,
+                                               const DeviceViterbiOptions& options,
+                                               std::string* error);
+
+  virtual const std::string& kernel() const = 0;
+  // Device bytes one sentence of `length` words needs in a batch.
+  virtual size_t BytesForSentence(int32_t length) const = 0;
+  // The batch budget in bytes (options.max_batch_bytes or the default).
+  virtual size_t BatchBudget() const = 0;
+
+  // Measuring: when on, InsideBatch times its phases with CUDA events (device time of uploads and
+  // fills, binary passes, unary passes, the chart copy back) and the call's host wall time;
+  // ProfileReport() sums them over the calls since profiling was turned on.
+  virtual void SetProfiling(bool on) = 0;
+  virtual std::string ProfileReport() const = 0;
+
+  // Runs the inside pass for every sentence of the batch (lengths >= 1). On kOk, (*charts)[i]
+  // points to sentence i's chart (Chart::NumCells(length) * num_states floats), valid until the
+  // second next call (two host buffers alternate, so a caller can read one batch's charts while the
+  // device computes the next). kOutOfMemory: the device could not hold the batch (nothing was
+  // computed; split it and retry).
+  virtual BatchResult InsideBatch(const std::vector<SentenceRef>& batch,
+                                  std::vector<const float*>* charts, std::string* error) = 0;
+};
+
+}  // namespace cky::cuda

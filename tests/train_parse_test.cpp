@@ -1,0 +1,74 @@
+// Training and parsing together: a grammar that train/ writes loads through grammar_io/ and the
+// parser/ gives back the training trees (a cross-product test, so it lives in tests/).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "grammar_io/berkeley_model.h"
+#include "lexicon/lexicon.h"
+#include "parser/parser.h"
+#include "parser/tree_format.h"
+#include "train/pcfg_trainer.h"
+#include "treebank/reader.h"
+
+namespace cky {
+namespace {
+
+std::vector<Tree> Trees(const std::string& text) {
+  auto trees = ReadTreesFromString(text);
+  EXPECT_TRUE(trees.ok()) << trees.status().message();
+  return trees.ok() ? *trees : std::vector<Tree>{};
+}
+
+constexpr char kThreeTrees[] =
+    "(ROOT (S (NP (DT the) (NN dog)) (VP (VBZ barks))))\n"
+    "(ROOT (S (NP (DT the) (JJ big) (NN dog)) (VP (VBZ barks) (ADVP (RB now)))))\n"
+    "( (S (NP-SBJ (DT a) (NN cat)) (VP (VBZ sleeps) (NP (-NONE- *T*)))))\n";
+
+TEST(TrainParseTest, TrainedGrammarLoadsAndParsesItsTrainingSentences) {
+  const std::string treebank =
+      std::string(kThreeTrees) +
+      "(ROOT (S (NP (DT the) (NN cat)) (VP (VBZ sees) (NP (DT a) (JJ big) (NN dog))) (. .)))\n"
+      "(ROOT (S (NP (NNP Rex)) (VP (VBZ barks) (PP (IN at) (NP (DT the) (NN mouse)))) (. .)))\n";
+  auto text = TrainPcfg(Trees(treebank));
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("cky_train_parse_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string prefix = (dir / "tiny").string();
+  ASSERT_TRUE(WriteBerkeleyTextExport(*text, prefix).ok());
+  auto model = LoadBerkeleyModel(prefix, {.use_cache = false});
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_EQ(model->grammar.symbol_names[0], "ROOT");
+  auto lexicon = Lexicon::Build(*model);
+  ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
+  auto backend = MakeBackend(model->grammar, {.backend = "reference"});
+  ASSERT_TRUE(backend.ok());
+  Parser parser(model->grammar, *lexicon, std::move(*backend));
+
+  // Each training sentence parses back to its (normalised) gold tree.
+  std::vector<Tree> gold = Trees(treebank);
+  std::vector<std::vector<std::string>> sentences;
+  for (Tree& tree : gold) {
+    ASSERT_TRUE(NormalizeTrainingTree(&tree));
+    sentences.push_back(Leaves(tree));
+  }
+  sentences.push_back({"the", "zebra", "barks", "."});  // an unknown word
+  std::vector<ParseOutcome> outcomes = parser.Parse(sentences);
+  ASSERT_EQ(outcomes.size(), sentences.size());
+  for (size_t i = 0; i < gold.size(); ++i) {
+    ASSERT_EQ(outcomes[i].status, ParseStatus::kOk) << i;
+    std::string expected = ToBracketString(gold[i]);
+    // Berkeley's output form: "( (S ...) )" for "(ROOT (S ...))".
+    expected = "( " + expected.substr(6, expected.size() - 7) + " )";
+    EXPECT_EQ(FormatBerkeley(outcomes[i].tree), expected) << i;
+  }
+  ASSERT_EQ(outcomes.back().status, ParseStatus::kOk);
+  EXPECT_EQ(FormatBerkeley(outcomes.back().tree),
+            "( (S (NP (DT the) (NN zebra)) (VP (VBZ barks)) (. .)) )");
+}
+
+}  // namespace
+}  // namespace cky
