@@ -143,21 +143,23 @@ class CudaMaxRuleBackend : public ViterbiBackend {
     std::vector<cuda::IoResult> results;
     std::string error;
     const cuda::IoBatchResult result = device_->MaxRuleBatch(refs, false, &results, &error);
-    if (result == cuda::IoBatchResult::kOutOfMemory) {
+    if (result != cuda::IoBatchResult::kOk) {
+      // Out of memory or any other device failure stays local (as parser/cuda_backend.cpp): the
+      // batch is retried in halves, down to single sentences, and a sentence that fails alone is
+      // parsed on the CPU. The previous batch's extraction may read the host buffer a retry
+      // writes: finish it first.
+      FinishExtraction();
       if (batch.size() == 1) {
-        ParseOnCpu(sentences[batch[0]], "does not fit in device memory", &(*outcomes)[batch[0]]);
+        ParseOnCpu(sentences[batch[0]],
+                   result == cuda::IoBatchResult::kOutOfMemory
+                       ? "does not fit in device memory"
+                       : "failed on the device (" + error + ")",
+                   &(*outcomes)[batch[0]]);
         return;
       }
       const auto middle = batch.begin() + batch.size() / 2;
       RunBatch(sentences, std::vector<size_t>(batch.begin(), middle), outcomes);
       RunBatch(sentences, std::vector<size_t>(middle, batch.end()), outcomes);
-      return;
-    }
-    if (result != cuda::IoBatchResult::kOk) {
-      for (size_t i : batch) {
-        (*outcomes)[i].status = ParseStatus::kFailed;
-        (*outcomes)[i].message = error;
-      }
       return;
     }
     // Extraction in the background while the device computes the next batch (the device keeps
