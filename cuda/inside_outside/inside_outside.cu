@@ -1,0 +1,1462 @@
+// Sum-product inside/outside and max-rule passes on a CUDA device: kernels, then the batch dispatch
+// (DeviceInsideOutsideImpl). cuda/inside_outside/inside_outside.h describes the mapping.
+//
+// Copied from cuda/viterbi.cu (to be shared once the layout branch has landed): CellIndex,
+// DeviceArray, PinnedArray, and the pair-fused kernel's structure (tiles of child pairs cut into
+// bands, groups of G cells, presence-flag split skipping, 4 x 4 register blocking, a warp per
+// parent state), here in doubles with sums instead of maxima.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cuda/inside_outside/inside_outside.h"
+
+namespace cky::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kQuad = 4;         // register blocking: 4 x 4 substate pairs per thread
+constexpr int kBandLimit = 512;  // most substate pairs in a pair-sum tile
+constexpr double kNegInfD = -std::numeric_limits<double>::infinity();
+
+// Cell index within one sentence's chart, parser/chart.h's layout (span length, then start).
+__host__ __device__ __forceinline__ int CellIndex(int n, int start, int end) {
+  const int span = end - start;
+  return (span - 1) * (2 * n - span + 2) / 2 + start;
+}
+
+// One cell of one span length.
+struct CellItem {
+  int base;      // batch-wide index of the sentence's first cell
+  int n;         // sentence length
+  int start;     // start of the span
+  int word;      // batch-wide index of the sentence's first word (lexical rows)
+  int sentence;  // index in the batch
+  int pad;
+};
+
+struct Charts {
+  double* in;                  // [cell][state] inside values
+  double* in_scale;            // [cell]
+  double* out;                 // [cell][state] outpre values
+  double* out_scale;           // [cell]
+  double* acc;                 // [cell][state] binary sums being accumulated (inside, then outside)
+  double* ref_scale;           // [cell] the reference scale M of the sums in acc
+  unsigned char* present_in;   // [cell][symbol]: some substate has a nonzero inside value
+  unsigned char* present_out;  // [cell][symbol]: some substate has a nonzero outpre value
+  double* log_likelihood;      // [sentence]
+  const unsigned char* unary_parent;  // [state]: the state is the parent of a sum unary
+  int num_states;
+  int num_symbols;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Pair-sum: the binary sums of one span length, inside or one outside direction.
+
+enum Mode { kInside = 0, kOutLeft = 1, kOutRight = 2 };
+
+struct PairArrays {
+  const int4* info;          // per tile: first X state of the band, band rows, Y's first state, sY
+  const int2* symbols;       // per tile: X, Y symbols (presence flags)
+  const int* tiles;          // tile order of the launch (heaviest first)
+  const int* pl_begin;       // per tile: its target states [pl_begin[t], pl_begin[t + 1])
+  const int* pl_target;      // per target-of-tile: the target state
+  const int* pl_rule_begin;  // per target-of-tile: its rules in key/w
+  const int* key;            // per rule: x * sY + y (x relative to the band)
+  const double* w;           // per rule: probability
+};
+
+// The partner cells of target item `it` (span `span`), partner k: X cell, Y cell.
+template <int kMode>
+__device__ __forceinline__ int NumPartners(const CellItem& it, int span) {
+  if (kMode == kInside) return span - 1;
+  if (kMode == kOutLeft) return it.n - (it.start + span);
+  return it.start;
+}
+
+template <int kMode>
+__device__ __forceinline__ void Partner(const CellItem& it, int span, int k, int* xc, int* yc) {
+  const int end = it.start + span;
+  if (kMode == kInside) {  // left [start, mid), right [mid, end)
+    const int mid = it.start + 1 + k;
+    *xc = it.base + CellIndex(it.n, it.start, mid);
+    *yc = it.base + CellIndex(it.n, mid, end);
+  } else if (kMode == kOutLeft) {  // parent [start, j), right sibling [end, j)
+    const int j = end + 1 + k;
+    *xc = it.base + CellIndex(it.n, it.start, j);
+    *yc = it.base + CellIndex(it.n, end, j);
+  } else {  // parent [i, end), left sibling [i, start)
+    const int i = k;
+    *xc = it.base + CellIndex(it.n, i, end);
+    *yc = it.base + CellIndex(it.n, i, it.start);
+  }
+}
+
+// The reference scale of each target cell: the largest sum of partner scales (both outside
+// directions for the outside pass); the top cell's outside is seeded here (outpost(ROOT_0) = 1
+// when the sentence has a parse).
+__global__ void RefScaleKernel(Charts c, const CellItem* items, int item_offset, int count,
+                               int span, int outside) {
+  const int e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= count) return;
+  const CellItem it = items[item_offset + e];
+  const int target = it.base + CellIndex(it.n, it.start, it.start + span);
+  double best = kNegInfD;
+  if (!outside) {
+    for (int k = 0; k < NumPartners<kInside>(it, span); ++k) {
+      int xc, yc;
+      Partner<kInside>(it, span, k, &xc, &yc);
+      best = fmax(best, c.in_scale[xc] + c.in_scale[yc]);
+    }
+  } else if (span == it.n) {
+    const bool parsed = c.in[size_t(target) * c.num_states] > 0;  // ROOT_0 is state 0
+    best = parsed ? 0.0 : kNegInfD;
+    if (parsed) c.acc[size_t(target) * c.num_states] = 1.0;
+  } else if (c.in_scale[target] > kNegInfD) {
+    // A cell whose inside is all zero gets no outside (parser/inside_outside.cpp skips sending to
+    // it; only its zero-inside states would differ).
+    for (int k = 0; k < NumPartners<kOutLeft>(it, span); ++k) {
+      int xc, yc;
+      Partner<kOutLeft>(it, span, k, &xc, &yc);
+      best = fmax(best, c.out_scale[xc] + c.in_scale[yc]);
+    }
+    for (int k = 0; k < NumPartners<kOutRight>(it, span); ++k) {
+      int xc, yc;
+      Partner<kOutRight>(it, span, k, &xc, &yc);
+      best = fmax(best, c.out_scale[xc] + c.in_scale[yc]);
+    }
+  }
+  c.ref_scale[target] = best;
+}
+
+// kG target cells per group. Dynamic shared memory: kG * max_bc doubles (S), then kG * max_partners
+// (factor double, X cell int, Y cell int).
+template <int kG, int kMode>
+__global__ void __launch_bounds__(kThreads)
+    PairSumKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,
+                  int num_items, int max_partners, int max_bc, int groups_per_block) {
+  extern __shared__ double shared[];
+  double* sh_s = shared;                      // [substate pair][G]
+  double* sh_f = sh_s + size_t(kG) * max_bc;  // [G][partner]
+  int* sh_x = reinterpret_cast<int*>(sh_f + kG * max_partners);
+  int* sh_y = sh_x + kG * max_partners;
+  __shared__ int sh_count[kG];
+  __shared__ int sh_total;
+
+  // Inside: X and Y read the inside chart; outside: X is the parent's outpre, Y the sibling's in.
+  const double* xchart = kMode == kInside ? c.in : c.out;
+  const double* xscale = kMode == kInside ? c.in_scale : c.out_scale;
+  const unsigned char* xpresent = kMode == kInside ? c.present_in : c.present_out;
+
+  const int tile = __ldg(pairs.tiles + blockIdx.y);
+  const int4 info = __ldg(pairs.info + tile);
+  const int2 sym = __ldg(pairs.symbols + tile);
+  const int s_y = info.w;
+  const int quads = (s_y + kQuad - 1) / kQuad;
+  const int band_items = ((info.y + kQuad - 1) / kQuad) * quads;
+  const int num_groups = (num_items + kG - 1) / kG;
+  const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int pl_first = __ldg(pairs.pl_begin + tile), pl_end = __ldg(pairs.pl_begin + tile + 1);
+
+  for (int group = blockIdx.x * groups_per_block; group < group_end; ++group) {
+    const int first_item = group * kG;
+    __syncthreads();
+    if (threadIdx.x < kG) sh_count[threadIdx.x] = 0;
+    if (threadIdx.x == 0) sh_total = 0;
+    __syncthreads();
+
+    for (int e = threadIdx.x; e < kG * max_partners; e += blockDim.x) {
+      const int g = e / max_partners, k = e % max_partners;
+      if (first_item + g >= num_items) continue;
+      const CellItem it = items[item_offset + first_item + g];
+      if (k >= NumPartners<kMode>(it, span)) continue;
+      int xc, yc;
+      Partner<kMode>(it, span, k, &xc, &yc);
+      if (!xpresent[size_t(xc) * c.num_symbols + sym.x] ||
+          !c.present_in[size_t(yc) * c.num_symbols + sym.y])
+        continue;
+      const int target = it.base + CellIndex(it.n, it.start, it.start + span);
+      const double f = exp(xscale[xc] + c.in_scale[yc] - c.ref_scale[target]);
+      if (!(f > 0)) continue;
+      const int slot = atomicAdd(&sh_count[g], 1);
+      sh_f[g * max_partners + slot] = f;
+      sh_x[g * max_partners + slot] = xc;
+      sh_y[g * max_partners + slot] = yc;
+      atomicAdd(&sh_total, 1);
+    }
+    __syncthreads();
+    if (sh_total == 0) continue;
+
+    // S[x][y] per cell of the group: sum over partners of (f X_x) * Y_y.
+    for (int e = threadIdx.x; e < kG * band_items; e += blockDim.x) {
+      const int g = e / band_items, rem = e % band_items;
+      const int x0 = (rem / quads) * kQuad, y0 = (rem % quads) * kQuad;
+      double sum[kQuad][kQuad];
+#pragma unroll
+      for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+        for (int j = 0; j < kQuad; ++j) sum[i][j] = 0;
+      const int count = sh_count[g];
+      for (int s = 0; s < count; ++s) {
+        const double f = sh_f[g * max_partners + s];
+        const double* xrow = xchart + size_t(sh_x[g * max_partners + s]) * c.num_states + info.x;
+        const double* yrow = c.in + size_t(sh_y[g * max_partners + s]) * c.num_states + info.z;
+        double xv[kQuad], yv[kQuad];
+#pragma unroll
+        for (int q = 0; q < kQuad; ++q) {
+          xv[q] = x0 + q < info.y ? f * xrow[x0 + q] : 0.0;
+          yv[q] = y0 + q < s_y ? yrow[y0 + q] : 0.0;
+        }
+#pragma unroll
+        for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+          for (int j = 0; j < kQuad; ++j) sum[i][j] = fma(xv[i], yv[j], sum[i][j]);
+      }
+#pragma unroll
+      for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+        for (int j = 0; j < kQuad; ++j)
+          if (x0 + i < info.y && y0 + j < s_y) sh_s[((x0 + i) * s_y + y0 + j) * kG + g] = sum[i][j];
+    }
+    __syncthreads();
+
+    // Rules: a warp per target state of the tile, lanes over its rules, the G cells at once.
+    for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32) {
+      if (kMode != kInside) {
+        // Skip a target state whose inside is zero in every cell of the group, unless it is the
+        // parent of a sum unary: its outside is then never used (a binary posterior of a parent
+        // with a zero inside is 0), except through unaries, where a unary child's inside can be
+        // positive while the parent's is 0 (the child's own inside then comes from its unaries).
+        const int t = __ldg(pairs.pl_target + pl);
+        bool used = c.unary_parent[t] != 0;
+        if (!used && lane < kG && first_item + lane < num_items) {
+          const CellItem it = items[item_offset + first_item + lane];
+          const int target = it.base + CellIndex(it.n, it.start, it.start + span);
+          used = c.in[size_t(target) * c.num_states + t] > 0;
+        }
+        if (!__any_sync(0xffffffffu, used)) continue;
+      }
+      double acc[kG];
+#pragma unroll
+      for (int g = 0; g < kG; ++g) acc[g] = 0;
+      const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
+      for (int r = __ldg(pairs.pl_rule_begin + pl) + lane; r < rule_end; r += 32) {
+        const int key = __ldg(pairs.key + r);
+        const double w = __ldg(pairs.w + r);
+        const double2* s2 = reinterpret_cast<const double2*>(sh_s + key * kG);
+#pragma unroll
+        for (int q = 0; q < kG / 2; ++q) {
+          const double2 v = s2[q];
+          acc[2 * q] = fma(w, v.x, acc[2 * q]);
+          acc[2 * q + 1] = fma(w, v.y, acc[2 * q + 1]);
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < kG; ++g) {
+#pragma unroll
+        for (int offset = 16; offset > 0; offset >>= 1)
+          acc[g] += __shfl_xor_sync(0xffffffffu, acc[g], offset);
+      }
+      if (lane < kG) {
+        double mine = 0;
+#pragma unroll
+        for (int g = 0; g < kG; ++g)
+          if (g == lane) mine = acc[g];
+        if (mine > 0 && first_item + lane < num_items) {
+          const CellItem it = items[item_offset + first_item + lane];
+          const int target = it.base + CellIndex(it.n, it.start, it.start + span);
+          atomicAdd(c.acc + size_t(target) * c.num_states + __ldg(pairs.pl_target + pl), mine);
+        }
+      }
+    }
+  }
+}
+
+// Span 1 of the inside pass: acc = exp(lexical - M), M = the cell's largest lexical log-score.
+__global__ void LexicalKernel(Charts c, const CellItem* items, int item_offset,
+                              const double* lexical) {
+  const CellItem it = items[item_offset + blockIdx.x];
+  const int cell = it.base + CellIndex(it.n, it.start, it.start + 1);
+  const double* row = lexical + size_t(it.word + it.start) * c.num_states;
+  __shared__ double sh_max[kThreads / 32];
+  double m = kNegInfD;
+  for (int s = threadIdx.x; s < c.num_states; s += blockDim.x) m = fmax(m, row[s]);
+  for (int offset = 16; offset > 0; offset >>= 1)
+    m = fmax(m, __shfl_xor_sync(0xffffffffu, m, offset));
+  if (threadIdx.x % 32 == 0) sh_max[threadIdx.x / 32] = m;
+  __syncthreads();
+  m = kNegInfD;
+  for (int w = 0; w < blockDim.x / 32; ++w) m = fmax(m, sh_max[w]);
+  for (int s = threadIdx.x; s < c.num_states; s += blockDim.x)
+    c.acc[size_t(cell) * c.num_states + s] = m > kNegInfD ? exp(row[s] - m) : 0.0;
+  if (threadIdx.x == 0) c.ref_scale[cell] = m;
+}
+
+// The unary layer of one cell, then normalization: values = (acc + sum_u p_u acc[other]) / max,
+// scale = ref_scale + log(max); presence flags. Inside: `begin/other` are the sum unaries by
+// parent (other = child); outside: by child (other = parent). A block per cell; dynamic shared:
+// num_states doubles.
+__global__ void UnaryNormalizeKernel(Charts c, const CellItem* items, int item_offset, int span,
+                                     const int* __restrict__ begin, const int* __restrict__ other,
+                                     const double* __restrict__ prob,
+                                     const int* __restrict__ state_symbol, int outside) {
+  extern __shared__ double sh_acc[];
+  __shared__ double sh_max[kThreads / 32];
+  const CellItem it = items[item_offset + blockIdx.x];
+  const int cell = it.base + CellIndex(it.n, it.start, it.start + span);
+  const double* acc = c.acc + size_t(cell) * c.num_states;
+  for (int s = threadIdx.x; s < c.num_states; s += blockDim.x) sh_acc[s] = acc[s];
+  __syncthreads();
+  double* values = (outside ? c.out : c.in) + size_t(cell) * c.num_states;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  double local_max = 0;
+  for (int s = warp; s < c.num_states; s += blockDim.x / 32) {
+    double sum = 0;
+    const int end = __ldg(begin + s + 1);
+    for (int u = __ldg(begin + s) + lane; u < end; u += 32)
+      sum = fma(__ldg(prob + u), sh_acc[__ldg(other + u)], sum);
+    for (int offset = 16; offset > 0; offset >>= 1)
+      sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    sum += sh_acc[s];
+    if (lane == 0) values[s] = sum;
+    local_max = fmax(local_max, sum);
+  }
+  if (lane == 0) sh_max[warp] = local_max;
+  __syncthreads();
+  double m = 0;
+  for (int w = 0; w < blockDim.x / 32; ++w) m = fmax(m, sh_max[w]);
+  const double ref = c.ref_scale[cell];
+  const bool empty = !(m > 0) || ref == kNegInfD;
+  const double inv = empty ? 0.0 : 1.0 / m;
+  unsigned char* present = (outside ? c.present_out : c.present_in) + size_t(cell) * c.num_symbols;
+  // Each warp rescales the states it wrote (no barrier needed between its write and its read).
+  for (int s = warp; s < c.num_states; s += blockDim.x / 32) {
+    if (lane == 0) {
+      const double v = values[s] * inv;
+      values[s] = v;
+      if (v > 0) present[__ldg(state_symbol + s)] = 1;
+    }
+  }
+  if (threadIdx.x == 0) {
+    (outside ? c.out_scale : c.in_scale)[cell] = empty ? kNegInfD : ref + log(m);
+  }
+}
+
+// log P(w) of each sentence: in(ROOT_0) over the whole sentence.
+__global__ void LikelihoodKernel(Charts c, const int* sentence_top, int num_sentences) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= num_sentences) return;
+  const int top = sentence_top[i];
+  const double v = c.in[size_t(top) * c.num_states];
+  c.log_likelihood[i] = v > 0 ? log(v) + c.in_scale[top] : kNegInfD;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Max-rule (maxc) pass.
+
+struct MaxRuleArrays {
+  // Base binary rules, grouped by parent symbol in grammar order; per base rule: B, C, its
+  // substate rules: dense (w < 0: p[a][b * sC + c] at dense[z ..]) or sparse ([z, w) in
+  // mr_key/mr_w).
+  const int4* base;     // {B, C, begin, end}
+  const int* mr_key;    // per substate rule: (a << 16) | (b * q_stride + c)
+  const double* mr_w;   // probability
+  const double* dense;  // dense base rules' probabilities, [a][b][c] (0 where no rule)
+  const int4* chunk;    // {parent symbol A, first base rule, end base rule, unused}
+  // Base unary pairs (A, C) in grammar order, grouped by A: [pair_begin[A], pair_begin[A + 1]).
+  const int* pair_begin;       // num_symbols + 1
+  const int2* pair_symbols;    // {A, C}
+  const int* pair_rule_begin;  // per pair: its substate rules [.., ..) in pu_*
+  const int* pu_parent;        // state
+  const int* pu_child;         // state
+  const double* pu_w;          // probability
+  const int* symbol_first_state;
+  const int* symbol_num_substates;
+};
+
+struct MaxcChart {
+  double* score;  // [cell][symbol]
+  int4* info;     // [cell][symbol]: split, left, right, unary child
+};
+
+// Span 1: score(T) = log sum_t outpre(T_t) P(word | T_t) / P(w). A block per cell, a warp per
+// symbol.
+__global__ void MaxcLexicalKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
+                                  int item_offset, const double* lexical) {
+  const CellItem it = items[item_offset + blockIdx.x];
+  const int cell = it.base + CellIndex(it.n, it.start, it.start + 1);
+  const double* row = lexical + size_t(it.word + it.start) * c.num_states;
+  const double* out = c.out + size_t(cell) * c.num_states;
+  const double log_pw = c.log_likelihood[it.sentence];
+  const double out_scale = c.out_scale[cell];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int a = warp; a < c.num_symbols; a += blockDim.x / 32) {
+    const int first = __ldg(r.symbol_first_state + a), count = __ldg(r.symbol_num_substates + a);
+    double mx = kNegInfD;
+    for (int t = lane; t < count; t += 32)
+      if (out[first + t] > 0) mx = fmax(mx, row[first + t]);
+    for (int offset = 16; offset > 0; offset >>= 1)
+      mx = fmax(mx, __shfl_xor_sync(0xffffffffu, mx, offset));
+    double sum = 0;
+    if (mx > kNegInfD)
+      for (int t = lane; t < count; t += 32)
+        if (out[first + t] > 0) sum += out[first + t] * exp(row[first + t] - mx);
+    for (int offset = 16; offset > 0; offset >>= 1)
+      sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    if (lane == 0) {
+      const bool ok = sum > 0 && log_pw > kNegInfD;
+      m.score[size_t(cell) * c.num_symbols + a] =
+          ok ? log(sum) + mx + out_scale - log_pw : kNegInfD;
+      m.info[size_t(cell) * c.num_symbols + a] = make_int4(-1, -1, -1, -1);
+    }
+  }
+}
+
+struct Candidate {
+  double score;
+  int rule;   // base rule index
+  int split;  // split point (absolute position)
+};
+
+// A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q),
+// span doubles (per-split candidates), the parent symbol's outpre values.
+__global__ void __launch_bounds__(kThreads)
+    MaxcBinaryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items, int item_offset,
+                     int span, int max_q, int max_substates, Candidate* candidates,
+                     int num_chunks) {
+  extern __shared__ double shared[];
+  double* sh_q = shared;                     // Q[b][c], rows of stride s_c | 1
+  double* sh_out = sh_q + max_q;             // the parent symbol's outpre values
+  double* sh_rows = sh_out + max_substates;  // [split][b]: in_L(b) sum_c Q[b][c] in_R(c)
+  int* sh_valid = reinterpret_cast<int*>(sh_rows + size_t(span) * max_substates);  // [split]
+  const CellItem it = items[item_offset + blockIdx.x];
+  const int cell = it.base + CellIndex(it.n, it.start, it.start + span);
+  const int4 chunk = __ldg(r.chunk + blockIdx.y);
+  const int a_sym = chunk.x;
+  // Each thread keeps the first best (rule, split) of the splits k = threadIdx.x (+ blockDim.x..),
+  // visiting rules in order: the first maximum in (rule, split) order among its candidates.
+  Candidate best{kNegInfD, -1, -1};
+  const double log_pw = c.log_likelihood[it.sentence];
+  if (!c.present_out[size_t(cell) * c.num_symbols + a_sym] || !(log_pw > kNegInfD)) {
+    if (threadIdx.x == 0) candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = best;
+    return;  // uniform over the block
+  }
+  {
+    const int a_first = __ldg(r.symbol_first_state + a_sym);
+    const int s_a = __ldg(r.symbol_num_substates + a_sym);
+    const double* out = c.out + size_t(cell) * c.num_states + a_first;
+    for (int a = threadIdx.x; a < s_a; a += blockDim.x) sh_out[a] = out[a];
+    const double cell_term = c.out_scale[cell] - log_pw;
+    const int splits = span - 1;
+    for (int br = chunk.y; br < chunk.z; ++br) {
+      const int4 base = __ldg(r.base + br);
+      const int b_first = __ldg(r.symbol_first_state + base.x);
+      const int s_b = __ldg(r.symbol_num_substates + base.x);
+      const int c_first = __ldg(r.symbol_first_state + base.y);
+      const int s_c = __ldg(r.symbol_num_substates + base.y);
+      const int stride = s_c | 1;
+      // Usable splits: both children have a max-rule score.
+      bool any = false;
+      for (int k = threadIdx.x; k < splits; k += blockDim.x) {
+        const int mid = it.start + 1 + k;
+        const int lc = it.base + CellIndex(it.n, it.start, mid);
+        const int rc = it.base + CellIndex(it.n, mid, it.start + span);
+        const bool ok = m.score[size_t(lc) * c.num_symbols + base.x] > kNegInfD &&
+                        m.score[size_t(rc) * c.num_symbols + base.y] > kNegInfD;
+        sh_valid[k] = ok;
+        any |= ok;
+      }
+      if (!__syncthreads_or(any)) continue;
+      if (base.w < 0) {
+        // Dense: a thread per (b, c), coalesced reads of p[a][b][c] over a.
+        const int bc = s_b * s_c;
+        const double* p = r.dense + base.z;
+        for (int e = threadIdx.x; e < bc; e += blockDim.x) {
+          double q = 0;
+          for (int a = 0; a < s_a; ++a) q = fma(sh_out[a], __ldg(p + size_t(a) * bc + e), q);
+          sh_q[(e / s_c) * stride + e % s_c] = q;
+        }
+      } else {
+        for (int e = threadIdx.x; e < s_b * stride; e += blockDim.x) sh_q[e] = 0;
+        __syncthreads();
+        for (int u = base.z + threadIdx.x; u < base.w; u += blockDim.x) {
+          const int key = __ldg(r.mr_key + u);
+          const double o = sh_out[key >> 16];
+          if (o > 0) atomicAdd(sh_q + (key & 0xffff), o * __ldg(r.mr_w + u));
+        }
+      }
+      __syncthreads();
+      // A thread per (split, b): in_L(b) * sum_c Q[b][c] in_R(c).
+      for (int e = threadIdx.x; e < splits * s_b; e += blockDim.x) {
+        const int k = e / s_b, b = e - k * s_b;
+        double v = 0;
+        if (sh_valid[k]) {
+          const int mid = it.start + 1 + k;
+          const double l =
+              c.in[size_t(it.base + CellIndex(it.n, it.start, mid)) * c.num_states + b_first + b];
+          if (l != 0) {
+            const double* right =
+                c.in + size_t(it.base + CellIndex(it.n, mid, it.start + span)) * c.num_states +
+                c_first;
+            const double* q = sh_q + b * stride;
+            double row = 0;
+            for (int cc = 0; cc < s_c; ++cc) row = fma(q[cc], right[cc], row);
+            v = l * row;
+          }
+        }
+        sh_rows[e] = v;
+      }
+      __syncthreads();
+      // A thread per split: the sum over b, the candidate, the thread's running best.
+      for (int k = threadIdx.x; k < splits; k += blockDim.x) {
+        if (!sh_valid[k]) continue;
+        double sum = 0;
+        for (int b = 0; b < s_b; ++b) sum += sh_rows[k * s_b + b];
+        if (!(sum > 0)) continue;
+        const int mid = it.start + 1 + k;
+        const int lc = it.base + CellIndex(it.n, it.start, mid);
+        const int rc = it.base + CellIndex(it.n, mid, it.start + span);
+        const double g = m.score[size_t(lc) * c.num_symbols + base.x] +
+                         m.score[size_t(rc) * c.num_symbols + base.y] + log(sum) + cell_term +
+                         c.in_scale[lc] + c.in_scale[rc];
+        if (g > best.score) best = {g, br, mid};
+      }
+      // The next rule's first barrier (__syncthreads_or) orders these reads before new writes.
+    }
+  }
+  // Block reduction: the largest score; ties to the smaller rule, then the smaller split. Warp
+  // shuffles first, then the 8 warp winners.
+  auto better = [](const Candidate& x, const Candidate& y) {  // x before y?
+    return x.score > y.score ||
+           (x.score == y.score && x.rule >= 0 &&
+            (y.rule < 0 || x.rule < y.rule || (x.rule == y.rule && x.split < y.split)));
+  };
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    Candidate other;
+    other.score = __shfl_xor_sync(0xffffffffu, best.score, offset);
+    other.rule = __shfl_xor_sync(0xffffffffu, best.rule, offset);
+    other.split = __shfl_xor_sync(0xffffffffu, best.split, offset);
+    if (better(other, best)) best = other;
+  }
+  __shared__ Candidate sh_best[kThreads / 32];
+  if (threadIdx.x % 32 == 0) sh_best[threadIdx.x / 32] = best;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    Candidate top = sh_best[0];
+    for (int w = 1; w < blockDim.x / 32; ++w)
+      if (better(sh_best[w], top)) top = sh_best[w];
+    candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = top;
+  }
+}
+
+// The first version (option max_rule_warp_per_split): a warp per split point, lanes over b, and
+// thread 0 scanning the splits of each rule in order.
+// A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q),
+// span doubles (per-split candidates), the parent symbol's outpre values.
+__global__ void __launch_bounds__(kThreads)
+    MaxcBinaryWarpKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
+                         int item_offset, int span, int max_q, Candidate* candidates,
+                         int num_chunks) {
+  extern __shared__ double shared[];
+  double* sh_q = shared;
+  double* sh_cand = shared + max_q;
+  double* sh_out = sh_cand + span;  // the parent symbol's outpre values
+  const CellItem it = items[item_offset + blockIdx.x];
+  const int cell = it.base + CellIndex(it.n, it.start, it.start + span);
+  const int4 chunk = __ldg(r.chunk + blockIdx.y);
+  const int a_sym = chunk.x;
+  Candidate best{kNegInfD, -1, -1};
+  const double log_pw = c.log_likelihood[it.sentence];
+  if (c.present_out[size_t(cell) * c.num_symbols + a_sym] && log_pw > kNegInfD) {
+    const int a_first = __ldg(r.symbol_first_state + a_sym);
+    const int s_a = __ldg(r.symbol_num_substates + a_sym);
+    const double* out = c.out + size_t(cell) * c.num_states + a_first;
+    for (int a = threadIdx.x; a < s_a; a += blockDim.x) sh_out[a] = out[a];
+    const double cell_term = c.out_scale[cell] - log_pw;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int splits = span - 1;
+    for (int br = chunk.y; br < chunk.z; ++br) {
+      const int4 base = __ldg(r.base + br);
+      const int b_first = __ldg(r.symbol_first_state + base.x);
+      const int s_b = __ldg(r.symbol_num_substates + base.x);
+      const int c_first = __ldg(r.symbol_first_state + base.y);
+      const int s_c = __ldg(r.symbol_num_substates + base.y);
+      const int stride = s_c | 1;
+      // Is any split usable (both children with a max-rule score)?
+      bool any = false;
+      for (int k = threadIdx.x; k < splits; k += blockDim.x) {
+        const int mid = it.start + 1 + k;
+        const int lc = it.base + CellIndex(it.n, it.start, mid);
+        const int rc = it.base + CellIndex(it.n, mid, it.start + span);
+        any |= m.score[size_t(lc) * c.num_symbols + base.x] > kNegInfD &&
+               m.score[size_t(rc) * c.num_symbols + base.y] > kNegInfD;
+      }
+      if (!__syncthreads_or(any)) continue;
+      if (base.w < 0) {
+        // Dense: a thread per (b, c), coalesced reads of p[a][b][c] over a.
+        const int bc = s_b * s_c;
+        const double* p = r.dense + base.z;
+        for (int e = threadIdx.x; e < bc; e += blockDim.x) {
+          double q = 0;
+          for (int a = 0; a < s_a; ++a) q = fma(sh_out[a], __ldg(p + size_t(a) * bc + e), q);
+          sh_q[(e / s_c) * stride + e % s_c] = q;
+        }
+      } else {
+        for (int e = threadIdx.x; e < s_b * stride; e += blockDim.x) sh_q[e] = 0;
+        __syncthreads();
+        for (int u = base.z + threadIdx.x; u < base.w; u += blockDim.x) {
+          const int key = __ldg(r.mr_key + u);
+          const double o = sh_out[key >> 16];
+          if (o > 0) atomicAdd(sh_q + (key & 0xffff), o * __ldg(r.mr_w + u));
+        }
+      }
+      __syncthreads();
+      for (int k = warp; k < splits; k += blockDim.x / 32) {
+        const int mid = it.start + 1 + k;
+        const int lc = it.base + CellIndex(it.n, it.start, mid);
+        const int rc = it.base + CellIndex(it.n, mid, it.start + span);
+        const double ml = m.score[size_t(lc) * c.num_symbols + base.x];
+        const double mr = m.score[size_t(rc) * c.num_symbols + base.y];
+        double g = kNegInfD;
+        if (ml > kNegInfD && mr > kNegInfD) {
+          const double* left = c.in + size_t(lc) * c.num_states + b_first;
+          const double* right = c.in + size_t(rc) * c.num_states + c_first;
+          double sum = 0;
+          for (int b = lane; b < s_b; b += 32) {
+            const double l = left[b];
+            if (l == 0) continue;
+            const double* q = sh_q + b * stride;
+            double row = 0;
+            for (int cc = 0; cc < s_c; ++cc) row = fma(q[cc], right[cc], row);
+            sum = fma(l, row, sum);
+          }
+          for (int offset = 16; offset > 0; offset >>= 1)
+            sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+          if (sum > 0) g = ml + mr + log(sum) + cell_term + c.in_scale[lc] + c.in_scale[rc];
+        }
+        if (lane == 0) sh_cand[k] = g;
+      }
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        for (int k = 0; k < splits; ++k) {
+          if (sh_cand[k] > best.score) best = {sh_cand[k], br, it.start + 1 + k};
+        }
+      }
+      __syncthreads();
+    }
+  }
+  if (threadIdx.x == 0) candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = best;
+}
+
+// Per (cell, symbol): the first best chunk of the symbol (chunks are in grammar order).
+__global__ void MaxcMergeKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
+                                int item_offset, int count, int span, const Candidate* candidates,
+                                int num_chunks, const int* symbol_chunk_begin) {
+  const int e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= count * c.num_symbols) return;
+  const int item = e / c.num_symbols, a = e % c.num_symbols;
+  const CellItem it = items[item_offset + item];
+  const int cell = it.base + CellIndex(it.n, it.start, it.start + span);
+  Candidate best{kNegInfD, -1, -1};
+  for (int k = symbol_chunk_begin[a]; k < symbol_chunk_begin[a + 1]; ++k) {
+    const Candidate cand = candidates[size_t(item) * num_chunks + k];
+    if (cand.score > best.score) best = cand;
+  }
+  m.score[size_t(cell) * c.num_symbols + a] = best.score;
+  int4 info = make_int4(-1, -1, -1, -1);
+  if (best.rule >= 0) {
+    const int4 base = __ldg(r.base + best.rule);
+    info = make_int4(best.split, base.x, base.y, -1);
+  }
+  m.info[size_t(cell) * c.num_symbols + a] = info;
+}
+
+// The max-rule unary layer of one cell: score(A) = max(score(A), max_{A -> C} log sum_{a,c}
+// outpre(A_a) p(A_a -> C_c) in(C_c) / P(w) + score(C)), children read before the layer. A block
+// per cell; dynamic shared: num_symbols doubles (pre-unary scores) + num_pairs doubles.
+__global__ void MaxcUnaryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
+                                int item_offset, int span, int num_pairs) {
+  extern __shared__ double shared[];
+  double* sh_pre = shared;
+  double* sh_pair = shared + c.num_symbols;
+  const CellItem it = items[item_offset + blockIdx.x];
+  const int cell = it.base + CellIndex(it.n, it.start, it.start + span);
+  const double log_pw = c.log_likelihood[it.sentence];
+  for (int a = threadIdx.x; a < c.num_symbols; a += blockDim.x)
+    sh_pre[a] = m.score[size_t(cell) * c.num_symbols + a];
+  __syncthreads();
+  const double* out = c.out + size_t(cell) * c.num_states;
+  const double* in = c.in + size_t(cell) * c.num_states;
+  const double cell_term = c.out_scale[cell] + c.in_scale[cell] - log_pw;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int p = warp; p < num_pairs; p += blockDim.x / 32) {
+    const int2 pair = __ldg(r.pair_symbols + p);
+    double g = kNegInfD;
+    if (sh_pre[pair.y] > kNegInfD && log_pw > kNegInfD &&
+        c.present_out[size_t(cell) * c.num_symbols + pair.x]) {
+      double sum = 0;
+      const int end = __ldg(r.pair_rule_begin + p + 1);
+      for (int u = __ldg(r.pair_rule_begin + p) + lane; u < end; u += 32)
+        sum = fma(out[__ldg(r.pu_parent + u)] * __ldg(r.pu_w + u), in[__ldg(r.pu_child + u)], sum);
+      for (int offset = 16; offset > 0; offset >>= 1)
+        sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+      if (sum > 0) g = log(sum) + cell_term + sh_pre[pair.y];
+    }
+    if (lane == 0) sh_pair[p] = g;
+  }
+  __syncthreads();
+  for (int a = threadIdx.x; a < c.num_symbols; a += blockDim.x) {
+    double best = sh_pre[a];
+    int child = -1;
+    for (int p = __ldg(r.pair_begin + a); p < __ldg(r.pair_begin + a + 1); ++p) {
+      if (sh_pair[p] > best) best = sh_pair[p], child = __ldg(r.pair_symbols + p).y;
+    }
+    if (child >= 0) {
+      m.score[size_t(cell) * c.num_symbols + a] = best;
+      m.info[size_t(cell) * c.num_symbols + a].w = child;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side.
+
+template <typename T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  ~DeviceArray() { Free(); }
+  void Free() {
+    if (data_) cudaFree(data_);
+    data_ = nullptr;
+    size_ = 0;
+  }
+  bool Reserve(size_t count) {
+    if (count <= size_) return true;
+    Free();
+    if (cudaMalloc(&data_, std::max<size_t>(count, 1) * sizeof(T)) != cudaSuccess) {
+      cudaGetLastError();
+      data_ = nullptr;
+      return false;
+    }
+    size_ = count;
+    return true;
+  }
+  bool Upload(const std::vector<T>& host) {
+    if (!Reserve(host.size())) return false;
+    return host.empty() || cudaMemcpy(data_, host.data(), host.size() * sizeof(T),
+                                      cudaMemcpyHostToDevice) == cudaSuccess;
+  }
+  T* get() const { return data_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+template <typename T>
+class PinnedArray {
+ public:
+  PinnedArray() = default;
+  PinnedArray(const PinnedArray&) = delete;
+  PinnedArray& operator=(const PinnedArray&) = delete;
+  ~PinnedArray() { Free(); }
+  void Free() {
+    if (data_) cudaFreeHost(data_);
+    data_ = nullptr;
+    size_ = 0;
+  }
+  bool Reserve(size_t count) {
+    if (count <= size_) return true;
+    Free();
+    if (cudaMallocHost(&data_, std::max<size_t>(count, 1) * sizeof(T)) != cudaSuccess) {
+      cudaGetLastError();
+      data_ = nullptr;
+      return false;
+    }
+    size_ = count;
+    return true;
+  }
+  T* get() const { return data_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+int64_t NumCells(int32_t n) { return int64_t(n) * (n + 1) / 2; }
+
+// One pair-sum rule layout (inside, outside-left or outside-right).
+struct PairLayout {
+  DeviceArray<int4> info;
+  DeviceArray<int2> symbols;
+  DeviceArray<int> tiles, pl_begin, pl_target, pl_rule_begin, key;
+  DeviceArray<double> w;
+  int num_tiles = 0;
+  int max_bc = 0;
+  PairArrays view() const {
+    return {info.get(),      symbols.get(),       tiles.get(), pl_begin.get(),
+            pl_target.get(), pl_rule_begin.get(), key.get(),   w.get()};
+  }
+};
+
+struct RuleTriple {
+  int x, y, t;  // states: partner X, partner Y, target
+  double p;
+};
+
+class DeviceInsideOutsideImpl : public DeviceInsideOutside {
+ public:
+  size_t BytesForSentence(int32_t n) const override {
+    const size_t cells = size_t(NumCells(n));
+    return cells * (size_t(num_states_) * sizeof(double) * 3 + 4 * sizeof(double) +
+                    size_t(num_symbols_) * (2 + sizeof(double) + sizeof(int4)) + sizeof(CellItem)) +
+           size_t(n) * (size_t(num_states_) * sizeof(double) + num_chunks_ * sizeof(Candidate));
+  }
+  size_t BatchBudget() const override { return budget_; }
+  int32_t MaxLength() const override {
+    const int64_t optin = max_shared_optin_;
+    // Max-rule binary kernel: Q, outpre, [split][b] rows, split flags.
+    const int64_t maxc = (optin - int64_t(max_q_ + max_substates_) * 8) / (max_substates_ * 8 + 4);
+    // Pair-sum kernel: kG cells' S tile, then 16 bytes per partner and cell.
+    int64_t pair = std::numeric_limits<int32_t>::max();
+    for (const PairLayout& l : layouts_) {
+      pair = std::min<int64_t>(
+          pair, (optin - int64_t(cells_per_group_) * l.max_bc * 8) / (cells_per_group_ * 16) + 1);
+    }
+    return static_cast<int32_t>(std::max<int64_t>(1, std::min(maxc, pair)));
+  }
+
+  bool Init(const SumGrammarArrays& g, const DeviceInsideOutsideOptions& options,
+            std::string* error) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+      cudaGetLastError();
+      *error = "no CUDA device";
+      return false;
+    }
+    num_states_ = g.num_states;
+    num_symbols_ = g.num_symbols;
+    cells_per_group_ = options.cells_per_group == 16 ? 16 : 8;
+    warp_per_split_ = options.max_rule_warp_per_split;
+    if (size_t(num_states_) * sizeof(double) > 48 * 1024) {
+      *error = "too many states for the unary kernel's shared memory";
+      return false;
+    }
+    cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+    cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, 0);
+    for (int s = 0; s < num_symbols_; ++s) {
+      if (g.symbol_num_substates[s] > kBandLimit) {
+        *error = "a symbol has more substates than the sum-product kernels support";
+        return false;
+      }
+    }
+    auto ints = [](const int32_t* p, int64_t n) { return std::vector<int>(p, p + n); };
+    bool ok = state_symbol_.Upload(ints(g.state_symbol, g.num_states)) &&
+              first_state_.Upload(ints(g.symbol_first_state, g.num_symbols)) &&
+              num_substates_.Upload(ints(g.symbol_num_substates, g.num_symbols));
+
+    // Sum unaries by parent (inside) and by child (outside).
+    {
+      std::vector<int> by_parent_begin(num_states_ + 1, 0), by_child_begin(num_states_ + 1, 0);
+      for (int64_t u = 0; u < g.num_sum_unary; ++u) {
+        ++by_parent_begin[g.sum_unary_parent[u] + 1];
+        ++by_child_begin[g.sum_unary_child[u] + 1];
+      }
+      for (int s = 0; s < num_states_; ++s) {
+        by_parent_begin[s + 1] += by_parent_begin[s];
+        by_child_begin[s + 1] += by_child_begin[s];
+      }
+      std::vector<int> child(g.num_sum_unary), parent(g.num_sum_unary);
+      std::vector<double> pw(g.num_sum_unary), cw(g.num_sum_unary);
+      std::vector<int> pos_p(by_parent_begin.begin(), by_parent_begin.end() - 1);
+      std::vector<int> pos_c(by_child_begin.begin(), by_child_begin.end() - 1);
+      for (int64_t u = 0; u < g.num_sum_unary; ++u) {
+        const double p = std::exp(g.sum_unary_log_prob[u]);
+        const int i = pos_p[g.sum_unary_parent[u]]++;
+        child[i] = g.sum_unary_child[u];
+        pw[i] = p;
+        const int j = pos_c[g.sum_unary_child[u]]++;
+        parent[j] = g.sum_unary_parent[u];
+        cw[j] = p;
+      }
+      std::vector<unsigned char> is_parent(num_states_, 0);
+      for (int s = 0; s < num_states_; ++s)
+        is_parent[s] = by_parent_begin[s + 1] > by_parent_begin[s];
+      ok = ok && unary_parent_.Upload(is_parent) && up_begin_.Upload(by_parent_begin) &&
+           up_child_.Upload(child) && up_w_.Upload(pw) && uc_begin_.Upload(by_child_begin) &&
+           uc_parent_.Upload(parent) && uc_w_.Upload(cw);
+    }
+
+    // Pair-sum layouts.
+    std::vector<RuleTriple> inside, out_left, out_right;
+    inside.reserve(g.num_binary);
+    for (int64_t r = 0; r < g.num_binary; ++r) {
+      const double p = std::exp(g.binary_log_prob[r]);
+      const int a = g.binary_parent[r], b = g.binary_left[r], cc = g.binary_right[r];
+      inside.push_back({b, cc, a, p});
+    }
+    ok = ok && BuildLayout(g, inside, &layouts_[kInside]);
+    inside.clear();
+    inside.shrink_to_fit();
+    for (int64_t r = 0; r < g.num_binary; ++r) {
+      const double p = std::exp(g.binary_log_prob[r]);
+      const int a = g.binary_parent[r], b = g.binary_left[r], cc = g.binary_right[r];
+      out_left.push_back({a, cc, b, p});
+    }
+    ok = ok && BuildLayout(g, out_left, &layouts_[kOutLeft]);
+    out_left.clear();
+    out_left.shrink_to_fit();
+    for (int64_t r = 0; r < g.num_binary; ++r) {
+      const double p = std::exp(g.binary_log_prob[r]);
+      const int a = g.binary_parent[r], b = g.binary_left[r], cc = g.binary_right[r];
+      out_right.push_back({a, b, cc, p});
+    }
+    ok = ok && BuildLayout(g, out_right, &layouts_[kOutRight]);
+    ok = ok && BuildMaxRule(g);
+    if (!ok) {
+      *error = "could not upload the grammar to the device";
+      return false;
+    }
+    if (options.max_batch_bytes > 0) {
+      budget_ = options.max_batch_bytes;
+    } else {
+      size_t free_bytes = 0, total = 0;
+      cudaMemGetInfo(&free_bytes, &total);
+      budget_ = static_cast<size_t>(free_bytes * 0.85);
+    }
+    if (cudaStreamCreate(&stream_) != cudaSuccess) {
+      *error = "cudaStreamCreate failed";
+      return false;
+    }
+    return true;
+  }
+
+  ~DeviceInsideOutsideImpl() override {
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  void SetProfiling(bool on) override {
+    profile_ = on;
+    profile_ms_.fill(0);
+    profile_batches_ = 0;
+  }
+
+  std::string ProfileReport() const override {
+    char text[256];
+    std::snprintf(text, sizeof(text),
+                  "%d batches: host wall %.1f ms; device: setup %.1f, inside %.1f, outside %.1f, "
+                  "max-rule %.1f, copy back %.1f ms",
+                  profile_batches_, profile_ms_[0], profile_ms_[1], profile_ms_[2], profile_ms_[3],
+                  profile_ms_[4], profile_ms_[5]);
+    return text;
+  }
+
+  IoBatchResult MaxRuleBatch(const std::vector<IoSentence>& batch, bool keep_charts,
+                             std::vector<IoResult>* results, std::string* error) override {
+    const auto wall_begin = std::chrono::steady_clock::now();
+    const IoBatchResult result = Run(batch, keep_charts, results, error);
+    if (profile_ && result == IoBatchResult::kOk) {
+      ++profile_batches_;
+      profile_ms_[0] +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_begin)
+              .count();
+      for (int k = 0; k < 5; ++k) {
+        float ms = 0;
+        cudaEventElapsedTime(&ms, events_[k], events_[k + 1]);
+        profile_ms_[k + 1] += ms;
+      }
+    }
+    return result;
+  }
+
+ private:
+  void Mark(int index) {
+    if (!profile_) return;
+    while (static_cast<int>(events_.size()) <= index) {
+      cudaEvent_t e;
+      cudaEventCreate(&e);
+      events_.push_back(e);
+    }
+    cudaEventRecord(events_[index], stream_);
+  }
+
+  IoBatchResult Run(const std::vector<IoSentence>& batch, bool keep_charts,
+                    std::vector<IoResult>* results, std::string* error) {
+    results->assign(batch.size(), IoResult{});
+    if (batch.empty()) return IoBatchResult::kOk;
+    const int num_sentences = static_cast<int>(batch.size());
+    std::vector<int> base(num_sentences), word(num_sentences), top(num_sentences);
+    int64_t cells = 0, words = 0;
+    int max_n = 0;
+    size_t bytes = 0;
+    for (int i = 0; i < num_sentences; ++i) {
+      base[i] = static_cast<int>(cells);
+      word[i] = static_cast<int>(words);
+      top[i] = base[i] + CellIndex(batch[i].length, 0, batch[i].length);
+      cells += NumCells(batch[i].length);
+      words += batch[i].length;
+      max_n = std::max(max_n, batch[i].length);
+      bytes += BytesForSentence(batch[i].length);
+    }
+    if (bytes > budget_) {
+      *error = "batch needs " + std::to_string(bytes) + " device bytes, over the budget";
+      return IoBatchResult::kOutOfMemory;
+    }
+    if (cells >= std::numeric_limits<int>::max() / 2) {
+      *error = "batch has too many cells";
+      return IoBatchResult::kOutOfMemory;
+    }
+    std::vector<CellItem> items;
+    items.reserve(cells);
+    std::vector<int> level_begin(max_n + 2, 0);
+    int max_level = 0;
+    for (int span = 1; span <= max_n; ++span) {
+      level_begin[span] = static_cast<int>(items.size());
+      for (int start = 0; start + span <= max_n; ++start)
+        for (int i = 0; i < num_sentences; ++i)
+          if (start + span <= batch[i].length)
+            items.push_back({base[i], batch[i].length, start, word[i], i, 0});
+      max_level = std::max(max_level, static_cast<int>(items.size()) - level_begin[span]);
+    }
+    level_begin[max_n + 1] = static_cast<int>(items.size());
+
+    const size_t chart = size_t(cells) * num_states_;
+    const size_t maxc = size_t(cells) * num_symbols_;
+    if (!in_.Reserve(chart) || !out_.Reserve(chart) || !acc_.Reserve(chart) ||
+        !scales_.Reserve(3 * size_t(cells)) || !present_.Reserve(2 * maxc) ||
+        !log_likelihood_.Reserve(num_sentences) || !top_.Reserve(num_sentences) ||
+        !lexical_.Reserve(size_t(words) * num_states_) || !items_.Reserve(items.size()) ||
+        !maxc_score_.Reserve(maxc) || !maxc_info_.Reserve(maxc) ||
+        !candidates_.Reserve(size_t(max_level) * num_chunks_)) {
+      in_.Free(), out_.Free(), acc_.Free(), scales_.Free(), present_.Free(), lexical_.Free();
+      items_.Free(), maxc_score_.Free(), maxc_info_.Free(), candidates_.Free();
+      *error = "cudaMalloc failed for a batch of " + std::to_string(num_sentences) + " sentences";
+      return IoBatchResult::kOutOfMemory;
+    }
+    HostBuffers& host = host_[next_host_];
+    next_host_ = 1 - next_host_;
+    if (!host.score.Reserve(maxc) || !host.info.Reserve(maxc) ||
+        !host.log_likelihood.Reserve(num_sentences) ||
+        (keep_charts && (!host.in.Reserve(chart) || !host.out.Reserve(chart) ||
+                         !host.scales.Reserve(2 * size_t(cells))))) {
+      *error = "cudaMallocHost failed";
+      return IoBatchResult::kOutOfMemory;
+    }
+
+    Charts c{in_.get(),
+             scales_.get(),
+             out_.get(),
+             scales_.get() + cells,
+             acc_.get(),
+             scales_.get() + 2 * cells,
+             present_.get(),
+             present_.get() + maxc,
+             log_likelihood_.get(),
+             unary_parent_.get(),
+             num_states_,
+             num_symbols_};
+    MaxcChart m{maxc_score_.get(), maxc_info_.get()};
+
+    Mark(0);
+    // Lexical rows: pageable memory is fine (one copy a batch; the device waits for it).
+    std::vector<double> lex(size_t(words) * num_states_);
+    for (int i = 0; i < num_sentences; ++i)
+      std::copy(batch[i].lexical, batch[i].lexical + size_t(batch[i].length) * num_states_,
+                lex.begin() + size_t(word[i]) * num_states_);
+    cudaMemcpyAsync(lexical_.get(), lex.data(), lex.size() * sizeof(double), cudaMemcpyHostToDevice,
+                    stream_);
+    cudaMemcpyAsync(items_.get(), items.data(), items.size() * sizeof(CellItem),
+                    cudaMemcpyHostToDevice, stream_);
+    cudaMemcpyAsync(top_.get(), top.data(), top.size() * sizeof(int), cudaMemcpyHostToDevice,
+                    stream_);
+    cudaMemsetAsync(acc_.get(), 0, chart * sizeof(double), stream_);
+    cudaMemsetAsync(present_.get(), 0, 2 * maxc, stream_);
+    Mark(1);
+
+    // Inside.
+    for (int span = 1; span <= max_n; ++span) {
+      const int offset = level_begin[span], count = level_begin[span + 1] - offset;
+      if (span == 1) {
+        LexicalKernel<<<count, kThreads, 0, stream_>>>(c, items_.get(), offset, lexical_.get());
+      } else {
+        RefScaleKernel<<<(count + 127) / 128, 128, 0, stream_>>>(c, items_.get(), offset, count,
+                                                                 span, 0);
+        if (!LaunchPairSum<kInside>(c, offset, count, span, span - 1, error))
+          return IoBatchResult::kFailed;
+      }
+      UnaryNormalizeKernel<<<count, kThreads, num_states_ * sizeof(double), stream_>>>(
+          c, items_.get(), offset, span, up_begin_.get(), up_child_.get(), up_w_.get(),
+          state_symbol_.get(), 0);
+    }
+    LikelihoodKernel<<<(num_sentences + 127) / 128, 128, 0, stream_>>>(c, top_.get(),
+                                                                       num_sentences);
+    Mark(2);
+
+    // Outside.
+    cudaMemsetAsync(acc_.get(), 0, chart * sizeof(double), stream_);
+    for (int span = max_n; span >= 1; --span) {
+      const int offset = level_begin[span], count = level_begin[span + 1] - offset;
+      RefScaleKernel<<<(count + 127) / 128, 128, 0, stream_>>>(c, items_.get(), offset, count, span,
+                                                               1);
+      if (span < max_n) {
+        if (!LaunchPairSum<kOutLeft>(c, offset, count, span, max_n - span, error) ||
+            !LaunchPairSum<kOutRight>(c, offset, count, span, max_n - span, error))
+          return IoBatchResult::kFailed;
+      }
+      UnaryNormalizeKernel<<<count, kThreads, num_states_ * sizeof(double), stream_>>>(
+          c, items_.get(), offset, span, uc_begin_.get(), uc_parent_.get(), uc_w_.get(),
+          state_symbol_.get(), 1);
+    }
+    Mark(3);
+
+    // Max-rule.
+    const MaxRuleArrays r = MaxRuleView();
+    for (int span = 1; span <= max_n; ++span) {
+      const int offset = level_begin[span], count = level_begin[span + 1] - offset;
+      if (span == 1) {
+        MaxcLexicalKernel<<<count, kThreads, 0, stream_>>>(c, m, r, items_.get(), offset,
+                                                           lexical_.get());
+      } else {
+        const size_t shared =
+            (size_t(max_q_) + max_substates_ + size_t(span) * max_substates_) * sizeof(double) +
+            span * sizeof(int);
+        if (shared > size_t(max_shared_optin_)) {
+          *error = "sentence too long for the max-rule kernel's shared memory";
+          return IoBatchResult::kFailed;
+        }
+        if (warp_per_split_) {
+          if (shared > 48 * 1024)
+            cudaFuncSetAttribute(MaxcBinaryWarpKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 int(shared));
+          if (num_chunks_ > 0)
+            MaxcBinaryWarpKernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
+                c, m, r, items_.get(), offset, span, max_q_, candidates_.get(), num_chunks_);
+        } else {
+          if (shared > 48 * 1024)
+            cudaFuncSetAttribute(MaxcBinaryKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 int(shared));
+          if (num_chunks_ > 0)
+            MaxcBinaryKernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
+                c, m, r, items_.get(), offset, span, max_q_, max_substates_, candidates_.get(),
+                num_chunks_);
+        }
+        const int threads = count * num_symbols_;
+        MaxcMergeKernel<<<(threads + 255) / 256, 256, 0, stream_>>>(
+            c, m, r, items_.get(), offset, count, span, candidates_.get(), num_chunks_,
+            symbol_chunk_begin_.get());
+      }
+      MaxcUnaryKernel<<<count, kThreads, (num_symbols_ + num_pairs_) * sizeof(double), stream_>>>(
+          c, m, r, items_.get(), offset, span, num_pairs_);
+    }
+    Mark(4);
+
+    cudaMemcpyAsync(host.score.get(), maxc_score_.get(), maxc * sizeof(double),
+                    cudaMemcpyDeviceToHost, stream_);
+    cudaMemcpyAsync(host.info.get(), maxc_info_.get(), maxc * sizeof(int4), cudaMemcpyDeviceToHost,
+                    stream_);
+    cudaMemcpyAsync(host.log_likelihood.get(), log_likelihood_.get(),
+                    num_sentences * sizeof(double), cudaMemcpyDeviceToHost, stream_);
+    if (keep_charts) {
+      cudaMemcpyAsync(host.in.get(), in_.get(), chart * sizeof(double), cudaMemcpyDeviceToHost,
+                      stream_);
+      cudaMemcpyAsync(host.out.get(), out_.get(), chart * sizeof(double), cudaMemcpyDeviceToHost,
+                      stream_);
+      cudaMemcpyAsync(host.scales.get(), scales_.get(), 2 * size_t(cells) * sizeof(double),
+                      cudaMemcpyDeviceToHost, stream_);
+    }
+    Mark(5);
+    const cudaError_t status = cudaStreamSynchronize(stream_);
+    const cudaError_t last = cudaGetLastError();
+    if (status != cudaSuccess || last != cudaSuccess) {
+      *error =
+          std::string("CUDA error: ") + cudaGetErrorString(status != cudaSuccess ? status : last);
+      return IoBatchResult::kFailed;
+    }
+    for (int i = 0; i < num_sentences; ++i) {
+      IoResult& res = (*results)[i];
+      res.log_likelihood = host.log_likelihood.get()[i];
+      res.score = host.score.get() + size_t(base[i]) * num_symbols_;
+      res.split_left_right_unary =
+          reinterpret_cast<const int32_t*>(host.info.get() + size_t(base[i]) * num_symbols_);
+      if (keep_charts) {
+        res.inside = host.in.get() + size_t(base[i]) * num_states_;
+        res.outside = host.out.get() + size_t(base[i]) * num_states_;
+        res.inside_scale = host.scales.get() + base[i];
+        res.outside_scale = host.scales.get() + cells + base[i];
+      }
+    }
+    return IoBatchResult::kOk;
+  }
+
+  template <int kMode>
+  bool LaunchPairSum(const Charts& c, int offset, int count, int span, int max_partners,
+                     std::string* error) {
+    return cells_per_group_ == 16
+               ? LaunchPairSumG<16, kMode>(c, offset, count, span, max_partners, error)
+               : LaunchPairSumG<8, kMode>(c, offset, count, span, max_partners, error);
+  }
+
+  template <int kG, int kMode>
+  bool LaunchPairSumG(const Charts& c, int offset, int count, int span, int max_partners,
+                      std::string* error) {
+    const PairLayout& layout = layouts_[kMode];
+    if (layout.num_tiles == 0 || max_partners <= 0) return true;
+    const size_t shared =
+        size_t(kG) * layout.max_bc * sizeof(double) + size_t(kG) * max_partners * 16;
+    if (shared > size_t(max_shared_optin_)) {
+      *error = "sentence too long for the pair-sum kernel's shared memory";
+      return false;
+    }
+    if (shared > 48 * 1024)
+      cudaFuncSetAttribute(PairSumKernel<kG, kMode>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           int(shared));
+    const int groups = (count + kG - 1) / kG;
+    const int tiles = layout.num_tiles;
+    const int blocks_x = std::max(1, std::min(groups, (num_sms_ * 64 + tiles - 1) / tiles));
+    const int per_block = (groups + blocks_x - 1) / blocks_x;
+    const int launched_x = (groups + per_block - 1) / per_block;
+    PairSumKernel<kG, kMode><<<dim3(launched_x, tiles), kThreads, shared, stream_>>>(
+        c, items_.get(), offset, span, layout.view(), count, max_partners, layout.max_bc,
+        per_block);
+    const cudaError_t launch = cudaGetLastError();
+    if (launch != cudaSuccess) {
+      *error = std::string("kernel launch failed: ") + cudaGetErrorString(launch);
+      return false;
+    }
+    return true;
+  }
+
+  // Groups rules by (symbol of X, symbol of Y), cut into bands of X's substates of at most
+  // kBandLimit substate pairs, then by target state.
+  bool BuildLayout(const SumGrammarArrays& g, std::vector<RuleTriple>& rules, PairLayout* out) {
+    std::stable_sort(rules.begin(), rules.end(), [&](const RuleTriple& a, const RuleTriple& b) {
+      const int ax = g.state_symbol[a.x], bx = g.state_symbol[b.x];
+      if (ax != bx) return ax < bx;
+      const int ay = g.state_symbol[a.y], by = g.state_symbol[b.y];
+      if (ay != by) return ay < by;
+      return a.x < b.x;
+    });
+    std::vector<int4> info;
+    std::vector<int2> symbols;
+    std::vector<int> pl_begin{0}, pl_target, pl_rule_begin{0}, key, tile_rules;
+    std::vector<double> w;
+    size_t i = 0;
+    while (i < rules.size()) {
+      const int x_sym = g.state_symbol[rules[i].x], y_sym = g.state_symbol[rules[i].y];
+      size_t j = i;
+      while (j < rules.size() && g.state_symbol[rules[j].x] == x_sym &&
+             g.state_symbol[rules[j].y] == y_sym)
+        ++j;
+      const int x_first = g.symbol_first_state[x_sym], s_x = g.symbol_num_substates[x_sym];
+      const int y_first = g.symbol_first_state[y_sym], s_y = g.symbol_num_substates[y_sym];
+      const int rows = std::max(1, kBandLimit / s_y);
+      for (int lo = 0; lo < s_x; lo += rows) {
+        const int hi = std::min(s_x, lo + rows);
+        std::vector<RuleTriple> band;
+        for (size_t k = i; k < j; ++k) {
+          const int x = rules[k].x - x_first;
+          if (x >= lo && x < hi) band.push_back(rules[k]);
+        }
+        if (band.empty()) continue;
+        std::stable_sort(band.begin(), band.end(),
+                         [](const RuleTriple& a, const RuleTriple& b) { return a.t < b.t; });
+        info.push_back({x_first + lo, hi - lo, y_first, s_y});
+        symbols.push_back({x_sym, y_sym});
+        tile_rules.push_back(static_cast<int>(band.size()));
+        out->max_bc = std::max(out->max_bc, (hi - lo) * s_y);
+        for (size_t k = 0; k < band.size(); ++k) {
+          if (k > 0 && band[k].t != band[k - 1].t)
+            pl_rule_begin.push_back(static_cast<int>(key.size()));
+          if (k == 0 || band[k].t != band[k - 1].t) pl_target.push_back(band[k].t);
+          key.push_back((band[k].x - x_first - lo) * s_y + (band[k].y - y_first));
+          w.push_back(band[k].p);
+        }
+        pl_rule_begin.push_back(static_cast<int>(key.size()));
+        pl_begin.push_back(static_cast<int>(pl_target.size()));
+      }
+      i = j;
+    }
+    std::vector<int> order(info.size());
+    for (size_t t = 0; t < order.size(); ++t) order[t] = static_cast<int>(t);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return tile_rules[a] > tile_rules[b]; });
+    out->num_tiles = static_cast<int>(order.size());
+    if (out->num_tiles > 65535) return false;
+    return out->info.Upload(info) && out->symbols.Upload(symbols) && out->tiles.Upload(order) &&
+           out->pl_begin.Upload(pl_begin) && out->pl_target.Upload(pl_target) &&
+           out->pl_rule_begin.Upload(pl_rule_begin) && out->key.Upload(key) && out->w.Upload(w);
+  }
+
+  // Base binary rules per parent symbol, sorted by (parent, left, right) symbol, in chunks of about
+  // kChunkWork work; base unary pairs sorted by (parent, child) symbol.
+  bool BuildMaxRule(const SumGrammarArrays& g) {
+    constexpr int64_t kChunkWork = 1 << 15;
+    // Base rules (A, B, C) in symbol order, as parser/max_rule.cpp's tie order.
+    std::map<std::array<int, 3>, std::vector<int64_t>> by_base;
+    for (int64_t r = 0; r < g.num_binary; ++r) {
+      by_base[{g.state_symbol[g.binary_parent[r]], g.state_symbol[g.binary_left[r]],
+               g.state_symbol[g.binary_right[r]]}]
+          .push_back(r);
+    }
+    std::vector<int4> base, chunks;
+    std::vector<int> keys, chunk_begin{0};
+    std::vector<double> w, dense;
+    auto it = by_base.begin();
+    for (int a = 0; a < num_symbols_; ++a) {
+      int64_t work = 0;
+      int chunk_first = static_cast<int>(base.size());
+      for (; it != by_base.end() && it->first[0] == a; ++it) {
+        const int b = it->first[1], c = it->first[2];
+        const std::vector<int64_t>& list = it->second;
+        const int s_b = g.symbol_num_substates[b], s_c = g.symbol_num_substates[c];
+        const int stride = s_c | 1;
+        max_q_ = std::max(max_q_, s_b * stride);
+        const int s_a = g.symbol_num_substates[a];
+        max_substates_ = std::max(max_substates_, s_a);
+        const int64_t cube = int64_t(s_a) * s_b * s_c;
+        // Dense when at least half of the substate triples are rules.
+        const bool is_dense = 2 * int64_t(list.size()) >= cube;
+        int4 entry{b, c, 0, -1};
+        if (is_dense) {
+          entry.z = static_cast<int>(dense.size());
+          dense.resize(dense.size() + cube, 0.0);
+        } else {
+          entry.z = static_cast<int>(keys.size());
+        }
+        for (int64_t r : list) {
+          const int pa = g.binary_parent[r] - g.symbol_first_state[a];
+          const int pb = g.binary_left[r] - g.symbol_first_state[b];
+          const int pc = g.binary_right[r] - g.symbol_first_state[c];
+          if (is_dense) {
+            dense[entry.z + (int64_t(pa) * s_b + pb) * s_c + pc] = std::exp(g.binary_log_prob[r]);
+          } else {
+            keys.push_back((pa << 16) | (pb * stride + pc));
+            w.push_back(std::exp(g.binary_log_prob[r]));
+          }
+        }
+        if (!is_dense) entry.w = static_cast<int>(keys.size());
+        if (dense.size() >= size_t(1) << 31) return false;
+        const int64_t cost = (is_dense ? cube : int64_t(list.size())) + 8 * int64_t(s_b) * s_c;
+        if (work > 0 && work + cost > kChunkWork) {
+          chunks.push_back({a, chunk_first, static_cast<int>(base.size()), 0});
+          chunk_first = static_cast<int>(base.size());
+          work = 0;
+        }
+        base.push_back(entry);
+        work += cost;
+      }
+      if (static_cast<int>(base.size()) > chunk_first)
+        chunks.push_back({a, chunk_first, static_cast<int>(base.size()), 0});
+      chunk_begin.push_back(static_cast<int>(chunks.size()));
+    }
+    num_chunks_ = static_cast<int>(chunks.size());
+    // Keys hold b * stride + c in 16 bits; Q and the split candidates share a block's memory.
+    if (num_chunks_ > 65535 || max_q_ >= (1 << 16)) return false;
+
+    // Unary pairs (A, C) in symbol order (parser/max_rule.cpp's tie order).
+    std::map<std::pair<int, int>, std::vector<int64_t>> by_pair;
+    for (int64_t u = 0; u < g.num_sum_unary; ++u) {
+      const int a = g.state_symbol[g.sum_unary_parent[u]], c = g.state_symbol[g.sum_unary_child[u]];
+      if (a != c) by_pair[{a, c}].push_back(u);
+    }
+    std::vector<int> pair_begin{0}, pair_rule_begin{0}, pu_parent, pu_child;
+    std::vector<int2> pair_symbols;
+    std::vector<double> pu_w;
+    auto pit = by_pair.begin();
+    for (int a = 0; a < num_symbols_; ++a) {
+      for (; pit != by_pair.end() && pit->first.first == a; ++pit) {
+        pair_symbols.push_back({a, pit->first.second});
+        for (int64_t u : pit->second) {
+          pu_parent.push_back(g.sum_unary_parent[u]);
+          pu_child.push_back(g.sum_unary_child[u]);
+          pu_w.push_back(std::exp(g.sum_unary_log_prob[u]));
+        }
+        pair_rule_begin.push_back(static_cast<int>(pu_parent.size()));
+      }
+      pair_begin.push_back(static_cast<int>(pair_symbols.size()));
+    }
+    num_pairs_ = static_cast<int>(pair_symbols.size());
+    return mr_base_.Upload(base) && mr_key_.Upload(keys) && mr_w_.Upload(w) &&
+           mr_dense_.Upload(dense) && mr_chunk_.Upload(chunks) &&
+           symbol_chunk_begin_.Upload(chunk_begin) && pair_begin_.Upload(pair_begin) &&
+           pair_symbols_.Upload(pair_symbols) && pair_rule_begin_.Upload(pair_rule_begin) &&
+           pu_parent_.Upload(pu_parent) && pu_child_.Upload(pu_child) && pu_w_.Upload(pu_w);
+  }
+
+  MaxRuleArrays MaxRuleView() const {
+    return {mr_base_.get(),      mr_key_.get(),     mr_w_.get(),         mr_dense_.get(),
+            mr_chunk_.get(),     pair_begin_.get(), pair_symbols_.get(), pair_rule_begin_.get(),
+            pu_parent_.get(),    pu_child_.get(),   pu_w_.get(),         first_state_.get(),
+            num_substates_.get()};
+  }
+
+  struct HostBuffers {
+    PinnedArray<double> score;
+    PinnedArray<int4> info;
+    PinnedArray<double> log_likelihood;
+    PinnedArray<double> in, out, scales;
+  };
+
+  int num_states_ = 0, num_symbols_ = 0;
+  int max_shared_optin_ = 48 * 1024;
+  int num_sms_ = 132;
+  size_t budget_ = 0;
+  cudaStream_t stream_ = nullptr;
+  bool profile_ = false;
+  std::array<double, 6> profile_ms_{};  // host wall, setup, inside, outside, max-rule, copy back
+  int profile_batches_ = 0;
+  std::vector<cudaEvent_t> events_;
+
+  DeviceArray<int> state_symbol_, first_state_, num_substates_;
+  DeviceArray<int> up_begin_, up_child_, uc_begin_, uc_parent_;
+  DeviceArray<unsigned char> unary_parent_;
+  DeviceArray<double> up_w_, uc_w_;
+  std::array<PairLayout, 3> layouts_;
+  // Max-rule.
+  DeviceArray<int4> mr_base_, mr_chunk_;
+  DeviceArray<int> mr_key_, symbol_chunk_begin_, pair_begin_, pair_rule_begin_, pu_parent_,
+      pu_child_;
+  DeviceArray<double> mr_w_, pu_w_, mr_dense_;
+  DeviceArray<int2> pair_symbols_;
+  int num_chunks_ = 0, num_pairs_ = 0, max_q_ = 1, max_substates_ = 1;
+  int cells_per_group_ = 8;      // pair-sum kernel: 8 or 16
+  bool warp_per_split_ = false;  // max-rule binary kernel: the first version
+  // Batch buffers.
+  DeviceArray<double> in_, out_, acc_, scales_, log_likelihood_, lexical_, maxc_score_;
+  DeviceArray<unsigned char> present_;
+  DeviceArray<int> top_;
+  DeviceArray<CellItem> items_;
+  DeviceArray<int4> maxc_info_;
+  DeviceArray<Candidate> candidates_;
+  HostBuffers host_[2];
+  int next_host_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceInsideOutside> DeviceInsideOutside::Create(
+    const SumGrammarArrays& grammar, const DeviceInsideOutsideOptions& options,
+    std::string* error) {
+  error->clear();
+  auto impl = std::make_unique<DeviceInsideOutsideImpl>();
+  if (!impl->Init(grammar, options, error)) {
+    if (error->empty()) *error = "could not set up the CUDA inside-outside backend";
+    return nullptr;
+  }
+  return impl;
+}
+
+}  // namespace cky::cuda

@@ -1,0 +1,143 @@
+// Exact sum-product inside and outside passes over a split grammar, and Berkeley's max-rule (maxc)
+// pass, on a CUDA device, in plain C++ (no CUDA types). The quantities are
+// parser/inside_outside.h's and parser/max_rule.h's (the CPU reference); this is their batched
+// device version.
+//
+// The grammar is uploaded once (binary rules as probabilities, the closed sum unaries, the max-rule
+// grouping of rules by base symbols). A batch of sentences then runs three sweeps on the device:
+//   inside   span 1 .. n:  binary sums (pair-sum kernel, below), then per cell the one layer of
+//                          closed sum unaries, then the cell is normalized (largest value 1);
+//   outside  span n .. 1:  the mirror: a cell's outpost gathers from its parents as a left child
+//                          (partners: parent [i, j) and right sibling [k, j) for every j) and as a
+//                          right child (parent [i, j), left sibling [i, k)), then the unary layer
+//                          by child (outpre), then normalization;
+//   max-rule span 1 .. n:  per cell and base symbol: the best binary (or lexical) max-rule score,
+//                          its split and children, then the unary layer.
+// and copies back only the max-rule arrays (cells x base symbols) and log P(w) per sentence (plus,
+// on request, the inside and outside charts, for tests).
+//
+// Precision and scaling: doubles throughout (probabilities, not logs). Each cell holds values in
+// [0, 1] (largest 1) and one natural-log scale, as parser/inside_outside.h's ScaledChart. A cell's
+// binary sum is computed against a reference scale M = the largest sum of its partner cells'
+// scales; each split point's products are multiplied by exp(scale_x + scale_y - M) <= 1 before they
+// are summed, so nothing overflows and a term underflows only when it is below e^-700 of the
+// largest partner product. The scale is then M + log(the cell's largest value).
+//
+// Tolerance (parser/cuda_max_rule_backend_test.cpp, against the double CPU reference): log P(w),
+// max-rule scores and every chart value as a log score (value * exp(scale)) agree within
+// |x - y| <= 1e-9 max(1, |x| + |y|); chart values are compared where the reference's exceeds 1e-250
+// of its cell's largest (below that both must be under 1e-240), outside values only for states
+// with a positive inside (the others are unspecified; a cell whose inside is all zero gets no
+// outside here). Measured differences are about 1e-12 (bench/RESULTS.md). Sums are taken in
+// another order than on the CPU, so results are not bit-identical; max-rule trees could differ
+// only where two candidates tie within rounding (none seen in the tests).
+//
+// Kernel mapping (inside_outside.cu):
+//   pair-sum (inside and both outside directions, one kernel, mode by template): per tile of
+//     partner symbols (X, Y) (inside: left and right child; outside: parent and sibling), cut
+//     into bands of X's substates (at most 512 substate pairs a tile), and per group of 8 (or 16)
+//     target cells of one span length: first S[x][y] = sum over partners of scaled X_x * Y_y for
+//     every substate pair (4 x 4 register blocking, partners whose cells lack X or Y skipped by
+//     per-cell symbol presence flags), then every rule adds p * S[x][y] to its target state (a
+//     warp per target state, lanes over its rules, the 8 cells at once), global atomicAdd.
+//   unary: a block per cell, the cell's binary sums staged in shared memory, a warp per state.
+//   max-rule binary: a block per (cell, chunk of one parent symbol's base rules); per base rule
+//     A -> B C: Q[b][c] = sum_a outpre(A_a) p(a, b, c) in shared memory (a thread per (b, c) over
+//     a dense copy of the base rule's probabilities when at least half of its substate triples
+//     are rules, else shared-memory atomics over its rules), then a warp per split
+//     point computes sum_{b,c} in(B_b) in(C_c) Q[b][c]; the block keeps the first best (rule,
+//     split) in grammar order; a merge kernel takes the first best chunk per (cell, symbol).
+//   max-rule unary: a block per cell, a warp per (parent, child) base pair.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cky::cuda {
+
+// A view of cky::Grammar's arrays (grammar_io/grammar.h) that the sum-product passes need.
+struct SumGrammarArrays {
+  int32_t num_states = 0;
+  int32_t num_symbols = 0;
+  const int32_t* state_symbol = nullptr;          // num_states
+  const int32_t* symbol_first_state = nullptr;    // num_symbols
+  const int32_t* symbol_num_substates = nullptr;  // num_symbols
+  int64_t num_binary = 0;                         // sorted by (parent, left, right)
+  const int32_t* binary_parent = nullptr;
+  const int32_t* binary_left = nullptr;
+  const int32_t* binary_right = nullptr;
+  const double* binary_log_prob = nullptr;
+  int64_t num_sum_unary = 0;  // Grammar::sum_unary_*: sorted by (parent, child)
+  const int32_t* sum_unary_parent = nullptr;
+  const int32_t* sum_unary_child = nullptr;
+  const double* sum_unary_log_prob = nullptr;
+};
+
+struct DeviceInsideOutsideOptions {
+  // Device bytes a batch may use; 0 = 85% of the free memory at creation.
+  size_t max_batch_bytes = 0;
+  // Target cells per group in the pair-sum kernel: 8 (default) or 16 (each rule read serves more
+  // cells; fewer groups at long spans).
+  int cells_per_group = 8;
+  // Max-rule binary kernel: false (default) a thread per (split, b) then per split; true the first
+  // version, a warp per split with lanes over b (kept for measuring).
+  bool max_rule_warp_per_split = false;
+};
+
+// One sentence of a batch: its length and lexical log-scores (length x num_states, row-major, as
+// parser/viterbi_reference.h's LexicalScores).
+struct IoSentence {
+  int32_t length = 0;
+  const double* lexical = nullptr;
+};
+
+// One sentence's results. Host views into buffers of the device object, valid until the second
+// next batch call (two host buffers alternate, so a caller can read one batch while the device
+// computes the next). Arrays are in parser/chart.h's cell order (span length, then start).
+struct IoResult {
+  double log_likelihood = 0;  // log P(w); -infinity when the grammar derives no tree
+  // parser/max_rule.h's MaxRuleChart arrays: NumCells(length) * num_symbols entries each.
+  const double* score = nullptr;
+  // Per cell and symbol: split (-1: none), left and right child symbols, unary child (-1: none).
+  const int32_t* split_left_right_unary = nullptr;  // 4 ints per entry
+  // With keep_charts only (else null): NumCells(length) * num_states values, NumCells scales.
+  const double* inside = nullptr;
+  const double* inside_scale = nullptr;
+  const double* outside = nullptr;
+  const double* outside_scale = nullptr;
+};
+
+enum class IoBatchResult { kOk, kOutOfMemory, kFailed };
+
+class DeviceInsideOutside {
+ public:
+  virtual ~DeviceInsideOutside() = default;
+  // Uploads the grammar. Returns null and sets *error when there is no device or the grammar does
+  // not fit the kernels (a symbol with more than 512 substates, more than 48 KiB of states).
+  static std::unique_ptr<DeviceInsideOutside> Create(const SumGrammarArrays& grammar,
+                                                     const DeviceInsideOutsideOptions& options,
+                                                     std::string* error);
+
+  // Device bytes one sentence of `length` words needs in a batch.
+  virtual size_t BytesForSentence(int32_t length) const = 0;
+  // The batch budget in bytes (options.max_batch_bytes or the default).
+  virtual size_t BatchBudget() const = 0;
+  // The longest sentence the kernels' shared memory allows (a few hundred words); longer ones
+  // must be parsed elsewhere.
+  virtual int32_t MaxLength() const = 0;
+
+  // When on, batches time their phases with CUDA events; ProfileReport() sums them.
+  virtual void SetProfiling(bool on) = 0;
+  virtual std::string ProfileReport() const = 0;
+
+  // Inside, outside and max-rule passes for every sentence of the batch (lengths >= 1). On kOk,
+  // (*results)[i] belongs to batch[i]. kOutOfMemory: the device could not hold the batch (nothing
+  // was computed; split it and retry). keep_charts: also copy back the inside and outside charts.
+  virtual IoBatchResult MaxRuleBatch(const std::vector<IoSentence>& batch, bool keep_charts,
+                                     std::vector<IoResult>* results, std::string* error) = 0;
+};
+
+}  // namespace cky::cuda

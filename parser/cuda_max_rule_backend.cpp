@@ -1,0 +1,251 @@
+#include "parser/cuda_max_rule_backend.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "cuda/common/device.h"
+
+namespace cky {
+
+cuda::SumGrammarArrays CudaSumGrammarArrays(const Grammar& g) {
+  cuda::SumGrammarArrays a;
+  a.num_states = g.num_states();
+  a.num_symbols = g.num_symbols();
+  a.state_symbol = g.state_symbol.data();
+  a.symbol_first_state = g.symbol_first_state.data();
+  a.symbol_num_substates = g.symbol_num_substates.data();
+  a.num_binary = g.num_binary_rules();
+  a.binary_parent = g.binary_parent.data();
+  a.binary_left = g.binary_left.data();
+  a.binary_right = g.binary_right.data();
+  a.binary_log_prob = g.binary_log_prob.data();
+  a.num_sum_unary = static_cast<int64_t>(g.sum_unary_parent.size());
+  a.sum_unary_parent = g.sum_unary_parent.data();
+  a.sum_unary_child = g.sum_unary_child.data();
+  a.sum_unary_log_prob = g.sum_unary_log_prob.data();
+  return a;
+}
+
+namespace {
+
+// The device's max-rule arrays of one sentence as a MaxRuleChart.
+void FillMaxRuleChart(const cuda::IoResult& r, int32_t length, int32_t symbols,
+                      MaxRuleChart* maxc) {
+  maxc->Reset(length, symbols);
+  const size_t entries = maxc->score.size();
+  std::copy(r.score, r.score + entries, maxc->score.begin());
+  for (size_t e = 0; e < entries; ++e) {
+    const int32_t* info = r.split_left_right_unary + 4 * e;
+    maxc->split[e] = info[0];
+    maxc->left[e] = info[1];
+    maxc->right[e] = info[2];
+    maxc->unary_child[e] = info[3];
+  }
+}
+
+ParseOutcome OutcomeFrom(const Grammar& g, const SentenceInput& s, double log_likelihood,
+                         const MaxRuleChart& maxc) {
+  ParseOutcome outcome;
+  if (!(log_likelihood > kNegInf)) {
+    outcome.status = ParseStatus::kNoParse;
+    outcome.message = "the grammar derives no tree for the sentence";
+    return outcome;
+  }
+  auto tree = ExtractMaxRuleTree(g, maxc, s.words);
+  if (!tree.ok()) {
+    outcome.status = ParseStatus::kNoParse;
+    outcome.message = tree.status().message();
+    return outcome;
+  }
+  outcome.status = ParseStatus::kOk;
+  outcome.tree = std::move(*tree);
+  outcome.log_score = maxc.root_score();
+  outcome.log_likelihood = log_likelihood;
+  return outcome;
+}
+
+class CudaMaxRuleBackend : public ViterbiBackend {
+ public:
+  CudaMaxRuleBackend(const Grammar& g, std::unique_ptr<cuda::DeviceInsideOutside> device,
+                     const CudaMaxRuleOptions& options)
+      : grammar_(g), device_(std::move(device)), options_(options) {
+    threads_ = options.extraction_threads > 0
+                   ? options.extraction_threads
+                   : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+  ~CudaMaxRuleBackend() override { FinishExtraction(); }
+
+  std::string name() const override { return "cuda/max-rule"; }
+
+  std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
+    std::vector<ParseOutcome> outcomes(sentences.size());
+    std::vector<size_t> order;
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      if (sentences[i].words.empty()) {
+        outcomes[i].status = ParseStatus::kNoParse;
+        outcomes[i].message = "empty sentence";
+      } else if (Length(sentences[i]) > device_->MaxLength()) {
+        ParseOnCpu(sentences[i],
+                   "is longer than the device kernels allow (" +
+                       std::to_string(device_->MaxLength()) + " words)",
+                   &outcomes[i]);
+      } else if (device_->BytesForSentence(Length(sentences[i])) > device_->BatchBudget()) {
+        ParseOnCpu(sentences[i], "does not fit the device batch budget", &outcomes[i]);
+      } else {
+        order.push_back(i);
+      }
+    }
+    // Longest first, so that a batch holds sentences of similar length.
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return Length(sentences[a]) > Length(sentences[b]);
+    });
+    std::vector<size_t> batch;
+    size_t bytes = 0;
+    for (size_t i : order) {
+      const size_t need = device_->BytesForSentence(Length(sentences[i]));
+      if (!batch.empty() && (bytes + need > device_->BatchBudget() ||
+                             static_cast<int>(batch.size()) >= options_.max_batch_sentences)) {
+        RunBatch(sentences, batch, &outcomes);
+        batch.clear();
+        bytes = 0;
+      }
+      batch.push_back(i);
+      bytes += need;
+    }
+    if (!batch.empty()) RunBatch(sentences, batch, &outcomes);
+    FinishExtraction();
+    return outcomes;
+  }
+
+ private:
+  static int32_t Length(const SentenceInput& s) { return static_cast<int32_t>(s.words.size()); }
+
+  void ParseOnCpu(const SentenceInput& s, const std::string& why, ParseOutcome* outcome) {
+    try {
+      *outcome = ParseMaxRuleReference(grammar_, s);
+      if (outcome->status == ParseStatus::kOk) {
+        outcome->message =
+            "parsed on the CPU: a sentence of " + std::to_string(s.words.size()) + " words " + why;
+      }
+    } catch (const std::bad_alloc&) {
+      outcome->status = ParseStatus::kOutOfMemory;
+      outcome->message = "out of memory for the charts of " + std::to_string(s.words.size()) +
+                         " words, on the device and on the CPU";
+    }
+  }
+
+  void RunBatch(std::span<const SentenceInput> sentences, const std::vector<size_t>& batch,
+                std::vector<ParseOutcome>* outcomes) {
+    std::vector<cuda::IoSentence> refs;
+    for (size_t i : batch)
+      refs.push_back({Length(sentences[i]), sentences[i].lexical.scores.data()});
+    std::vector<cuda::IoResult> results;
+    std::string error;
+    const cuda::IoBatchResult result = device_->MaxRuleBatch(refs, false, &results, &error);
+    if (result != cuda::IoBatchResult::kOk) {
+      // Out of memory or any other device failure stays local (as parser/cuda_backend.cpp): the
+      // batch is retried in halves, down to single sentences, and a sentence that fails alone is
+      // parsed on the CPU. The previous batch's extraction may read the host buffer a retry
+      // writes: finish it first.
+      FinishExtraction();
+      if (batch.size() == 1) {
+        ParseOnCpu(sentences[batch[0]],
+                   result == cuda::IoBatchResult::kOutOfMemory
+                       ? "does not fit in device memory"
+                       : "failed on the device (" + error + ")",
+                   &(*outcomes)[batch[0]]);
+        return;
+      }
+      const auto middle = batch.begin() + batch.size() / 2;
+      RunBatch(sentences, std::vector<size_t>(batch.begin(), middle), outcomes);
+      RunBatch(sentences, std::vector<size_t>(middle, batch.end()), outcomes);
+      return;
+    }
+    // Extraction in the background while the device computes the next batch (the device keeps
+    // two host result buffers).
+    FinishExtraction();
+    extraction_ = std::thread([this, sentences, batch, results = std::move(results), outcomes] {
+      std::atomic<size_t> next{0};
+      auto work = [&] {
+        MaxRuleChart maxc;
+        for (size_t k = next++; k < batch.size(); k = next++) {
+          const SentenceInput& s = sentences[batch[k]];
+          FillMaxRuleChart(results[k], Length(s), grammar_.num_symbols(), &maxc);
+          (*outcomes)[batch[k]] = OutcomeFrom(grammar_, s, results[k].log_likelihood, maxc);
+        }
+      };
+      const int workers = static_cast<int>(std::min<size_t>(threads_, batch.size()));
+      std::vector<std::thread> pool;
+      for (int t = 1; t < workers; ++t) pool.emplace_back(work);
+      work();
+      for (std::thread& t : pool) t.join();
+    });
+  }
+
+  void FinishExtraction() {
+    if (extraction_.joinable()) extraction_.join();
+  }
+
+  const Grammar& grammar_;
+  std::unique_ptr<cuda::DeviceInsideOutside> device_;
+  CudaMaxRuleOptions options_;
+  int threads_ = 1;
+  std::thread extraction_;
+};
+
+StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>> CreateDevice(
+    const Grammar& grammar, const cuda::DeviceInsideOutsideOptions& options) {
+  if (!cuda::BuiltWithCuda()) {
+    return Status::Error("this build has no CUDA support; use --backend cpu");
+  }
+  if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device; use --backend cpu");
+  std::string error;
+  auto device = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(grammar), options, &error);
+  if (!device) return Status::Error("CUDA max-rule backend: " + error);
+  return device;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaMaxRuleBackend(
+    const Grammar& grammar, const CudaMaxRuleOptions& options) {
+  auto device = CreateDevice(grammar, {.max_batch_bytes = options.max_batch_bytes,
+                                       .cells_per_group = options.cells_per_group});
+  if (!device.ok()) return device.status();
+  return std::unique_ptr<ViterbiBackend>(
+      std::make_unique<CudaMaxRuleBackend>(grammar, std::move(*device), options));
+}
+
+StatusOr<std::vector<CudaInsideOutsideResult>> CudaInsideOutsideBatch(
+    const Grammar& grammar, const std::vector<const LexicalScores*>& sentences,
+    const cuda::DeviceInsideOutsideOptions& options) {
+  auto device = CreateDevice(grammar, options);
+  if (!device.ok()) return device.status();
+  std::vector<cuda::IoSentence> refs;
+  for (const LexicalScores* s : sentences) refs.push_back({s->length, s->scores.data()});
+  std::vector<cuda::IoResult> results;
+  std::string error;
+  if ((*device)->MaxRuleBatch(refs, true, &results, &error) != cuda::IoBatchResult::kOk) {
+    return Status::Error("CUDA inside-outside batch: " + error);
+  }
+  const int32_t states = grammar.num_states();
+  std::vector<CudaInsideOutsideResult> out(sentences.size());
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    const int32_t n = sentences[i]->length;
+    const cuda::IoResult& r = results[i];
+    CudaInsideOutsideResult& o = out[i];
+    o.charts.log_likelihood = r.log_likelihood;
+    for (auto [chart, values, scales] :
+         {std::tuple{&o.charts.inside, r.inside, r.inside_scale},
+          std::tuple{&o.charts.outside, r.outside, r.outside_scale}}) {
+      chart->Reset(n, states);
+      std::copy(values, values + chart->values.size(), chart->values.begin());
+      std::copy(scales, scales + chart->log_scale.size(), chart->log_scale.begin());
+    }
+    FillMaxRuleChart(r, n, grammar.num_symbols(), &o.maxc);
+  }
+  return out;
+}
+
+}  // namespace cky
