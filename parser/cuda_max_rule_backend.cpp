@@ -4,6 +4,7 @@
 #include <atomic>
 #include <thread>
 
+#include "common/thread_pool.h"
 #include "cuda/common/device.h"
 
 namespace cky {
@@ -69,11 +70,10 @@ class CudaMaxRuleBackend : public ViterbiBackend {
  public:
   CudaMaxRuleBackend(const Grammar& g, std::unique_ptr<cuda::DeviceInsideOutside> device,
                      const CudaMaxRuleOptions& options)
-      : grammar_(g), device_(std::move(device)), options_(options) {
-    threads_ = options.extraction_threads > 0
-                   ? options.extraction_threads
-                   : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  }
+      : grammar_(g),
+        device_(std::move(device)),
+        options_(options),
+        extraction_pool_(options.extraction_threads) {}
   ~CudaMaxRuleBackend() override { FinishExtraction(); }
 
   std::string name() const override { return "cuda/max-rule"; }
@@ -166,20 +166,12 @@ class CudaMaxRuleBackend : public ViterbiBackend {
     // two host result buffers).
     FinishExtraction();
     extraction_ = std::thread([this, sentences, batch, results = std::move(results), outcomes] {
-      std::atomic<size_t> next{0};
-      auto work = [&] {
+      extraction_pool_.ParallelFor(static_cast<int>(batch.size()), [&](int k, int) {
         MaxRuleChart maxc;
-        for (size_t k = next++; k < batch.size(); k = next++) {
-          const SentenceInput& s = sentences[batch[k]];
-          FillMaxRuleChart(results[k], Length(s), grammar_.num_symbols(), &maxc);
-          (*outcomes)[batch[k]] = OutcomeFrom(grammar_, s, results[k].log_likelihood, maxc);
-        }
-      };
-      const int workers = static_cast<int>(std::min<size_t>(threads_, batch.size()));
-      std::vector<std::thread> pool;
-      for (int t = 1; t < workers; ++t) pool.emplace_back(work);
-      work();
-      for (std::thread& t : pool) t.join();
+        const SentenceInput& s = sentences[batch[k]];
+        FillMaxRuleChart(results[k], Length(s), grammar_.num_symbols(), &maxc);
+        (*outcomes)[batch[k]] = OutcomeFrom(grammar_, s, results[k].log_likelihood, maxc);
+      });
     });
   }
 
@@ -190,7 +182,9 @@ class CudaMaxRuleBackend : public ViterbiBackend {
   const Grammar& grammar_;
   std::unique_ptr<cuda::DeviceInsideOutside> device_;
   CudaMaxRuleOptions options_;
-  int threads_ = 1;
+  // Tree extraction runs on extraction_, one background thread per batch (so that the device
+  // computes the next batch meanwhile), which spreads the batch's sentences over extraction_pool_.
+  ThreadPool extraction_pool_;
   std::thread extraction_;
 };
 

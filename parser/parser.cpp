@@ -5,6 +5,7 @@
 
 #include "cuda/common/device.h"
 #include "parser/cuda_backend.h"
+#include "parser/cuda_max_rule_backend.h"
 #include "parser/max_rule.h"
 
 namespace cky {
@@ -13,10 +14,10 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
                                                       const BackendOptions& options) {
   std::string name = options.backend;
   if (options.decoder == "max-rule") {
-    if (name == "auto") name = "cpu";  // no CUDA max-rule backend in this build yet
+    if (name == "auto") name = CudaBackendAvailable() ? "cuda" : "cpu";
     if (name == "reference") return MakeReferenceMaxRuleBackend(grammar);
     if (name == "cpu") return MakeCpuMaxRuleBackend(grammar, options.threads);
-    if (name == "cuda") return Status::Error("the cuda backend has no max-rule decoder yet");
+    if (name == "cuda") return MakeCudaMaxRuleBackend(grammar);
     return Status::Error("unknown backend '" + options.backend +
                          "' (expected auto, cpu, reference or cuda)");
   }

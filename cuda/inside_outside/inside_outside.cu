@@ -232,12 +232,10 @@ __global__ void __launch_bounds__(kThreads)
     // Rules: a warp per target state of the tile, lanes over its rules, the G cells at once.
     for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32) {
       if (kMode != kInside) {
-        // Skip a target state whose inside is zero in every cell of the group, unless it is the
-        // parent of a sum unary: its outside is then never used (a binary posterior of a parent
-        // with a zero inside is 0), except through unaries, where a unary child's inside can be
-        // positive while the parent's is 0 (the child's own inside then comes from its unaries).
+        // Outside flows only to a child whose inside is positive (parser/inside_outside.h, as
+        // Berkeley's parser): skip a target state whose inside is zero in every cell of the group.
         const int t = __ldg(pairs.pl_target + pl);
-        bool used = c.unary_parent[t] != 0;
+        bool used = false;
         if (!used && lane < kG && first_item + lane < num_items) {
           const CellItem it = items[item_offset + first_item + lane];
           const int target = it.base + CellIndex(it.n, it.start, it.start + span);
@@ -274,7 +272,10 @@ __global__ void __launch_bounds__(kThreads)
         if (mine > 0 && first_item + lane < num_items) {
           const CellItem it = items[item_offset + first_item + lane];
           const int target = it.base + CellIndex(it.n, it.start, it.start + span);
-          atomicAdd(c.acc + size_t(target) * c.num_states + __ldg(pairs.pl_target + pl), mine);
+          const int t = __ldg(pairs.pl_target + pl);
+          if (kMode == kInside || c.in[size_t(target) * c.num_states + t] > 0) {
+            atomicAdd(c.acc + size_t(target) * c.num_states + t, mine);
+          }
         }
       }
     }
