@@ -168,39 +168,20 @@ Grammar GrammarBuilder::Finish(std::vector<int32_t>* final_ids) {
   }
   g.binary_parent_begin = ParentOffsets(g.binary_parent, g.num_states());
 
-  struct Unary {
-    int32_t p, c;
-    double log_prob;
-  };
-  std::vector<Unary> unaries;
-  for (const RawRule& r : unaries_) {
-    if (!(r.prob > 0)) continue;
-    unaries.push_back(
-        {state(r.parent_sym, r.parent_sub), state(r.left_sym, r.left_sub), std::log(r.prob)});
-    g.symbol_is_phrasal[new_id[r.parent_sym]] = 1;
-  }
-  std::stable_sort(unaries.begin(), unaries.end(), [](const Unary& a, const Unary& b) {
-    return std::tie(a.p, a.c) < std::tie(b.p, b.c);
-  });
-  for (size_t i = 0; i < unaries.size(); ++i) {
-    if (i + 1 < unaries.size() && unaries[i].p == unaries[i + 1].p &&
-        unaries[i].c == unaries[i + 1].c) {
-      continue;
-    }
-    g.unary_parent.push_back(unaries[i].p);
-    g.unary_child.push_back(unaries[i].c);
-    g.unary_log_prob.push_back(unaries[i].log_prob);
-  }
-  g.unary_parent_begin = ParentOffsets(g.unary_parent, g.num_states());
-
-  // Closed sum-product unaries: the grammar's own, else the closed Viterbi ones between symbols.
-  g.sum_unaries_exact = has_sum_unaries_;
-  if (has_sum_unaries_) {
-    unaries.clear();
-    for (const RawRule& r : sum_unaries_) {
+  // Unary rules laid out sorted by (parent, child), a duplicate keeping its last probability.
+  auto lay_out_unaries = [&](const std::vector<RawRule>& raw, bool mark_phrasal,
+                             std::vector<int32_t>* parents, std::vector<int32_t>* children,
+                             std::vector<double>* log_probs) {
+    struct Unary {
+      int32_t p, c;
+      double log_prob;
+    };
+    std::vector<Unary> unaries;
+    for (const RawRule& r : raw) {
       if (!(r.prob > 0)) continue;
       unaries.push_back(
           {state(r.parent_sym, r.parent_sub), state(r.left_sym, r.left_sub), std::log(r.prob)});
+      if (mark_phrasal) g.symbol_is_phrasal[new_id[r.parent_sym]] = 1;
     }
     std::stable_sort(unaries.begin(), unaries.end(), [](const Unary& a, const Unary& b) {
       return std::tie(a.p, a.c) < std::tie(b.p, b.c);
@@ -210,10 +191,20 @@ Grammar GrammarBuilder::Finish(std::vector<int32_t>* final_ids) {
           unaries[i].c == unaries[i + 1].c) {
         continue;
       }
-      g.sum_unary_parent.push_back(unaries[i].p);
-      g.sum_unary_child.push_back(unaries[i].c);
-      g.sum_unary_log_prob.push_back(unaries[i].log_prob);
+      parents->push_back(unaries[i].p);
+      children->push_back(unaries[i].c);
+      log_probs->push_back(unaries[i].log_prob);
     }
+  };
+  lay_out_unaries(unaries_, /*mark_phrasal=*/true, &g.unary_parent, &g.unary_child,
+                  &g.unary_log_prob);
+  g.unary_parent_begin = ParentOffsets(g.unary_parent, g.num_states());
+
+  // Closed sum-product unaries: the grammar's own, else the closed Viterbi ones between symbols.
+  g.sum_unaries_exact = has_sum_unaries_;
+  if (has_sum_unaries_) {
+    lay_out_unaries(sum_unaries_, /*mark_phrasal=*/false, &g.sum_unary_parent, &g.sum_unary_child,
+                    &g.sum_unary_log_prob);
   } else {
     for (size_t i = 0; i < g.unary_parent.size(); ++i) {
       if (g.state_symbol[g.unary_parent[i]] == g.state_symbol[g.unary_child[i]]) continue;

@@ -45,27 +45,6 @@ void FillMaxRuleChart(const cuda::IoResult& r, int32_t length, int32_t symbols,
   }
 }
 
-ParseOutcome OutcomeFrom(const Grammar& g, const SentenceInput& s, double log_likelihood,
-                         const MaxRuleChart& maxc) {
-  ParseOutcome outcome;
-  if (!(log_likelihood > kNegInf)) {
-    outcome.status = ParseStatus::kNoParse;
-    outcome.message = "the grammar derives no tree for the sentence";
-    return outcome;
-  }
-  auto tree = ExtractMaxRuleTree(g, maxc, s.words);
-  if (!tree.ok()) {
-    outcome.status = ParseStatus::kNoParse;
-    outcome.message = tree.status().message();
-    return outcome;
-  }
-  outcome.status = ParseStatus::kOk;
-  outcome.tree = std::move(*tree);
-  outcome.log_score = maxc.root_score();
-  outcome.log_likelihood = log_likelihood;
-  return outcome;
-}
-
 class CudaMaxRuleBackend : public ViterbiBackend {
  public:
   CudaMaxRuleBackend(const Grammar& g, std::unique_ptr<cuda::DeviceInsideOutside> device,
@@ -170,7 +149,7 @@ class CudaMaxRuleBackend : public ViterbiBackend {
         MaxRuleChart maxc;
         const SentenceInput& s = sentences[batch[k]];
         FillMaxRuleChart(results[k], Length(s), grammar_.num_symbols(), &maxc);
-        (*outcomes)[batch[k]] = OutcomeFrom(grammar_, s, results[k].log_likelihood, maxc);
+        (*outcomes)[batch[k]] = MaxRuleOutcome(grammar_, s.words, results[k].log_likelihood, maxc);
       });
     });
   }

@@ -179,6 +179,27 @@ StatusOr<Tree> ExtractMaxRuleTree(const Grammar& grammar, const MaxRuleChart& ma
   return tree;
 }
 
+ParseOutcome MaxRuleOutcome(const Grammar& grammar, const std::vector<std::string>& words,
+                            double log_likelihood, const MaxRuleChart& maxc) {
+  ParseOutcome outcome;
+  if (!(log_likelihood > kNegInf)) {
+    outcome.status = ParseStatus::kNoParse;
+    outcome.message = "the grammar derives no tree for the sentence";
+    return outcome;
+  }
+  auto tree = ExtractMaxRuleTree(grammar, maxc, words);
+  if (!tree.ok()) {
+    outcome.status = ParseStatus::kNoParse;
+    outcome.message = tree.status().message();
+    return outcome;
+  }
+  outcome.status = ParseStatus::kOk;
+  outcome.tree = std::move(*tree);
+  outcome.log_score = maxc.root_score();
+  outcome.log_likelihood = log_likelihood;
+  return outcome;
+}
+
 namespace {
 
 // One sentence: inside-outside (the reference, or the fast path when `fast`), then max-rule.
@@ -196,24 +217,11 @@ ParseOutcome ParseWith(const Grammar& grammar, const SumProductRules& base,
   } else {
     ReferenceInsideOutside(grammar, sentence.lexical, &charts);
   }
-  if (!(charts.log_likelihood > kNegInf)) {
-    outcome.status = ParseStatus::kNoParse;
-    outcome.message = "the grammar derives no tree for the sentence";
-    return outcome;
-  }
   MaxRuleChart maxc;
-  MaxRuleChartWith(grammar, base, sentence.lexical, charts, &maxc);
-  auto tree = ExtractMaxRuleTree(grammar, maxc, sentence.words);
-  if (!tree.ok()) {
-    outcome.status = ParseStatus::kNoParse;
-    outcome.message = tree.status().message();
-    return outcome;
+  if (charts.log_likelihood > kNegInf) {
+    MaxRuleChartWith(grammar, base, sentence.lexical, charts, &maxc);
   }
-  outcome.status = ParseStatus::kOk;
-  outcome.tree = std::move(*tree);
-  outcome.log_score = maxc.root_score();
-  outcome.log_likelihood = charts.log_likelihood;
-  return outcome;
+  return MaxRuleOutcome(grammar, sentence.words, charts.log_likelihood, maxc);
 }
 
 class MaxRuleCpuBackend : public ViterbiBackend {

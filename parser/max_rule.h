@@ -51,6 +51,11 @@ void ReferenceMaxRuleChart(const Grammar& grammar, const LexicalScores& lexical,
 StatusOr<Tree> ExtractMaxRuleTree(const Grammar& grammar, const MaxRuleChart& maxc,
                                   const std::vector<std::string>& words);
 
+// A sentence's outcome from its max-rule chart and log P(w) (-infinity: no parse): status, the
+// max-rule tree, its score and P(w). Every max-rule backend ends with it.
+ParseOutcome MaxRuleOutcome(const Grammar& grammar, const std::vector<std::string>& words,
+                            double log_likelihood, const MaxRuleChart& maxc);
+
 // Max-rule backends implement the ViterbiBackend interface (parser/backend.h): ParseOutcome's
 // tree is the max-rule tree, log_score the max-rule score (Berkeley's -modelScore) and
 // log_likelihood log P(w) (-sentence_likelihood).
