@@ -16,6 +16,35 @@ int64_t ScaledChart::CellIndex(int32_t start, int32_t end) const {
   return int64_t(span - 1) * (2 * length - span + 2) / 2 + start;
 }
 
+double LexicalCell(const LexicalScores& lexical, int32_t word, std::vector<double>* pre) {
+  const double* scores = lexical.word(word);
+  const int32_t states = lexical.num_states;
+  const double scale = *std::max_element(scores, scores + states);
+  pre->assign(states, 0.0);
+  if (scale > kNegInf) {
+    for (int32_t s = 0; s < states; ++s) (*pre)[s] = std::exp(scores[s] - scale);
+  }
+  return scale;
+}
+
+void InsideUnaryLayer(const Grammar& g, const std::vector<double>& unary_prob,
+                      const std::vector<double>& pre, std::vector<double>* post) {
+  *post = pre;
+  for (size_t u = 0; u < unary_prob.size(); ++u) {
+    const double child = pre[g.sum_unary_child[u]];
+    if (child != 0) (*post)[g.sum_unary_parent[u]] += unary_prob[u] * child;
+  }
+}
+
+void OutsideUnaryLayer(const Grammar& g, const std::vector<double>& unary_prob,
+                       const std::vector<double>& above, std::vector<double>* below) {
+  *below = above;
+  for (size_t u = 0; u < unary_prob.size(); ++u) {
+    const double parent = above[g.sum_unary_parent[u]];
+    if (parent != 0) (*below)[g.sum_unary_child[u]] += unary_prob[u] * parent;
+  }
+}
+
 void NormalizeScaledCell(double* values, int32_t n, double log_scale_in, double* log_scale_out) {
   const double largest = *std::max_element(values, values + n);
   if (!(largest > 0) || !std::isfinite(log_scale_in)) {
@@ -65,11 +94,7 @@ void ReferenceInsideOutside(const Grammar& g, const LexicalScores& lexical,
       std::fill(pre.begin(), pre.end(), 0.0);
       double scale = kNegInf;
       if (span == 1) {
-        const double* word = lexical.word(start);
-        scale = *std::max_element(word, word + states);
-        if (scale > kNegInf) {
-          for (int32_t s = 0; s < states; ++s) pre[s] = std::exp(word[s] - scale);
-        }
+        scale = LexicalCell(lexical, start, &pre);
       } else {
         // The common scale of this cell's sums: the largest product of two child scales.
         for (int32_t split = start + 1; split < end; ++split) {
@@ -91,11 +116,7 @@ void ReferenceInsideOutside(const Grammar& g, const LexicalScores& lexical,
         }
       }
       // One layer of closed sum unaries over the pre-unary scores.
-      post = pre;
-      for (int64_t u = 0; u < int64_t(g.sum_unary_parent.size()); ++u) {
-        const double child = pre[g.sum_unary_child[u]];
-        if (child != 0) post[g.sum_unary_parent[u]] += unary_prob[u] * child;
-      }
+      InsideUnaryLayer(g, unary_prob, pre, &post);
       double* cell = in.cell(start, end);
       std::copy(post.begin(), post.end(), cell);
       NormalizeScaledCell(cell, states, scale, &in.log_scale[in.CellIndex(start, end)]);
@@ -124,11 +145,8 @@ void ReferenceInsideOutside(const Grammar& g, const LexicalScores& lexical,
       std::vector<double>& above = gather(start, end);
       const double above_scale = outpost_scale[index];
       // outpre(c) = outpost(c) + sum_{p -> c} p_sum(p -> c) outpost(p)
-      std::vector<double> below = above;
-      for (int64_t u = 0; u < int64_t(g.sum_unary_parent.size()); ++u) {
-        const double parent = above[g.sum_unary_parent[u]];
-        if (parent != 0) below[g.sum_unary_child[u]] += unary_prob[u] * parent;
-      }
+      std::vector<double> below;
+      OutsideUnaryLayer(g, unary_prob, above, &below);
       double* cell = out.cell(start, end);
       std::copy(below.begin(), below.end(), cell);
       NormalizeScaledCell(cell, states, above_scale, &out.log_scale[index]);

@@ -96,6 +96,16 @@ struct SumProductRules {
 void FastInsideOutside(const Grammar& grammar, const SumProductRules& rules,
                        const LexicalScores& lexical, InsideOutsideCharts* charts);
 
+// Pieces both CPU paths share. A one-word cell's pre-unary values exp(lexical - scale) into `pre`
+// (num_states entries), returning the scale (the largest lexical log-score; -infinity: no tag).
+double LexicalCell(const LexicalScores& lexical, int32_t word, std::vector<double>* pre);
+// The unary layers: post = pre + sum_{p -> c} p_sum pre(c) (inside), below = above +
+// sum_{p -> c} p_sum above(p) (outside), with `unary_prob` in Grammar::sum_unary_* order.
+void InsideUnaryLayer(const Grammar& grammar, const std::vector<double>& unary_prob,
+                      const std::vector<double>& pre, std::vector<double>* post);
+void OutsideUnaryLayer(const Grammar& grammar, const std::vector<double>& unary_prob,
+                       const std::vector<double>& above, std::vector<double>* below);
+
 // Scaled-cell arithmetic shared by the CPU paths: divide a cell by its largest value and move it
 // into the scale (all zeros: scale -infinity); add a scaled vector into a scaled accumulator.
 void NormalizeScaledCell(double* values, int32_t n, double log_scale_in, double* log_scale_out);

@@ -65,7 +65,6 @@ void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const Lex
   out.Reset(n, states);
   charts->log_likelihood = kNegInf;
   if (n == 0) return;
-  const size_t num_unaries = g.sum_unary_parent.size();
 
   std::vector<double> pre(states), post(states);
   std::vector<int32_t> nonzero;
@@ -81,11 +80,7 @@ void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const Lex
       std::fill(pre.begin(), pre.end(), 0.0);
       double scale = kNegInf;
       if (span == 1) {
-        const double* word = lexical.word(start);
-        scale = *std::max_element(word, word + states);
-        if (scale > kNegInf) {
-          for (int32_t s = 0; s < states; ++s) pre[s] = std::exp(word[s] - scale);
-        }
+        scale = LexicalCell(lexical, start, &pre);
       } else {
         for (int32_t split = start + 1; split < end; ++split) {
           scale = std::max(scale, in.scale(start, split) + in.scale(split, end));
@@ -107,11 +102,7 @@ void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const Lex
           }
         }
       }
-      post = pre;
-      for (size_t u = 0; u < num_unaries; ++u) {
-        const double child = pre[g.sum_unary_child[u]];
-        if (child != 0) post[g.sum_unary_parent[u]] += rules.unary_prob[u] * child;
-      }
+      InsideUnaryLayer(g, rules.unary_prob, pre, &post);
       double* cell = in.cell(start, end);
       std::copy(post.begin(), post.end(), cell);
       NormalizeScaledCell(cell, states, scale, &in.log_scale[in.CellIndex(start, end)]);
@@ -136,11 +127,8 @@ void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const Lex
       const int32_t end = start + span;
       const int64_t index = in.CellIndex(start, end);
       std::vector<double>& above = gather(start, end);
-      std::vector<double> below = above;
-      for (size_t u = 0; u < num_unaries; ++u) {
-        const double parent = above[g.sum_unary_parent[u]];
-        if (parent != 0) below[g.sum_unary_child[u]] += rules.unary_prob[u] * parent;
-      }
+      std::vector<double> below;
+      OutsideUnaryLayer(g, rules.unary_prob, above, &below);
       double* cell = out.cell(start, end);
       std::copy(below.begin(), below.end(), cell);
       NormalizeScaledCell(cell, states, outpost_scale[index], &out.log_scale[index]);
