@@ -1,10 +1,12 @@
-// Host-side helpers that several kernels' .cu files share (CUDA types: include only from .cu
-// files). Plain C++ callers use cuda/common/device.h instead.
+// Helpers that several kernels' .cu files share (CUDA types: include only from .cu files). Plain
+// C++ callers use cuda/common/device.h instead.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -14,6 +16,59 @@ namespace cky::cuda {
 inline Status CudaError(cudaError_t err, const char* what) {
   return Status::Error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(err));
 }
+
+// Cell index within one sentence's chart, parser/chart.h's layout (span length, then start).
+__host__ __device__ __forceinline__ int ChartCellIndex(int n, int start, int end) {
+  const int span = end - start;
+  return (span - 1) * (2 * n - span + 2) / 2 + start;
+}
+
+// A buffer that only grows (contents are not kept): device memory, or pinned host memory for
+// kPinned. Reserve is false when the allocation fails.
+template <typename T, bool kPinned>
+class CudaBuffer {
+ public:
+  CudaBuffer() = default;
+  CudaBuffer(const CudaBuffer&) = delete;
+  CudaBuffer& operator=(const CudaBuffer&) = delete;
+  ~CudaBuffer() { Free(); }
+  void Free() {
+    if (data_) kPinned ? cudaFreeHost(data_) : cudaFree(data_);
+    data_ = nullptr;
+    size_ = 0;
+  }
+  // Grows to at least `count` elements.
+  bool Reserve(size_t count) {
+    if (count <= size_) return true;
+    Free();
+    const size_t bytes = std::max<size_t>(count, 1) * sizeof(T);
+    const cudaError_t status = kPinned ? cudaMallocHost(reinterpret_cast<void**>(&data_), bytes)
+                                       : cudaMalloc(reinterpret_cast<void**>(&data_), bytes);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      data_ = nullptr;
+      return false;
+    }
+    size_ = count;
+    return true;
+  }
+  bool Upload(const std::vector<T>& host) {
+    if (!Reserve(host.size())) return false;
+    return host.empty() || cudaMemcpy(data_, host.data(), host.size() * sizeof(T),
+                                      cudaMemcpyHostToDevice) == cudaSuccess;
+  }
+  T* get() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+template <typename T>
+using DeviceArray = CudaBuffer<T, false>;
+template <typename T>
+using PinnedArray = CudaBuffer<T, true>;
 
 }  // namespace cky::cuda
 

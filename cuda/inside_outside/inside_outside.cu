@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/common/device_helpers.cuh"
 #include "cuda/inside_outside/inside_outside.h"
 
 namespace cky::cuda {
@@ -26,12 +27,6 @@ constexpr int kThreads = 256;
 constexpr int kQuad = 4;         // register blocking: 4 x 4 substate pairs per thread
 constexpr int kBandLimit = 512;  // most substate pairs in a pair-sum tile
 constexpr double kNegInfD = -std::numeric_limits<double>::infinity();
-
-// Cell index within one sentence's chart, parser/chart.h's layout (span length, then start).
-__host__ __device__ __forceinline__ int CellIndex(int n, int start, int end) {
-  const int span = end - start;
-  return (span - 1) * (2 * n - span + 2) / 2 + start;
-}
 
 // One cell of one span length.
 struct CellItem {
@@ -53,7 +48,6 @@ struct Charts {
   unsigned char* present_in;   // [cell][symbol]: some substate has a nonzero inside value
   unsigned char* present_out;  // [cell][symbol]: some substate has a nonzero outpre value
   double* log_likelihood;      // [sentence]
-  const unsigned char* unary_parent;  // [state]: the state is the parent of a sum unary
   int num_states;
   int num_symbols;
 };
@@ -87,16 +81,16 @@ __device__ __forceinline__ void Partner(const CellItem& it, int span, int k, int
   const int end = it.start + span;
   if (kMode == kInside) {  // left [start, mid), right [mid, end)
     const int mid = it.start + 1 + k;
-    *xc = it.base + CellIndex(it.n, it.start, mid);
-    *yc = it.base + CellIndex(it.n, mid, end);
+    *xc = it.base + ChartCellIndex(it.n, it.start, mid);
+    *yc = it.base + ChartCellIndex(it.n, mid, end);
   } else if (kMode == kOutLeft) {  // parent [start, j), right sibling [end, j)
     const int j = end + 1 + k;
-    *xc = it.base + CellIndex(it.n, it.start, j);
-    *yc = it.base + CellIndex(it.n, end, j);
+    *xc = it.base + ChartCellIndex(it.n, it.start, j);
+    *yc = it.base + ChartCellIndex(it.n, end, j);
   } else {  // parent [i, end), left sibling [i, start)
     const int i = k;
-    *xc = it.base + CellIndex(it.n, i, end);
-    *yc = it.base + CellIndex(it.n, i, it.start);
+    *xc = it.base + ChartCellIndex(it.n, i, end);
+    *yc = it.base + ChartCellIndex(it.n, i, it.start);
   }
 }
 
@@ -108,7 +102,7 @@ __global__ void RefScaleKernel(Charts c, const CellItem* items, int item_offset,
   const int e = blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= count) return;
   const CellItem it = items[item_offset + e];
-  const int target = it.base + CellIndex(it.n, it.start, it.start + span);
+  const int target = it.base + ChartCellIndex(it.n, it.start, it.start + span);
   double best = kNegInfD;
   if (!outside) {
     for (int k = 0; k < NumPartners<kInside>(it, span); ++k) {
@@ -184,7 +178,7 @@ __global__ void __launch_bounds__(kThreads)
       if (!xpresent[size_t(xc) * c.num_symbols + sym.x] ||
           !c.present_in[size_t(yc) * c.num_symbols + sym.y])
         continue;
-      const int target = it.base + CellIndex(it.n, it.start, it.start + span);
+      const int target = it.base + ChartCellIndex(it.n, it.start, it.start + span);
       const double f = exp(xscale[xc] + c.in_scale[yc] - c.ref_scale[target]);
       if (!(f > 0)) continue;
       const int slot = atomicAdd(&sh_count[g], 1);
@@ -238,7 +232,7 @@ __global__ void __launch_bounds__(kThreads)
         bool used = false;
         if (!used && lane < kG && first_item + lane < num_items) {
           const CellItem it = items[item_offset + first_item + lane];
-          const int target = it.base + CellIndex(it.n, it.start, it.start + span);
+          const int target = it.base + ChartCellIndex(it.n, it.start, it.start + span);
           used = c.in[size_t(target) * c.num_states + t] > 0;
         }
         if (!__any_sync(0xffffffffu, used)) continue;
@@ -271,7 +265,7 @@ __global__ void __launch_bounds__(kThreads)
           if (g == lane) mine = acc[g];
         if (mine > 0 && first_item + lane < num_items) {
           const CellItem it = items[item_offset + first_item + lane];
-          const int target = it.base + CellIndex(it.n, it.start, it.start + span);
+          const int target = it.base + ChartCellIndex(it.n, it.start, it.start + span);
           const int t = __ldg(pairs.pl_target + pl);
           if (kMode == kInside || c.in[size_t(target) * c.num_states + t] > 0) {
             atomicAdd(c.acc + size_t(target) * c.num_states + t, mine);
@@ -286,7 +280,7 @@ __global__ void __launch_bounds__(kThreads)
 __global__ void LexicalKernel(Charts c, const CellItem* items, int item_offset,
                               const double* lexical) {
   const CellItem it = items[item_offset + blockIdx.x];
-  const int cell = it.base + CellIndex(it.n, it.start, it.start + 1);
+  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + 1);
   const double* row = lexical + size_t(it.word + it.start) * c.num_states;
   __shared__ double sh_max[kThreads / 32];
   double m = kNegInfD;
@@ -313,7 +307,7 @@ __global__ void UnaryNormalizeKernel(Charts c, const CellItem* items, int item_o
   extern __shared__ double sh_acc[];
   __shared__ double sh_max[kThreads / 32];
   const CellItem it = items[item_offset + blockIdx.x];
-  const int cell = it.base + CellIndex(it.n, it.start, it.start + span);
+  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
   const double* acc = c.acc + size_t(cell) * c.num_states;
   for (int s = threadIdx.x; s < c.num_states; s += blockDim.x) sh_acc[s] = acc[s];
   __syncthreads();
@@ -394,7 +388,7 @@ struct MaxcChart {
 __global__ void MaxcLexicalKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
                                   int item_offset, const double* lexical) {
   const CellItem it = items[item_offset + blockIdx.x];
-  const int cell = it.base + CellIndex(it.n, it.start, it.start + 1);
+  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + 1);
   const double* row = lexical + size_t(it.word + it.start) * c.num_states;
   const double* out = c.out + size_t(cell) * c.num_states;
   const double log_pw = c.log_likelihood[it.sentence];
@@ -440,7 +434,7 @@ __global__ void __launch_bounds__(kThreads)
   double* sh_rows = sh_out + max_substates;  // [split][b]: in_L(b) sum_c Q[b][c] in_R(c)
   int* sh_valid = reinterpret_cast<int*>(sh_rows + size_t(span) * max_substates);  // [split]
   const CellItem it = items[item_offset + blockIdx.x];
-  const int cell = it.base + CellIndex(it.n, it.start, it.start + span);
+  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
   const int4 chunk = __ldg(r.chunk + blockIdx.y);
   const int a_sym = chunk.x;
   // Each thread keeps the first best (rule, split) of the splits k = threadIdx.x (+ blockDim.x..),
@@ -469,8 +463,8 @@ __global__ void __launch_bounds__(kThreads)
       bool any = false;
       for (int k = threadIdx.x; k < splits; k += blockDim.x) {
         const int mid = it.start + 1 + k;
-        const int lc = it.base + CellIndex(it.n, it.start, mid);
-        const int rc = it.base + CellIndex(it.n, mid, it.start + span);
+        const int lc = it.base + ChartCellIndex(it.n, it.start, mid);
+        const int rc = it.base + ChartCellIndex(it.n, mid, it.start + span);
         const bool ok = m.score[size_t(lc) * c.num_symbols + base.x] > kNegInfD &&
                         m.score[size_t(rc) * c.num_symbols + base.y] > kNegInfD;
         sh_valid[k] = ok;
@@ -503,10 +497,11 @@ __global__ void __launch_bounds__(kThreads)
         if (sh_valid[k]) {
           const int mid = it.start + 1 + k;
           const double l =
-              c.in[size_t(it.base + CellIndex(it.n, it.start, mid)) * c.num_states + b_first + b];
+              c.in[size_t(it.base + ChartCellIndex(it.n, it.start, mid)) * c.num_states + b_first +
+                   b];
           if (l != 0) {
             const double* right =
-                c.in + size_t(it.base + CellIndex(it.n, mid, it.start + span)) * c.num_states +
+                c.in + size_t(it.base + ChartCellIndex(it.n, mid, it.start + span)) * c.num_states +
                 c_first;
             const double* q = sh_q + b * stride;
             double row = 0;
@@ -524,8 +519,8 @@ __global__ void __launch_bounds__(kThreads)
         for (int b = 0; b < s_b; ++b) sum += sh_rows[k * s_b + b];
         if (!(sum > 0)) continue;
         const int mid = it.start + 1 + k;
-        const int lc = it.base + CellIndex(it.n, it.start, mid);
-        const int rc = it.base + CellIndex(it.n, mid, it.start + span);
+        const int lc = it.base + ChartCellIndex(it.n, it.start, mid);
+        const int rc = it.base + ChartCellIndex(it.n, mid, it.start + span);
         const double g = m.score[size_t(lc) * c.num_symbols + base.x] +
                          m.score[size_t(rc) * c.num_symbols + base.y] + log(sum) + cell_term +
                          c.in_scale[lc] + c.in_scale[rc];
@@ -572,7 +567,7 @@ __global__ void __launch_bounds__(kThreads)
   double* sh_cand = shared + max_q;
   double* sh_out = sh_cand + span;  // the parent symbol's outpre values
   const CellItem it = items[item_offset + blockIdx.x];
-  const int cell = it.base + CellIndex(it.n, it.start, it.start + span);
+  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
   const int4 chunk = __ldg(r.chunk + blockIdx.y);
   const int a_sym = chunk.x;
   Candidate best{kNegInfD, -1, -1};
@@ -596,8 +591,8 @@ __global__ void __launch_bounds__(kThreads)
       bool any = false;
       for (int k = threadIdx.x; k < splits; k += blockDim.x) {
         const int mid = it.start + 1 + k;
-        const int lc = it.base + CellIndex(it.n, it.start, mid);
-        const int rc = it.base + CellIndex(it.n, mid, it.start + span);
+        const int lc = it.base + ChartCellIndex(it.n, it.start, mid);
+        const int rc = it.base + ChartCellIndex(it.n, mid, it.start + span);
         any |= m.score[size_t(lc) * c.num_symbols + base.x] > kNegInfD &&
                m.score[size_t(rc) * c.num_symbols + base.y] > kNegInfD;
       }
@@ -623,8 +618,8 @@ __global__ void __launch_bounds__(kThreads)
       __syncthreads();
       for (int k = warp; k < splits; k += blockDim.x / 32) {
         const int mid = it.start + 1 + k;
-        const int lc = it.base + CellIndex(it.n, it.start, mid);
-        const int rc = it.base + CellIndex(it.n, mid, it.start + span);
+        const int lc = it.base + ChartCellIndex(it.n, it.start, mid);
+        const int rc = it.base + ChartCellIndex(it.n, mid, it.start + span);
         const double ml = m.score[size_t(lc) * c.num_symbols + base.x];
         const double mr = m.score[size_t(rc) * c.num_symbols + base.y];
         double g = kNegInfD;
@@ -666,7 +661,7 @@ __global__ void MaxcMergeKernel(Charts c, MaxcChart m, MaxRuleArrays r, const Ce
   if (e >= count * c.num_symbols) return;
   const int item = e / c.num_symbols, a = e % c.num_symbols;
   const CellItem it = items[item_offset + item];
-  const int cell = it.base + CellIndex(it.n, it.start, it.start + span);
+  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
   Candidate best{kNegInfD, -1, -1};
   for (int k = symbol_chunk_begin[a]; k < symbol_chunk_begin[a + 1]; ++k) {
     const Candidate cand = candidates[size_t(item) * num_chunks + k];
@@ -690,7 +685,7 @@ __global__ void MaxcUnaryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const Ce
   double* sh_pre = shared;
   double* sh_pair = shared + c.num_symbols;
   const CellItem it = items[item_offset + blockIdx.x];
-  const int cell = it.base + CellIndex(it.n, it.start, it.start + span);
+  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
   const double log_pw = c.log_likelihood[it.sentence];
   for (int a = threadIdx.x; a < c.num_symbols; a += blockDim.x)
     sh_pre[a] = m.score[size_t(cell) * c.num_symbols + a];
@@ -730,71 +725,6 @@ __global__ void MaxcUnaryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const Ce
 
 // ---------------------------------------------------------------------------------------------
 // Host side.
-
-template <typename T>
-class DeviceArray {
- public:
-  DeviceArray() = default;
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  ~DeviceArray() { Free(); }
-  void Free() {
-    if (data_) cudaFree(data_);
-    data_ = nullptr;
-    size_ = 0;
-  }
-  bool Reserve(size_t count) {
-    if (count <= size_) return true;
-    Free();
-    if (cudaMalloc(&data_, std::max<size_t>(count, 1) * sizeof(T)) != cudaSuccess) {
-      cudaGetLastError();
-      data_ = nullptr;
-      return false;
-    }
-    size_ = count;
-    return true;
-  }
-  bool Upload(const std::vector<T>& host) {
-    if (!Reserve(host.size())) return false;
-    return host.empty() || cudaMemcpy(data_, host.data(), host.size() * sizeof(T),
-                                      cudaMemcpyHostToDevice) == cudaSuccess;
-  }
-  T* get() const { return data_; }
-
- private:
-  T* data_ = nullptr;
-  size_t size_ = 0;
-};
-
-template <typename T>
-class PinnedArray {
- public:
-  PinnedArray() = default;
-  PinnedArray(const PinnedArray&) = delete;
-  PinnedArray& operator=(const PinnedArray&) = delete;
-  ~PinnedArray() { Free(); }
-  void Free() {
-    if (data_) cudaFreeHost(data_);
-    data_ = nullptr;
-    size_ = 0;
-  }
-  bool Reserve(size_t count) {
-    if (count <= size_) return true;
-    Free();
-    if (cudaMallocHost(&data_, std::max<size_t>(count, 1) * sizeof(T)) != cudaSuccess) {
-      cudaGetLastError();
-      data_ = nullptr;
-      return false;
-    }
-    size_ = count;
-    return true;
-  }
-  T* get() const { return data_; }
-
- private:
-  T* data_ = nullptr;
-  size_t size_ = 0;
-};
 
 int64_t NumCells(int32_t n) { return int64_t(n) * (n + 1) / 2; }
 
@@ -892,12 +822,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         parent[j] = g.sum_unary_parent[u];
         cw[j] = p;
       }
-      std::vector<unsigned char> is_parent(num_states_, 0);
-      for (int s = 0; s < num_states_; ++s)
-        is_parent[s] = by_parent_begin[s + 1] > by_parent_begin[s];
-      ok = ok && unary_parent_.Upload(is_parent) && up_begin_.Upload(by_parent_begin) &&
-           up_child_.Upload(child) && up_w_.Upload(pw) && uc_begin_.Upload(by_child_begin) &&
-           uc_parent_.Upload(parent) && uc_w_.Upload(cw);
+      ok = ok && up_begin_.Upload(by_parent_begin) && up_child_.Upload(child) && up_w_.Upload(pw) &&
+           uc_begin_.Upload(by_child_begin) && uc_parent_.Upload(parent) && uc_w_.Upload(cw);
     }
 
     // Pair-sum layouts.
@@ -1006,7 +932,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     for (int i = 0; i < num_sentences; ++i) {
       base[i] = static_cast<int>(cells);
       word[i] = static_cast<int>(words);
-      top[i] = base[i] + CellIndex(batch[i].length, 0, batch[i].length);
+      top[i] = base[i] + ChartCellIndex(batch[i].length, 0, batch[i].length);
       cells += NumCells(batch[i].length);
       words += batch[i].length;
       max_n = std::max(max_n, batch[i].length);
@@ -1066,7 +992,6 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
              present_.get(),
              present_.get() + maxc,
              log_likelihood_.get(),
-             unary_parent_.get(),
              num_states_,
              num_symbols_};
     MaxcChart m{maxc_score_.get(), maxc_info_.get()};
@@ -1423,7 +1348,6 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
 
   DeviceArray<int> state_symbol_, first_state_, num_substates_;
   DeviceArray<int> up_begin_, up_child_, uc_begin_, uc_parent_;
-  DeviceArray<unsigned char> unary_parent_;
   DeviceArray<double> up_w_, uc_w_;
   std::array<PairLayout, 3> layouts_;
   // Max-rule.

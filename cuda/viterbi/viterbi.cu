@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/common/device_helpers.cuh"
 #include "cuda/common/fault_injection.h"
 #include "cuda/viterbi/viterbi.h"
 
@@ -25,12 +26,6 @@ constexpr float kNegInfF = -std::numeric_limits<float>::infinity();
 
 // ---------------------------------------------------------------------------------------------
 // Device helpers
-
-// Cell index within one sentence's chart, parser/chart.h's layout (span length, then start).
-__device__ __forceinline__ int CellIndex(int n, int start, int end) {
-  const int span = end - start;
-  return (span - 1) * (2 * n - span + 2) / 2 + start;
-}
 
 // Float atomic max by the sign trick: for v >= 0 the IEEE bits order like signed ints, for v < 0
 // they order in reverse like unsigned ints, so one native atomic suffices (no CAS loop). -0.0 is
@@ -75,7 +70,7 @@ __global__ void FillKernel(float* data, size_t count, float value) {
 // Span length 1: pre = lexical scores.
 __global__ void LexicalKernel(LevelArgs a, const float* lexical) {
   const CellItem it = a.items[a.item_offset + blockIdx.x];
-  const size_t cell = size_t(it.base) + CellIndex(it.n, it.start, it.start + 1);
+  const size_t cell = size_t(it.base) + ChartCellIndex(it.n, it.start, it.start + 1);
   const float* row = lexical + size_t(it.word + it.start) * a.num_states;
   for (int s = threadIdx.x; s < a.num_states; s += blockDim.x)
     a.pre[cell * a.num_states + s] = row[s];
@@ -92,7 +87,7 @@ __global__ void UnaryKernel(LevelArgs a, float* chart, const int* __restrict__ u
                             const int* __restrict__ aligned_index) {
   extern __shared__ float sh_pre[];
   const CellItem it = a.items[a.item_offset + blockIdx.x];
-  const size_t cell = size_t(it.base) + CellIndex(it.n, it.start, it.start + a.span);
+  const size_t cell = size_t(it.base) + ChartCellIndex(it.n, it.start, it.start + a.span);
   const float* pre = a.pre + cell * a.num_states;
   for (int s = threadIdx.x; s < a.num_states; s += blockDim.x) sh_pre[s] = pre[s];
   __syncthreads();
@@ -120,8 +115,8 @@ __device__ __forceinline__ float RuleOverSplits(const LevelArgs& a, const CellIt
   const int end = it.start + a.span;
   float best = kNegInfF;
   for (int k = it.start + 1; k < end; ++k) {
-    const size_t lc = size_t(it.base) + CellIndex(it.n, it.start, k);
-    const size_t rc = size_t(it.base) + CellIndex(it.n, k, end);
+    const size_t lc = size_t(it.base) + ChartCellIndex(it.n, it.start, k);
+    const size_t rc = size_t(it.base) + ChartCellIndex(it.n, k, end);
     best =
         fmaxf(best, (w + a.chart[lc * a.num_states + left]) + a.chart[rc * a.num_states + right]);
   }
@@ -129,7 +124,7 @@ __device__ __forceinline__ float RuleOverSplits(const LevelArgs& a, const CellIt
 }
 
 __device__ __forceinline__ size_t TargetCell(const LevelArgs& a, const CellItem& it) {
-  return size_t(it.base) + CellIndex(it.n, it.start, it.start + a.span);
+  return size_t(it.base) + ChartCellIndex(it.n, it.start, it.start + a.span);
 }
 
 struct RuleArrays {
@@ -244,8 +239,9 @@ __global__ void BlockReduceStagedKernel(LevelArgs a, RuleArrays rules, VirtualPa
   const int end = it.start + a.span;
   float best = kNegInfF;
   for (int k = it.start + 1; k < end; ++k) {
-    const float* lc = a.chart + (size_t(it.base) + CellIndex(it.n, it.start, k)) * a.num_states;
-    const float* rc = a.chart + (size_t(it.base) + CellIndex(it.n, k, end)) * a.num_states;
+    const float* lc =
+        a.chart + (size_t(it.base) + ChartCellIndex(it.n, it.start, k)) * a.num_states;
+    const float* rc = a.chart + (size_t(it.base) + ChartCellIndex(it.n, k, end)) * a.num_states;
     __syncthreads();
     for (int s = threadIdx.x; s < a.num_states; s += blockDim.x) {
       sh_scores_L[s] = lc[s];
@@ -330,8 +326,8 @@ __device__ __forceinline__ void GatherSplits(const LevelArgs& a, int2 sym,
     if (first_item + g >= num_items) continue;
     const CellItem it = a.items[a.item_offset + first_item + g];
     const int mid = it.start + 1 + k;
-    const int lc = it.base + CellIndex(it.n, it.start, mid);
-    const int rc = it.base + CellIndex(it.n, mid, it.start + a.span);
+    const int lc = it.base + ChartCellIndex(it.n, it.start, mid);
+    const int rc = it.base + ChartCellIndex(it.n, mid, it.start + a.span);
     if (present[size_t(lc) * num_symbols + sym.x] && present[size_t(rc) * num_symbols + sym.y]) {
       const int slot = atomicAdd(&sh_count[g], 1);
       sh_left[g * max_splits + slot] = lc;
@@ -749,53 +745,6 @@ const std::vector<VariantSpec>& Variants() {
   };
   return kVariants;
 }
-
-// A buffer that only grows (contents are not kept): device memory, or pinned host memory for
-// kPinned. Reserve is false when the allocation fails.
-template <typename T, bool kPinned>
-class CudaBuffer {
- public:
-  CudaBuffer() = default;
-  CudaBuffer(const CudaBuffer&) = delete;
-  CudaBuffer& operator=(const CudaBuffer&) = delete;
-  ~CudaBuffer() { Free(); }
-  void Free() {
-    if (data_) kPinned ? cudaFreeHost(data_) : cudaFree(data_);
-    data_ = nullptr;
-    size_ = 0;
-  }
-  // Grows to at least `count` elements.
-  bool Reserve(size_t count) {
-    if (count <= size_) return true;
-    Free();
-    const size_t bytes = std::max<size_t>(count, 1) * sizeof(T);
-    const cudaError_t status = kPinned ? cudaMallocHost(reinterpret_cast<void**>(&data_), bytes)
-                                       : cudaMalloc(reinterpret_cast<void**>(&data_), bytes);
-    if (status != cudaSuccess) {
-      cudaGetLastError();
-      data_ = nullptr;
-      return false;
-    }
-    size_ = count;
-    return true;
-  }
-  bool Upload(const std::vector<T>& host) {
-    if (!Reserve(host.size())) return false;
-    return host.empty() || cudaMemcpy(data_, host.data(), host.size() * sizeof(T),
-                                      cudaMemcpyHostToDevice) == cudaSuccess;
-  }
-  T* get() const { return data_; }
-  size_t size() const { return size_; }
-
- private:
-  T* data_ = nullptr;
-  size_t size_ = 0;
-};
-
-template <typename T>
-using DeviceArray = CudaBuffer<T, false>;
-template <typename T>
-using PinnedArray = CudaBuffer<T, true>;
 
 // The launch grid of kernels 7 and 9: x = blocks of `per_block` cell groups (about 8 waves of
 // blocks in all), y = the tiles.
