@@ -102,7 +102,10 @@ class CudaMaxRuleBackend : public ViterbiBackend {
 
   void ParseOnCpu(const SentenceInput& s, const std::string& why, ParseOutcome* outcome) {
     try {
-      *outcome = ParseMaxRuleReference(grammar_, s);
+      // The fast CPU path, made at the first fallback (its rule index costs a pass over the
+      // grammar) and kept for the next.
+      if (!cpu_) cpu_ = MakeCpuMaxRuleBackend(grammar_, 1);
+      *outcome = std::move(cpu_->ParseBatch(std::span<const SentenceInput>(&s, 1))[0]);
       if (outcome->status == ParseStatus::kOk) {
         outcome->message =
             "parsed on the CPU: a sentence of " + std::to_string(s.words.size()) + " words " + why;
@@ -165,6 +168,7 @@ class CudaMaxRuleBackend : public ViterbiBackend {
   // computes the next batch meanwhile), which spreads the batch's sentences over extraction_pool_.
   ThreadPool extraction_pool_;
   std::thread extraction_;
+  std::unique_ptr<ViterbiBackend> cpu_;  // sentences the device cannot parse; see ParseOnCpu
 };
 
 StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>> CreateDevice(

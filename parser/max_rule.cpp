@@ -247,10 +247,6 @@ class MaxRuleCpuBackend : public ViterbiBackend {
 
 }  // namespace
 
-ParseOutcome ParseMaxRuleReference(const Grammar& grammar, const SentenceInput& sentence) {
-  return ParseWith(grammar, SumProductRules(grammar), sentence, /*fast=*/false);
-}
-
 std::unique_ptr<ViterbiBackend> MakeReferenceMaxRuleBackend(const Grammar& grammar) {
   return std::make_unique<MaxRuleCpuBackend>(grammar, 1, /*fast=*/false, "reference/max-rule");
 }

@@ -60,11 +60,9 @@ ParseOutcome MaxRuleOutcome(const Grammar& grammar, const std::vector<std::strin
 // tree is the max-rule tree, log_score the max-rule score (Berkeley's -modelScore) and
 // log_likelihood log P(w) (-sentence_likelihood).
 //   reference: one sentence after another with the functions above.
-//   cpu:       the same per sentence, sentences in parallel on `threads` threads (0: all).
+//   cpu:       FastInsideOutside and the same max-rule pass, sentences in parallel on `threads`
+//              threads (0: all).
 std::unique_ptr<ViterbiBackend> MakeReferenceMaxRuleBackend(const Grammar& grammar);
 std::unique_ptr<ViterbiBackend> MakeCpuMaxRuleBackend(const Grammar& grammar, int threads);
-
-// One sentence through the reference functions (shared by the CPU backends and tests).
-ParseOutcome ParseMaxRuleReference(const Grammar& grammar, const SentenceInput& sentence);
 
 }  // namespace cky
