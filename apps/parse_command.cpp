@@ -46,7 +46,7 @@ struct ParseArgs {
   std::string hyphens = "auto";
   std::string decoder = "max-rule";
   std::string prune = "auto";
-  bool accurate = false;
+  bool accurate = false;  // --accurate: --prune accurate
   bool sentence_likelihood = false;
   bool model_score = false;
 };
@@ -143,8 +143,7 @@ void RunParse(const ParseArgs& args) {
                                        .threads = args.threads,
                                        .kernel = args.kernel,
                                        .decoder = args.decoder,
-                                       .prune = args.prune,
-                                       .accurate = args.accurate});
+                                       .prune = args.accurate ? "accurate" : args.prune});
   if (!backend.ok()) Fail(backend.status().message());
   spdlog::debug("backend: {}{}", (*backend)->name(),
                 (*backend)->name().rfind("cuda", 0) == 0 ? " on " + cuda::DeviceDescription() : "");
@@ -287,13 +286,16 @@ void AddParseCommand(CLI::App& app) {
   cmd->add_option("--prune", args->prune,
                   "Coarse-to-fine pruning (Petrov & Klein 2007, as the Berkeley parser): parse "
                   "first with coarser projections of the grammar and skip the chart items they "
-                  "find very unlikely. on: prune (cpu backend only); off: exact, every item "
-                  "considered; auto: on for the cpu backend, off on the GPU (no GPU pruning yet)")
-      ->check(CLI::IsMember({"auto", "on", "off"}))
+                  "find very unlikely (cpu backend only). off: exact, every item considered; "
+                  "fast (or on): the Berkeley parser's default thresholds; accurate: its "
+                  "-accurate ones; safe: 4 nats below those, the trees of exact parsing on 97% of "
+                  "GUM test sentences (gum_sm5.gr); auto: safe for max-rule and fast for Viterbi "
+                  "on the cpu backend (the fastest settings within 0.05 F1 of exact, measured on "
+                  "GUM), off on the GPU (no GPU pruning yet) and for the reference backend")
+      ->check(CLI::IsMember({"auto", "off", "on", "fast", "accurate", "safe"}))
       ->capture_default_str();
   cmd->add_flag("--accurate", args->accurate,
-                "With pruning, Berkeley's -accurate thresholds: prune less, slower, closer to "
-                "exact parsing");
+                "Same as --prune accurate (the Berkeley parser's -accurate)");
   cmd->add_flag("--sentence-likelihood", args->sentence_likelihood,
                 "Print log P(words), the sum over every tree, before each tree, tab-separated "
                 "(Berkeley's -sentence_likelihood; max-rule decoder)");

@@ -1,10 +1,11 @@
 // Coarse-to-fine pruning against exact parsing, same grammar, same sentences, same run: sentences/s
-// of the pruned CPU backends (Berkeley's default and -accurate thresholds) and of the exact CPU
+// of the pruned CPU backends (parser/coarse_to_fine.h's fast, accurate, safe) and of the exact CPU
 // backends, trees identical to the exact ones, and per pre-parse level the share of chart items
-// kept and the time spent. Sentences: one tokenized sentence per line.
+// kept and the time spent. Times are wall-clock: run it on an otherwise idle machine. Sentences:
+// one tokenized sentence per line.
 //
 //   pruning_bench --grammar gum_sm5.gr --sentences s50.words --threads 1 [--decoder max-rule]
-//                 [--no-exact]
+//                 [--thresholds fast accurate safe] [--no-exact]
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -30,11 +31,14 @@ int main(int argc, char** argv) {
   std::string grammar_path, sentences_path, decoder = "max-rule";
   int threads = 1;
   bool no_exact = false;
+  std::vector<std::string> settings = {"fast", "accurate", "safe"};
   app.add_option("-g,--grammar", grammar_path, "Grammar (any format cky parse reads)")->required();
   app.add_option("-s,--sentences", sentences_path, "Tokenized sentences, one per line")->required();
   app.add_option("--decoder", decoder, "max-rule or viterbi")->capture_default_str();
   app.add_option("-t,--threads", threads, "CPU threads")->capture_default_str();
   app.add_flag("--no-exact", no_exact, "Skip the exact (unpruned) run");
+  app.add_option("--thresholds", settings, "Pruning settings to run (fast, accurate, safe)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   auto model = LoadGrammarArgument(grammar_path, {});
@@ -68,8 +72,13 @@ int main(int argc, char** argv) {
     std::printf("%-28s %10.2f %12.2f %10s\n", ("exact " + decoder).c_str(), seconds,
                 sentences->size() / seconds, "-");
   }
-  for (bool accurate : {false, true}) {
-    const PruningOptions options = PruningOptions::Berkeley(accurate);
+  for (const std::string& setting : settings) {
+    auto named = PruningOptions::Named(setting);
+    if (!named.ok()) {
+      std::fprintf(stderr, "%s\n", named.status().message().c_str());
+      return 1;
+    }
+    const PruningOptions options = *named;
     const auto setup_start = std::chrono::steady_clock::now();
     auto backend = MakePrunedCpuBackend(g, decoder, options, threads);
     if (!backend.ok()) {
@@ -86,21 +95,20 @@ int main(int argc, char** argv) {
     char agree[32] = "-";
     if (!exact.empty()) std::snprintf(agree, sizeof agree, "%d/%zu", same, exact.size());
     std::printf("%-28s %10.2f %12.2f %10s   (projections built in %.2f s)\n",
-                (std::string(accurate ? "pruned -accurate " : "pruned ") + decoder).c_str(),
-                seconds, sentences->size() / seconds, agree, setup);
+                ("pruned " + setting + " " + decoder).c_str(), seconds, sentences->size() / seconds,
+                agree, setup);
   }
 
   // Where the time goes: the pre-parse levels alone, one thread.
-  for (bool accurate : {false, true}) {
-    auto pruner = CoarseToFinePruner::Create(g, PruningOptions::Berkeley(accurate));
+  for (const std::string& setting : settings) {
+    auto pruner = CoarseToFinePruner::Create(g, *PruningOptions::Named(setting));
     Parser scorer(g, *lexicon, MakeCpuBackend(g, 1));
     PruningStats stats;
     for (const auto& s : *sentences) {
       ItemMask mask;
       (*pruner)->Prune(scorer.ScoreWords(s), &mask, &stats);
     }
-    std::printf("\n%s thresholds, pre-parse levels (one thread):\n",
-                accurate ? "-accurate" : "default");
+    std::printf("\n%s thresholds, pre-parse levels (one thread):\n", setting.c_str());
     std::printf("%6s %8s %10s %14s %14s %8s %10s\n", "level", "states", "rules", "items in",
                 "items kept", "kept", "seconds");
     for (int k = 0; k < (*pruner)->num_levels(); ++k) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <tuple>
 
 #include "common/thread_pool.h"
 #include "parser/inside_outside.h"
@@ -20,6 +21,20 @@ PruningOptions PruningOptions::Berkeley(bool accurate) {
     options.thresholds = {-9.75, -10, -9.6, -9.66, -8.01, -7.4, -10, -10};
   }
   return options;
+}
+
+PruningOptions PruningOptions::Safe() {
+  PruningOptions options = Berkeley(/*accurate=*/true);
+  for (double& threshold : options.thresholds) threshold -= 4;
+  return options;
+}
+
+StatusOr<PruningOptions> PruningOptions::Named(const std::string& name) {
+  if (name == "fast") return Berkeley(false);
+  if (name == "accurate") return Berkeley(true);
+  if (name == "safe") return Safe();
+  return Status::Error("unknown pruning thresholds '" + name +
+                       "' (expected fast, accurate or safe)");
 }
 
 PruningOptions PruningOptions::Exact() {
@@ -60,15 +75,23 @@ MaskedViterbi::MaskedViterbi(const Grammar& g) : grammar_(g) {
   const int64_t rules = g.num_binary_rules();
   std::vector<int32_t> order(rules);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int32_t a, int32_t b) { return g.binary_left[a] < g.binary_left[b]; });
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return std::tie(g.binary_left[a], g.binary_right[a]) <
+           std::tie(g.binary_left[b], g.binary_right[b]);
+  });
   left_begin_.assign(g.num_states() + 1, 0);
-  for (int32_t r : order) {
-    ++left_begin_[g.binary_left[r] + 1];
+  for (size_t i = 0; i < order.size(); ++i) {
+    const int32_t r = order[i];
+    if (i == 0 || g.binary_left[order[i - 1]] != g.binary_left[r] ||
+        g.binary_right[order[i - 1]] != g.binary_right[r]) {
+      ++left_begin_[g.binary_left[r] + 1];
+      pair_right_.push_back(g.binary_right[r]);
+      pair_begin_.push_back(int32_t(parent_.size()));
+    }
     parent_.push_back(g.binary_parent[r]);
-    right_.push_back(g.binary_right[r]);
     log_prob_.push_back(g.binary_log_prob[r]);
   }
+  pair_begin_.push_back(int32_t(parent_.size()));
   std::partial_sum(left_begin_.begin(), left_begin_.end(), left_begin_.begin());
 }
 
@@ -98,14 +121,16 @@ void MaskedViterbi::Inside(const LexicalScores& lexical, const ItemMask* mask, C
           const double* right = post->cell(split, end);
           for (int32_t l : present[post->CellIndex(start, split)]) {
             const double left_score = left[l];
-            for (int32_t k = left_begin_[l]; k < left_begin_[l + 1]; ++k) {
-              const double right_score = right[right_[k]];
+            for (int32_t pair = left_begin_[l]; pair < left_begin_[l + 1]; ++pair) {
+              const double right_score = right[pair_right_[pair]];
               if (right_score == kNegInf) continue;
-              const int32_t p = parent_[k];
-              if (allowed && !allowed[p]) continue;
-              // The reference's order of additions, so that unpruned charts are bit-identical.
-              const double score = log_prob_[k] + left_score + right_score;
-              if (score > below[p]) below[p] = score;
+              for (int32_t k = pair_begin_[pair]; k < pair_begin_[pair + 1]; ++k) {
+                const int32_t p = parent_[k];
+                if (allowed && !allowed[p]) continue;
+                // The reference's order of additions, so that unpruned charts are bit-identical.
+                const double score = log_prob_[k] + left_score + right_score;
+                if (score > below[p]) below[p] = score;
+              }
             }
           }
         }
@@ -173,15 +198,17 @@ void MaskedViterbi::MaxMarginals(const Chart& post, const Chart& pre,
         double* right_out = out_post.cell(split, end);
         for (int32_t l : present[post.CellIndex(start, split)]) {
           const double left_score = left[l];
-          for (int32_t k = left_begin_[l]; k < left_begin_[l + 1]; ++k) {
-            const int32_t p = parent_[k];
-            if (below[p] == kNegInf || in_pre[p] == kNegInf) continue;
-            const int32_t r = right_[k];
+          for (int32_t pair = left_begin_[l]; pair < left_begin_[l + 1]; ++pair) {
+            const int32_t r = pair_right_[pair];
             const double right_score = right[r];
             if (right_score == kNegInf) continue;
-            const double through = below[p] + log_prob_[k];
-            if (through + right_score > left_out[l]) left_out[l] = through + right_score;
-            if (through + left_score > right_out[r]) right_out[r] = through + left_score;
+            for (int32_t k = pair_begin_[pair]; k < pair_begin_[pair + 1]; ++k) {
+              const int32_t p = parent_[k];
+              if (below[p] == kNegInf || in_pre[p] == kNegInf) continue;
+              const double through = below[p] + log_prob_[k];
+              if (through + right_score > left_out[l]) left_out[l] = through + right_score;
+              if (through + left_score > right_out[r]) right_out[r] = through + left_score;
+            }
           }
         }
       }

@@ -4,8 +4,8 @@
 // copied-back charts (parser/tree_extraction.h, relative tolerance 1e-5), on all hardware threads.
 //
 // Failures stay local: a batch the device cannot hold (out of memory) or that fails on the device
-// (a launch error, a kernel's shared-memory limit, CKY_FAULT_INJECT: cuda/common/fault_injection.h) is
-// split in halves and retried, down to single sentences; a sentence that fails on its own is
+// (a launch error, a kernel's shared-memory limit, CKY_FAULT_INJECT: cuda/common/fault_injection.h)
+// is split in halves and retried, down to single sentences; a sentence that fails on its own is
 // parsed on the CPU (parser/viterbi_cpu.h) and its outcome's message says so and why (status kOk).
 // Outcomes come back one per input, in input order.
 #pragma once

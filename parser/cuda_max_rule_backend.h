@@ -7,8 +7,8 @@
 // Out of memory or another device failure: the batch is split in halves and retried, down to single
 // sentences; a sentence that fails alone, does not fit on its own, or is longer than the kernels'
 // shared memory allows (DeviceInsideOutside::MaxLength, a few hundred words) is parsed on the CPU
-// (the fast CPU max-rule path) and its outcome's message says so (status kOk). Outcomes come back one
-// per input, in input order. ParseOutcome: tree = the max-rule tree, log_score = the max-rule
+// (the fast CPU max-rule path) and its outcome's message says so (status kOk). Outcomes come back
+// one per input, in input order. ParseOutcome: tree = the max-rule tree, log_score = the max-rule
 // score, log_likelihood = log P(w).
 #pragma once
 

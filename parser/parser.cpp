@@ -14,17 +14,19 @@ namespace cky {
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
                                                       const BackendOptions& options) {
   std::string name = options.backend;
-  if (options.prune != "on" && options.prune != "off" && options.prune != "auto") {
-    return Status::Error("unknown pruning mode '" + options.prune + "' (expected auto, on or off)");
+  std::string prune = options.prune == "on" ? "fast" : options.prune;
+  if (prune == "auto") {
+    const bool cpu = name == "cpu" || (name == "auto" && !CudaBackendAvailable());
+    prune = !cpu ? "off" : options.decoder == "max-rule" ? "safe" : "fast";
   }
-  if (options.prune == "on" || (options.prune == "auto" && name == "cpu") ||
-      (options.prune == "auto" && name == "auto" && !CudaBackendAvailable())) {
+  if (prune != "off") {
+    auto thresholds = PruningOptions::Named(prune);
+    if (!thresholds.ok()) return thresholds.status();
     if (name != "cpu" && name != "auto") {
       return Status::Error("pruning runs on the cpu backend only (asked for " + name +
                            "); use --prune off or --backend cpu");
     }
-    return MakePrunedCpuBackend(grammar, options.decoder,
-                                PruningOptions::Berkeley(options.accurate), options.threads);
+    return MakePrunedCpuBackend(grammar, options.decoder, *thresholds, options.threads);
   }
   if (options.decoder == "max-rule") {
     if (name == "auto") name = CudaBackendAvailable() ? "cuda" : "cpu";

@@ -70,6 +70,39 @@ using DeviceArray = CudaBuffer<T, false>;
 template <typename T>
 using PinnedArray = CudaBuffer<T, true>;
 
+// Lets `kernel` launch with `dynamic` bytes of dynamic shared memory, or says why it cannot. The
+// 48 KB a launch gets without opt-in is static and dynamic shared memory together (a kernel's
+// default maxDynamicSharedSizeBytes is 48 KB less its static bytes): comparing the dynamic bytes
+// alone with 48 KB left launches with 48 KB - static < dynamic <= 48 KB without the opt-in, and
+// they failed with "invalid argument" (pair-seg-g8-a4 on en_sm6s, whose tiles hold up to 1,020
+// substate pairs: 49,104 dynamic bytes and about 100 static at span length 194, so every sentence
+// of 194 words or more failed; the G = 8 kernels' dynamic bytes grow by 64 a span length, so any
+// grammar meets such a span length at some sentence length).
+template <typename Kernel>
+bool AllowDynamicShared(Kernel* kernel, size_t dynamic, int max_optin, const char* name,
+                        std::string* error) {
+  cudaFuncAttributes attributes{};
+  if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess) {
+    *error = std::string("cudaFuncGetAttributes failed for the ") + name +
+             " kernel: " + cudaGetErrorString(cudaGetLastError());
+    return false;
+  }
+  if (attributes.sharedSizeBytes + dynamic > size_t(max_optin)) {
+    *error = std::string("sentence too long for the ") + name + " kernel's shared memory (" +
+             std::to_string(attributes.sharedSizeBytes + dynamic) + " bytes, the device has " +
+             std::to_string(max_optin) + ")";
+    return false;
+  }
+  if (dynamic > size_t(attributes.maxDynamicSharedSizeBytes) &&
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic)) !=
+          cudaSuccess) {
+    *error = std::string("cudaFuncSetAttribute failed for the ") + name +
+             " kernel: " + cudaGetErrorString(cudaGetLastError());
+    return false;
+  }
+  return true;
+}
+
 }  // namespace cky::cuda
 
 // Evaluates a CUDA runtime call and returns CudaError(...) from the enclosing function (which

@@ -781,11 +781,11 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     num_symbols_ = g.num_symbols;
     cells_per_group_ = options.cells_per_group == 16 ? 16 : 8;
     warp_per_split_ = options.max_rule_warp_per_split;
-    if (size_t(num_states_) * sizeof(double) > 48 * 1024) {
-      *error = "too many states for the unary kernel's shared memory";
+    cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+    if (!AllowDynamicShared(UnaryNormalizeKernel, size_t(num_states_) * sizeof(double),
+                            max_shared_optin_, "unary", error)) {
       return false;
     }
-    cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
     cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, 0);
     for (int s = 0; s < num_symbols_; ++s) {
       if (g.symbol_num_substates[s] > kBandLimit) {
@@ -1050,6 +1050,10 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
 
     // Max-rule.
     const MaxRuleArrays r = MaxRuleView();
+    if (!AllowDynamicShared(MaxcUnaryKernel, (num_symbols_ + num_pairs_) * sizeof(double),
+                            max_shared_optin_, "max-rule unary", error)) {
+      return IoBatchResult::kFailed;
+    }
     for (int span = 1; span <= max_n; ++span) {
       const int offset = level_begin[span], count = level_begin[span + 1] - offset;
       if (span == 1) {
@@ -1059,21 +1063,18 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         const size_t shared =
             (size_t(max_q_) + max_substates_ + size_t(span) * max_substates_) * sizeof(double) +
             span * sizeof(int);
-        if (shared > size_t(max_shared_optin_)) {
-          *error = "sentence too long for the max-rule kernel's shared memory";
-          return IoBatchResult::kFailed;
-        }
+        // AllowDynamicShared counts the kernels' static shared bytes too (a 134-word sentence
+        // of gum_sm5.gr failed with "invalid argument" when only the dynamic bytes were).
         if (warp_per_split_) {
-          if (shared > 48 * 1024)
-            cudaFuncSetAttribute(MaxcBinaryWarpKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 int(shared));
+          if (!AllowDynamicShared(MaxcBinaryWarpKernel, shared, max_shared_optin_, "max-rule",
+                                  error))
+            return IoBatchResult::kFailed;
           if (num_chunks_ > 0)
             MaxcBinaryWarpKernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
                 c, m, r, items_.get(), offset, span, max_q_, candidates_.get(), num_chunks_);
         } else {
-          if (shared > 48 * 1024)
-            cudaFuncSetAttribute(MaxcBinaryKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 int(shared));
+          if (!AllowDynamicShared(MaxcBinaryKernel, shared, max_shared_optin_, "max-rule", error))
+            return IoBatchResult::kFailed;
           if (num_chunks_ > 0)
             MaxcBinaryKernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
                 c, m, r, items_.get(), offset, span, max_q_, max_substates_, candidates_.get(),
@@ -1142,13 +1143,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     if (layout.num_tiles == 0 || max_partners <= 0) return true;
     const size_t shared =
         size_t(kG) * layout.max_bc * sizeof(double) + size_t(kG) * max_partners * 16;
-    if (shared > size_t(max_shared_optin_)) {
-      *error = "sentence too long for the pair-sum kernel's shared memory";
+    if (!AllowDynamicShared(PairSumKernel<kG, kMode>, shared, max_shared_optin_, "pair-sum", error))
       return false;
-    }
-    if (shared > 48 * 1024)
-      cudaFuncSetAttribute(PairSumKernel<kG, kMode>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           int(shared));
     const int groups = (count + kG - 1) / kG;
     const int tiles = layout.num_tiles;
     const int blocks_x = std::max(1, std::min(groups, (num_sms_ * 64 + tiles - 1) / tiles));
