@@ -6,7 +6,10 @@
 
 #include "apps/command_util.h"
 #include "apps/commands.h"
+#include "common/thread_pool.h"
+#include "grammar_io/berkeley_model.h"
 #include "train/pcfg_trainer.h"
+#include "train/split_merge_trainer.h"
 #include "treebank/reader.h"
 
 namespace cky::apps {
@@ -16,7 +19,41 @@ struct TrainArgs {
   std::vector<std::string> treebanks;
   std::string output_prefix;
   PcfgTrainerOptions options;
+  int split_merge_cycles = 0;
+  SplitMergeOptions split_merge;
 };
+
+// Split-merge EM: progress per EM iteration on stderr; writes the text export and PREFIX.ckybin
+// (the binary cache, which also carries the lexicon's counts: exact Berkeley lexical scores).
+void RunSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees) {
+  const auto start = std::chrono::steady_clock::now();
+  SplitMergeOptions options = args.split_merge;
+  options.cycles = args.split_merge_cycles;
+  auto trainer = SplitMergeTrainer::Create(trees, options);
+  if (!trainer.ok()) Fail(trainer.status().message());
+  spdlog::info("split-merge: {} training trees, {} symbols, {} threads", (*trainer)->trees().size(),
+               (*trainer)->grammar().symbol_names.size(),
+               ThreadPool::ResolveThreads(options.threads));
+  Status trained = (*trainer)->Train([&](const SplitMergeProgress& p) {
+    spdlog::info("cycle {} {} iteration {:2d}: log-likelihood {:.4f} ({:.2f} s, {} substates)",
+                 p.cycle, p.phase, p.iteration, p.log_likelihood, p.seconds,
+                 (*trainer)->total_substates());
+  });
+  if (!trained.ok()) Fail(trained.message());
+  auto model = (*trainer)->Export();
+  if (!model.ok()) Fail(model.status().message());
+  Status written = WriteGrammarTextFiles(*model, args.output_prefix);
+  if (!written.ok()) Fail(written.message());
+  written = WriteModelCache(*model, args.output_prefix + ".ckybin");
+  if (!written.ok()) Fail(written.message());
+  spdlog::info(
+      "trained {} split-merge cycles in {:.1f} s: {} symbols, {} substates, {} binary and {} "
+      "closed unary rules, {} lexicon rows; wrote {}.{{grammar,lexicon,splits,words,ckybin}}",
+      options.cycles,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+      model->grammar.num_symbols(), model->grammar.num_states(), model->grammar.num_binary_rules(),
+      model->grammar.num_unary_rules(), model->lexicon.size(), args.output_prefix);
+}
 
 void RunTrain(const TrainArgs& args) {
   const auto start = std::chrono::steady_clock::now();
@@ -25,6 +62,10 @@ void RunTrain(const TrainArgs& args) {
     auto file_trees = ReadTreebankFile(path);
     if (!file_trees.ok()) Fail(file_trees.status().message());
     for (Tree& tree : *file_trees) trees.push_back(std::move(tree));
+  }
+  if (args.split_merge_cycles > 0) {
+    RunSplitMerge(args, trees);
+    return;
   }
   auto text = TrainPcfg(trees, args.options);
   if (!text.ok()) Fail(text.status().message());
@@ -42,6 +83,7 @@ void RunTrain(const TrainArgs& args) {
 
 void AddTrainCommand(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
+  args->split_merge.threads = 0;
   CLI::App* cmd = app.add_subcommand(
       "train",
       "Estimate a plain (unsplit) PCFG by relative frequency from Penn Treebank files and write it "
@@ -88,6 +130,35 @@ void AddTrainCommand(CLI::App& app) {
   cmd->add_option("--word-smoothing", args->options.word_smoothing,
                   "Weight of the rare words' tag distribution in that smoothing")
       ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  cmd->add_option("--split-merge", args->split_merge_cycles,
+                  "Train a latent-annotation grammar with this many split-merge EM cycles "
+                  "(Petrov et al. 2006, the Berkeley trainer's defaults: h=0, v=1 binarization, "
+                  "50/20/10 EM iterations after split/merge/smoothing); writes the text export and "
+                  "PREFIX.ckybin (parse with -g PREFIX.ckybin for Berkeley-exact lexical scores). "
+                  "0 = the plain PCFG")
+      ->check(CLI::Range(0, 8))
+      ->capture_default_str();
+  cmd->add_option("--merge-fraction", args->split_merge.merge_fraction,
+                  "Split-merge: fraction of the splits merged back per cycle")
+      ->check(CLI::Range(0.0, 0.99))
+      ->capture_default_str();
+  cmd->add_option("--split-iterations", args->split_merge.split_iterations,
+                  "Split-merge: EM iterations after each split")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  cmd->add_option("--merge-iterations", args->split_merge.merge_iterations,
+                  "Split-merge: EM iterations after each merge")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  cmd->add_option("--smooth-iterations", args->split_merge.smooth_iterations,
+                  "Split-merge: EM iterations with smoothing at the end of each cycle")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  cmd->add_option("--seed", args->split_merge.seed, "Split-merge: seed of the split perturbation")
+      ->capture_default_str();
+  cmd->add_option("--threads", args->split_merge.threads,
+                  "Split-merge: E-step threads (the result does not depend on it; 0 = all cores)")
       ->capture_default_str();
   cmd->callback([args] { RunTrain(*args); });
 }

@@ -10,6 +10,7 @@
 #include "parser/parser.h"
 #include "parser/tree_format.h"
 #include "train/pcfg_trainer.h"
+#include "train/split_merge_trainer.h"
 #include "treebank/reader.h"
 
 namespace cky {
@@ -68,6 +69,63 @@ TEST(TrainParseTest, TrainedGrammarLoadsAndParsesItsTrainingSentences) {
   ASSERT_EQ(outcomes.back().status, ParseStatus::kOk);
   EXPECT_EQ(FormatBerkeley(outcomes.back().tree),
             "( (S (NP (DT the) (NN zebra)) (VP (VBZ barks)) (. .)) )");
+}
+
+// A split-merge grammar, written as a text export and as a cache (with the lexicon's counts),
+// loads and gives back its training trees with both decoders.
+TEST(TrainParseTest, SplitMergeGrammarLoadsAndParsesItsTrainingSentences) {
+  const std::string treebank =
+      std::string(kThreeTrees) +
+      "(ROOT (S (NP (DT the) (NN cat)) (VP (VBZ sees) (NP (DT a) (JJ big) (NN dog))) (. .)))\n"
+      "(ROOT (S (NP (NNP Rex)) (VP (VBZ barks) (PP (IN at) (NP (DT the) (NN mouse)))) (. .)))\n";
+  SplitMergeOptions options;
+  options.cycles = 2;
+  options.split_iterations = 5;
+  options.merge_iterations = 3;
+  options.smooth_iterations = 2;
+  options.rare_word_threshold = 1;
+  auto trainer = SplitMergeTrainer::Create(Trees(treebank), options);
+  ASSERT_TRUE(trainer.ok()) << trainer.status().message();
+  ASSERT_TRUE((*trainer)->Train().ok());
+  auto exported = (*trainer)->Export();
+  ASSERT_TRUE(exported.ok()) << exported.status().message();
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("cky_train_parse_sm_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string prefix = (dir / "sm").string();
+  ASSERT_TRUE(WriteGrammarTextFiles(*exported, prefix).ok());
+  ASSERT_TRUE(WriteModelCache(*exported, prefix + ".ckybin").ok());
+  auto text_model = LoadBerkeleyModel(prefix, {.use_cache = false});
+  auto cache_model = LoadBerkeleyModel(prefix + ".ckybin");
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(text_model.ok()) << text_model.status().message();
+  ASSERT_TRUE(cache_model.ok()) << cache_model.status().message();
+  EXPECT_GT(cache_model->grammar.num_states(), cache_model->grammar.num_symbols());
+
+  std::vector<Tree> gold = Trees(treebank);
+  std::vector<std::vector<std::string>> sentences;
+  for (Tree& tree : gold) {
+    ASSERT_TRUE(NormalizeTrainingTree(&tree));
+    sentences.push_back(Leaves(tree));
+  }
+  for (const BerkeleyModel* model : {&*text_model, &*cache_model}) {
+    auto lexicon = Lexicon::Build(*model);
+    ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
+    EXPECT_EQ(lexicon->exact(), model == &*cache_model);
+    for (const char* decoder : {"viterbi", "max-rule"}) {
+      auto backend = MakeBackend(model->grammar, {.backend = "reference", .decoder = decoder});
+      ASSERT_TRUE(backend.ok());
+      Parser parser(model->grammar, *lexicon, std::move(*backend));
+      std::vector<ParseOutcome> outcomes = parser.Parse(sentences);
+      ASSERT_EQ(outcomes.size(), sentences.size());
+      for (size_t i = 0; i < gold.size(); ++i) {
+        ASSERT_EQ(outcomes[i].status, ParseStatus::kOk) << decoder << " " << i;
+        std::string expected = ToBracketString(gold[i]);
+        expected = "( " + expected.substr(6, expected.size() - 7) + " )";
+        EXPECT_EQ(FormatBerkeley(outcomes[i].tree), expected) << decoder << " " << i;
+      }
+    }
+  }
 }
 
 }  // namespace
