@@ -46,6 +46,8 @@ struct ParserSettings {
   std::string backend;
   std::string decoder;
   std::string kernel;
+  std::string prune;
+  bool accurate = false;
   int threads = 0;
   int max_length = 0;
   double min_rule_prob = -1.0;
@@ -73,7 +75,9 @@ class Parser {
                                    .backend = {.backend = settings.backend,
                                                .threads = settings.threads,
                                                .kernel = settings.kernel,
-                                               .decoder = settings.decoder},
+                                               .decoder = settings.decoder,
+                                               .prune = settings.prune,
+                                               .accurate = settings.accurate},
                                    .parser = {.max_length = settings.max_length}});
     }
     ThrowIfError(loaded.status());
@@ -232,6 +236,8 @@ PYBIND11_MODULE(_cky, m) {
       .def_readwrite("backend", &ParserSettings::backend)
       .def_readwrite("decoder", &ParserSettings::decoder)
       .def_readwrite("kernel", &ParserSettings::kernel)
+      .def_readwrite("prune", &ParserSettings::prune)
+      .def_readwrite("accurate", &ParserSettings::accurate)
       .def_readwrite("threads", &ParserSettings::threads)
       .def_readwrite("max_length", &ParserSettings::max_length)
       .def_readwrite("min_rule_prob", &ParserSettings::min_rule_prob)

@@ -70,6 +70,8 @@ class Parser:
     decoder: "max-rule" (the Berkeley parser's default, from exact inside-outside posteriors) or
         "viterbi" (the single best derivation).
     threads: CPU threads of the cpu backend; 0 = all cores.
+    prune, accurate: coarse-to-fine pruning, as `cky parse --prune --accurate`: "auto" (on for
+        the cpu backend, off on the GPU and for the reference), "on" or "off" (exact).
     max_length: sentences with more tokens get no tree (0 = no limit), as `cky parse --max-length`.
     strings: True to get bracketed strings even when NLTK is installed.
     hyphens: how parse_text tokenizes hyphenated words: "auto" (split for the built-in grammar,
@@ -82,7 +84,8 @@ class Parser:
     """
 
     def __init__(self, grammar: Union[None, str, os.PathLike] = None, backend: str = "auto",
-                 decoder: str = "max-rule", threads: int = 0, *, max_length: int = 200,
+                 decoder: str = "max-rule", threads: int = 0, *, prune: str = "auto",
+                 accurate: bool = False, max_length: int = 200,
                  strings: bool = False, hyphens: str = "auto", use_cache: bool = True,
                  min_rule_prob: Optional[float] = None, kernel: str = ""):
         settings = _cky.ParserSettings()
@@ -95,6 +98,8 @@ class Parser:
         settings.backend = _choice("backend", backend, _BACKENDS)
         settings.decoder = _choice("decoder", decoder, _DECODERS)
         settings.threads = _count("threads", threads)
+        settings.prune = _choice("prune", prune, ("auto", "on", "off"))
+        settings.accurate = bool(accurate)
         settings.max_length = _count("max_length", max_length)
         settings.hyphens = _choice("hyphens", hyphens, _HYPHENS)
         settings.use_cache = bool(use_cache)

@@ -33,10 +33,10 @@ def test_parse_gives_the_trees_of_cky_parse(string_parser, run_cky):
     assert expected[0] == "( (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)) )"
 
 
-def test_viterbi_decoder_gives_the_trees_of_cky_parse(run_cky):
-    parser = cky.Parser(backend="cpu", decoder="viterbi", strings=True)
-    expected = cli_lines(run_cky("parse", "--tokenized", "-b", "cpu", "--decoder",
-                                 "viterbi", "--no-progress",
+def test_exact_viterbi_gives_the_trees_of_cky_parse(run_cky):
+    parser = cky.Parser(backend="cpu", decoder="viterbi", prune="off", strings=True)
+    expected = cli_lines(run_cky("parse", "--tokenized", "-b", "cpu", "--decoder", "viterbi",
+                                 "--prune", "off", "--no-progress",
                                  stdin="".join(" ".join(s) + "\n" for s in SENTENCES)))
     assert parser.parse_many(SENTENCES) == expected
 
@@ -141,6 +141,8 @@ def test_bad_arguments_raise_clear_errors(string_parser):
         cky.Parser(backend="gpu")
     with pytest.raises(ValueError, match="decoder='maxrule'"):
         cky.Parser(decoder="maxrule")
+    with pytest.raises(ValueError, match="prune='yes'"):
+        cky.Parser(prune="yes")
     with pytest.raises(ValueError, match="threads=-1"):
         cky.Parser(threads=-1)
     with pytest.raises(TypeError, match="parse_text"):
