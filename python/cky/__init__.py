@@ -115,7 +115,7 @@ class Parser:
 
     @property
     def backend(self) -> str:
-        """The backend in use, e.g. "cpu-max-rule" or "cuda/..."; "auto" resolved."""
+        """The backend in use, "auto" resolved: e.g. "cpu/pruned-max-rule", "cuda/max-rule"."""
         return self._impl.backend_name
 
     @property
