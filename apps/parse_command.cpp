@@ -15,9 +15,8 @@
 #include "common/sentence_file.h"
 #include "cuda/common/device.h"
 #include "grammar_io/grammar_argument.h"
-#include "lexicon/lexicon.h"
 #include "parser/cuda_backend.h"
-#include "parser/parser.h"
+#include "parser/loaded_parser.h"
 #include "parser/tree_format.h"
 #include "text/tokenizer.h"
 
@@ -125,30 +124,27 @@ void RunParse(const ParseArgs& args) {
     Fail("--sentence-likelihood needs the max-rule decoder (inside-outside)", 2);
   }
   const auto load_start = std::chrono::steady_clock::now();
-  auto model = LoadGrammarArgument(
-      args.grammar, {.min_rule_prob = args.min_rule_prob, .use_cache = !args.no_cache});
-  if (!model.ok()) Fail(model.status().message());
-  LexiconOptions lexicon_options;
-  lexicon_options.backoff_unknown_words = args.backoff;
-  auto lexicon = Lexicon::Build(*model, lexicon_options);
-  if (!lexicon.ok()) Fail(lexicon.status().message());
-  const Grammar& grammar = model->grammar;
+  auto loaded = LoadedParser::Load(
+      {.grammar = args.grammar,
+       .grammar_options = {.min_rule_prob = args.min_rule_prob, .use_cache = !args.no_cache},
+       .lexicon = {.backoff_unknown_words = args.backoff},
+       .backend = {.backend = args.backend,
+                   .threads = args.threads,
+                   .kernel = args.kernel,
+                   .decoder = args.decoder,
+                   .prune = args.accurate ? "accurate" : args.prune},
+       .parser = {.max_length = args.max_length, .retry_with_wider_lexicon = !args.no_retry}});
+  if (!loaded.ok()) Fail(loaded.status().message());
+  const Grammar& grammar = (*loaded)->model().grammar;
+  const std::string backend_name = (*loaded)->parser().backend().name();
   spdlog::debug(
-      "grammar {}: {} symbols, {} states, {} binary and {} unary rules, loaded in {:.2f} s",
+      "grammar {}: {} symbols, {} states, {} binary and {} unary rules; loaded, with the {} "
+      "backend{}, in {:.2f} s",
       GrammarArgumentName(args.grammar), grammar.num_symbols(), grammar.num_states(),
-      grammar.num_binary_rules(), grammar.num_unary_rules(),
+      grammar.num_binary_rules(), grammar.num_unary_rules(), backend_name,
+      backend_name.rfind("cuda", 0) == 0 ? " on " + cuda::DeviceDescription() : "",
       std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count());
-
-  auto backend = MakeBackend(grammar, {.backend = args.backend,
-                                       .threads = args.threads,
-                                       .kernel = args.kernel,
-                                       .decoder = args.decoder,
-                                       .prune = args.accurate ? "accurate" : args.prune});
-  if (!backend.ok()) Fail(backend.status().message());
-  spdlog::debug("backend: {}{}", (*backend)->name(),
-                (*backend)->name().rfind("cuda", 0) == 0 ? " on " + cuda::DeviceDescription() : "");
-  Parser parser(grammar, *lexicon, std::move(*backend),
-                {.max_length = args.max_length, .retry_with_wider_lexicon = !args.no_retry});
+  LoadedParser& parser = **loaded;
 
   auto input = InputFile::Open(args.input);
   if (!input.ok()) Fail(input.status().message());
@@ -167,7 +163,8 @@ void RunParse(const ParseArgs& args) {
     // The built-in grammar was trained on GUM, which splits hyphenated words; Berkeley's English
     // grammars were trained on the WSJ, which keeps them whole.
     tokenizer_options.split_hyphens =
-        args.hyphens == "split" || (args.hyphens == "auto" && args.grammar.empty());
+        args.hyphens == "split" ||
+        (args.hyphens == "auto" && GrammarArgumentSplitsHyphens(args.grammar));
     auto tokenizer = Tokenizer::Create(tokenizer_options);
     if (!tokenizer.ok()) Fail(tokenizer.status().message());
     source = std::make_unique<RawText>(in, std::move(*tokenizer));
@@ -187,7 +184,7 @@ void RunParse(const ParseArgs& args) {
     for (size_t i = 0; i < outcomes.size(); ++i) {
       ++sentence_number;
       if (outcomes[i].status == ParseStatus::kOk) {
-        *out << ScorePrefix(args, outcomes[i]) << FormatTree(outcomes[i].tree, form) << '\n';
+        *out << ScorePrefix(args, outcomes[i]) << FormatOutcome(outcomes[i], form) << '\n';
         // A tree with a message, e.g. parsed on the CPU because it never fits on the GPU.
         if (!outcomes[i].message.empty()) {
           spdlog::warn("sentence {} ({} words): {}", sentence_number, batch[i].size(),
@@ -195,7 +192,7 @@ void RunParse(const ParseArgs& args) {
         }
       } else {
         ++failures;
-        *out << ScorePrefix(args, outcomes[i]) << kNoParseOutput << '\n';
+        *out << ScorePrefix(args, outcomes[i]) << FormatOutcome(outcomes[i], form) << '\n';
         spdlog::warn("sentence {} ({} words): {}; printed {}", sentence_number, batch[i].size(),
                      outcomes[i].message, kNoParseOutput);
       }

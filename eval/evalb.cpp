@@ -327,31 +327,47 @@ void Append(std::string* out, const char* format, auto... args) {
   out->append(buffer);
 }
 
-void AppendBlock(const EvalbTotals& t, std::string* out) {
-  const long valid = t.sentences - t.error_sentences - t.skip_sentences;
-  Append(out, "Number of sentence        = %6d\n", t.sentences);
-  Append(out, "Number of Error sentence  = %6d\n", t.error_sentences);
-  Append(out, "Number of Skip  sentence  = %6d\n", t.skip_sentences);
-  Append(out, "Number of Valid sentence  = %6ld\n", valid);
-  // Same expressions as EVALB, so that every rounding (and the NaN of 0/0) comes out the same.
-  const double r = t.gold_brackets > 0 ? 100.0 * t.matched / t.gold_brackets : 0.0;
-  Append(out, "Bracketing Recall         = %6.2f\n", r);
-  const double p = t.test_brackets > 0 ? 100.0 * t.matched / t.test_brackets : 0.0;
-  Append(out, "Bracketing Precision      = %6.2f\n", p);
-  const double f = 2 * p * r / (p + r);
-  Append(out, "Bracketing FMeasure       = %6.2f\n", f);
-  Append(out, "Complete match            = %6.2f\n",
-         (valid > 0 ? 100.0 * t.complete_match / valid : 0.0));
-  Append(out, "Average crossing          = %6.2f\n", (valid > 0 ? 1.0 * t.crossing / valid : 0.0));
-  Append(out, "No crossing               = %6.2f\n",
-         (valid > 0 ? 100.0 * t.no_crossing / valid : 0.0));
-  Append(out, "2 or less crossing        = %6.2f\n",
-         (valid > 0 ? 100.0 * t.two_or_less_crossing / valid : 0.0));
-  Append(out, "Tagging accuracy          = %6.2f\n",
-         (t.words > 0 ? 100.0 * t.correct_tags / t.words : 0.0));
+void AppendBlock(const EvalbTotals& totals, std::string* out) {
+  const EvalbSummary s = SummarizeEvalb(totals);
+  Append(out, "Number of sentence        = %6d\n", s.sentences);
+  Append(out, "Number of Error sentence  = %6d\n", s.error_sentences);
+  Append(out, "Number of Skip  sentence  = %6d\n", s.skip_sentences);
+  Append(out, "Number of Valid sentence  = %6ld\n", s.valid_sentences);
+  Append(out, "Bracketing Recall         = %6.2f\n", s.recall);
+  Append(out, "Bracketing Precision      = %6.2f\n", s.precision);
+  Append(out, "Bracketing FMeasure       = %6.2f\n", s.f_measure);
+  Append(out, "Complete match            = %6.2f\n", s.complete_match);
+  Append(out, "Average crossing          = %6.2f\n", s.average_crossing);
+  Append(out, "No crossing               = %6.2f\n", s.no_crossing);
+  Append(out, "2 or less crossing        = %6.2f\n", s.two_or_less_crossing);
+  Append(out, "Tagging accuracy          = %6.2f\n", s.tagging_accuracy);
 }
 
 }  // namespace
+
+EvalbSummary SummarizeEvalb(const EvalbTotals& t) {
+  EvalbSummary s;
+  s.sentences = t.sentences;
+  s.error_sentences = t.error_sentences;
+  s.skip_sentences = t.skip_sentences;
+  const long valid = t.sentences - t.error_sentences - t.skip_sentences;
+  s.valid_sentences = valid;
+  s.matched_brackets = t.matched;
+  s.gold_brackets = t.gold_brackets;
+  s.test_brackets = t.test_brackets;
+  s.words = t.words;
+  s.correct_tags = t.correct_tags;
+  // Same expressions as EVALB, so that every rounding (and the NaN of 0/0) comes out the same.
+  s.recall = t.gold_brackets > 0 ? 100.0 * t.matched / t.gold_brackets : 0.0;
+  s.precision = t.test_brackets > 0 ? 100.0 * t.matched / t.test_brackets : 0.0;
+  s.f_measure = 2 * s.precision * s.recall / (s.precision + s.recall);
+  s.complete_match = valid > 0 ? 100.0 * t.complete_match / valid : 0.0;
+  s.average_crossing = valid > 0 ? 1.0 * t.crossing / valid : 0.0;
+  s.no_crossing = valid > 0 ? 100.0 * t.no_crossing / valid : 0.0;
+  s.two_or_less_crossing = valid > 0 ? 100.0 * t.two_or_less_crossing / valid : 0.0;
+  s.tagging_accuracy = t.words > 0 ? 100.0 * t.correct_tags / t.words : 0.0;
+  return s;
+}
 
 std::string FormatEvalbSummary(const EvalbRun& run) {
   std::string out =
@@ -385,17 +401,16 @@ EvalbSentence ToSentence(const TreeItem& item, const EvalbParams& params) {
 
 }  // namespace
 
-bool WriteEvalbReport(std::istream& gold, const std::string& gold_name, std::istream& test,
-                      const std::string& test_name, const EvalbParams& params,
-                      const EvalbReportOptions& options, std::ostream& out) {
+bool ScoreEvalb(std::istream& gold, const std::string& gold_name, std::istream& test,
+                const std::string& test_name, const EvalbReportOptions& options, EvalbRun* run,
+                const std::function<void(const EvalbSentenceResult&)>& on_sentence) {
+  const EvalbParams& params = run->params();
   const TreeReaderOptions reader_options{options.layout, /*several_trees_per_line=*/true};
   TreeReader gold_reader(gold, gold_name, reader_options);
   TreeReader test_reader(test, test_name, reader_options);
   auto report = [&](int id, const std::string& message) {
     if (options.on_error) options.on_error(std::to_string(id) + " : " + message);
   };
-  if (options.sentence_lines) out << FormatEvalbHeader();
-  EvalbRun run(params);
   TreeItem gold_item;
   TreeItem test_item;
   EvalbSentenceResult result;
@@ -405,22 +420,36 @@ bool WriteEvalbReport(std::istream& gold, const std::string& gold_name, std::ist
     ++id;
     if (!test_reader.Next(&test_item)) {
       // EVALB stops reading at the first gold sentence without a test sentence.
-      const bool go_on = run.AddLineCountMismatch(/*gold_longer=*/true, &message);
+      const bool go_on = run->AddLineCountMismatch(/*gold_longer=*/true, &message);
       report(id, message);
       if (!go_on) return false;
       break;
     }
     const bool go_on =
-        run.Add(ToSentence(gold_item, params), ToSentence(test_item, params), &result);
+        run->Add(ToSentence(gold_item, params), ToSentence(test_item, params), &result);
     for (const std::string& error : result.errors) report(id, error);
     if (!go_on) return false;
-    if (options.sentence_lines) out << FormatEvalbSentenceLine(result);
+    if (on_sentence) on_sentence(result);
   }
   if (test_reader.Next(&test_item)) {
-    const bool go_on = run.AddLineCountMismatch(/*gold_longer=*/false, &message);
+    const bool go_on = run->AddLineCountMismatch(/*gold_longer=*/false, &message);
     report(id + 1, message);
     if (!go_on) return false;
   }
+  return true;
+}
+
+bool WriteEvalbReport(std::istream& gold, const std::string& gold_name, std::istream& test,
+                      const std::string& test_name, const EvalbParams& params,
+                      const EvalbReportOptions& options, std::ostream& out) {
+  if (options.sentence_lines) out << FormatEvalbHeader();
+  EvalbRun run(params);
+  const bool complete = ScoreEvalb(gold, gold_name, test, test_name, options, &run,
+                                   [&](const EvalbSentenceResult& result) {
+                                     if (options.sentence_lines)
+                                       out << FormatEvalbSentenceLine(result);
+                                   });
+  if (!complete) return false;
   out << FormatEvalbSummary(run);
   return true;
 }

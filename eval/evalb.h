@@ -133,6 +133,20 @@ class EvalbRun {
   int error_count_ = 0;
 };
 
+// The numbers of one summary block, computed with EVALB's own expressions (so that each rounds to
+// what EVALB prints, "%6.2f"; a block without brackets gets EVALB's 0/0 NaN F-measure).
+struct EvalbSummary {
+  int sentences = 0, error_sentences = 0, skip_sentences = 0;
+  long valid_sentences = 0;
+  long matched_brackets = 0, gold_brackets = 0, test_brackets = 0, words = 0, correct_tags = 0;
+  double recall = 0, precision = 0, f_measure = 0;   // percentages
+  double complete_match = 0;                         // percentage of valid sentences
+  double average_crossing = 0;                       // crossing brackets per valid sentence
+  double no_crossing = 0, two_or_less_crossing = 0;  // percentages of valid sentences
+  double tagging_accuracy = 0;                       // percentage of words
+};
+EvalbSummary SummarizeEvalb(const EvalbTotals& totals);
+
 // EVALB's report, piece by piece (each with its trailing newline).
 std::string FormatEvalbHeader();
 std::string FormatEvalbSentenceLine(const EvalbSentenceResult& result);
@@ -145,6 +159,13 @@ struct EvalbReportOptions {
   // Called with each error message as EVALB words it, prefixed "ID : ".
   std::function<void(const std::string&)> on_error;
 };
+
+// Scores the trees of `test` against those of `gold`, pairing them in order, into `run`, and gives
+// each scored sentence's result to `on_sentence` (when set). Returns false when EVALB would have
+// stopped on too many errors (params.max_error); `run` then holds what was scored until then.
+bool ScoreEvalb(std::istream& gold, const std::string& gold_name, std::istream& test,
+                const std::string& test_name, const EvalbReportOptions& options, EvalbRun* run,
+                const std::function<void(const EvalbSentenceResult&)>& on_sentence = {});
 
 // Scores the trees of `test` against those of `gold`, pairing them in order, and writes EVALB's
 // report to `out`: header, one line per sentence, summary. Returns false, with the summary left

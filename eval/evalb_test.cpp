@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -184,6 +185,43 @@ TEST(EvalbReportTest, EvalbSampleIsIdentical) {
             (std::vector<std::string>{"12 : Words unmatch (is|was)", "13 : Length unmatch (4|5)",
                                       "16 : Length unmatch (4|5)", "17 : Length unmatch (4|6)",
                                       "20 : Words unmatch (this|That)"}));
+}
+
+// ScoreEvalb + SummarizeEvalb (what `cky.evalb` returns) give the numbers EVALB printed for its
+// sample (sample.evalb.out's summary blocks), and every scored sentence once.
+TEST(EvalbReportTest, SummaryNumbersAreEvalbs) {
+  auto params = ReadEvalbParamsFile(kData + "sample/sample.prm");
+  ASSERT_TRUE(params.ok());
+  std::ifstream gold(kData + "sample/sample.gld");
+  std::ifstream test(kData + "sample/sample.tst");
+  EvalbRun run(*params);
+  std::vector<int> ids;
+  ASSERT_TRUE(ScoreEvalb(gold, "gold", test, "test", {}, &run,
+                         [&](const EvalbSentenceResult& result) { ids.push_back(result.id); }));
+  EXPECT_EQ(ids.size(), 24u);
+  EXPECT_EQ(ids.back(), 24);
+  const EvalbSummary all = SummarizeEvalb(run.all());
+  auto printed = [](double value) {
+    char text[16];
+    std::snprintf(text, sizeof text, "%6.2f", value);
+    return std::string(text);
+  };
+  EXPECT_EQ(all.sentences, 24);
+  EXPECT_EQ(all.error_sentences, 5);
+  EXPECT_EQ(all.skip_sentences, 2);
+  EXPECT_EQ(all.valid_sentences, 17);
+  EXPECT_EQ(printed(all.recall), " 87.76");
+  EXPECT_EQ(printed(all.precision), " 90.53");
+  EXPECT_EQ(printed(all.f_measure), " 89.12");
+  EXPECT_EQ(printed(all.complete_match), " 52.94");
+  EXPECT_EQ(printed(all.average_crossing), "  0.06");
+  EXPECT_EQ(printed(all.no_crossing), " 94.12");
+  EXPECT_EQ(printed(all.two_or_less_crossing), "100.00");
+  EXPECT_EQ(printed(all.tagging_accuracy), " 98.15");
+  const EvalbSummary short_ones = SummarizeEvalb(run.up_to_cutoff());
+  EXPECT_EQ(short_ones.sentences, 23);
+  EXPECT_EQ(printed(short_ones.f_measure), " 83.20");
+  EXPECT_EQ(printed(short_ones.tagging_accuracy), " 96.88");
 }
 
 TEST(EvalbReportTest, EdgeCasesMatchEvalbOutput) {

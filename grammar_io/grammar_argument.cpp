@@ -22,6 +22,8 @@ StatusOr<BerkeleyModel> LoadGrammarArgument(const std::string& argument,
   return argument.empty() ? LoadDefaultGrammar(load) : LoadBerkeleyModel(argument, load);
 }
 
+bool GrammarArgumentSplitsHyphens(const std::string& argument) { return argument.empty(); }
+
 std::string GrammarArgumentName(const std::string& argument) {
   return argument.empty() ? "(built-in)" : argument;
 }

@@ -7,6 +7,7 @@
 // float widens them when it fills a chart.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <vector>

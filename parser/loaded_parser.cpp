@@ -1,0 +1,24 @@
+#include "parser/loaded_parser.h"
+
+namespace cky {
+
+StatusOr<std::unique_ptr<LoadedParser>> LoadedParser::Load(const LoadedParserOptions& options) {
+  auto model = LoadGrammarArgument(options.grammar, options.grammar_options);
+  if (!model.ok()) return model.status();
+  auto lexicon = Lexicon::Build(*model, options.lexicon);
+  if (!lexicon.ok()) return lexicon.status();
+  // Not make_unique: the constructor is private. The object is never moved again, so the parser
+  // may keep references to its grammar and lexicon.
+  std::unique_ptr<LoadedParser> loaded(new LoadedParser(std::move(*model), std::move(*lexicon)));
+  auto backend = MakeBackend(loaded->model_.grammar, options.backend);
+  if (!backend.ok()) return backend.status();
+  loaded->parser_ = std::make_unique<Parser>(loaded->model_.grammar, loaded->lexicon_,
+                                             std::move(*backend), options.parser);
+  return loaded;
+}
+
+std::string FormatOutcome(const ParseOutcome& outcome, const OutputForm& form) {
+  return outcome.status == ParseStatus::kOk ? FormatTree(outcome.tree, form) : kNoParseOutput;
+}
+
+}  // namespace cky

@@ -1,0 +1,66 @@
+// A Parser that owns its grammar and lexicon, loaded from a grammar argument: the one way `cky
+// parse`, the Python package (python/) and other programs go from options to a working parser.
+//
+//   auto loaded = LoadedParser::Load({.grammar = "",  // "" = the built-in grammar
+//                                     .backend = {.backend = "cpu", .decoder = "max-rule"}});
+//   if (!loaded.ok()) return loaded.status();          // e.g. "no-such.gr: cannot open ..."
+//   std::vector<ParseOutcome> outcomes = (*loaded)->Parse({{"The", "cat", "sat", "."}});
+//   FormatOutcome(outcomes[0])   // "( (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)) )"
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "grammar_io/berkeley_model.h"
+#include "grammar_io/grammar_argument.h"
+#include "lexicon/lexicon.h"
+#include "parser/parser.h"
+#include "parser/tree_format.h"
+
+namespace cky {
+
+struct LoadedParserOptions {
+  // The -g/--grammar argument (grammar_io/grammar_argument.h): "" = the built-in grammar, else a
+  // Berkeley .gr file, a text-export PREFIX or a .ckybin cache.
+  std::string grammar;
+  GrammarArgumentOptions grammar_options;
+  LexiconOptions lexicon;
+  BackendOptions backend;
+  ParserOptions parser;
+};
+
+class LoadedParser {
+ public:
+  // Loads the grammar, builds its lexicon and the backend. Fails with the loader's message (which
+  // names the file and line) or MakeBackend's (unknown backend or decoder, no CUDA device).
+  static StatusOr<std::unique_ptr<LoadedParser>> Load(const LoadedParserOptions& options);
+
+  LoadedParser(const LoadedParser&) = delete;
+  LoadedParser& operator=(const LoadedParser&) = delete;
+
+  // Parser::Parse: one outcome per sentence, in input order. Not thread-safe (one call at a time).
+  std::vector<ParseOutcome> Parse(std::span<const std::vector<std::string>> sentences) {
+    return parser_->Parse(sentences);
+  }
+
+  const BerkeleyModel& model() const { return model_; }
+  const Lexicon& lexicon() const { return lexicon_; }
+  Parser& parser() { return *parser_; }
+
+ private:
+  LoadedParser(BerkeleyModel model, Lexicon lexicon)
+      : model_(std::move(model)), lexicon_(std::move(lexicon)) {}
+
+  BerkeleyModel model_;
+  Lexicon lexicon_;
+  std::unique_ptr<Parser> parser_;  // reads model_.grammar and lexicon_, so made after them
+};
+
+// What `cky parse` prints for one sentence, score columns aside: the tree in `form` when it has
+// one, else kNoParseOutput, "(())".
+std::string FormatOutcome(const ParseOutcome& outcome, const OutputForm& form = {});
+
+}  // namespace cky

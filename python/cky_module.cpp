@@ -1,0 +1,256 @@
+// cky._cky: the C++ side of the Python package (python/README.md). The public API is the Python
+// module cky (python/cky/__init__.py), which checks arguments and builds nltk.Tree objects; this
+// module only crosses the language boundary:
+//   - Parser: a LoadedParser (parser/loaded_parser.h, what `cky parse` uses) and the project's
+//     tokenizer, one call at a time (a mutex), the GIL released while loading, tokenizing and
+//     parsing so that other Python threads run meanwhile;
+//   - evalb: eval/evalb.h's scoring of two tree streams, EVALB's summary numbers as dicts.
+// Library errors (Status) become cky.Error, a RuntimeError, with the library's message.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <climits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/input_file.h"
+#include "eval/evalb.h"
+#include "eval/evalb_params.h"
+#include "grammar_io/grammar_argument.h"
+#include "parser/loaded_parser.h"
+#include "parser/tree_format.h"
+#include "text/tokenizer.h"
+
+namespace py = pybind11;
+
+namespace cky::python {
+namespace {
+
+// Raised as cky.Error (registered below).
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+void ThrowIfError(const Status& status) {
+  if (!status.ok()) throw Error(status.message());
+}
+
+struct ParserSettings {
+  std::string grammar;  // "" = the built-in grammar
+  std::string backend;
+  std::string decoder;
+  std::string kernel;
+  std::string prune;
+  bool accurate = false;
+  int threads = 0;
+  int max_length = 0;
+  double min_rule_prob = -1.0;
+  bool use_cache = true;
+  std::string hyphens;  // "auto", "split" or "keep": parse_text's tokenizer
+};
+
+// The debinarized tree (root label "") as nested factory(label, children) calls, leaves as str.
+py::object BuildTree(const Tree& node, const py::object& factory) {
+  if (node.is_leaf()) return py::str(node.label);
+  py::list children;
+  for (const Tree& child : node.children) children.append(BuildTree(child, factory));
+  return factory(py::str(node.label), children);
+}
+
+class Parser {
+ public:
+  explicit Parser(const ParserSettings& settings) : settings_(settings) {
+    StatusOr<std::unique_ptr<LoadedParser>> loaded = Status::Error("not loaded");
+    {
+      py::gil_scoped_release release;
+      loaded = LoadedParser::Load({.grammar = settings.grammar,
+                                   .grammar_options = {.min_rule_prob = settings.min_rule_prob,
+                                                       .use_cache = settings.use_cache},
+                                   .backend = {.backend = settings.backend,
+                                               .threads = settings.threads,
+                                               .kernel = settings.kernel,
+                                               .decoder = settings.decoder,
+                                               .prune = settings.accurate ? "accurate" : settings.prune},
+                                   .parser = {.max_length = settings.max_length}});
+    }
+    ThrowIfError(loaded.status());
+    loaded_ = std::move(*loaded);
+  }
+
+  // One (tree, message) pair per sentence, in order: tree is the bracketed string `cky parse`
+  // prints, or factory's object when a factory is given; None when the sentence got no tree
+  // (message says why). A tree may carry a message too (e.g. parsed on the CPU after the GPU
+  // failed).
+  py::list Parse(const std::vector<std::vector<std::string>>& sentences,
+                 const py::object& factory) {
+    std::vector<ParseOutcome> outcomes;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      outcomes = loaded_->Parse(sentences);
+    }
+    py::list results;
+    for (const ParseOutcome& outcome : outcomes) {
+      py::object tree = py::none();
+      if (outcome.status == ParseStatus::kOk) {
+        tree = factory.is_none() ? py::object(py::str(FormatOutcome(outcome)))
+                                 : BuildTree(Debinarize(outcome.tree), factory);
+      }
+      results.append(py::make_tuple(tree, outcome.message));
+    }
+    return results;
+  }
+
+  std::vector<std::vector<std::string>> Tokenize(const std::string& text) {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!tokenizer_) {
+      TokenizerOptions options;
+      options.split_hyphens =
+          settings_.hyphens == "split" ||
+          (settings_.hyphens == "auto" && GrammarArgumentSplitsHyphens(settings_.grammar));
+      auto tokenizer = Tokenizer::Create(options);
+      ThrowIfError(tokenizer.status());
+      tokenizer_ = std::move(*tokenizer);
+    }
+    return tokenizer_->SplitAndTokenize(text);
+  }
+
+  std::string backend_name() { return loaded_->parser().backend().name(); }
+
+ private:
+  ParserSettings settings_;
+  std::unique_ptr<LoadedParser> loaded_;
+  std::optional<Tokenizer> tokenizer_;  // made on first use
+  std::mutex mutex_;                    // LoadedParser and Tokenizer take one call at a time
+};
+
+py::dict SummaryDict(const EvalbTotals& totals) {
+  const EvalbSummary s = SummarizeEvalb(totals);
+  py::dict d;
+  d["recall"] = s.recall;
+  d["precision"] = s.precision;
+  d["f1"] = s.f_measure;
+  d["complete_match"] = s.complete_match;
+  d["average_crossing"] = s.average_crossing;
+  d["no_crossing"] = s.no_crossing;
+  d["two_or_less_crossing"] = s.two_or_less_crossing;
+  d["tagging_accuracy"] = s.tagging_accuracy;
+  d["sentences"] = s.sentences;
+  d["error_sentences"] = s.error_sentences;
+  d["skip_sentences"] = s.skip_sentences;
+  d["valid_sentences"] = s.valid_sentences;
+  d["matched_brackets"] = s.matched_brackets;
+  d["gold_brackets"] = s.gold_brackets;
+  d["test_brackets"] = s.test_brackets;
+  d["words"] = s.words;
+  d["correct_tags"] = s.correct_tags;
+  return d;
+}
+
+// An input of evalb: a file (plain or gzipped) or trees already in memory.
+struct TreeSource {
+  std::string name;  // for messages: the path, or "gold"/"test"
+  std::unique_ptr<InputFile> file;
+  std::istringstream text;
+  std::istream& stream() { return file ? file->stream() : text; }
+};
+
+void OpenTreeSource(const std::string& path_or_text, bool is_path, const std::string& role,
+                    TreeSource* source) {
+  if (is_path) {
+    auto file = InputFile::Open(path_or_text);
+    ThrowIfError(file.status());
+    source->name = path_or_text;
+    source->file = std::move(*file);
+  } else {
+    source->name = role;
+    source->text.str(path_or_text);
+  }
+}
+
+// EVALB's summary of `test` against `gold` (see cky.evalb). `layout`: "auto", "line" or
+// "multiline"; cutoff and max_error < 0 keep the parameter file's (or COLLINS.prm's) values.
+py::dict Evalb(const std::string& gold, bool gold_is_path, const std::string& test,
+               bool test_is_path, const std::string& params_path, int cutoff, int max_error,
+               const std::string& layout) {
+  EvalbParams params = EvalbParams::Collins();
+  std::vector<std::string> warnings;
+  if (!params_path.empty()) {
+    auto read = ReadEvalbParamsFile(params_path, &warnings);
+    ThrowIfError(read.status());
+    params = std::move(*read);
+  }
+  if (cutoff >= 0) params.cutoff_len = cutoff;
+  if (max_error >= 0) params.max_error = max_error;
+
+  TreeSource gold_source, test_source;
+  OpenTreeSource(gold, gold_is_path, "gold", &gold_source);
+  OpenTreeSource(test, test_is_path, "test", &test_source);
+  EvalbReportOptions options;
+  options.layout = layout == "line"        ? TreeLayout::kOnePerLine
+                   : layout == "multiline" ? TreeLayout::kMultiLine
+                                           : TreeLayout::kAuto;
+  std::vector<std::string> errors;
+  options.on_error = [&errors](const std::string& message) { errors.push_back(message); };
+  EvalbRun run(params);
+  bool complete = false;
+  {
+    py::gil_scoped_release release;
+    complete = ScoreEvalb(gold_source.stream(), gold_source.name, test_source.stream(),
+                          test_source.name, options, &run);
+  }
+  if (!complete) {
+    std::string message = "stopped after too many errors, as EVALB does with MAX_ERROR " +
+                          std::to_string(params.max_error) +
+                          " (no summary; no_error_limit=True scores every sentence). Errors:";
+    for (const std::string& error : errors) message += "\n  " + error;
+    throw Error(message);
+  }
+  py::dict result = SummaryDict(run.all());
+  result["cutoff_len"] = params.cutoff_len;
+  result["up_to_cutoff"] = SummaryDict(run.up_to_cutoff());
+  result["errors"] = errors;
+  result["warnings"] = warnings;
+  return result;
+}
+
+}  // namespace
+}  // namespace cky::python
+
+PYBIND11_MODULE(_cky, m) {
+  using namespace cky::python;
+  m.doc() = "The C++ side of the cky package; use the cky module's API.";
+  py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
+
+  py::class_<ParserSettings>(m, "ParserSettings")
+      .def(py::init<>())
+      .def_readwrite("grammar", &ParserSettings::grammar)
+      .def_readwrite("backend", &ParserSettings::backend)
+      .def_readwrite("decoder", &ParserSettings::decoder)
+      .def_readwrite("kernel", &ParserSettings::kernel)
+      .def_readwrite("prune", &ParserSettings::prune)
+      .def_readwrite("accurate", &ParserSettings::accurate)
+      .def_readwrite("threads", &ParserSettings::threads)
+      .def_readwrite("max_length", &ParserSettings::max_length)
+      .def_readwrite("min_rule_prob", &ParserSettings::min_rule_prob)
+      .def_readwrite("use_cache", &ParserSettings::use_cache)
+      .def_readwrite("hyphens", &ParserSettings::hyphens);
+
+  py::class_<Parser>(m, "Parser")
+      .def(py::init<const ParserSettings&>())
+      .def("parse", &Parser::Parse, py::arg("sentences"), py::arg("factory"))
+      .def("tokenize", &Parser::Tokenize, py::arg("text"))
+      .def_property_readonly("backend_name", &Parser::backend_name);
+
+  m.def("evalb", &Evalb, py::arg("gold"), py::arg("gold_is_path"), py::arg("test"),
+        py::arg("test_is_path"), py::arg("params_path"), py::arg("cutoff"), py::arg("max_error"),
+        py::arg("layout"));
+  m.attr("NO_ERROR_LIMIT") = INT_MAX;
+}

@@ -1,0 +1,161 @@
+"""cky.Parser against the `cky parse` command, and its contract: order, types, errors, threads."""
+
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+import cky
+
+SENTENCES = [
+    "The cat sat .".split(),
+    "The dog barks at the mailman .".split(),
+    "Researchers at the university trained the grammar on news , interviews and travel guides ."
+    .split(),
+    "Mr. Smith said the results were good .".split(),
+    "Yes".split(),
+]
+
+TEXT = ("The parser reads raw text, splits it into sentences and prints one tree per sentence. "
+        "It doesn't need a GPU.\n\nMr. Smith said the well-known results were good.\n")
+
+
+def cli_lines(output):
+    return output.rstrip("\n").split("\n")
+
+
+def test_parse_gives_the_trees_of_cky_parse(string_parser, run_cky):
+    expected = cli_lines(run_cky("parse", "--tokenized", "-b", "cpu", "--no-progress",
+                                 stdin="".join(" ".join(s) + "\n" for s in SENTENCES)))
+    assert len(expected) == len(SENTENCES)
+    assert [string_parser.parse(s) for s in SENTENCES] == expected
+    assert expected[0] == "( (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)) )"
+
+
+def test_exact_viterbi_gives_the_trees_of_cky_parse(run_cky):
+    parser = cky.Parser(backend="cpu", decoder="viterbi", prune="off", strings=True)
+    expected = cli_lines(run_cky("parse", "--tokenized", "-b", "cpu", "--decoder", "viterbi",
+                                 "--prune", "off", "--no-progress",
+                                 stdin="".join(" ".join(s) + "\n" for s in SENTENCES)))
+    assert parser.parse_many(SENTENCES) == expected
+
+
+def test_parse_many_keeps_input_order(string_parser):
+    one_by_one = [string_parser.parse(s) for s in SENTENCES]
+    assert string_parser.parse_many(SENTENCES) == one_by_one
+    assert string_parser.parse_many(reversed(SENTENCES)) == one_by_one[::-1]
+    # More than one internal batch (256), short sentences of different lengths interleaved.
+    many = [SENTENCES[0] if i % 3 else SENTENCES[4] for i in range(300)]
+    assert string_parser.parse_many(many) == [one_by_one[0] if i % 3 else one_by_one[4]
+                                              for i in range(300)]
+    assert string_parser.parse_many([]) == []
+
+
+def test_parse_text_splits_tokenizes_and_parses_as_cky_parse(string_parser, run_cky):
+    expected = cli_lines(run_cky("parse", "-b", "cpu", "--no-progress", stdin=TEXT))
+    assert len(expected) == 3
+    assert string_parser.parse_text(TEXT) == expected
+    tokens = string_parser.tokenize(TEXT)
+    assert tokens == [line.split() for line in cli_lines(run_cky("tokenize", "--split-hyphens",
+                                                                 stdin=TEXT))]
+    assert tokens[1] == "It does n't need a GPU .".split()
+    assert "well - known" in " ".join(tokens[2])  # the built-in grammar's (GUM's) convention
+    assert string_parser.parse_many(tokens) == expected
+
+
+def test_trees_are_nltk_trees_when_nltk_is_installed(tree_parser, string_parser):
+    nltk_tree = pytest.importorskip("nltk.tree")
+    assert cky.HAVE_NLTK and not tree_parser.returns_strings
+    for tokens in SENTENCES:
+        tree = tree_parser.parse(tokens)
+        assert isinstance(tree, nltk_tree.Tree)
+        # The same tree as the bracketed line, unlabelled root and all.
+        assert tree == nltk_tree.Tree.fromstring(string_parser.parse(tokens))
+        assert tree.label() == "" and tree.leaves() == tokens
+    assert tree_parser.parse(SENTENCES[0])[0].label() == "S"
+    assert all(isinstance(t, nltk_tree.Tree) for t in tree_parser.parse_text(TEXT))
+
+
+def test_strings_option_and_no_nltk_give_bracketed_strings(string_parser):
+    assert string_parser.returns_strings
+    assert all(isinstance(t, str) for t in string_parser.parse_many(SENTENCES))
+
+
+def test_a_sentence_without_a_tree_gives_the_failure_line_and_a_warning():
+    parser = cky.Parser(backend="cpu", strings=True, max_length=3)
+    with pytest.warns(RuntimeWarning, match=r"sentence 2 \(4 words\): .*over the limit of 3"):
+        trees = parser.parse_many([["Dogs", "bark", "."], "The cat sat .".split()])
+    assert trees[1] == "(())"
+    assert trees[0].startswith("( (") and trees[0] != "(())"
+
+
+def test_bracket_tokens_give_balanced_trees(string_parser):
+    tree = string_parser.parse("He ( the man ) left .".split())
+    assert tree.count("(") == tree.count(")")
+    assert "-LRB- -LRB-" in tree and "-RRB- -RRB-" in tree
+    nltk_tree = pytest.importorskip("nltk.tree")
+    assert nltk_tree.Tree.fromstring(tree).leaves() == "He -LRB- the man -RRB- left .".split()
+
+
+def test_the_gil_is_released_while_parsing(string_parser):
+    # With a switch interval far longer than the test, a thread gives up the GIL only when it
+    # blocks or releases it. The main thread waits in start() until the worker runs; it can only
+    # come back before the worker's parse has finished if the parse released the GIL.
+    results = {}
+    worker = threading.Thread(target=lambda: results.update(trees=string_parser.parse_many(
+        SENTENCES)))
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1000.0)
+    try:
+        worker.start()
+        back_during_parse = worker.is_alive() and "trees" not in results
+    finally:
+        sys.setswitchinterval(interval)
+    worker.join()
+    assert back_during_parse
+    assert len(results["trees"]) == len(SENTENCES)
+
+
+def test_one_parser_serves_many_threads(string_parser):
+    expected = string_parser.parse_many(SENTENCES)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        runs = list(pool.map(lambda _: string_parser.parse_many(SENTENCES), range(8)))
+    assert runs == [expected] * 8
+
+
+def test_bad_grammar_path_raises_cky_error_naming_it(tmp_path):
+    missing = tmp_path / "no_such_grammar.gr"
+    with pytest.raises(cky.Error, match="no_such_grammar") as raised:
+        cky.Parser(missing)
+    assert isinstance(raised.value, RuntimeError)
+    malformed = tmp_path / "bad.grammar"
+    malformed.write_text("this is not a grammar\n")
+    (tmp_path / "bad.lexicon").write_text("")
+    with pytest.raises(cky.Error, match=r"bad\.grammar:1: "):
+        cky.Parser(tmp_path / "bad", use_cache=False)
+
+
+def test_bad_arguments_raise_clear_errors(string_parser):
+    with pytest.raises(ValueError, match="backend='gpu': expected one of 'auto', 'cpu'"):
+        cky.Parser(backend="gpu")
+    with pytest.raises(ValueError, match="decoder='maxrule'"):
+        cky.Parser(decoder="maxrule")
+    with pytest.raises(ValueError, match="prune='yes'"):
+        cky.Parser(prune="yes")
+    with pytest.raises(ValueError, match="threads=-1"):
+        cky.Parser(threads=-1)
+    with pytest.raises(TypeError, match="parse_text"):
+        string_parser.parse("The cat sat .")
+    with pytest.raises(TypeError, match="sentence 1, token 2: 3 is not a str"):
+        string_parser.parse(["The", 3])
+    with pytest.raises(ValueError, match="token 1: 'a b' is empty or holds whitespace"):
+        string_parser.parse(["a b"])
+    with pytest.raises(TypeError, match="take a str"):
+        string_parser.parse_text(["The", "cat"])
+
+
+def test_backend_auto_resolves():
+    parser = cky.Parser(decoder="viterbi", threads=1)
+    assert parser.backend.startswith(("cpu", "cuda"))
+    assert "cky.Parser(grammar='built-in'" in repr(parser)
