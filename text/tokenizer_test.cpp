@@ -136,6 +136,17 @@ TEST(TokenizerTest, KeepsUnicodePunctuationWhenAsked) {
             "It \u2019s ( so ) \u2014 fine \u2026");
 }
 
+// GUM (the built-in grammar's treebank) keeps the quote characters as words: "``" and "''" are
+// not in its vocabulary.
+TEST(TokenizerTest, KeepsQuotesAsWrittenWhenAsked) {
+  TokenizerOptions options;
+  options.quotes = QuoteStyle::kAsWritten;
+  Tokenizer tokenizer = MakeTokenizer(options);
+  EXPECT_EQ(Join(tokenizer.Tokenize("He said \"no\" and \u201Cyes\u201D to the 'plan' ``now''.")),
+            "He said \" no \" and \" yes \" to the ' plan ' \" now \" .");
+  EXPECT_EQ(Join(MakeTokenizer().Tokenize("He said \"no\".")), "He said `` no '' .");
+}
+
 TEST(TokenizerTest, InvalidUtf8BecomesReplacementCharacters) {
   Tokenizer tokenizer = MakeTokenizer();
   EXPECT_EQ(Join(tokenizer.Tokenize("ab\xff cd")), "ab \uFFFD cd");
