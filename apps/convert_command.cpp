@@ -23,22 +23,26 @@ void AddConvertCommand(CLI::App& app) {
       "Convert a grammar to cky's binary cache (.ckybin), which loads in a fraction of the time "
       "of the text export, or to Berkeley's text export (WriteGrammarToTextFile form). "
       "`cky parse --grammar FILE.ckybin` reads the cache.");
-  cmd->add_option("grammar", args->grammar,
-                  "Grammar to read: a Berkeley .gr file (the parser's own gzipped Java "
-                  "serialization), a Berkeley text export PREFIX (WriteGrammarToTextFile or "
-                  "DumpGrammar, plain or gzipped) or a .ckybin file")
-      ->required();
-  cmd->add_option("-o,--output", args->output,
-                  "Output: a name ending in .ckybin writes the binary cache (with a .gr's lexicon "
-                  "counts, so scores stay exact); any other name is a PREFIX for the text export "
-                  "PREFIX.grammar, PREFIX.lexicon, PREFIX.splits and PREFIX.words")
-      ->required();
-  cmd->add_option("--min-rule-prob", args->min_rule_prob,
-                  "Drop binary rules with a smaller probability; 0 keeps every rule. Default: "
-                  "what `cky parse --grammar` does with the same grammar, 1e-10 for a .gr file "
-                  "(as the Berkeley parser), 0 for text exports and caches")
-      ->type_name("P")
-      ->check(CLI::Range(0.0, 1.0).description("in [0, 1]"));
+  Shown(cmd->add_option("GRAMMAR", args->grammar,
+                        "Grammar to read: a Berkeley .gr file (the parser's own gzipped Java "
+                        "serialization), a Berkeley text export PREFIX (WriteGrammarToTextFile or "
+                        "DumpGrammar, plain or gzipped) or a .ckybin file")
+            ->required(),
+        "FILE|PREFIX");
+  Shown(cmd->add_option(
+               "-o,--output", args->output,
+               "Output: a name ending in .ckybin writes the binary cache (with a .gr's lexicon "
+               "counts, so scores stay exact); any other name is a PREFIX for the text export "
+               "PREFIX.grammar, PREFIX.lexicon, PREFIX.splits and PREFIX.words")
+            ->required(),
+        "FILE|PREFIX");
+  Shown(
+      cmd->add_option("--min-rule-prob", args->min_rule_prob,
+                      "Drop binary rules with a smaller probability; 0 keeps every rule. Default: "
+                      "what `cky parse --grammar` does with the same grammar, 1e-10 for a .gr file "
+                      "(as the Berkeley parser), 0 for text exports and caches")
+          ->check(Between(0.0, 1.0)),
+      "P");
   cmd->callback([args] {
     const auto start = std::chrono::steady_clock::now();
     auto model = LoadGrammarArgument(args->grammar, GrammarOptionsForCommand(args->min_rule_prob,

@@ -195,10 +195,11 @@ void AddParseCommand(CLI::App& app) {
                         "co-process")
             ->capture_default_str(),
         "FILE");
-  cmd->add_flag("--tokenized", args->tokenized,
-                "Input holds one tokenized sentence per line (tokens separated by spaces), as "
-                "the Berkeley parser reads it; an empty line is an empty sentence and prints "
-                "(()). Bracket tokens ( ) [ ] { } are read as -LRB- -RRB- -LSB- -RSB- -LCB- -RCB-");
+  cmd->add_flag(
+      "--tokenized", args->tokenized,
+      "Input holds one tokenized sentence per line (tokens separated by spaces), as "
+      "the Berkeley parser reads it; an empty line is an empty sentence and prints "
+      "(()). The tokens ( and ) are read as -LRB- and -RRB- (the treebanks' words for them)");
   cmd->add_flag("--sentence-per-line", args->sentence_per_line,
                 "Raw text, one sentence per line: each line is tokenized, never split into "
                 "sentences (an empty line prints (()))");

@@ -18,23 +18,9 @@ bool IsBlank(const std::string& line) {
 }  // namespace
 
 std::string EscapeBracketToken(const std::string& token) {
-  if (token.size() != 1) return token;
-  switch (token[0]) {
-    case '(':
-      return "-LRB-";
-    case ')':
-      return "-RRB-";
-    case '[':
-      return "-LSB-";
-    case ']':
-      return "-RSB-";
-    case '{':
-      return "-LCB-";
-    case '}':
-      return "-RCB-";
-    default:
-      return token;
-  }
+  if (token == "(") return "-LRB-";
+  if (token == ")") return "-RRB-";
+  return token;
 }
 
 StatusOr<std::unique_ptr<SentenceSource>> SentenceSource::Create(InputFile& input, InputForm form,

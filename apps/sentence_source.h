@@ -21,9 +21,10 @@ enum class InputForm {
   kParagraphs,       // raw text; blank lines separate paragraphs, split into sentences
 };
 
-// A token that is a bracket, in the Penn Treebank's escaped form: "(" -> "-LRB-", ")" ->
-// "-RRB-", "[" -> "-LSB-", "]" -> "-RSB-", "{" -> "-LCB-", "}" -> "-RCB-"; other tokens as given.
-// A bare bracket would make an unbalanced tree ("(CC ()").
+// A token that is a round bracket, in the Penn Treebank's escaped form: "(" -> "-LRB-", ")" ->
+// "-RRB-"; other tokens as given. A bare round bracket would make an unbalanced tree ("(CC ()").
+// Square and curly brackets stay: they break no tree, and treebanks differ on them (GUM keeps
+// "[" as a word tagged -LRB-, the WSJ writes -LCB- for "{").
 std::string EscapeBracketToken(const std::string& token);
 
 class SentenceSource {

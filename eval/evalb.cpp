@@ -333,12 +333,13 @@ void AppendBlock(const EvalbTotals& t, std::string* out) {
   Append(out, "Number of Error sentence  = %6d\n", t.error_sentences);
   Append(out, "Number of Skip  sentence  = %6d\n", t.skip_sentences);
   Append(out, "Number of Valid sentence  = %6ld\n", valid);
-  // Same expressions as EVALB, so that every rounding (and the NaN of 0/0) comes out the same.
+  // Same expressions as EVALB, so that every rounding comes out the same.
   const double r = t.gold_brackets > 0 ? 100.0 * t.matched / t.gold_brackets : 0.0;
   Append(out, "Bracketing Recall         = %6.2f\n", r);
   const double p = t.test_brackets > 0 ? 100.0 * t.matched / t.test_brackets : 0.0;
   Append(out, "Bracketing Precision      = %6.2f\n", p);
-  const double f = 2 * p * r / (p + r);
+  // EVALB prints the NaN of 0/0 when nothing matched; we print 0 (an F-measure with no match).
+  const double f = p + r > 0 ? 2 * p * r / (p + r) : 0.0;
   Append(out, "Bracketing FMeasure       = %6.2f\n", f);
   Append(out, "Complete match            = %6.2f\n",
          (valid > 0 ? 100.0 * t.complete_match / valid : 0.0));
@@ -373,17 +374,61 @@ std::string FormatEvalbSummary(const EvalbRun& run) {
 
 namespace {
 
-EvalbSentence ToSentence(const TreeItem& item, const EvalbParams& params) {
+bool IsRootWrapper(const std::string& label) { return label == "ROOT" || label == "TOP"; }
+
+EvalbSentence ToSentence(TreeItem& item, const EvalbParams& params, bool strip_root) {
   if (!item.status.ok()) return MakeUnreadableSentence(item.status.message());
   std::vector<const Tree*> trees;
   if (!item.empty) {
+    if (strip_root && IsRootWrapper(item.tree.label)) item.tree.label.clear();
     trees.push_back(&item.tree);
     for (const Tree& more : item.more_trees) trees.push_back(&more);
   }
   return MakeEvalbSentence(trees, params);
 }
 
+void AppendJsonBlock(const char* name, const EvalbTotals& t, int cutoff, std::string* out) {
+  const long valid = t.sentences - t.error_sentences - t.skip_sentences;
+  const double r = t.gold_brackets > 0 ? 100.0 * t.matched / t.gold_brackets : 0.0;
+  const double p = t.test_brackets > 0 ? 100.0 * t.matched / t.test_brackets : 0.0;
+  const double f = p + r > 0 ? 2 * p * r / (p + r) : 0.0;
+  Append(out, "\"%s\":{", name);
+  if (cutoff >= 0) Append(out, "\"cutoff_length\":%d,", cutoff);
+  Append(out,
+         "\"sentences\":%d,\"error_sentences\":%d,\"skip_sentences\":%d,"
+         "\"valid_sentences\":%ld,",
+         t.sentences, t.error_sentences, t.skip_sentences, valid);
+  Append(out, "\"matched\":%ld,\"gold_brackets\":%ld,\"test_brackets\":%ld,", t.matched,
+         t.gold_brackets, t.test_brackets);
+  Append(out, "\"recall\":%.17g,\"precision\":%.17g,\"f1\":%.17g,", r, p, f);
+  Append(out, "\"complete_match\":%.17g,\"average_crossing\":%.17g,",
+         valid > 0 ? 100.0 * t.complete_match / valid : 0.0,
+         valid > 0 ? 1.0 * t.crossing / valid : 0.0);
+  Append(out, "\"no_crossing\":%.17g,\"two_or_less_crossing\":%.17g,",
+         valid > 0 ? 100.0 * t.no_crossing / valid : 0.0,
+         valid > 0 ? 100.0 * t.two_or_less_crossing / valid : 0.0);
+  Append(out, "\"tagging_accuracy\":%.17g}", t.words > 0 ? 100.0 * t.correct_tags / t.words : 0.0);
+}
+
 }  // namespace
+
+std::string FormatEvalbJsonSentence(const EvalbSentenceResult& r) {
+  std::string out;
+  Append(&out,
+         "{\"id\":%d,\"length\":%d,\"status\":%d,\"matched\":%d,\"gold_brackets\":%d,"
+         "\"test_brackets\":%d,\"crossing\":%d,\"words\":%d,\"correct_tags\":%d}",
+         r.id, r.length, r.status, r.matched, r.gold_brackets, r.test_brackets, r.crossing, r.words,
+         r.correct_tags);
+  return out;
+}
+
+std::string FormatEvalbJsonSummary(const EvalbRun& run) {
+  std::string out;
+  AppendJsonBlock("all", run.all(), -1, &out);
+  out += ",";
+  AppendJsonBlock("cutoff", run.up_to_cutoff(), run.params().cutoff_len, &out);
+  return out;
+}
 
 bool WriteEvalbReport(std::istream& gold, const std::string& gold_name, std::istream& test,
                       const std::string& test_name, const EvalbParams& params,
@@ -394,7 +439,8 @@ bool WriteEvalbReport(std::istream& gold, const std::string& gold_name, std::ist
   auto report = [&](int id, const std::string& message) {
     if (options.on_error) options.on_error(std::to_string(id) + " : " + message);
   };
-  if (options.sentence_lines) out << FormatEvalbHeader();
+  if (options.sentence_lines) out << (options.json ? "{\"sentences\":[\n" : FormatEvalbHeader());
+  bool first_sentence = true;
   EvalbRun run(params);
   TreeItem gold_item;
   TreeItem test_item;
@@ -410,18 +456,29 @@ bool WriteEvalbReport(std::istream& gold, const std::string& gold_name, std::ist
       if (!go_on) return false;
       break;
     }
-    const bool go_on =
-        run.Add(ToSentence(gold_item, params), ToSentence(test_item, params), &result);
+    const bool go_on = run.Add(ToSentence(gold_item, params, options.strip_root),
+                               ToSentence(test_item, params, options.strip_root), &result);
     for (const std::string& error : result.errors) report(id, error);
     if (!go_on) return false;
-    if (options.sentence_lines) out << FormatEvalbSentenceLine(result);
+    if (options.sentence_lines) {
+      if (options.json) {
+        out << (first_sentence ? "" : ",\n") << FormatEvalbJsonSentence(result);
+        first_sentence = false;
+      } else {
+        out << FormatEvalbSentenceLine(result);
+      }
+    }
   }
   if (test_reader.Next(&test_item)) {
     const bool go_on = run.AddLineCountMismatch(/*gold_longer=*/false, &message);
     report(id + 1, message);
     if (!go_on) return false;
   }
-  out << FormatEvalbSummary(run);
+  if (options.json) {
+    out << (options.sentence_lines ? "\n],\n" : "{") << FormatEvalbJsonSummary(run) << "}\n";
+  } else {
+    out << FormatEvalbSummary(run);
+  }
   return true;
 }
 
