@@ -5,6 +5,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string_view>
+
+#include "common/input_file.h"
 
 namespace cky::apps {
 namespace {
@@ -175,7 +178,17 @@ std::string FormatPrettyTree(const std::string& one_line_tree, int width) {
   return out + "\n";
 }
 
-std::string JsonString(const std::string& text) {
+std::string JsonString(const std::string& raw) {
+  // JSON text is UTF-8: bytes that are not (tokens of --tokenized input are passed on as read)
+  // become U+FFFD, as the tokenizer makes them for raw text.
+  std::string text;
+  for (std::string_view rest = raw; !rest.empty();) {
+    const size_t bad = FindInvalidUtf8(rest);
+    text.append(rest.substr(0, bad));
+    if (bad == std::string_view::npos) break;
+    text.append("\xef\xbf\xbd");
+    rest.remove_prefix(bad + 1);
+  }
   std::string json = "\"";
   for (unsigned char ch : text) {
     switch (ch) {

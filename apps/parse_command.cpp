@@ -133,9 +133,14 @@ void RunParse(const ParseArgs& args) {
       .model_score = args.model_score};
   if (!ParseOutputFormat(args.format, &format.format)) Fail("unknown --format " + args.format, 2);
 
-  // Open the input first: a missing file is reported before a grammar takes seconds to load.
-  auto input = InputFile::Open(args.input);
-  if (!input.ok()) Fail(input.status().message());
+  // A missing input file is reported before a grammar takes seconds to load; standard input is
+  // opened after the grammar is loaded (opening reads its first bytes, which a co-process sends
+  // only when it has a sentence).
+  StatusOr<std::unique_ptr<InputFile>> input = Status::Error("not opened");
+  if (args.input != "-") {
+    input = InputFile::Open(args.input);
+    if (!input.ok()) Fail(input.status().message());
+  }
 
   const auto load_start = std::chrono::steady_clock::now();
   auto model = LoadGrammarArgument(args.grammar,
@@ -162,6 +167,10 @@ void RunParse(const ParseArgs& args) {
   Parser parser(grammar, *lexicon, std::move(*backend),
                 {.max_length = args.max_length, .retry_with_wider_lexicon = !args.no_retry});
 
+  if (args.input == "-") {
+    input = InputFile::Open(args.input);
+    if (!input.ok()) Fail(input.status().message());
+  }
   auto source = SentenceSource::Create(**input, ParseInputForm(args), ParseTokenizerOptions(args));
   if (!source.ok()) Fail(source.status().message());
   std::ofstream output_file;
