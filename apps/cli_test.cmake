@@ -115,11 +115,16 @@ if(NOT (r_rc EQUAL 0 AND r_out MATCHES "FMeasure += +0.00" AND NOT r_out MATCHES
   fail("4: eval with no match prints 0, not NaN")
 endif()
 
-# 5. The built-in grammar (GUM: quotes as written) and the tokenizer agree on quotes.
+# 5. The built-in grammar (GUM: quotes and [ ] as written) and the tokenizer agree.
 file(WRITE ${WORK}/quotes.txt "He said \"no\" to the plan .\n")
 run(r parse -b cpu --decoder viterbi --no-progress ${WORK}/quotes.txt)
 if(NOT (r_rc EQUAL 0 AND r_out MATCHES "\\(`` \"\\)" AND r_out MATCHES "\\('' \"\\)"))
   fail("5: quotes for the built-in grammar")
+endif()
+file(WRITE ${WORK}/brackets_raw.txt "Research [1] shows it.\n")
+run(r parse -b cpu --decoder viterbi --no-progress --format json ${WORK}/brackets_raw.txt)
+if(NOT (r_rc EQUAL 0 AND r_out MATCHES "\"tokens\":\\[\"Research\",\"\\[\",\"1\",\"\\]\""))
+  fail("5: square brackets as GUM writes them for the built-in grammar")
 endif()
 run(r tokenize -i ${WORK}/quotes.txt)
 if(NOT (r_out STREQUAL "He said `` no '' to the plan .\n"))

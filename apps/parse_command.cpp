@@ -52,7 +52,7 @@ struct ParseArgs {
   bool model_score = false;
   bool sentence_per_line = false;
   std::string format = "penn";
-  std::string quotes = "auto";
+  std::string token_style = "auto";
 };
 
 InputForm ParseInputForm(const ParseArgs& args) {
@@ -66,11 +66,11 @@ TokenizerOptions ParseTokenizerOptions(const ParseArgs& args) {
   // grammars were trained on the WSJ, which keeps them whole.
   options.split_hyphens =
       args.hyphens == "split" || (args.hyphens == "auto" && args.grammar.empty());
-  // GUM also keeps quotation marks as written (" and ', tagged `` and ''), where the WSJ writes
-  // `` and ''.
-  const bool as_written =
-      args.quotes == "as-written" || (args.quotes == "auto" && args.grammar.empty());
-  options.quotes = as_written ? QuoteStyle::kAsWritten : QuoteStyle::kPtb;
+  // GUM also keeps quotation marks and square brackets as written (" ' [ ], tagged `` '' -LRB-
+  // -RRB-), where the WSJ writes `` '' -LSB- -RSB-.
+  const bool gum =
+      args.token_style == "gum" || (args.token_style == "auto" && args.grammar.empty());
+  options.style = gum ? TokenStyle::kGum : TokenStyle::kPtb;
   return options;
 }
 
@@ -220,14 +220,14 @@ void AddParseCommand(CLI::App& app) {
             ->check(OneOf({"auto", "keep", "split"}))
             ->capture_default_str(),
         "{auto,keep,split}");
-  Shown(cmd->add_option("--quotes", args->quotes,
-                        "Raw text only: ptb writes quotation marks as `` and '' (the WSJ's "
-                        "tokens, which Berkeley's English grammars know), as-written keeps \" "
-                        "and ' (GUM's tokens), auto: as-written for the built-in grammar "
-                        "(trained on GUM), ptb for a --grammar")
-            ->check(OneOf({"auto", "ptb", "as-written"}))
+  Shown(cmd->add_option("--token-style", args->token_style,
+                        "Raw text only: ptb writes quotation marks as `` and '' and [ ] as -LSB- "
+                        "-RSB- (the WSJ's words, which Berkeley's English grammars know); gum "
+                        "keeps \" ' [ ] as written (GUM's words); auto: gum for the built-in "
+                        "grammar (trained on GUM), ptb for a --grammar")
+            ->check(OneOf({"auto", "ptb", "gum"}))
             ->capture_default_str(),
-        "{auto,ptb,as-written}");
+        "{auto,ptb,gum}");
   Shown(cmd->add_option("-o,--output", args->output, "Output file; - for stdout")
             ->capture_default_str(),
         "FILE");

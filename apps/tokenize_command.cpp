@@ -24,7 +24,7 @@ struct TokenizeArgs {
   bool keep_brackets = false;
   bool keep_unicode_punctuation = false;
   bool sentence_per_line = false;
-  std::string quotes = "ptb";
+  std::string token_style = "ptb";
 };
 
 void RunTokenize(const TokenizeArgs& args) {
@@ -32,7 +32,7 @@ void RunTokenize(const TokenizeArgs& args) {
   options.split_hyphens = args.split_hyphens;
   options.ptb_brackets = !args.keep_brackets;
   options.ascii_punctuation = !args.keep_unicode_punctuation;
-  options.quotes = args.quotes == "ptb" ? QuoteStyle::kPtb : QuoteStyle::kAsWritten;
+  options.style = args.token_style == "gum" ? TokenStyle::kGum : TokenStyle::kPtb;
   StatusOr<std::unique_ptr<InputFile>> input = InputFile::Open(args.input);
   if (!input.ok()) Fail(input.status().message());
   auto source = SentenceSource::Create(
@@ -84,14 +84,14 @@ void AddTokenizeCommand(CLI::App& app) {
   command->add_flag("--keep-unicode-punctuation", args->keep_unicode_punctuation,
                     "Keep dashes, ellipses and curly apostrophes as written instead of -- ... '");
   Shown(command
-            ->add_option("--quotes", args->quotes,
-                         "ptb: double quotes become `` and '' and single quotes ` and ' (the "
-                         "Penn Treebank's convention, the WSJ's); as-written: keep \" and ' as "
-                         "they are (GUM's convention; `cky parse` uses it for the built-in "
+            ->add_option("--token-style", args->token_style,
+                         "ptb: double quotes become `` and '', single ones ` and ', [ ] become "
+                         "-LSB- -RSB- (the Penn Treebank's words, the WSJ's); gum: \" ' [ ] stay "
+                         "as written (GUM's words; `cky parse` uses them for the built-in "
                          "grammar)")
-            ->check(OneOf({"ptb", "as-written"}))
+            ->check(OneOf({"ptb", "gum"}))
             ->capture_default_str(),
-        "{ptb,as-written}");
+        "{ptb,gum}");
   command->add_flag("--sentence-per-line", args->sentence_per_line,
                     "Take each non-blank input line as one sentence (no sentence splitting)");
   // The old spelling, hidden.

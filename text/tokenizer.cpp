@@ -253,10 +253,12 @@ std::vector<std::string> Tokenizer::SplitSentences(std::string_view paragraph) {
 }
 std::vector<std::string> Tokenizer::Tokenize(std::string_view sentence) {
   std::vector<std::string> tokens = impl_->Tokenize(sentence);
-  if (impl_->options.quotes == QuoteStyle::kAsWritten) {
+  if (impl_->options.style == TokenStyle::kGum) {
     for (std::string& token : tokens) {
       if (token == "``" || token == "''") token = "\"";
       if (token == "`") token = "'";
+      if (token == "-LSB-") token = "[";
+      if (token == "-RSB-") token = "]";
     }
   }
   return tokens;

@@ -138,12 +138,14 @@ TEST(TokenizerTest, KeepsUnicodePunctuationWhenAsked) {
 
 // GUM (the built-in grammar's treebank) keeps the quote characters as words: "``" and "''" are
 // not in its vocabulary.
-TEST(TokenizerTest, KeepsQuotesAsWrittenWhenAsked) {
+TEST(TokenizerTest, WritesQuotesAndSquareBracketsAsGumDoesWhenAsked) {
   TokenizerOptions options;
-  options.quotes = QuoteStyle::kAsWritten;
+  options.style = TokenStyle::kGum;
   Tokenizer tokenizer = MakeTokenizer(options);
   EXPECT_EQ(Join(tokenizer.Tokenize("He said \"no\" and \u201Cyes\u201D to the 'plan' ``now''.")),
             "He said \" no \" and \" yes \" to the ' plan ' \" now \" .");
+  EXPECT_EQ(Join(tokenizer.Tokenize("Research (see [1]) shows it.")),
+            "Research -LRB- see [ 1 ] -RRB- shows it .");
   EXPECT_EQ(Join(MakeTokenizer().Tokenize("He said \"no\".")), "He said `` no '' .");
 }
 
