@@ -1,13 +1,11 @@
 // cky parse: sentences in, one tree per line out, in input order.
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "apps/command_util.h"
 #include "apps/commands.h"
