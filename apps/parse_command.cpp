@@ -46,6 +46,8 @@ struct ParseArgs {
   bool tokenized = false;
   std::string hyphens = "auto";
   std::string decoder = "max-rule";
+  std::string prune = "auto";
+  bool accurate = false;
   bool sentence_likelihood = false;
   bool model_score = false;
   bool sentence_per_line = false;
@@ -158,7 +160,9 @@ void RunParse(const ParseArgs& args) {
   auto backend = MakeBackend(grammar, {.backend = args.backend,
                                        .threads = args.threads,
                                        .kernel = args.kernel,
-                                       .decoder = args.decoder});
+                                       .decoder = args.decoder,
+                                       .prune = args.prune,
+                                       .accurate = args.accurate});
   if (!backend.ok()) Fail(backend.status().message());
   spdlog::debug("backend: {}{}", (*backend)->name(),
                 (*backend)->name().rfind("cuda", 0) == 0 ? " on " + cuda::DeviceDescription() : "");
@@ -288,6 +292,18 @@ void AddParseCommand(CLI::App& app) {
             ->check(OneOf({"viterbi", "max-rule"}))
             ->capture_default_str(),
         "{max-rule,viterbi}");
+  Shown(cmd->add_option("--prune", args->prune,
+                        "Coarse-to-fine pruning (Petrov & Klein 2007, as the Berkeley parser): "
+                        "parse first with coarser projections of the grammar and skip the chart "
+                        "items they find very unlikely. on: prune (cpu backend only); off: "
+                        "exact, every item considered; auto: on for the cpu backend, off on the "
+                        "GPU (no GPU pruning yet)")
+            ->check(OneOf({"auto", "on", "off"}))
+            ->capture_default_str(),
+        "{auto,on,off}");
+  cmd->add_flag("--accurate", args->accurate,
+                "With pruning, Berkeley's -accurate thresholds: prune less, slower, closer to "
+                "exact parsing");
   cmd->add_flag("--sentence-likelihood", args->sentence_likelihood,
                 "Print log P(words), the sum over every tree, before each tree, tab-separated "
                 "(Berkeley's -sentence_likelihood; max-rule decoder)");

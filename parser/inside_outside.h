@@ -92,9 +92,12 @@ struct SumProductRules {
 };
 
 // The multi-threaded CPU path's inside-outside for one sentence: the reference's quantities (equal
-// up to the order of floating-point sums), skipping zero children.
+// up to the order of floating-point sums), skipping zero children. When `allowed` is given (per
+// cell in Chart's order, num_states entries, 1 = usable: coarse-to-fine pruning), every other item
+// has inside 0, below and above the unary layer, so that no derivation uses it.
 void FastInsideOutside(const Grammar& grammar, const SumProductRules& rules,
-                       const LexicalScores& lexical, InsideOutsideCharts* charts);
+                       const LexicalScores& lexical, InsideOutsideCharts* charts,
+                       const std::vector<uint8_t>* allowed = nullptr);
 
 // Pieces both CPU paths share. A one-word cell's pre-unary values exp(lexical - scale) into `pre`
 // (num_states entries), returning the scale (the largest lexical log-score; -infinity: no tag).

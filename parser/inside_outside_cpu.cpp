@@ -56,7 +56,7 @@ SumProductRules::SumProductRules(const Grammar& g) {
 }
 
 void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const LexicalScores& lexical,
-                       InsideOutsideCharts* charts) {
+                       InsideOutsideCharts* charts, const std::vector<uint8_t>* allowed) {
   const int32_t n = lexical.length;
   const int32_t states = g.num_states();
   ScaledChart& in = charts->inside;
@@ -67,11 +67,13 @@ void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const Lex
   if (n == 0) return;
 
   std::vector<double> pre(states), post(states);
-  std::vector<int32_t> nonzero;
-  auto nonzero_states = [&](const double* cell) {
-    nonzero.clear();
+  // Per cell, the states with a positive inside score (the left children worth visiting).
+  std::vector<std::vector<int32_t>> nonzero(Chart::NumCells(n));
+  auto mask_cell = [&](int64_t index, std::vector<double>& values) {
+    if (!allowed) return;
+    const uint8_t* keep = allowed->data() + index * states;
     for (int32_t s = 0; s < states; ++s) {
-      if (cell[s] != 0) nonzero.push_back(s);
+      if (!keep[s]) values[s] = 0;
     }
   };
   for (int32_t span = 1; span <= n; ++span) {
@@ -91,8 +93,7 @@ void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const Lex
             if (!(factor > 0)) continue;
             const double* left = in.cell(start, split);
             const double* right = in.cell(split, end);
-            nonzero_states(left);
-            for (int32_t l : nonzero) {
+            for (int32_t l : nonzero[in.CellIndex(start, split)]) {
               const double lf = left[l] * factor;
               for (int32_t r = rules.left_begin[l]; r < rules.left_begin[l + 1]; ++r) {
                 const double rv = right[rules.right[r]];
@@ -102,10 +103,18 @@ void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const Lex
           }
         }
       }
+      const int64_t index = in.CellIndex(start, end);
+      mask_cell(index, pre);
       InsideUnaryLayer(g, rules.unary_prob, pre, &post);
+      mask_cell(index, post);
       double* cell = in.cell(start, end);
       std::copy(post.begin(), post.end(), cell);
-      NormalizeScaledCell(cell, states, scale, &in.log_scale[in.CellIndex(start, end)]);
+      NormalizeScaledCell(cell, states, scale, &in.log_scale[index]);
+      for (int32_t s = 0; s < states; ++s) {
+        if (cell[s] != 0 && rules.left_begin[s] < rules.left_begin[s + 1]) {
+          nonzero[index].push_back(s);
+        }
+      }
     }
   }
   const double root = in.cell(0, n)[Grammar::kRootState];
@@ -144,8 +153,7 @@ void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const Lex
         const double* right = in.cell(split, end);
         std::fill(to_left.begin(), to_left.end(), 0.0);
         std::fill(to_right.begin(), to_right.end(), 0.0);
-        nonzero_states(left);
-        for (int32_t l : nonzero) {
+        for (int32_t l : nonzero[in.CellIndex(start, split)]) {
           const double lv = left[l];
           double sum_left = 0;
           for (int32_t r = rules.left_begin[l]; r < rules.left_begin[l + 1]; ++r) {

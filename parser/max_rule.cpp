@@ -39,7 +39,19 @@ void MaxRuleChartWith(const Grammar& g, const SumProductRules& base, const Lexic
   if (n == 0 || !(log_z > kNegInf)) return;
 
   std::vector<double> binary_sum(base.base_binaries.size());
+  std::vector<int32_t> touched;  // base rules with a sum at this split, in first-touch order
   std::vector<double> unary_sum(base.base_unaries.size());
+  // Per cell, the states with a positive inside score that are some rule's left child.
+  std::vector<std::vector<int32_t>> nonzero(Chart::NumCells(n));
+  for (int32_t span = 1; span < n; ++span) {
+    for (int32_t start = 0; start + span <= n; ++start) {
+      const double* cell = in.cell(start, start + span);
+      auto& list = nonzero[in.CellIndex(start, start + span)];
+      for (int32_t l = 0; l < states; ++l) {
+        if (cell[l] != 0 && base.left_begin[l] < base.left_begin[l + 1]) list.push_back(l);
+      }
+    }
+  }
   // Tie order: the first base rule (in BaseRules order), then the first split, wins.
   std::vector<int64_t> best_key(symbols);
   for (int32_t span = 1; span <= n; ++span) {
@@ -68,24 +80,29 @@ void MaxRuleChartWith(const Grammar& g, const SumProductRules& base, const Lexic
           const double factor = std::exp(out_scale + left_scale + right_scale - log_z);
           const double* left = in.cell(start, split);
           const double* right = in.cell(split, end);
-          std::fill(binary_sum.begin(), binary_sum.end(), 0.0);
-          for (int32_t l = 0; l < states; ++l) {
+          touched.clear();
+          for (int32_t l : nonzero[in.CellIndex(start, split)]) {
             const double lv = left[l];
-            if (lv == 0) continue;
             for (int32_t r = base.left_begin[l]; r < base.left_begin[l + 1]; ++r) {
               const double o = outside[base.parent[r]];
               const double rr = right[base.right[r]];
               if (o == 0 || rr == 0) continue;
-              binary_sum[base.base[r]] += o * base.prob[r] * lv * rr;
+              double& sum = binary_sum[base.base[r]];
+              if (sum == 0) touched.push_back(base.base[r]);
+              sum += o * base.prob[r] * lv * rr;
             }
           }
-          for (size_t b = 0; b < base.base_binaries.size(); ++b) {
-            if (!(binary_sum[b] > 0)) continue;
+          // Base rule order decides ties, as in the dense loop this replaces.
+          std::sort(touched.begin(), touched.end());
+          for (int32_t b : touched) {
+            const double b_sum = binary_sum[b];
+            binary_sum[b] = 0;
+            if (!(b_sum > 0)) continue;
             const SumProductRules::BaseBinary& rule = base.base_binaries[b];
             const double l = maxc->score[maxc->Index(start, split, rule.left)];
             const double rr = maxc->score[maxc->Index(split, end, rule.right)];
             if (!(l > kNegInf) || !(rr > kNegInf)) continue;
-            const double candidate = std::log(binary_sum[b] * factor) + l + rr;
+            const double candidate = std::log(b_sum * factor) + l + rr;
             const int64_t at = maxc->Index(start, end, rule.parent);
             const int64_t key = int64_t(b) * n + split;
             if (candidate > maxc->score[at] ||
@@ -202,9 +219,11 @@ ParseOutcome MaxRuleOutcome(const Grammar& grammar, const std::vector<std::strin
 
 namespace {
 
-// One sentence: inside-outside (the reference, or the fast path when `fast`), then max-rule.
-ParseOutcome ParseWith(const Grammar& grammar, const SumProductRules& base,
-                       const SentenceInput& sentence, bool fast) {
+// One sentence: inside-outside (the reference, or the fast path when `fast`, which honours
+// `allowed`), then max-rule.
+ParseOutcome ParseMaxRuleWith(const Grammar& grammar, const SumProductRules& base,
+                              const SentenceInput& sentence, bool fast,
+                              const std::vector<uint8_t>* allowed) {
   ParseOutcome outcome;
   if (sentence.words.empty()) {
     outcome.status = ParseStatus::kNoParse;
@@ -213,7 +232,7 @@ ParseOutcome ParseWith(const Grammar& grammar, const SumProductRules& base,
   }
   InsideOutsideCharts charts;
   if (fast) {
-    FastInsideOutside(grammar, base, sentence.lexical, &charts);
+    FastInsideOutside(grammar, base, sentence.lexical, &charts, allowed);
   } else {
     ReferenceInsideOutside(grammar, sentence.lexical, &charts);
   }
@@ -224,6 +243,15 @@ ParseOutcome ParseWith(const Grammar& grammar, const SumProductRules& base,
   return MaxRuleOutcome(grammar, sentence.words, charts.log_likelihood, maxc);
 }
 
+}  // namespace
+
+ParseOutcome ParseMaxRule(const Grammar& grammar, const SumProductRules& rules,
+                          const SentenceInput& sentence, const std::vector<uint8_t>* allowed) {
+  return ParseMaxRuleWith(grammar, rules, sentence, /*fast=*/true, allowed);
+}
+
+namespace {
+
 class MaxRuleCpuBackend : public ViterbiBackend {
  public:
   MaxRuleCpuBackend(const Grammar& grammar, int threads, bool fast, std::string name)
@@ -232,7 +260,7 @@ class MaxRuleCpuBackend : public ViterbiBackend {
   std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
     std::vector<ParseOutcome> outcomes(sentences.size());
     pool_.ParallelFor(int(sentences.size()), [&](int i, int /*worker*/) {
-      outcomes[i] = ParseWith(grammar_, base_, sentences[i], fast_);
+      outcomes[i] = ParseMaxRuleWith(grammar_, base_, sentences[i], fast_, nullptr);
     });
     return outcomes;
   }

@@ -56,6 +56,12 @@ StatusOr<Tree> ExtractMaxRuleTree(const Grammar& grammar, const MaxRuleChart& ma
 ParseOutcome MaxRuleOutcome(const Grammar& grammar, const std::vector<std::string>& words,
                             double log_likelihood, const MaxRuleChart& maxc);
 
+// One sentence with FastInsideOutside and the max-rule pass. When `allowed` is given (per cell in
+// Chart's order and state, 1 = usable; coarse-to-fine pruning), only those items take part.
+ParseOutcome ParseMaxRule(const Grammar& grammar, const SumProductRules& rules,
+                          const SentenceInput& sentence,
+                          const std::vector<uint8_t>* allowed = nullptr);
+
 // Max-rule backends implement the ViterbiBackend interface (parser/backend.h): ParseOutcome's
 // tree is the max-rule tree, log_score the max-rule score (Berkeley's -modelScore) and
 // log_likelihood log P(w) (-sentence_likelihood).

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cuda/common/device.h"
+#include "parser/coarse_to_fine.h"
 #include "parser/cuda_backend.h"
 #include "parser/cuda_max_rule_backend.h"
 #include "parser/max_rule.h"
@@ -13,6 +14,18 @@ namespace cky {
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
                                                       const BackendOptions& options) {
   std::string name = options.backend;
+  if (options.prune != "on" && options.prune != "off" && options.prune != "auto") {
+    return Status::Error("unknown pruning mode '" + options.prune + "' (expected auto, on or off)");
+  }
+  if (options.prune == "on" || (options.prune == "auto" && name == "cpu") ||
+      (options.prune == "auto" && name == "auto" && !CudaBackendAvailable())) {
+    if (name != "cpu" && name != "auto") {
+      return Status::Error("pruning runs on the cpu backend only (asked for " + name +
+                           "); use --prune off or --backend cpu");
+    }
+    return MakePrunedCpuBackend(grammar, options.decoder,
+                                PruningOptions::Berkeley(options.accurate), options.threads);
+  }
   if (options.decoder == "max-rule") {
     if (name == "auto") name = CudaBackendAvailable() ? "cuda" : "cpu";
     if (name == "reference") return MakeReferenceMaxRuleBackend(grammar);

@@ -28,6 +28,10 @@ struct BackendOptions {
   // "viterbi": the best derivation (Berkeley's -viterbi); "max-rule": the max-rule-product tree
   // from inside-outside posteriors (Berkeley's default; parser/max_rule.h).
   std::string decoder = "viterbi";
+  // Coarse-to-fine pruning (parser/coarse_to_fine.h): "on", "off" (exact) or "auto": on for the
+  // cpu backend, off for cuda (no GPU pruning yet) and reference (the exact oracle).
+  std::string prune = "off";
+  bool accurate = false;  // Berkeley's -accurate thresholds (prune less)
 };
 
 // Builds the named backend. Fails for "cuda" when this build or machine has no CUDA device.

@@ -1,0 +1,116 @@
+// Hierarchical coarse-to-fine pruning (Petrov & Klein 2007), as the Berkeley parser does it
+// (CoarseToFineMaxRuleParser.doPreParses / pruneChart), on the CPU.
+//
+// The sentence is pre-parsed with the grammar projected to level 0 (one substate per symbol),
+// 1, 2, ... up to the level just below the fine grammar (parser/grammar_projection.h). At each
+// level the pre-parse computes, for every chart item (span, state) still allowed, its Viterbi
+// max-marginal: the log-score of the best complete derivation that uses the item, minus that of
+// the best derivation overall,
+//   mm(item) = max(in_post + out_post, in_pre + out_pre) - best,
+// (post: the item as its cell's unary layer leaves it, read by parents; pre: as binary rules or the
+// lexicon build it, below a unary). Items with mm <= the level's threshold are pruned; the next
+// level allows only the substates whose projection survived. The fine grammar then parses inside
+// the surviving items only, with Viterbi or max-rule decoding. With every threshold -infinity (and
+// no rule floor) an item survives exactly when some complete derivation uses it, so the trees are
+// the exact ones: that is how the pruned paths are tested.
+//
+// Thresholds are Berkeley's (log max-marginals): its default ("fast") and its -accurate ones.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/status.h"
+#include "grammar_io/grammar.h"
+#include "parser/backend.h"
+#include "parser/grammar_projection.h"
+#include "parser/viterbi_reference.h"
+
+namespace cky {
+
+struct PruningOptions {
+  // thresholds[k] is level k's (natural-log max-marginal); levels past the end use the last one.
+  std::vector<double> thresholds;
+  // Projected rules below this probability are left out of the pre-parse grammars (Berkeley: 1e-4).
+  double min_rule_prob = 1e-4;
+
+  static PruningOptions Berkeley(bool accurate);
+  // Every threshold -infinity and no rule floor: pre-parses that prune nothing a derivation uses.
+  static PruningOptions Exact();
+};
+
+// Per chart cell (Chart's order) and state of some level: 1 where the item may be used.
+struct ItemMask {
+  int32_t length = 0;
+  int32_t num_states = 0;
+  std::vector<uint8_t> allowed;
+  const uint8_t* cell(int64_t cell_index) const { return allowed.data() + cell_index * num_states; }
+};
+
+// Items considered and kept at one pre-parse level, summed over sentences.
+struct PruningStats {
+  std::vector<int64_t> items_before;  // per level: allowed items going in
+  std::vector<int64_t> items_after;   // per level: items surviving
+  std::vector<double> seconds;        // per level: time spent (projection of the lexicon, passes)
+  void Add(const PruningStats& other);
+};
+
+// The Viterbi max-plus passes over one grammar, restricted to allowed items; shared by the
+// pre-parse levels and the pruned Viterbi decoder.
+class MaskedViterbi {
+ public:
+  explicit MaskedViterbi(const Grammar& grammar);
+  // Fills `post` (a Chart: scores after each cell's unary layer, -infinity for items not allowed
+  // or not derivable) and, when `pre` is non-null, the scores below the unary layer.
+  void Inside(const LexicalScores& lexical, const ItemMask* mask, Chart* post, Chart* pre) const;
+  // Max-marginals (see above) of every item from the inside charts, into `mm` (Chart layout,
+  // -infinity where no complete derivation uses the item). Requires a finite root score.
+  void MaxMarginals(const Chart& post, const Chart& pre, std::vector<double>* mm) const;
+  const Grammar& grammar() const { return grammar_; }
+
+ private:
+  const Grammar& grammar_;
+  std::vector<int32_t> left_begin_;  // binary rules grouped by left child state
+  std::vector<int32_t> parent_, right_;
+  std::vector<double> log_prob_;
+};
+
+// The projections of one fine grammar and the pruning passes over them. Thread-safe after
+// construction (Prune keeps its work in locals).
+class CoarseToFinePruner {
+ public:
+  static StatusOr<std::unique_ptr<CoarseToFinePruner>> Create(const Grammar& fine,
+                                                              const PruningOptions& options);
+
+  // The fine-grammar items that survive every pre-parse level. Returns false when a pre-parse
+  // finds no derivation (the caller then parses without pruning, as Berkeley does).
+  bool Prune(const LexicalScores& fine_lexical, ItemMask* fine_mask,
+             PruningStats* stats = nullptr) const;
+  int32_t num_levels() const { return int32_t(levels_.size()); }
+  const ProjectedGrammar& level(int32_t k) const { return *levels_[k].projection; }
+
+ private:
+  struct Level {
+    std::unique_ptr<ProjectedGrammar> projection;
+    std::unique_ptr<MaskedViterbi> viterbi;
+    std::vector<int32_t> to_coarser;  // this level's state -> the previous level's state
+  };
+  CoarseToFinePruner(const Grammar& fine, PruningOptions options);
+  const Grammar& fine_;
+  PruningOptions options_;
+  std::vector<Level> levels_;
+  std::vector<int32_t> fine_to_last_;  // fine state -> the last pre-parse level's state
+};
+
+// Pruned backends (parser/backend.h interface), sentences in parallel on `threads` threads (0:
+// all). decoder "viterbi": the best derivation among the surviving items (ParseOutcome as the
+// Viterbi backends give it); "max-rule": inside-outside over the surviving items, then max-rule
+// decoding (as parser/max_rule.h's backends). A sentence whose pre-parses find nothing is parsed
+// unpruned.
+StatusOr<std::unique_ptr<ViterbiBackend>> MakePrunedCpuBackend(const Grammar& grammar,
+                                                               const std::string& decoder,
+                                                               const PruningOptions& options,
+                                                               int threads);
+
+}  // namespace cky

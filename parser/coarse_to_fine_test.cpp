@@ -1,0 +1,355 @@
+// Grammar projections and coarse-to-fine pruning (parser/grammar_projection.h,
+// parser/coarse_to_fine.h): the finest projection is the grammar itself, projected rules are the
+// weighted sums of the fine ones, split trees map substates as Berkeley's hierarchy does,
+// max-marginals equal a brute-force maximum over every derivation, pruning with thresholds of
+// -infinity gives exactly the unpruned trees (Viterbi and max-rule; random grammars, lengths 1, 2
+// and 60), and with Berkeley's thresholds on small_sm2.gr the pruned trees agree with the exact
+// ones on nearly every reference sentence (skips without ../shared or $CKY_SHARED_DIR).
+#include "parser/coarse_to_fine.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "common/sentence_file.h"
+#include "lexicon/lexicon.h"
+#include "parser/max_rule.h"
+#include "parser/parser.h"
+#include "parser/random_grammar.h"
+#include "parser/viterbi_cpu.h"
+
+namespace cky {
+namespace {
+
+BerkeleyModel RandomModel(uint64_t seed, int substates = 4) {
+  RandomGrammarOptions options;
+  options.phrasal_symbols = 5;
+  options.tags = 4;
+  options.substates = substates;
+  options.seed = seed;
+  return MakeRandomModel(options);
+}
+
+TEST(GrammarProjectionTest, FinestLevelIsTheGrammarItself) {
+  for (uint64_t seed : {1, 7}) {
+    const Grammar& g = RandomModel(seed, 3).grammar;  // 3 substates: blocks, no split trees
+    const int32_t levels = NumProjectionLevels(g);
+    ASSERT_EQ(levels, 2);
+    auto p = ProjectGrammar(g, levels);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    const Grammar& q = p->grammar;
+    ASSERT_EQ(q.num_states(), g.num_states());
+    EXPECT_EQ(q.symbol_names, g.symbol_names);
+    EXPECT_EQ(q.symbol_num_substates, g.symbol_num_substates);
+    for (int32_t f = 0; f < g.num_states(); ++f) {
+      EXPECT_EQ(p->from_fine[f], f);
+      EXPECT_DOUBLE_EQ(p->fine_weight[f], 1.0);
+    }
+    ASSERT_EQ(q.binary_parent, g.binary_parent);
+    ASSERT_EQ(q.binary_left, g.binary_left);
+    ASSERT_EQ(q.binary_right, g.binary_right);
+    for (size_t r = 0; r < g.binary_log_prob.size(); ++r) {
+      EXPECT_NEAR(q.binary_log_prob[r], g.binary_log_prob[r], 1e-12);
+    }
+    ASSERT_EQ(q.unary_parent, g.unary_parent);
+    ASSERT_EQ(q.unary_child, g.unary_child);
+    ASSERT_EQ(q.sum_unary_parent, g.sum_unary_parent);
+    ASSERT_EQ(q.sum_unary_child, g.sum_unary_child);
+    for (size_t u = 0; u < g.sum_unary_log_prob.size(); ++u) {
+      EXPECT_NEAR(q.sum_unary_log_prob[u], g.sum_unary_log_prob[u], 1e-12);
+    }
+  }
+}
+
+TEST(GrammarProjectionTest, ProjectedRulesAreWeightedSumsOfFineRules) {
+  const Grammar& g = RandomModel(3).grammar;
+  for (int32_t level = 0; level < NumProjectionLevels(g); ++level) {
+    auto p = ProjectGrammar(g, level);
+    ASSERT_TRUE(p.ok());
+    const Grammar& q = p->grammar;
+    // Weights are a distribution over each coarse state's fine substates.
+    std::vector<double> weight_sum(q.num_states(), 0.0);
+    for (int32_t f = 0; f < g.num_states(); ++f) weight_sum[p->from_fine[f]] += p->fine_weight[f];
+    for (double w : weight_sum) EXPECT_NEAR(w, 1.0, 1e-12);
+    // Each projected binary rule against the sum computed here from the fine rules.
+    std::map<std::tuple<int32_t, int32_t, int32_t>, double> expected;
+    for (int64_t r = 0; r < g.num_binary_rules(); ++r) {
+      expected[{p->from_fine[g.binary_parent[r]], p->from_fine[g.binary_left[r]],
+                p->from_fine[g.binary_right[r]]}] +=
+          p->fine_weight[g.binary_parent[r]] * std::exp(g.binary_log_prob[r]);
+    }
+    ASSERT_EQ(int64_t(expected.size()), q.num_binary_rules()) << level;
+    for (int64_t r = 0; r < q.num_binary_rules(); ++r) {
+      const double want = expected[{q.binary_parent[r], q.binary_left[r], q.binary_right[r]}];
+      EXPECT_NEAR(std::exp(q.binary_log_prob[r]), want, 1e-12 * std::max(1.0, want));
+    }
+    if (level == 0) {
+      for (int32_t s = 0; s < q.num_symbols(); ++s) EXPECT_EQ(q.symbol_num_substates[s], 1);
+    }
+  }
+}
+
+TEST(GrammarProjectionTest, SplitTreesGroupSubstatesByDepth) {
+  GrammarBuilder builder;
+  const int32_t root = builder.AddSymbol("ROOT");
+  const int32_t s = builder.AddSymbol("S");
+  const int32_t t = builder.AddSymbol("T");
+  builder.SetNumSubstates(s, 4);
+  builder.SetNumSubstates(t, 3);
+  // S: substates 0 and 2 come from one level-1 substate, 1 and 3 from the other. T was merged
+  // back: level 1 has {0} and {1, 2}.
+  builder.SetSplitTree(s, "(0 (0 0 2) (1 1 3))");
+  builder.SetSplitTree(t, "(0 (0 0) (1 1 2))");
+  for (int a = 0; a < 4; ++a) builder.AddUnary(root, 0, s, a, 0.25);
+  for (int a = 0; a < 4; ++a) {
+    for (int b = 0; b < 3; ++b) builder.AddBinary(s, a, t, b, t, b, 0.1);
+  }
+  Grammar g = builder.Finish();
+  auto p = ProjectGrammar(g, 1);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const int32_t s0 = g.symbol_first_state[g.FindSymbol("S")];
+  const int32_t q0 = p->grammar.symbol_first_state[g.FindSymbol("S")];
+  EXPECT_EQ(p->from_fine[s0 + 0], q0 + 0);
+  EXPECT_EQ(p->from_fine[s0 + 2], q0 + 0);
+  EXPECT_EQ(p->from_fine[s0 + 1], q0 + 1);
+  EXPECT_EQ(p->from_fine[s0 + 3], q0 + 1);
+  const int32_t t0 = g.symbol_first_state[g.FindSymbol("T")];
+  const int32_t u0 = p->grammar.symbol_first_state[g.FindSymbol("T")];
+  EXPECT_EQ(p->from_fine[t0 + 0], u0 + 0);
+  EXPECT_EQ(p->from_fine[t0 + 1], u0 + 1);
+  EXPECT_EQ(p->from_fine[t0 + 2], u0 + 1);
+  EXPECT_EQ(p->grammar.symbol_num_substates[g.FindSymbol("T")], 2);
+
+  g.symbol_split_trees[g.FindSymbol("S")] = "(0 (0 0 2) (1 1 1))";
+  auto bad = ProjectGrammar(g, 1);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("appears twice"), std::string::npos);
+  g.symbol_split_trees[g.FindSymbol("S")] = "(0 (0 0 2) (1 1 3)";
+  EXPECT_FALSE(ProjectGrammar(g, 1).ok());
+}
+
+TEST(GrammarProjectionTest, LexicalScoresAreWeightedSums) {
+  BerkeleyModel model = RandomModel(5);
+  Lexicon lexicon = *Lexicon::Build(model);
+  Parser parser(model.grammar, lexicon, MakeCpuBackend(model.grammar, 1));
+  LexicalScores fine = parser.ScoreWords({"w1", "w2", "w5"});
+  auto p = ProjectGrammar(model.grammar, 1);
+  ASSERT_TRUE(p.ok());
+  LexicalScores coarse;
+  ProjectLexicalScores(*p, fine, &coarse);
+  ASSERT_EQ(coarse.num_states, p->grammar.num_states());
+  for (int32_t i = 0; i < fine.length; ++i) {
+    std::vector<double> sum(coarse.num_states, 0.0);
+    for (int32_t f = 0; f < fine.num_states; ++f) {
+      sum[p->from_fine[f]] += p->fine_weight[f] * std::exp(fine.word(i)[f]);
+    }
+    for (int32_t c = 0; c < coarse.num_states; ++c) {
+      if (sum[c] == 0) {
+        EXPECT_EQ(coarse.word(i)[c], kNegInf);
+      } else {
+        EXPECT_NEAR(coarse.word(i)[c], std::log(sum[c]), 1e-12);
+      }
+    }
+  }
+}
+
+// Every Viterbi derivation of a span, under chart.h's semantics (a cell offers each state directly,
+// or through one closed unary over another state's direct form): its score and the (span, state)
+// labels it uses.
+struct Derivation {
+  double score;
+  std::set<std::tuple<int32_t, int32_t, int32_t>> items;
+};
+
+class Enumerator {
+ public:
+  Enumerator(const Grammar& g, const LexicalScores& lex) : g_(g), lex_(lex) {}
+  std::vector<Derivation> Direct(int32_t state, int32_t start, int32_t end) const {
+    std::vector<Derivation> out;
+    if (end - start == 1) {
+      const double s = lex_.word(start)[state];
+      if (s > kNegInf) out.push_back({s, {{start, end, state}}});
+      return out;
+    }
+    for (int32_t r = g_.binary_parent_begin[state]; r < g_.binary_parent_begin[state + 1]; ++r) {
+      for (int32_t split = start + 1; split < end; ++split) {
+        for (const Derivation& l : Any(g_.binary_left[r], start, split)) {
+          for (const Derivation& rr : Any(g_.binary_right[r], split, end)) {
+            Derivation d{g_.binary_log_prob[r] + l.score + rr.score, l.items};
+            d.items.insert(rr.items.begin(), rr.items.end());
+            d.items.insert({start, end, state});
+            out.push_back(std::move(d));
+          }
+        }
+      }
+    }
+    return out;
+  }
+  std::vector<Derivation> Any(int32_t state, int32_t start, int32_t end) const {
+    std::vector<Derivation> out = Direct(state, start, end);
+    for (int32_t u = g_.unary_parent_begin[state]; u < g_.unary_parent_begin[state + 1]; ++u) {
+      for (Derivation d : Direct(g_.unary_child[u], start, end)) {
+        d.score += g_.unary_log_prob[u];
+        d.items.insert({start, end, state});
+        out.push_back(std::move(d));
+      }
+    }
+    return out;
+  }
+
+ private:
+  const Grammar& g_;
+  const LexicalScores& lex_;
+};
+
+TEST(MaskedViterbiTest, MaxMarginalsEqualBruteForceMaximum) {
+  int checked = 0;
+  for (uint64_t seed : {2, 11}) {
+    RandomGrammarOptions options;
+    options.phrasal_symbols = 3;
+    options.tags = 2;
+    options.substates = 2;
+    options.vocabulary = 4;
+    options.seed = seed;
+    BerkeleyModel model = MakeRandomModel(options);
+    const Grammar& g = model.grammar;
+    Lexicon lexicon = *Lexicon::Build(model);
+    Parser parser(g, lexicon, MakeCpuBackend(g, 1));
+    MaskedViterbi viterbi(g);
+    for (const auto& words : MakeRandomSentences(model, 5, 1, 3, seed)) {
+      const LexicalScores lex = parser.ScoreWords(words);
+      Chart post, pre;
+      viterbi.Inside(lex, nullptr, &post, &pre);
+      const int32_t n = lex.length;
+      // Unmasked, the inside chart is the exhaustive one, bit for bit.
+      Chart exact;
+      CpuViterbi(g).Inside(lex, &exact);
+      ASSERT_EQ(post.data(), exact.data());
+      const auto derivations = Enumerator(g, lex).Any(Grammar::kRootState, 0, n);
+      if (derivations.empty()) continue;
+      std::map<std::tuple<int32_t, int32_t, int32_t>, double> best_through;
+      double best = kNegInf;
+      for (const Derivation& d : derivations) {
+        best = std::max(best, d.score);
+        for (const auto& item : d.items) {
+          auto [it, inserted] = best_through.try_emplace(item, d.score);
+          if (!inserted) it->second = std::max(it->second, d.score);
+        }
+      }
+      ASSERT_NEAR(post.score(0, n, Grammar::kRootState), best, 1e-9);
+      std::vector<double> mm;
+      viterbi.MaxMarginals(post, pre, &mm);
+      for (int32_t span = 1; span <= n; ++span) {
+        for (int32_t start = 0; start + span <= n; ++start) {
+          for (int32_t s = 0; s < g.num_states(); ++s) {
+            const double got = mm[post.CellIndex(start, start + span) * g.num_states() + s];
+            auto it = best_through.find({start, start + span, s});
+            if (it == best_through.end()) {
+              EXPECT_EQ(got, kNegInf) << start << " " << span << " " << g.StateName(s);
+            } else {
+              EXPECT_NEAR(got, it->second - best, 1e-9)
+                  << start << " " << span << " " << g.StateName(s);
+              ++checked;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 50);
+}
+
+class ExactPruningTest : public ::testing::TestWithParam<uint64_t> {};
+
+// Thresholds of -infinity keep every item some derivation uses: the trees are the unpruned ones.
+TEST_P(ExactPruningTest, GivesTheUnprunedTrees) {
+  BerkeleyModel model = RandomModel(GetParam());
+  const Grammar& g = model.grammar;
+  Lexicon lexicon = *Lexicon::Build(model);
+  auto sentences = MakeRandomSentences(model, 12, 1, 16, GetParam());
+  sentences.push_back({"w1"});
+  sentences.push_back({"w2", "w3"});
+  sentences.push_back(std::vector<std::string>(60, "w0"));
+  for (const std::string decoder : {"viterbi", "max-rule"}) {
+    auto exact = MakeBackend(g, {.backend = "cpu", .threads = 1, .decoder = decoder});
+    ASSERT_TRUE(exact.ok());
+    auto pruned = MakePrunedCpuBackend(g, decoder, PruningOptions::Exact(), 2);
+    ASSERT_TRUE(pruned.ok()) << pruned.status().message();
+    Parser exact_parser(g, lexicon, std::move(*exact));
+    Parser pruned_parser(g, lexicon, std::move(*pruned));
+    auto want = exact_parser.Parse(sentences);
+    auto got = pruned_parser.Parse(sentences);
+    int parsed = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(want[i].status, got[i].status) << decoder << " " << i;
+      EXPECT_EQ(want[i].tree, got[i].tree) << decoder << " " << i;
+      if (want[i].status != ParseStatus::kOk) continue;
+      ++parsed;
+      EXPECT_NEAR(want[i].log_score, got[i].log_score, 1e-9) << decoder << " " << i;
+      if (decoder == "max-rule") EXPECT_NEAR(want[i].log_likelihood, got[i].log_likelihood, 1e-9);
+    }
+    EXPECT_GT(parsed, 8) << decoder;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, ExactPruningTest, ::testing::Values(1, 21, 33));
+
+TEST(CoarseToFinePrunerTest, UnsplitGrammarHasNoLevelsAndPrunesNothing) {
+  BerkeleyModel model = RandomModel(4, 1);
+  auto pruner = CoarseToFinePruner::Create(model.grammar, PruningOptions::Berkeley(false));
+  ASSERT_TRUE(pruner.ok());
+  EXPECT_EQ((*pruner)->num_levels(), 0);
+  Lexicon lexicon = *Lexicon::Build(model);
+  Parser parser(model.grammar, lexicon, MakeCpuBackend(model.grammar, 1));
+  ItemMask mask;
+  ASSERT_TRUE((*pruner)->Prune(parser.ScoreWords({"w1", "w2"}), &mask));
+  EXPECT_EQ(mask.allowed, std::vector<uint8_t>(3 * model.grammar.num_states(), 1));
+}
+
+// Berkeley's thresholds on a real grammar: most items go, the trees stay.
+TEST(CoarseToFinePrunerTest, BerkeleyThresholdsKeepTheTreesOnSmallSm2) {
+  const std::string shared = SharedDataDir();
+  const std::string grammar_path = shared + "/grammars/berkeley-small/small_sm2";
+  if (!std::filesystem::exists(grammar_path + ".gr")) GTEST_SKIP() << "no " << grammar_path;
+  auto model = LoadBerkeleyModel(grammar_path + ".gr");
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const Grammar& g = model->grammar;
+  Lexicon lexicon = *Lexicon::Build(*model);
+  auto sentences = ReadTokenizedSentences(shared + "/grammars/reference/small_sm2/sentences.txt");
+  ASSERT_TRUE(sentences.ok());
+  auto pruner = CoarseToFinePruner::Create(g, PruningOptions::Berkeley(false));
+  ASSERT_TRUE(pruner.ok()) << pruner.status().message();
+  EXPECT_EQ((*pruner)->num_levels(), 2);
+  Parser scorer(g, lexicon, MakeCpuBackend(g, 1));
+  PruningStats stats;
+  for (const auto& words : *sentences) {
+    ItemMask mask;
+    ASSERT_TRUE((*pruner)->Prune(scorer.ScoreWords(words), &mask, &stats));
+  }
+  ASSERT_EQ(stats.items_after.size(), 2u);
+  // X-bar pruning removes most items; each finer level removes more of what is left.
+  EXPECT_LT(stats.items_after[0] * 4, stats.items_before[0]);
+  EXPECT_LT(stats.items_after[1] * 3, stats.items_before[1] * 2);
+
+  for (const std::string decoder : {"viterbi", "max-rule"}) {
+    auto exact_backend = MakeBackend(g, {.backend = "cpu", .threads = 2, .decoder = decoder});
+    auto pruned_backend = MakePrunedCpuBackend(g, decoder, PruningOptions::Berkeley(false), 2);
+    ASSERT_TRUE(exact_backend.ok() && pruned_backend.ok());
+    Parser exact(g, lexicon, std::move(*exact_backend));
+    Parser pruned(g, lexicon, std::move(*pruned_backend));
+    auto want = exact.Parse(*sentences);
+    auto got = pruned.Parse(*sentences);
+    int same = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(got[i].status, ParseStatus::kOk) << decoder << " " << i;
+      same += want[i].tree == got[i].tree;
+    }
+    EXPECT_GE(same * 100, int(want.size()) * 95) << decoder << ": " << same << "/" << want.size();
+  }
+}
+
+}  // namespace
+}  // namespace cky
