@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "apps/command_util.h"
 #include "apps/commands.h"
 #include "common/input_file.h"
 #include "eval/evalb.h"
@@ -25,6 +26,8 @@ struct EvalOptions {
   bool no_error_limit = false;
   bool summary_only = false;
   std::string layout = "auto";
+  bool strip_root = false;
+  bool json = false;
 };
 
 void RunEval(const EvalOptions& options) {
@@ -64,6 +67,8 @@ void RunEval(const EvalOptions& options) {
                           : options.layout == "multiline" ? TreeLayout::kMultiLine
                                                           : TreeLayout::kAuto;
   report_options.sentence_lines = !options.summary_only;
+  report_options.strip_root = options.strip_root;
+  report_options.json = options.json;
   report_options.on_error = [](const std::string& message) { spdlog::warn("{}", message); };
   const bool complete =
       WriteEvalbReport((*gold_file)->stream(), options.gold_path, (*test_file)->stream(),
@@ -88,38 +93,55 @@ void AddEvalCommand(CLI::App& app) {
       "tagging accuracy, printed exactly as EVALB prints them (same layout, same numbers). "
       "Sentences pair up in order; a blank line in a one-tree-per-line file is a sentence without "
       "a parse (skipped). Without --params, COLLINS.prm's settings are used.");
-  eval->add_option("GOLD", options->gold_path,
-                   "Gold trees (Penn Treebank brackets, one per line or spread over lines; may be "
-                   "gzipped; - for standard input)")
-      ->required();
-  eval->add_option("TEST", options->test_path,
-                   "Trees to score, in the same order as GOLD (same formats; - for standard input)")
-      ->required();
-  eval->add_option(
-      "-p,--params", options->params_path,
-      "EVALB parameter file (COLLINS.prm style: DELETE_LABEL, DELETE_LABEL_FOR_LENGTH, "
-      "EQ_LABEL, EQ_WORD, QUOTE_LABEL, CUTOFF_LEN, LABELED, MAX_ERROR; DEBUG is "
-      "ignored). Settings it does not give take EVALB's built-in values, as with "
-      "`evalb -p`");
-  eval->add_option("-c,--cutoff", options->cutoff,
-                   "Length cutoff of the second summary block (overrides CUTOFF_LEN; default 40)")
-      ->check(CLI::NonNegativeNumber);
-  eval->add_option("-e,--max-error", options->max_error,
-                   "Stop, as EVALB does, when the error count exceeds this plus one (overrides "
-                   "MAX_ERROR; default 10)")
-      ->check(CLI::NonNegativeNumber);
+  Shown(eval->add_option("GOLD", options->gold_path,
+                         "Gold trees (Penn Treebank brackets, one per line or spread over lines; "
+                         "plain, gzip, bzip2, xz or zstd; - for standard input)")
+            ->required(),
+        "FILE");
+  Shown(eval->add_option("TEST", options->test_path,
+                         "Trees to score, in the same order as GOLD (same formats; - for "
+                         "standard input)")
+            ->required(),
+        "FILE");
+  Shown(eval->add_option(
+            "-p,--params", options->params_path,
+            "EVALB parameter file (COLLINS.prm style: DELETE_LABEL, DELETE_LABEL_FOR_LENGTH, "
+            "EQ_LABEL, EQ_WORD, QUOTE_LABEL, CUTOFF_LEN, LABELED, MAX_ERROR; DEBUG is "
+            "ignored). Settings it does not give take EVALB's built-in values, as with "
+            "`evalb -p`"),
+        "FILE");
+  Shown(eval->add_option("-c,--cutoff", options->cutoff,
+                         "Length cutoff of the second summary block (overrides CUTOFF_LEN; "
+                         "default 40)")
+            ->check(AtLeast(0)),
+        "N");
+  Shown(eval->add_option("-e,--max-error", options->max_error,
+                         "Stop, as EVALB does, when the error count exceeds this plus one "
+                         "(overrides MAX_ERROR; default 10)")
+            ->check(AtLeast(0)),
+        "N");
   eval->add_flag("--no-error-limit", options->no_error_limit,
                  "Never stop on errors: score every sentence and always print the summary");
   eval->add_flag("--summary-only", options->summary_only,
                  "Print only the totals line and the summary blocks, not the per-sentence lines");
-  eval->add_option(
-          "--layout", options->layout,
-          "How trees sit in both files: line (one per line, EVALB's input; a blank line is "
-          "a sentence without a parse), multiline (trees spread over indented lines, blank "
-          "lines ignored), or auto (multiline when a tree among the first 200 lines "
-          "continues on an indented line)")
-      ->check(CLI::IsMember({"auto", "line", "multiline"}))
-      ->capture_default_str();
+  Shown(eval->add_option(
+                "--layout", options->layout,
+                "How trees sit in both files: line (one per line, EVALB's input; a blank line is "
+                "a sentence without a parse), multiline (trees spread over indented lines, blank "
+                "lines ignored), or auto (multiline when a tree among the first 200 lines "
+                "continues on an indented line)")
+            ->check(OneOf({"auto", "line", "multiline"}))
+            ->capture_default_str(),
+        "{auto,line,multiline}");
+  eval->add_flag("--strip-root", options->strip_root,
+                 "Read a root labelled ROOT or TOP (as in GUM's trees or a treebank's TOP "
+                 "wrapper) as the unlabelled root ( ...) that cky and the Berkeley parser print, "
+                 "in both files: the same scores as after `sed 's/^(ROOT /( /'`. EVALB itself "
+                 "counts the root bracket, so ROOT against an unlabelled root is a miss");
+  eval->add_flag("--json", options->json,
+                 "Print the report as one JSON object: \"sentences\" (one object per sentence, "
+                 "left out with --summary-only), \"all\" and \"cutoff\" (counts and unrounded "
+                 "recall, precision, f1, ...)");
   eval->callback([options] { RunEval(*options); });
 }
 

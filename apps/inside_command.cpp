@@ -70,8 +70,8 @@ class InsideRunner {
  public:
   InsideRunner(const DensePcfg& grammar, const InsideOptions& options)
       : grammar_(grammar), options_(options) {
-    const bool want_gpu =
-        options.device == "gpu" || (options.device == "auto" && cuda::DeviceAvailable());
+    const bool want_gpu = options.device == "gpu" || options.device == "cuda" ||
+                          (options.device == "auto" && cuda::DeviceAvailable());
     if (want_gpu) {
       StatusOr<std::unique_ptr<cuda::DenseInsideGpu>> gpu = CreateDenseInsideGpu(grammar);
       if (!gpu.ok()) Fail(gpu.status().message());
@@ -179,7 +179,8 @@ void RunInside(const InsideOptions& options) {
   std::vector<std::vector<std::string>> batch;
   for (std::string line; std::getline((*file)->stream(), line);) {
     batch.push_back(Tokenize(line));
-    if (static_cast<int>(batch.size()) == options.batch) {
+    // What has arrived, up to --batch-size: a co-process gets each answer without waiting.
+    if (static_cast<int>(batch.size()) == options.batch || !(*file)->LineReady()) {
       runner.Run(batch);
       batch.clear();
     }
@@ -196,47 +197,70 @@ void AddInsideCommand(CLI::App& app) {
       "Sentence log-likelihoods (inside probabilities) under a dense PCFG, one line per input "
       "line; with --viterbi, the best tree's log-probability and the tree. An empty line prints "
       "-inf (and the tree \"(())\").");
-  auto* grammar = inside->add_option(
-      "-g,--grammar", options->grammar_path,
-      "Dense grammar file: cky's dense text format or its binary form (gzip accepted)");
+  auto* grammar = Shown(inside->add_option("-g,--grammar", options->grammar_path,
+                                           "Dense grammar file: cky's dense text format or its "
+                                           "binary form (gzip accepted). A Berkeley grammar is "
+                                           "refused with an explanation: it is not a dense CNF "
+                                           "PCFG"),
+                        "FILE");
   auto* generate = inside->add_option(
       "--generate", options->generate,
       "Instead of --grammar, generate a random dense grammar with this many nonterminals "
       "(Johnson 2011 style); its vocabulary comes from --vocabulary or else from the input");
   grammar->excludes(generate);
-  generate->check(CLI::Range(1, 4096));
-  inside->add_option("--seed", options->seed, "Random seed of --generate")->capture_default_str();
-  inside
-      ->add_option("--min-count", options->min_count,
-                   "With --generate: words seen fewer times than this map to the unknown token")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  inside->add_option("--vocabulary", options->vocabulary_path,
-                     "With --generate: tokenized sentences to build the vocabulary from");
-  inside->add_option("--save-grammar", options->save_grammar,
-                     "Write the grammar used to this file (binary form if it ends in .bin, else "
-                     "text)");
-  inside->add_option("--save-berkeley", options->save_berkeley,
-                     "Write the grammar used as a Berkeley text grammar: PREFIX.grammar, "
-                     ".lexicon, .splits, .words");
-  inside
-      ->add_option("-i,--input", options->input,
-                   "Tokenized sentences, one per line; '-' is standard input (gzip accepted)")
-      ->capture_default_str();
+  Shown(generate->check(Between(1, 4096)), "M");
+  Shown(inside->add_option("--seed", options->seed, "Random seed of --generate")
+            ->capture_default_str(),
+        "N");
+  Shown(inside
+            ->add_option("--min-count", options->min_count,
+                         "With --generate: words seen fewer times than this map to the unknown "
+                         "token")
+            ->capture_default_str()
+            ->check(AtLeast(1)),
+        "N");
+  Shown(inside->add_option("--vocabulary", options->vocabulary_path,
+                           "With --generate: tokenized sentences to build the vocabulary from"),
+        "FILE");
+  Shown(inside->add_option("--save-grammar", options->save_grammar,
+                           "Write the grammar used to this file (binary form if it ends in .bin, "
+                           "else text)"),
+        "FILE");
+  Shown(inside->add_option("--save-berkeley", options->save_berkeley,
+                           "Write the grammar used as a Berkeley text grammar: PREFIX.grammar, "
+                           ".lexicon, .splits, .words"),
+        "PREFIX");
+  Shown(inside
+            ->add_option("-i,--input,INPUT", options->input,
+                         "Tokenized sentences, one per line; - is standard input (plain, gzip, "
+                         "bzip2, xz or zstd)")
+            ->capture_default_str(),
+        "FILE");
   inside->add_flag("--viterbi", options->viterbi,
                    "Print the best tree's log-probability and the tree (labels A0..A<m-1>) "
                    "instead of the log-likelihood");
-  inside
-      ->add_option("--device", options->device,
-                   "Where to compute: gpu, cpu, or auto (the GPU when there is one)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "gpu", "cpu"}));
-  inside->add_option("--threads", options->threads, "CPU threads (0: all cores)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  inside->add_option("--batch", options->batch, "Sentences read and parsed together")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  Shown(inside
+            ->add_option("-b,--backend", options->device,
+                         "Where to compute: cuda (the GPU), cpu, or auto (the GPU when there is "
+                         "one)")
+            ->capture_default_str()
+            ->check(OneOf({"auto", "cuda", "gpu", "cpu"})),
+        "{auto,cpu,cuda}");
+  // The old name, hidden.
+  inside->add_option("--device", options->device)
+      ->check(OneOf({"auto", "cuda", "gpu", "cpu"}))
+      ->group("");
+  Shown(inside->add_option("-t,--threads", options->threads, "CPU threads; 0 = all cores")
+            ->capture_default_str()
+            ->check(AtLeast(0)),
+        "N");
+  Shown(inside
+            ->add_option("--batch-size", options->batch,
+                         "Most sentences parsed together; a batch holds what has arrived")
+            ->capture_default_str()
+            ->check(AtLeast(1)),
+        "N");
+  inside->add_option("--batch", options->batch)->check(AtLeast(1))->group("");  // the old name
   inside->callback([options, grammar, generate] {
     if (grammar->count() == 0 && generate->count() == 0) {
       spdlog::error("cky inside: give --grammar FILE or --generate M");

@@ -3,15 +3,52 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 #include "apps/commands.h"
 
+namespace {
+
+std::string CommandList(const CLI::App& app) {
+  std::string names;
+  for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+    names += (names.empty() ? "" : ", ") + command->get_name();
+  }
+  return names;
+}
+
+// What CLI11 would only answer with "A subcommand is required": no command, an unknown one
+// ("cky pars"), or an unknown option before it ("cky --bogus"). Empty when the command line
+// names a command (or asks for help or the version).
+std::string MissingCommandMessage(const CLI::App& app, const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (arg == "-h" || arg == "--help" || arg == "--version") return "";
+    if (arg == "-v" || arg == "--verbose" || arg == "-q" || arg == "--quiet") continue;
+    if (!arg.empty() && arg[0] == '-') {
+      return "unknown option '" + arg +
+             "' (options go after the command; commands: " + CommandList(app) + ")";
+    }
+    for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+      if (command->check_name(arg)) return "";
+    }
+    return "unknown command '" + arg + "'; the commands are " + CommandList(app);
+  }
+  return "no command given; the commands are " + CommandList(app);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{
-      "cky: exhaustive Viterbi CKY parsing with Berkeley latent-variable grammars, on a CUDA GPU "
-      "when "
-      "there is one and on all CPU cores otherwise."};
+      "cky: exact constituency parsing with Berkeley latent-variable grammars (max-rule or "
+      "Viterbi decoding, no pruning), on a CUDA GPU when there is one and on all CPU cores "
+      "otherwise; EVALB-identical scoring; membership and dense-PCFG experiments. "
+      "`cky COMMAND --help` explains a command's options; `cky help COMMAND` too."};
+  app.name("cky");
   app.require_subcommand(1);
+  // -v and -q are understood after the command too ("cky parse -v").
+  app.fallthrough();
   app.set_version_flag("--version", "cky 0.1.0");
   bool verbose = false;
   bool quiet = false;
@@ -26,17 +63,30 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("cky: %^%l%$: %v");
 
   cky::apps::AddParseCommand(app);
-  cky::apps::AddConvertCommand(app);
-  cky::apps::AddEvalCommand(app);
   cky::apps::AddTokenizeCommand(app);
+  cky::apps::AddEvalCommand(app);
+  cky::apps::AddTrainCommand(app);
+  cky::apps::AddConvertCommand(app);
   cky::apps::AddRecognizeCommand(app);
+  cky::apps::AddInsideCommand(app);
   cky::apps::AddRandomGrammarCommand(app);
   cky::apps::AddRandomStringsCommand(app);
-  cky::apps::AddInsideCommand(app);
-  cky::apps::AddTrainCommand(app);
 
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // `cky help [COMMAND]` is `cky [COMMAND] --help`.
+  if (!args.empty() && args[0] == "help") {
+    args.erase(args.begin());
+    args.push_back("--help");
+  }
+  const std::string problem = MissingCommandMessage(app, args);
+  if (!problem.empty()) {
+    std::fprintf(stderr, "cky: %s\nRun `cky --help` for what each command does.\n",
+                 problem.c_str());
+    return 2;
+  }
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them reversed
   try {
-    app.parse(argc, argv);
+    app.parse(reversed);
   } catch (const CLI::RuntimeError& e) {
     return e.get_exit_code();  // the command already explained itself on stderr
   } catch (const CLI::ParseError& e) {

@@ -1,16 +1,17 @@
 // cky parse: sentences in, one tree per line out, in input order.
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "apps/command_util.h"
 #include "apps/commands.h"
+#include "apps/output_format.h"
+#include "apps/progress.h"
+#include "apps/sentence_source.h"
 #include "common/input_file.h"
 #include "common/sentence_file.h"
 #include "cuda/common/device.h"
@@ -48,72 +49,71 @@ struct ParseArgs {
   bool accurate = false;  // --accurate: --prune accurate
   bool sentence_likelihood = false;
   bool model_score = false;
+  bool sentence_per_line = false;
+  std::string format = "penn";
+  std::string token_style = "auto";
 };
 
-// Where sentences come from: one tokenized sentence per line, or raw text split into sentences
-// and tokenized. Next returns false at the end of the input.
-class SentenceSource {
- public:
-  virtual ~SentenceSource() = default;
-  virtual bool Next(std::vector<std::string>* words) = 0;
-};
+InputForm ParseInputForm(const ParseArgs& args) {
+  if (args.tokenized) return InputForm::kTokenized;
+  return args.sentence_per_line ? InputForm::kSentencePerLine : InputForm::kParagraphs;
+}
 
-class TokenizedLines : public SentenceSource {
- public:
-  explicit TokenizedLines(std::istream& in) : in_(in) {}
-  bool Next(std::vector<std::string>* words) override {
-    if (!std::getline(in_, line_)) return false;
-    *words = SplitWhitespace(line_);
-    return true;
-  }
+TokenizerOptions ParseTokenizerOptions(const ParseArgs& args) {
+  TokenizerOptions options;
+  // The built-in grammar was trained on GUM, which splits hyphenated words; Berkeley's English
+  // grammars were trained on the WSJ, which keeps them whole.
+  options.split_hyphens =
+      args.hyphens == "split" || (args.hyphens == "auto" && args.grammar.empty());
+  // GUM also keeps quotation marks and square brackets as written (" ' [ ], tagged `` '' -LRB-
+  // -RRB-), where the WSJ writes `` '' -LSB- -RSB-.
+  const bool gum =
+      args.token_style == "gum" || (args.token_style == "auto" && args.grammar.empty());
+  options.style = gum ? TokenStyle::kGum : TokenStyle::kPtb;
+  return options;
+}
 
- private:
-  std::istream& in_;
-  std::string line_;
-};
-
-class RawText : public SentenceSource {
- public:
-  RawText(std::istream& in, Tokenizer tokenizer)
-      : paragraphs_(in), tokenizer_(std::move(tokenizer)) {}
-  bool Next(std::vector<std::string>* words) override {
-    while (next_ == pending_.size()) {
-      std::string paragraph;
-      if (!paragraphs_.Next(&paragraph)) return false;
-      pending_ = tokenizer_.SplitSentences(paragraph);
-      next_ = 0;
+// Reads sentences, parses them in batches and writes one result per sentence, in input order.
+// A batch is what has arrived, up to --batch-size: a file or a fast pipe fills whole batches,
+// while a co-process that writes a sentence and waits for its tree gets it at once.
+void ParseStream(const ParseArgs& args, Parser& parser, SentenceSource& source, InputFile& input,
+                 ResultWriter& writer, const ResultFormatOptions& format) {
+  ProgressMeter progress("sentences", input.size(), ShowProgress(args.progress, args.no_progress));
+  long sentence_number = 0, failures = 0;
+  std::vector<std::vector<std::string>> batch;
+  std::vector<std::string> words;
+  while (source.Next(&words)) {
+    batch.clear();
+    batch.push_back(std::move(words));
+    while (static_cast<int>(batch.size()) < args.batch_size && source.Ready() &&
+           source.Next(&words)) {
+      batch.push_back(std::move(words));
     }
-    *words = tokenizer_.Tokenize(pending_[next_++]);
-    return true;
+    std::vector<ParseOutcome> outcomes = parser.Parse(batch);
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      ++sentence_number;
+      writer.Write(FormatResult(sentence_number, batch[i], outcomes[i], format));
+      if (outcomes[i].status != ParseStatus::kOk) {
+        ++failures;
+        spdlog::warn("sentence {} ({} words): {}; printed {}", sentence_number, batch[i].size(),
+                     outcomes[i].message, kNoParseOutput);
+      } else if (!outcomes[i].message.empty()) {
+        // A tree with a message, e.g. parsed on the CPU because it never fits on the GPU.
+        spdlog::warn("sentence {} ({} words): {}", sentence_number, batch[i].size(),
+                     outcomes[i].message);
+      }
+    }
+    writer.EndBatch();
+    progress.Update(sentence_number, input.BytesConsumed());
   }
-
- private:
-  ParagraphReader paragraphs_;
-  Tokenizer tokenizer_;
-  std::vector<std::string> pending_;
-  size_t next_ = 0;
-};
-
-// Berkeley's score columns before the tree, tab-separated: P(w) (-sentence_likelihood), then the
-// max-rule score (-modelScore, printed "%.8f").
-std::string ScorePrefix(const ParseArgs& args, const ParseOutcome& outcome) {
-  std::string prefix;
-  if (args.sentence_likelihood) {
-    prefix +=
-        FormatJavaDouble(outcome.status == ParseStatus::kOk ? outcome.log_likelihood : kNegInf) +
-        "\t";
+  if (input.stream().bad()) {
+    Fail(args.input + ": read error after sentence " + std::to_string(sentence_number));
   }
-  if (args.model_score) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.8f",
-                  outcome.status == ParseStatus::kOk ? outcome.log_score : kNegInf);
-    // Java's String.format prints infinities as "-Infinity".
-    prefix += (std::isinf(outcome.log_score) || outcome.status != ParseStatus::kOk)
-                  ? std::string("-Infinity")
-                  : std::string(text);
-    prefix += "\t";
+  if (sentence_number == 0) spdlog::warn("{}: the input holds no sentences", args.input);
+  if (failures > 0) {
+    spdlog::warn("{} of {} sentences got no tree and were printed as {}", failures, sentence_number,
+                 kNoParseOutput);
   }
-  return prefix;
 }
 
 void RunParse(const ParseArgs& args) {
@@ -123,10 +123,28 @@ void RunParse(const ParseArgs& args) {
   if (args.decoder == "viterbi" && args.sentence_likelihood) {
     Fail("--sentence-likelihood needs the max-rule decoder (inside-outside)", 2);
   }
+  if (args.tokenized && args.sentence_per_line) {
+    Fail("--tokenized input is already one sentence per line: give one of the two", 2);
+  }
+  ResultFormatOptions format{
+      .tree_form = {.binarize = args.binarize, .substates = args.substates, .scores = args.scores},
+      .sentence_likelihood = args.sentence_likelihood,
+      .model_score = args.model_score};
+  if (!ParseOutputFormat(args.format, &format.format)) Fail("unknown --format " + args.format, 2);
+
+  // A missing input file is reported before a grammar takes seconds to load; standard input is
+  // opened after the grammar is loaded (opening reads its first bytes, which a co-process sends
+  // only when it has a sentence).
+  StatusOr<std::unique_ptr<InputFile>> input = Status::Error("not opened");
+  if (args.input != "-") {
+    input = InputFile::Open(args.input);
+    if (!input.ok()) Fail(input.status().message());
+  }
+
   const auto load_start = std::chrono::steady_clock::now();
   auto loaded = LoadedParser::Load(
       {.grammar = args.grammar,
-       .grammar_options = {.min_rule_prob = args.min_rule_prob, .use_cache = !args.no_cache},
+       .grammar_options = GrammarOptionsForCommand(args.min_rule_prob, !args.no_cache),
        .lexicon = {.backoff_unknown_words = args.backoff},
        .backend = {.backend = args.backend,
                    .threads = args.threads,
@@ -146,73 +164,17 @@ void RunParse(const ParseArgs& args) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count());
   LoadedParser& parser = **loaded;
 
-  auto input = InputFile::Open(args.input);
-  if (!input.ok()) Fail(input.status().message());
+  if (args.input == "-") {
+    input = InputFile::Open(args.input);
+    if (!input.ok()) Fail(input.status().message());
+  }
+  auto source = SentenceSource::Create(**input, ParseInputForm(args), ParseTokenizerOptions(args));
+  if (!source.ok()) Fail(source.status().message());
   std::ofstream output_file;
-  std::ostream* out = &OpenOutput(args.output, output_file);
-  const bool show_progress = !args.no_progress && (args.progress || isatty(fileno(stderr)));
-  const OutputForm form{
-      .binarize = args.binarize, .substates = args.substates, .scores = args.scores};
-
-  std::istream& in = (*input)->stream();
-  std::unique_ptr<SentenceSource> source;
-  if (args.tokenized) {
-    source = std::make_unique<TokenizedLines>(in);
-  } else {
-    TokenizerOptions tokenizer_options;
-    // The built-in grammar was trained on GUM, which splits hyphenated words; Berkeley's English
-    // grammars were trained on the WSJ, which keeps them whole.
-    tokenizer_options.split_hyphens =
-        args.hyphens == "split" ||
-        (args.hyphens == "auto" && GrammarArgumentSplitsHyphens(args.grammar));
-    auto tokenizer = Tokenizer::Create(tokenizer_options);
-    if (!tokenizer.ok()) Fail(tokenizer.status().message());
-    source = std::make_unique<RawText>(in, std::move(*tokenizer));
-  }
-  long sentence_number = 0, failures = 0;
-  const auto parse_start = std::chrono::steady_clock::now();
-  std::vector<std::vector<std::string>> batch;
-  std::vector<std::string> words;
-  bool more = true;
-  while (more) {
-    batch.clear();
-    while (static_cast<int>(batch.size()) < args.batch_size && (more = source->Next(&words))) {
-      batch.push_back(std::move(words));
-    }
-    if (batch.empty()) break;
-    std::vector<ParseOutcome> outcomes = parser.Parse(batch);
-    for (size_t i = 0; i < outcomes.size(); ++i) {
-      ++sentence_number;
-      if (outcomes[i].status == ParseStatus::kOk) {
-        *out << ScorePrefix(args, outcomes[i]) << FormatOutcome(outcomes[i], form) << '\n';
-        // A tree with a message, e.g. parsed on the CPU because it never fits on the GPU.
-        if (!outcomes[i].message.empty()) {
-          spdlog::warn("sentence {} ({} words): {}", sentence_number, batch[i].size(),
-                       outcomes[i].message);
-        }
-      } else {
-        ++failures;
-        *out << ScorePrefix(args, outcomes[i]) << FormatOutcome(outcomes[i], form) << '\n';
-        spdlog::warn("sentence {} ({} words): {}; printed {}", sentence_number, batch[i].size(),
-                     outcomes[i].message, kNoParseOutput);
-      }
-    }
-    out->flush();
-    if (show_progress) {
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - parse_start).count();
-      std::fprintf(stderr, "\rcky: parsed %ld sentences (%.1f sentences/s)", sentence_number,
-                   sentence_number / std::max(seconds, 1e-9));
-    }
-  }
-  if (show_progress) std::fprintf(stderr, "\n");
-  if (in.bad()) Fail(args.input + ": read error after sentence " + std::to_string(sentence_number));
-  if (!*out) Fail("write error on " + args.output);
-  if (sentence_number == 0) spdlog::warn("{}: the input holds no sentences", args.input);
-  if (failures > 0) {
-    spdlog::warn("{} of {} sentences got no tree and were printed as {}", failures, sentence_number,
-                 kNoParseOutput);
-  }
+  std::ostream& out = OpenOutput(args.output, output_file);
+  ResultWriter writer(out, FlushEachLine(args.output));
+  ParseStream(args, parser.parser(), **source, **input, writer, format);
+  if (!out.flush()) Fail("write error on " + args.output);
 }
 
 }  // namespace
@@ -225,72 +187,119 @@ void AddParseCommand(CLI::App& app) {
       "UTF-8 text (split into sentences and tokenized Penn Treebank style; blank lines separate "
       "paragraphs) or, with --tokenized, one tokenized sentence per line. A sentence that cannot "
       "be parsed (no parse, too long, out of memory) prints (()) and a warning on stderr.");
-  cmd->add_option("-g,--grammar", args->grammar,
-                  "Grammar: a Berkeley .gr file (the Berkeley parser's own grammar, read "
-                  "directly, with its lexicon's exact scores), a Berkeley text export PREFIX "
-                  "(PREFIX.grammar + PREFIX.lexicon from "
-                  "WriteGrammarToTextFile, or PREFIX.binary + PREFIX.unary from DumpGrammar; "
-                  "files may be gzipped) or a .ckybin cache written by `cky convert`; default: "
-                  "the built-in English grammar trained on GUM (data/README.md)");
-  cmd->add_option("-i,--input", args->input, "Input file, plain or gzipped; - for stdin")
-      ->capture_default_str();
-  cmd->add_flag("--tokenized", args->tokenized,
-                "Input holds one tokenized sentence per line (tokens separated by spaces), as "
-                "the Berkeley parser reads it; an empty line is an empty sentence and prints (())");
-  cmd->add_option("--hyphens", args->hyphens,
-                  "Raw text only: keep hyphenated words whole (the WSJ convention of Berkeley's "
-                  "English grammars), split them at hyphens (GUM/OntoNotes style), or auto: split "
-                  "for the built-in grammar (trained on GUM), keep for a --grammar")
-      ->check(CLI::IsMember({"auto", "keep", "split"}))
-      ->capture_default_str();
-  cmd->add_option("-o,--output", args->output, "Output file; - for stdout")->capture_default_str();
-  cmd->add_option("-b,--backend", args->backend,
-                  "auto: CUDA when a GPU is present, else cpu; cpu: all cores; reference: the "
-                  "plain single-threaded reference; cuda: the GPU")
-      ->check(CLI::IsMember({"auto", "cpu", "reference", "cuda"}))
-      ->capture_default_str();
-  cmd->add_option("-k,--kernel", args->kernel,
-                  "CUDA kernel variant (the names above). Default: the first, the fastest "
-                  "measured (bench/RESULTS.md); the others are the design space of Yi et al. "
-                  "(2011), kept for measurement. Every variant gives the same trees")
-      ->check(CLI::IsMember(CudaKernelNames()));
-  cmd->add_option("-t,--threads", args->threads, "CPU threads for the cpu backend; 0 = all cores")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--max-length", args->max_length,
-                  "Sentences with more words are not parsed (printed as (()) with a warning); "
-                  "0 = no limit")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--batch-size", args->batch_size,
-                  "Sentences read and parsed together (GPU batches are built from these)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--min-rule-prob", args->min_rule_prob,
-                  "Drop binary rules with a smaller probability before parsing; 0 keeps every "
-                  "rule. Default: 1e-10 for a .gr file (what the Berkeley parser does, so that "
-                  "trees match its own), 0 for text exports and caches")
-      ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--decoder", args->decoder,
-                  "viterbi: the grammar's single best derivation (Berkeley's -viterbi), exact; "
-                  "max-rule: the tree whose rules have the largest product of posterior "
-                  "probabilities, from exact inside-outside over the latent substates (the "
-                  "Berkeley parser's default, more accurate). With a text-export grammar, which "
-                  "holds only Viterbi-closed unary rules, max-rule sums over those (an "
-                  "approximation; a .gr file has the exact sum-closed unaries)")
-      ->check(CLI::IsMember({"viterbi", "max-rule"}))
-      ->capture_default_str();
-  cmd->add_option("--prune", args->prune,
-                  "Coarse-to-fine pruning (Petrov & Klein 2007, as the Berkeley parser): parse "
-                  "first with coarser projections of the grammar and skip the chart items they "
-                  "find very unlikely (cpu backend only). off: exact, every item considered; "
-                  "fast (or on): the Berkeley parser's default thresholds; accurate: its "
-                  "-accurate ones; safe: 4 nats below those, the trees of exact parsing on 97% of "
-                  "GUM test sentences (gum_sm5.gr); auto: safe for max-rule and fast for Viterbi "
-                  "on the cpu backend (the fastest settings within 0.05 F1 of exact, measured on "
-                  "GUM), off on the GPU (no GPU pruning yet) and for the reference backend")
-      ->check(CLI::IsMember({"auto", "off", "on", "fast", "accurate", "safe"}))
-      ->capture_default_str();
+  Shown(cmd->add_option("-g,--grammar", args->grammar,
+                        "Grammar: a Berkeley .gr file (the Berkeley parser's own grammar, read "
+                        "directly, with its lexicon's exact scores), a Berkeley text export "
+                        "PREFIX (PREFIX.grammar + PREFIX.lexicon from WriteGrammarToTextFile, or "
+                        "PREFIX.binary + PREFIX.unary from DumpGrammar; files may be gzipped) or "
+                        "a .ckybin cache written by `cky convert`; default: the built-in English "
+                        "grammar trained on GUM (data/README.md)"),
+        "FILE|PREFIX");
+  Shown(cmd->add_option("-i,--input,INPUT", args->input,
+                        "Input file (plain, gzip, bzip2, xz or zstd); - for stdin. Results are "
+                        "written as soon as they are known, so `cky parse` can run as a "
+                        "co-process")
+            ->capture_default_str(),
+        "FILE");
+  cmd->add_flag(
+      "--tokenized", args->tokenized,
+      "Input holds one tokenized sentence per line (tokens separated by spaces), as "
+      "the Berkeley parser reads it; an empty line is an empty sentence and prints "
+      "(()). The tokens ( and ) are read as -LRB- and -RRB- (the treebanks' words for them)");
+  cmd->add_flag("--sentence-per-line", args->sentence_per_line,
+                "Raw text, one sentence per line: each line is tokenized, never split into "
+                "sentences (an empty line prints (()))");
+  Shown(cmd->add_option("--hyphens", args->hyphens,
+                        "Raw text only: keep hyphenated words whole (the WSJ convention of "
+                        "Berkeley's English grammars), split them at hyphens (GUM/OntoNotes "
+                        "style), or auto: split for the built-in grammar (trained on GUM), keep "
+                        "for a --grammar")
+            ->check(OneOf({"auto", "keep", "split"}))
+            ->capture_default_str(),
+        "{auto,keep,split}");
+  Shown(cmd->add_option("--token-style", args->token_style,
+                        "Raw text only: ptb writes quotation marks as `` and '' and [ ] as -LSB- "
+                        "-RSB- (the WSJ's words, which Berkeley's English grammars know); gum "
+                        "keeps \" ' [ ] as written (GUM's words); auto: gum for the built-in "
+                        "grammar (trained on GUM), ptb for a --grammar")
+            ->check(OneOf({"auto", "ptb", "gum"}))
+            ->capture_default_str(),
+        "{auto,ptb,gum}");
+  Shown(cmd->add_option("-o,--output", args->output, "Output file; - for stdout")
+            ->capture_default_str(),
+        "FILE");
+  Shown(cmd->add_option("--format", args->format,
+                        "penn: one tree per line (the Berkeley parser's output); pretty: each "
+                        "tree indented over several lines (`cky eval` reads it); json: one JSON "
+                        "object per line with the sentence's index (from 1), tokens, tree, ok, "
+                        "and log_likelihood / model_score with --sentence-likelihood / "
+                        "--model-score")
+            ->check(OneOf(OutputFormatNames()))
+            ->capture_default_str(),
+        "{penn,pretty,json}");
+  Shown(cmd->add_option("-b,--backend", args->backend,
+                        "auto: CUDA when a GPU is present, else cpu; cpu: all cores; reference: "
+                        "the plain single-threaded reference; cuda: the GPU")
+            ->check(OneOf({"auto", "cpu", "reference", "cuda"}))
+            ->capture_default_str(),
+        "{auto,cpu,reference,cuda}");
+  std::string kernels;
+  for (const std::string& name : CudaKernelNames()) kernels += (kernels.empty() ? "" : ", ") + name;
+  Shown(cmd->add_option("--kernel", args->kernel,
+                        "CUDA kernel variant: " + kernels +
+                            ". Default: the first, the fastest measured (bench/RESULTS.md); the "
+                            "others are the design space of Yi et al. (2011), kept for "
+                            "measurement. Every variant gives the same trees")
+            ->check(OneOf(CudaKernelNames())),
+        "NAME");
+  Shown(cmd->add_option("-t,--threads", args->threads,
+                        "CPU threads for the cpu backend; 0 = all cores")
+            ->check(AtLeast(0))
+            ->capture_default_str(),
+        "N");
+  Shown(cmd->add_option("--max-length", args->max_length,
+                        "Sentences with more words are not parsed (printed as (()) with a "
+                        "warning); 0 = no limit")
+            ->check(AtLeast(0))
+            ->capture_default_str(),
+        "N");
+  Shown(cmd->add_option("--batch-size", args->batch_size,
+                        "Most sentences parsed together (GPU batches are built from these); a "
+                        "batch holds what has arrived, so a sentence is never held back waiting "
+                        "for more input")
+            ->check(AtLeast(1))
+            ->capture_default_str(),
+        "N");
+  Shown(cmd->add_option("--min-rule-prob", args->min_rule_prob,
+                        "Drop binary rules with a smaller probability before parsing; 0 keeps "
+                        "every rule. Default: 1e-10 for a .gr file (what the Berkeley parser "
+                        "does, so that trees match its own), 0 for text exports and caches")
+            ->check(Between(0.0, 1.0)),
+        "P");
+  Shown(cmd->add_option("--decoder", args->decoder,
+                        "viterbi: the grammar's single best derivation (Berkeley's -viterbi), "
+                        "exact; max-rule: the tree whose rules have the largest product of "
+                        "posterior probabilities, from exact inside-outside over the latent "
+                        "substates (the Berkeley parser's default, more accurate). With a "
+                        "text-export grammar, which holds only Viterbi-closed unary rules, "
+                        "max-rule sums over those (an approximation; a .gr file has the exact "
+                        "sum-closed unaries)")
+            ->check(OneOf({"viterbi", "max-rule"}))
+            ->capture_default_str(),
+        "{max-rule,viterbi}");
+  Shown(cmd->add_option("--prune", args->prune,
+                        "Coarse-to-fine pruning (Petrov & Klein 2007, as the Berkeley parser): "
+                        "parse first with coarser projections of the grammar and skip the chart "
+                        "items they find very unlikely (cpu backend only). off: exact, every item "
+                        "considered; fast (or on): the Berkeley parser's default thresholds; "
+                        "accurate: its -accurate ones; safe: 4 nats below those, the trees of "
+                        "exact parsing on 97% of GUM test sentences (gum_sm5.gr); auto: safe for "
+                        "max-rule and fast for Viterbi on the cpu backend (the fastest settings "
+                        "within 0.05 F1 of exact, measured on GUM), off on the GPU (no GPU "
+                        "pruning yet) and for the reference backend")
+            ->check(OneOf({"auto", "off", "on", "fast", "accurate", "safe"}))
+            ->capture_default_str(),
+        "{auto,off,fast,accurate,safe}");
   cmd->add_flag("--accurate", args->accurate,
                 "Same as --prune accurate (the Berkeley parser's -accurate)");
   cmd->add_flag("--sentence-likelihood", args->sentence_likelihood,
@@ -314,7 +323,9 @@ void AddParseCommand(CLI::App& app) {
                 "also taking their signature's scores)");
   cmd->add_flag("--no-cache", args->no_cache,
                 "Do not read or write the binary grammar cache (~/.cache/cky)");
-  cmd->add_flag("--progress", args->progress, "Show progress on stderr even when not a terminal");
+  cmd->add_flag("--progress", args->progress,
+                "Show progress (sentences, rate, share of the input, time left) on stderr even "
+                "when it is not a terminal");
   cmd->add_flag("--no-progress", args->no_progress, "Never show progress");
   cmd->callback([args] { RunParse(*args); });
 }

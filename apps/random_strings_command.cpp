@@ -20,25 +20,34 @@ void AddRandomStringsCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "random-strings",
       "Write seeded random strings of a grammar's terminals, one per line: a share sampled from "
-      "derivations (members), the rest uniform");
-  cmd->add_option("--grammar,-g", *grammar_path,
-                  "Grammar (our CNF text format, or a Berkeley grammar prefix)")
-      ->required();
-  cmd->add_option("--count", options->count, "Number of strings")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--min-length", options->min_length, "Shortest length")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  cmd->add_option("--max-length", options->max_length, "Longest length")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  cmd->add_option("--member-fraction", options->member_fraction,
-                  "Share of strings sampled from derivations of the start symbol")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  cmd->add_option("--seed", options->seed, "Random seed")->capture_default_str();
-  cmd->add_option("-o,--output", *output, "Output file (- for stdout)")->capture_default_str();
+      "derivations (members), the rest uniform. Input for `cky recognize` in the membership "
+      "experiments (Fujita/Nakano et al., Kim et al.)");
+  Shown(cmd->add_option("-g,--grammar", *grammar_path,
+                        "Grammar: our CNF text format (- for stdin), or any grammar `cky parse "
+                        "--grammar` reads, as its boolean projection")
+            ->required(),
+        "FILE|PREFIX");
+  Shown(cmd->add_option("--count", options->count, "Number of strings")
+            ->check(AtLeast(0))
+            ->capture_default_str(),
+        "N");
+  Shown(cmd->add_option("--min-length", options->min_length, "Shortest length")
+            ->check(Between(1, 100000))
+            ->capture_default_str(),
+        "N");
+  Shown(cmd->add_option("--max-length", options->max_length, "Longest length")
+            ->check(Between(1, 100000))
+            ->capture_default_str(),
+        "N");
+  Shown(cmd->add_option("--member-fraction", options->member_fraction,
+                        "Share of strings sampled from derivations of the start symbol")
+            ->check(Between(0.0, 1.0))
+            ->capture_default_str(),
+        "P");
+  Shown(cmd->add_option("--seed", options->seed, "Random seed")->capture_default_str(), "N");
+  Shown(
+      cmd->add_option("-o,--output", *output, "Output file (- for stdout)")->capture_default_str(),
+      "FILE");
   cmd->callback([options, grammar_path, output] {
     auto grammar = LoadRecognitionGrammar(*grammar_path);
     if (!grammar.ok()) {

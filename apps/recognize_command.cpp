@@ -9,6 +9,8 @@
 
 #include "apps/command_util.h"
 #include "apps/commands.h"
+#include "apps/output_format.h"
+#include "apps/progress.h"
 #include "common/input_file.h"
 #include "cuda/common/device.h"
 #include "membership/bpbc.h"
@@ -29,7 +31,7 @@ struct RecognizeArgs {
   int word_bits = 0;  // 0: 64 on the CPU, 32 on the GPU (what each is fastest with)
   cuda::BpbcKernel bulk_kernel = cuda::BpbcKernel::kAuto;
   cuda::Scheduling scheduling = cuda::Scheduling::kDynamic;
-  bool minimize = true;
+  bool no_minimize = false;
   int threads = 0;
   int64_t chunk = int64_t{1} << 20;
 };
@@ -49,7 +51,7 @@ void Run(const RecognizeArgs& args) {
   if (args.bulk) {
     BpbcCircuit circuit = CompileCircuit(*grammar);
     const int64_t gates = circuit.GateCount();
-    if (args.minimize) circuit = MinimizeCircuit(circuit, {.threads = args.threads});
+    if (!args.no_minimize) circuit = MinimizeCircuit(circuit, {.threads = args.threads});
     spdlog::debug("circuit: {} gates, {} after minimisation", gates, circuit.GateCount());
     program = FlattenCircuit(*grammar, circuit);
   }
@@ -72,13 +74,16 @@ void Run(const RecognizeArgs& args) {
   if (!input.ok()) Fail(input.status().message());
   std::ofstream file_out;
   std::ostream& out = OpenOutput(args.output, file_out);
-  const bool progress = isatty(STDERR_FILENO);
+  ResultWriter writer(out, FlushEachLine(args.output));
+  ProgressMeter progress("strings", (*input)->size(), ShowProgress(false, false));
   int64_t line_number = 0, accepted_count = 0;
   std::string line;
   std::istream& in = (*input)->stream();
   while (in) {
     std::vector<std::vector<int32_t>> strings;
-    while (static_cast<int64_t>(strings.size()) < args.chunk && std::getline(in, line)) {
+    // What has arrived, up to --batch-size: a co-process gets each answer without waiting.
+    while (static_cast<int64_t>(strings.size()) < args.chunk &&
+           (strings.empty() || (*input)->LineReady()) && std::getline(in, line)) {
       strings.push_back(grammar->Tokenize(line));
       ++line_number;
       const size_t limit =
@@ -112,12 +117,12 @@ void Run(const RecognizeArgs& args) {
       for (const auto& s : strings) accepted.push_back(RecognizeReference(*grammar, s));
     }
     for (uint8_t a : accepted) {
-      out << (a ? "1\n" : "0\n");
+      writer.Write(a ? "1\n" : "0\n");
       accepted_count += a;
     }
-    if (progress) std::cerr << "\rcky recognize: " << line_number << " strings" << std::flush;
+    writer.EndBatch();
+    progress.Update(line_number, (*input)->BytesConsumed());
   }
-  if (progress) std::cerr << "\n";
   out.flush();
   if (!out) Fail("write error on " + args.output);
   spdlog::debug("{} of {} strings accepted", accepted_count, line_number);
@@ -131,68 +136,90 @@ void AddRecognizeCommand(CLI::App& app) {
       "recognize",
       "Membership test: prints 1 when the grammar derives an input line (space-separated "
       "terminals), else 0, one answer per line in input order");
-  cmd->add_option("--grammar,-g", args->grammar,
-                  "Grammar: a file in our CNF text format (see membership/cnf_grammar.cpp), or a "
-                  "Berkeley grammar prefix or .ckybin cache, used as its boolean projection")
-      ->required();
-  cmd->add_option("input", args->input, "Strings, one per line (gzip or plain; - for stdin)")
-      ->capture_default_str();
-  cmd->add_option("-o,--output", args->output, "Where to write the 1/0 answers (- for stdout)")
-      ->capture_default_str();
+  Shown(cmd->add_option("-g,--grammar", args->grammar,
+                        "Grammar: a file in our CNF text format (see membership/cnf_grammar.cpp) "
+                        "or any grammar `cky parse --grammar` reads (a Berkeley .gr file, text "
+                        "export PREFIX or .ckybin cache), used as its boolean projection")
+            ->required(),
+        "FILE|PREFIX");
+  Shown(cmd->add_option("-i,--input,INPUT", args->input,
+                        "Strings, one per line (plain, gzip, bzip2, xz or zstd; - for stdin)")
+            ->capture_default_str(),
+        "FILE");
+  Shown(
+      cmd->add_option("-o,--output", args->output, "Where to write the 1/0 answers (- for stdout)")
+          ->capture_default_str(),
+      "FILE");
   cmd->add_flag("--bulk", args->bulk,
                 "Bitwise-parallel bulk CKY: 32 or 64 strings per machine word through the "
                 "grammar's minimised AND/OR circuit (fast for many strings)");
-  cmd->add_option("--backend", args->backend,
-                  "cpu: reference CYK (or BPBC on all cores with --bulk); cuda: the GPU; auto: "
-                  "cuda when a device is present")
-      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
-      ->capture_default_str();
+  Shown(cmd->add_option("-b,--backend", args->backend,
+                        "cpu: reference CYK (or BPBC on all cores with --bulk); cuda: the GPU; "
+                        "auto: cuda when a device is present")
+            ->check(OneOf({"auto", "cpu", "cuda"}))
+            ->capture_default_str(),
+        "{auto,cpu,cuda}");
   const std::map<std::string, cuda::RuleMapping> mappings = {
       {"R", cuda::RuleMapping::kRule},
       {"RVS", cuda::RuleMapping::kRvs},
       {"LVS", cuda::RuleMapping::kLvs},
       {"RVS+D", cuda::RuleMapping::kRvsDummy},
       {"LVS+D", cuda::RuleMapping::kLvsDummy}};
-  cmd->add_option("--mapping", args->mapping,
-                  "Single-string GPU CYK rule order (Kim et al.): R as given, RVS by first "
-                  "right-hand variable, LVS by left-hand variable, +D padded with dummy rules to "
-                  "warp boundaries")
-      ->transform(CLI::CheckedTransformer(mappings, CLI::ignore_case))
-      ->default_str("LVS+D");
+  Shown(cmd->add_option(
+               "--mapping", args->mapping,
+               "Single-string GPU CYK rule order (Kim et al.): R as given, RVS by first "
+               "right-hand variable, LVS by left-hand variable, +D padded with dummy rules to "
+               "warp boundaries")
+            ->transform(CLI::CheckedTransformer(mappings, CLI::ignore_case))
+            ->default_str("LVS+D"),
+        "{R,RVS,LVS,RVS+D,LVS+D}");
   const std::map<std::string, cuda::CellMemory> memories = {{"global", cuda::CellMemory::kGlobal},
                                                             {"shared", cuda::CellMemory::kShared}};
-  cmd->add_option("--memory", args->memory,
-                  "Single-string GPU CYK: build each cell's variable set in shared memory "
-                  "(shared) or write it straight to the chart (global)")
-      ->transform(CLI::CheckedTransformer(memories, CLI::ignore_case))
-      ->default_str("shared");
-  cmd->add_option("--word-bits", args->word_bits, "--bulk: strings per machine word")
-      ->check(CLI::IsMember({32, 64}))
-      ->default_str("64 on the CPU, 32 on the GPU");
+  Shown(cmd->add_option("--memory", args->memory,
+                        "Single-string GPU CYK: build each cell's variable set in shared memory "
+                        "(shared) or write it straight to the chart (global)")
+            ->transform(CLI::CheckedTransformer(memories, CLI::ignore_case))
+            ->default_str("shared"),
+        "{global,shared}");
+  Shown(cmd->add_option("--word-bits", args->word_bits,
+                        "--bulk: strings per machine word; default 64 on the CPU, 32 on the GPU")
+            ->check(OneOf({"32", "64"})),
+        "{32,64}");
   const std::map<std::string, cuda::BpbcKernel> bulk_kernels = {
       {"auto", cuda::BpbcKernel::kAuto},
       {"1", cuda::BpbcKernel::kThreadPerWord},
       {"2", cuda::BpbcKernel::kCooperative}};
-  cmd->add_option("--bulk-kernel", args->bulk_kernel,
-                  "--bulk on the GPU: 1 = one thread per machine word walks the whole circuit (the "
-                  "paper's mapping); 2 = the warps of a block share out the circuit, operands "
-                  "staged in shared memory; auto = 2 for circuits of 512 gates or more whose "
-                  "cells fit in shared memory, else 1")
-      ->transform(CLI::CheckedTransformer(bulk_kernels, CLI::ignore_case))
-      ->default_str("auto");
+  Shown(cmd->add_option(
+               "--bulk-kernel", args->bulk_kernel,
+               "--bulk on the GPU: 1 = one thread per machine word walks the whole circuit (the "
+               "paper's mapping); 2 = the warps of a block share out the circuit, operands "
+               "staged in shared memory; auto = 2 for circuits of 512 gates or more whose "
+               "cells fit in shared memory, else 1")
+            ->transform(CLI::CheckedTransformer(bulk_kernels, CLI::ignore_case))
+            ->default_str("auto"),
+        "{auto,1,2}");
   const std::map<std::string, cuda::Scheduling> schedulings = {
       {"static", cuda::Scheduling::kStatic}, {"dynamic", cuda::Scheduling::kDynamic}};
-  cmd->add_option("--scheduling", args->scheduling,
-                  "--bulk: string groups handed to blocks/threads by an atomic counter (dynamic) "
-                  "or round robin (static)")
-      ->transform(CLI::CheckedTransformer(schedulings, CLI::ignore_case))
-      ->default_str("dynamic");
-  cmd->add_flag("!--no-minimize", args->minimize,
+  Shown(cmd->add_option(
+               "--scheduling", args->scheduling,
+               "--bulk: string groups handed to blocks/threads by an atomic counter (dynamic) "
+               "or round robin (static)")
+            ->transform(CLI::CheckedTransformer(schedulings, CLI::ignore_case))
+            ->default_str("dynamic"),
+        "{dynamic,static}");
+  cmd->add_flag("--no-minimize", args->no_minimize,
                 "--bulk: evaluate the circuit as compiled, one AND per rule, without minimising");
-  cmd->add_option("--threads", args->threads, "CPU threads (0: all cores)")->capture_default_str();
-  cmd->add_option("--chunk", args->chunk, "Strings read and answered at a time")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  Shown(cmd->add_option("-t,--threads", args->threads, "CPU threads; 0 = all cores")
+            ->check(AtLeast(0))
+            ->capture_default_str(),
+        "N");
+  Shown(cmd->add_option("--batch-size", args->chunk,
+                        "Most strings answered together; a batch holds what has arrived, so an "
+                        "answer is never held back waiting for more input")
+            ->check(AtLeast(1))
+            ->capture_default_str(),
+        "N");
+  cmd->add_option("--chunk", args->chunk)->check(AtLeast(1))->group("");  // the old name
   cmd->callback([args] { Run(*args); });
 }
 

@@ -9,6 +9,8 @@
 
 #include "apps/command_util.h"
 #include "apps/commands.h"
+#include "apps/output_format.h"
+#include "apps/sentence_source.h"
 #include "common/input_file.h"
 #include "text/tokenizer.h"
 
@@ -21,7 +23,8 @@ struct TokenizeArgs {
   bool split_hyphens = false;
   bool keep_brackets = false;
   bool keep_unicode_punctuation = false;
-  bool no_sentence_split = false;
+  bool sentence_per_line = false;
+  std::string token_style = "ptb";
 };
 
 void RunTokenize(const TokenizeArgs& args) {
@@ -29,53 +32,30 @@ void RunTokenize(const TokenizeArgs& args) {
   options.split_hyphens = args.split_hyphens;
   options.ptb_brackets = !args.keep_brackets;
   options.ascii_punctuation = !args.keep_unicode_punctuation;
-  StatusOr<Tokenizer> tokenizer = Tokenizer::Create(options);
-  if (!tokenizer.ok()) {
-    spdlog::error("{}", tokenizer.status().message());
-    throw CLI::RuntimeError(1);
-  }
+  options.style = args.token_style == "gum" ? TokenStyle::kGum : TokenStyle::kPtb;
   StatusOr<std::unique_ptr<InputFile>> input = InputFile::Open(args.input);
-  if (!input.ok()) {
-    spdlog::error("{}", input.status().message());
-    throw CLI::RuntimeError(1);
-  }
+  if (!input.ok()) Fail(input.status().message());
+  auto source = SentenceSource::Create(
+      **input, args.sentence_per_line ? InputForm::kSentencePerLine : InputForm::kParagraphs,
+      options);
+  if (!source.ok()) Fail(source.status().message());
   std::ofstream output_file;
   std::ostream& out = OpenOutput(args.output, output_file);
+  ResultWriter writer(out, FlushEachLine(args.output));
 
-  ParagraphReader reader((*input)->stream());
-  std::string paragraph;
   long sentences = 0;
-  while (reader.Next(&paragraph)) {
-    std::vector<std::string> pieces;
-    if (args.no_sentence_split) {
-      // One sentence per non-blank line.
-      size_t start = 0;
-      while (start <= paragraph.size()) {
-        size_t end = paragraph.find('\n', start);
-        if (end == std::string::npos) end = paragraph.size();
-        pieces.push_back(paragraph.substr(start, end - start));
-        start = end + 1;
-      }
-    } else {
-      pieces = tokenizer->SplitSentences(paragraph);
-    }
-    for (const std::string& sentence : pieces) {
-      std::vector<std::string> tokens = tokenizer->Tokenize(sentence);
-      if (tokens.empty()) continue;
-      for (size_t i = 0; i < tokens.size(); ++i) out << (i ? " " : "") << tokens[i];
-      out << '\n';
-      ++sentences;
-    }
+  std::vector<std::string> tokens;
+  while ((*source)->Next(&tokens)) {
+    if (tokens.empty()) continue;  // a blank line
+    std::string line;
+    for (size_t i = 0; i < tokens.size(); ++i) line += (i ? " " : "") + tokens[i];
+    writer.Write(line + "\n");
+    ++sentences;
+    if (!(*source)->Ready()) writer.EndBatch();  // the input stalls: let the reader have these
   }
-  out.flush();
-  if (reader.bad()) {
-    spdlog::error("error while reading '{}'", args.input);
-    throw CLI::RuntimeError(1);
-  }
-  if (!out) {
-    spdlog::error("error while writing '{}'", args.output);
-    throw CLI::RuntimeError(1);
-  }
+  writer.EndBatch();
+  if ((*input)->stream().bad()) Fail("error while reading '" + args.input + "'");
+  if (!out) Fail("error while writing '" + args.output + "'");
   spdlog::debug("{} sentences", sentences);
 }
 
@@ -87,12 +67,15 @@ void AddTokenizeCommand(CLI::App& app) {
       "tokenize",
       "Split raw UTF-8 text into sentences and Penn Treebank tokens; print one sentence per line, "
       "tokens separated by single spaces. Blank lines separate paragraphs: no sentence spans one.");
-  command
-      ->add_option("-i,--input", args->input,
-                   "Text to read (plain or gzipped; '-' for standard input)")
-      ->capture_default_str();
-  command->add_option("-o,--output", args->output, "Where to write ('-' for standard output)")
-      ->capture_default_str();
+  Shown(command
+            ->add_option("-i,--input,INPUT", args->input,
+                         "Text to read (plain, gzip, bzip2, xz or zstd); - for standard input. "
+                         "Each sentence is written as soon as it is known")
+            ->capture_default_str(),
+        "FILE");
+  Shown(command->add_option("-o,--output", args->output, "Where to write; - for standard output")
+            ->capture_default_str(),
+        "FILE");
   command->add_flag("--split-hyphens", args->split_hyphens,
                     "Split hyphenated words (\"well - known\") as GUM and OntoNotes do; by "
                     "default they stay whole as in the WSJ treebank");
@@ -100,8 +83,19 @@ void AddTokenizeCommand(CLI::App& app) {
                     "Print ( ) [ ] { } as they are instead of -LRB- -RRB- -LSB- ...");
   command->add_flag("--keep-unicode-punctuation", args->keep_unicode_punctuation,
                     "Keep dashes, ellipses and curly apostrophes as written instead of -- ... '");
-  command->add_flag("--one-sentence-per-line", args->no_sentence_split,
+  Shown(command
+            ->add_option("--token-style", args->token_style,
+                         "ptb: double quotes become `` and '', single ones ` and ', [ ] become "
+                         "-LSB- -RSB- (the Penn Treebank's words, the WSJ's); gum: \" ' [ ] stay "
+                         "as written (GUM's words; `cky parse` uses them for the built-in "
+                         "grammar)")
+            ->check(OneOf({"ptb", "gum"}))
+            ->capture_default_str(),
+        "{ptb,gum}");
+  command->add_flag("--sentence-per-line", args->sentence_per_line,
                     "Take each non-blank input line as one sentence (no sentence splitting)");
+  // The old spelling, hidden.
+  command->add_flag("--one-sentence-per-line", args->sentence_per_line)->group("");
   command->callback([args] { RunTokenize(*args); });
 }
 

@@ -91,75 +91,94 @@ void AddTrainCommand(CLI::App& app) {
       "for `cky parse --grammar PREFIX`. Empty elements (-NONE-) and "
       "function tags are removed and the root is labelled ROOT; rules are binarized the Berkeley "
       "way (X -> @X last) and unary chains closed.");
-  cmd->add_option("treebanks", args->treebanks,
-                  "Treebank files (bracketed trees, one or several lines each; plain or gzipped; "
-                  "- for stdin)")
-      ->required();
-  cmd->add_option("-o,--output", args->output_prefix,
-                  "Output prefix: writes PREFIX.grammar, PREFIX.lexicon, PREFIX.splits and "
-                  "PREFIX.words")
-      ->required();
-  cmd->add_option("--horizontal", args->options.horizontal_markovization,
-                  "Horizontal markovization: how many following siblings a binarization "
-                  "intermediate @X remembers (@NP->_JJ_NN); 0 = none (plain @NP), -1 = all")
-      ->check(CLI::Range(-1, 100))
-      ->capture_default_str();
-  cmd->add_option("--vertical", args->options.vertical_markovization,
-                  "Vertical markovization: 1 = plain labels, 2 = phrasal labels carry their "
-                  "parent's (NP^S), 3 = and their grandparent's (NP^VP^S)")
-      ->check(CLI::Range(1, 10))
-      ->capture_default_str();
+  Shown(cmd->add_option("TREEBANK", args->treebanks,
+                        "Treebank files (bracketed trees, one or several lines each; plain, "
+                        "gzip, bzip2, xz or zstd; - for stdin)")
+            ->required(),
+        "FILE...");
+  Shown(cmd->add_option("-o,--output", args->output_prefix,
+                        "Output prefix: writes PREFIX.grammar, PREFIX.lexicon, PREFIX.splits and "
+                        "PREFIX.words")
+            ->required(),
+        "PREFIX");
+  Shown(cmd->add_option("--horizontal", args->options.horizontal_markovization,
+                        "Horizontal markovization: how many following siblings a binarization "
+                        "intermediate @X remembers (@NP->_JJ_NN); 0 = none (plain @NP), -1 = all")
+            ->check(Between(-1, 100))
+            ->capture_default_str(),
+        "N");
+  Shown(cmd->add_option("--vertical", args->options.vertical_markovization,
+                        "Vertical markovization: 1 = plain labels, 2 = phrasal labels carry their "
+                        "parent's (NP^S), 3 = and their grandparent's (NP^VP^S)")
+            ->check(Between(1, 10))
+            ->capture_default_str(),
+        "N");
   cmd->add_flag("--tag-annotation", args->options.tag_parent_annotation,
                 "Annotate POS tags with their parent's label (IN^PP); the lexicon is then "
                 "estimated per annotated tag");
-  cmd->add_option("--rare-word-count", args->options.rare_word_max_count,
-                  "Words seen at most this often estimate the unknown-word signature rows "
-                  "(UNK-...)")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  cmd->add_option("--signature-smoothing", args->options.signature_smoothing,
-                  "Weight of a signature's share among all rare words when estimating "
-                  "P(signature | tag) from a tag's own rare words")
-      ->check(CLI::Range(0.0, 1e6))
-      ->capture_default_str();
-  cmd->add_option("--smooth-words-up-to", args->options.smoothed_word_max_count,
-                  "Known words seen at most this often may also take the tags that rare words "
-                  "take (P(tag | word) smoothed with the rare words' tag distribution); 0 = off")
-      ->check(CLI::Range(0, 1000000))
-      ->capture_default_str();
-  cmd->add_option("--word-smoothing", args->options.word_smoothing,
-                  "Weight of the rare words' tag distribution in that smoothing")
-      ->check(CLI::Range(0.0, 1e6))
-      ->capture_default_str();
-  cmd->add_option("--split-merge", args->split_merge_cycles,
-                  "Train a latent-annotation grammar with this many split-merge EM cycles "
-                  "(Petrov et al. 2006, the Berkeley trainer's defaults: h=0, v=1 binarization, "
-                  "50/20/10 EM iterations after split/merge/smoothing); writes the text export and "
-                  "PREFIX.ckybin (parse with -g PREFIX.ckybin for Berkeley-exact lexical scores). "
-                  "0 = the plain PCFG")
-      ->check(CLI::Range(0, 8))
-      ->capture_default_str();
-  cmd->add_option("--merge-fraction", args->split_merge.merge_fraction,
-                  "Split-merge: fraction of the splits merged back per cycle")
-      ->check(CLI::Range(0.0, 0.99))
-      ->capture_default_str();
-  cmd->add_option("--split-iterations", args->split_merge.split_iterations,
-                  "Split-merge: EM iterations after each split")
-      ->check(CLI::Range(0, 1000))
-      ->capture_default_str();
-  cmd->add_option("--merge-iterations", args->split_merge.merge_iterations,
-                  "Split-merge: EM iterations after each merge")
-      ->check(CLI::Range(0, 1000))
-      ->capture_default_str();
-  cmd->add_option("--smooth-iterations", args->split_merge.smooth_iterations,
-                  "Split-merge: EM iterations with smoothing at the end of each cycle")
-      ->check(CLI::Range(0, 1000))
-      ->capture_default_str();
-  cmd->add_option("--seed", args->split_merge.seed, "Split-merge: seed of the split perturbation")
-      ->capture_default_str();
-  cmd->add_option("--threads", args->split_merge.threads,
-                  "Split-merge: E-step threads (the result does not depend on it; 0 = all cores)")
-      ->capture_default_str();
+  Shown(cmd->add_option("--rare-word-count", args->options.rare_word_max_count,
+                        "Words seen at most this often estimate the unknown-word signature rows "
+                        "(UNK-...)")
+            ->check(Between(1, 1000))
+            ->capture_default_str(),
+        "N");
+  Shown(cmd->add_option("--signature-smoothing", args->options.signature_smoothing,
+                        "Weight of a signature's share among all rare words when estimating "
+                        "P(signature | tag) from a tag's own rare words")
+            ->check(Between(0.0, 1e6))
+            ->capture_default_str(),
+        "W");
+  Shown(cmd->add_option("--smooth-words-up-to", args->options.smoothed_word_max_count,
+                        "Known words seen at most this often may also take the tags that rare "
+                        "words take (P(tag | word) smoothed with the rare words' tag "
+                        "distribution); 0 = off")
+            ->check(Between(0, 1000000))
+            ->capture_default_str(),
+        "N");
+  Shown(cmd->add_option("--word-smoothing", args->options.word_smoothing,
+                        "Weight of the rare words' tag distribution in that smoothing")
+            ->check(Between(0.0, 1e6))
+            ->capture_default_str(),
+        "W");
+  Shown(cmd->add_option(
+               "--split-merge", args->split_merge_cycles,
+               "Train a latent-annotation grammar with this many split-merge EM cycles "
+               "(Petrov et al. 2006, the Berkeley trainer's defaults: h=0, v=1 binarization, "
+               "50/20/10 EM iterations after split/merge/smoothing); writes the text export and "
+               "PREFIX.ckybin (parse with -g PREFIX.ckybin for Berkeley-exact lexical scores). "
+               "0 = the plain PCFG")
+            ->check(Between(0, 8))
+            ->capture_default_str(),
+        "N");
+  Shown(cmd->add_option("--merge-fraction", args->split_merge.merge_fraction,
+                        "Split-merge: fraction of the splits merged back per cycle")
+            ->check(Between(0.0, 0.99))
+            ->capture_default_str(),
+        "F");
+  Shown(cmd->add_option("--split-iterations", args->split_merge.split_iterations,
+                        "Split-merge: EM iterations after each split")
+            ->check(Between(0, 1000))
+            ->capture_default_str(),
+        "N");
+  Shown(cmd->add_option("--merge-iterations", args->split_merge.merge_iterations,
+                        "Split-merge: EM iterations after each merge")
+            ->check(Between(0, 1000))
+            ->capture_default_str(),
+        "N");
+  Shown(cmd->add_option("--smooth-iterations", args->split_merge.smooth_iterations,
+                        "Split-merge: EM iterations with smoothing at the end of each cycle")
+            ->check(Between(0, 1000))
+            ->capture_default_str(),
+        "N");
+  Shown(cmd->add_option("--seed", args->split_merge.seed,
+                        "Split-merge: seed of the split perturbation")
+            ->capture_default_str(),
+        "S");
+  Shown(cmd->add_option(
+               "--threads", args->split_merge.threads,
+               "Split-merge: E-step threads (the result does not depend on it; 0 = all cores)")
+            ->capture_default_str(),
+        "N");
   cmd->callback([args] { RunTrain(*args); });
 }
 

@@ -1,58 +1,180 @@
 #include "common/input_file.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/iostreams/filter/bzip2.hpp>
 #include <boost/iostreams/filter/gzip.hpp>
+#include <boost/iostreams/filter/lzma.hpp>
+#include <boost/iostreams/filter/zstd.hpp>
 #include <boost/iostreams/filtering_stream.hpp>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <sstream>
+#include <stdexcept>
+#include <vector>
 
 namespace cky {
 namespace {
 
 namespace bio = boost::iostreams;
 
-class FilteredInput : public InputFile {
+// A read buffer on a file descriptor that, unlike std::filebuf on std::cin or a Boost filtering
+// stream, hands out whatever one read(2) returned: a line that arrived on a pipe is readable at
+// once. A read error throws, which the istream turns into badbit.
+class FdStreamBuf : public std::streambuf {
  public:
-  FilteredInput(std::string path, std::unique_ptr<std::istream> source)
-      : InputFile(std::move(path)), source_(std::move(source)) {
-    int first = source_->peek();
-    bool gzipped = false;
-    if (first == 0x1f) {
-      source_->get();
-      gzipped = source_->peek() == 0x8b;
-      source_->unget();
-    }
-    if (gzipped) filtered_.push(bio::gzip_decompressor());
-    filtered_.push(*source_);
+  FdStreamBuf(int fd, bool owned) : fd_(fd), owned_(owned), buffer_(kBufferSize) {
+    setg(buffer_.data(), buffer_.data(), buffer_.data());
   }
-  std::istream& stream() override { return filtered_; }
+  ~FdStreamBuf() override {
+    if (owned_) ::close(fd_);
+  }
+
+  // Reads until at least `count` bytes are buffered or the input ends (only at the start, for
+  // the magic number). Returns the bytes buffered.
+  std::string_view Buffered() const { return {gptr(), static_cast<size_t>(egptr() - gptr())}; }
+  bool ReadMore() {
+    if (eof_) return false;
+    const size_t used = egptr() - eback();
+    if (used == buffer_.size()) return false;
+    const ssize_t n = ReadSome(buffer_.data() + used, buffer_.size() - used);
+    if (n <= 0) return false;
+    setg(eback(), gptr(), egptr() + n);
+    return true;
+  }
+
+  bool LineReady() {
+    if (eof_ || std::memchr(gptr(), '\n', egptr() - gptr()) != nullptr) return true;
+    pollfd request{.fd = fd_, .events = POLLIN, .revents = 0};
+    return ::poll(&request, 1, 0) > 0 && request.revents != 0;
+  }
+  int64_t BytesConsumed() const { return consumed_ - (egptr() - gptr()); }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    const ssize_t n = ReadSome(buffer_.data(), buffer_.size());
+    if (n <= 0) return traits_type::eof();
+    setg(buffer_.data(), buffer_.data(), buffer_.data() + n);
+    return traits_type::to_int_type(*gptr());
+  }
 
  private:
-  std::unique_ptr<std::istream> source_;
-  bio::filtering_istream filtered_;
+  static constexpr size_t kBufferSize = 1 << 16;
+
+  ssize_t ReadSome(char* into, size_t capacity) {
+    ssize_t n;
+    do {
+      n = ::read(fd_, into, capacity);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) throw std::runtime_error(std::strerror(errno));
+    if (n == 0) eof_ = true;
+    consumed_ += n;
+    return n;
+  }
+
+  int fd_;
+  bool owned_;
+  std::vector<char> buffer_;
+  bool eof_ = false;
+  int64_t consumed_ = 0;
 };
 
-// std::cin is not owned; wrap it in a non-deleting istream that shares its buffer.
-class StdinStream : public std::istream {
+struct Magic {
+  std::string_view bytes;
+  const char* format;
+  bool readable;  // false: recognized, but we cannot decompress it
+};
+constexpr Magic kMagics[] = {
+    {"\x1f\x8b", "gzip", true},
+    {"BZh", "bzip2", true},
+    {"\xfd\x37\x7a\x58\x5a\x00", "xz", true},
+    {"\x28\xb5\x2f\xfd", "zstd", true},
+    {"PK\x03\x04", "zip", false},
+    {"7z\xbc\xaf\x27\x1c", "7z", false},
+    {"\x04\x22\x4d\x18", "lz4", false},
+    {"\x1f\x9d", "compress (.Z)", false},
+    {"LZIP", "lzip", false},
+};
+
+class FdInput : public InputFile {
  public:
-  StdinStream() : std::istream(std::cin.rdbuf()) {}
+  FdInput(std::string path, int fd, bool owned, int64_t size)
+      : InputFile(std::move(path), size, ""), buffer_(fd, owned), raw_(&buffer_) {}
+
+  // Reads the first bytes and recognizes a compression format; fails for one we cannot read.
+  Status Start() {
+    const Magic* found = nullptr;
+    for (;;) {
+      std::string_view head = buffer_.Buffered();
+      found = nullptr;
+      bool could_be_one = false;
+      for (const Magic& magic : kMagics) {
+        if (head.size() >= magic.bytes.size()) {
+          if (head.substr(0, magic.bytes.size()) == magic.bytes) found = &magic;
+        } else if (magic.bytes.substr(0, head.size()) == head) {
+          could_be_one = true;
+        }
+      }
+      // Read on only while the bytes so far may still turn out to be a magic number, so that a
+      // short first line on a pipe is not held back.
+      if (found != nullptr || !could_be_one) break;
+      try {
+        if (!buffer_.ReadMore()) break;
+      } catch (const std::exception& e) {
+        return Status::Error(path() + ": read error: " + e.what());
+      }
+    }
+    if (found == nullptr) return Status();
+    if (!found->readable) {
+      return Status::Error(path() + ": the data is compressed or archived as " + found->format +
+                           ", which cky cannot read; decompress it first (cky reads plain text, "
+                           "gzip, bzip2, xz and zstd)");
+    }
+    set_compression(found->format);
+    const std::string_view format = found->format;
+    if (format == "gzip") filtered_.push(bio::gzip_decompressor());
+    if (format == "bzip2") filtered_.push(bio::bzip2_decompressor());
+    if (format == "xz") filtered_.push(bio::lzma_decompressor());
+    if (format == "zstd") filtered_.push(bio::zstd_decompressor());
+    filtered_.push(raw_);
+    return Status();
+  }
+
+  std::istream& stream() override {
+    return compression().empty() ? raw_ : static_cast<std::istream&>(filtered_);
+  }
+  bool LineReady() override { return !compression().empty() || buffer_.LineReady(); }
+  int64_t BytesConsumed() const override { return buffer_.BytesConsumed(); }
+
+ private:
+  FdStreamBuf buffer_;
+  std::istream raw_;
+  bio::filtering_istream filtered_;
 };
 
 }  // namespace
 
 StatusOr<std::unique_ptr<InputFile>> InputFile::Open(const std::string& path) {
-  std::unique_ptr<std::istream> source;
-  if (path == "-") {
-    source = std::make_unique<StdinStream>();
-  } else {
+  int fd = 0;
+  bool owned = false;
+  if (path != "-") {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) return Status::Error(path + ": is a directory");
-    auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
-    if (!*file) return Status::Error(path + ": cannot open for reading");
-    source = std::move(file);
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::Error(path + ": cannot open for reading: " + std::strerror(errno));
+    owned = true;
   }
-  return std::unique_ptr<InputFile>(new FilteredInput(path, std::move(source)));
+  struct stat info {};
+  const int64_t size = ::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) ? info.st_size : -1;
+  auto input = std::make_unique<FdInput>(path, fd, owned, size);
+  Status started = input->Start();
+  if (!started.ok()) return started;
+  return std::unique_ptr<InputFile>(std::move(input));
 }
 
 bool FileExists(const std::string& path) {
@@ -65,8 +187,48 @@ StatusOr<std::string> ReadWholeFile(const std::string& path) {
   if (!in.ok()) return in.status();
   std::ostringstream out;
   out << (*in)->stream().rdbuf();
-  if ((*in)->stream().bad()) return Status::Error(path + ": read error (corrupt gzip data?)");
+  if ((*in)->stream().bad()) {
+    return Status::Error(path + ": read error (corrupt compressed data?)");
+  }
   return out.str();
+}
+
+size_t FindInvalidUtf8(std::string_view text) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t size = text.size();
+  size_t i = 0;
+  while (i < size) {
+    const unsigned char lead = bytes[i];
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    int length = 0;
+    uint32_t code = 0;
+    if ((lead & 0xe0) == 0xc0) {
+      length = 2;
+      code = lead & 0x1f;
+    } else if ((lead & 0xf0) == 0xe0) {
+      length = 3;
+      code = lead & 0x0f;
+    } else if ((lead & 0xf8) == 0xf0) {
+      length = 4;
+      code = lead & 0x07;
+    } else {
+      return i;
+    }
+    if (i + length > size) return i;
+    for (int k = 1; k < length; ++k) {
+      if ((bytes[i + k] & 0xc0) != 0x80) return i;
+      code = (code << 6) | (bytes[i + k] & 0x3f);
+    }
+    static constexpr uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kSmallest[length] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
+      return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
 }
 
 }  // namespace cky

@@ -1,16 +1,22 @@
-// Reading text files that may be gzipped, and standard input.
+// Reading text files that may be compressed, and standard input, as a stream that never waits for
+// more than it needs: a line that has arrived on a pipe can be read at once, without waiting for a
+// full buffer or the end of input (so that `cky parse` can run as a co-process).
 #pragma once
 
+#include <cstdint>
 #include <istream>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 
 namespace cky {
 
-// An open input stream. "-" means standard input. A file whose first two bytes are the gzip magic
-// (1f 8b) is decompressed on the fly, whatever its name; so is standard input.
+// An open input stream. "-" means standard input. Compressed data is decompressed on the fly,
+// recognized by its first bytes whatever the file's name (so is standard input): gzip, bzip2, xz
+// and zstd. Other compressed or archive formats that we recognize (zip, 7z, lz4, compress .Z) are
+// refused with an error naming the format.
 class InputFile {
  public:
   static StatusOr<std::unique_ptr<InputFile>> Open(const std::string& path);
@@ -18,17 +24,37 @@ class InputFile {
   virtual std::istream& stream() = 0;
   const std::string& path() const { return path_; }
 
+  // True when reading one more line from stream() will not wait for input: a whole line is
+  // already buffered, or the file (or pipe) has data or its end ready. Always true for
+  // compressed input (its decompressor reads in blocks). Lets a reader batch what has arrived and
+  // go to work when the input stalls.
+  virtual bool LineReady() = 0;
+  // Bytes of the underlying file consumed so far (compressed bytes for compressed input), and
+  // its size in bytes; -1 when the size is unknown (a pipe, a terminal). For progress and ETA.
+  virtual int64_t BytesConsumed() const = 0;
+  int64_t size() const { return size_; }
+  // "gzip", "bzip2", "xz", "zstd", or "" for plain text.
+  const std::string& compression() const { return compression_; }
+
  protected:
-  explicit InputFile(std::string path) : path_(std::move(path)) {}
+  InputFile(std::string path, int64_t size, std::string compression)
+      : path_(std::move(path)), size_(size), compression_(std::move(compression)) {}
+  void set_compression(std::string compression) { compression_ = std::move(compression); }
 
  private:
   std::string path_;
+  int64_t size_;
+  std::string compression_;
 };
 
 // True when `path` names an existing regular file.
 bool FileExists(const std::string& path);
 
-// Reads a whole (possibly gzipped) file into a string.
+// Reads a whole (possibly compressed) file into a string.
 StatusOr<std::string> ReadWholeFile(const std::string& path);
+
+// The byte offset of the first invalid UTF-8 sequence in `text` (overlong forms, surrogates and
+// code points above U+10FFFF count as invalid), or npos when `text` is valid UTF-8.
+size_t FindInvalidUtf8(std::string_view text);
 
 }  // namespace cky

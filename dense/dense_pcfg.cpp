@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/input_file.h"
+#include "grammar_io/berkeley_model.h"
 
 namespace cky {
 
@@ -238,6 +239,15 @@ StatusOr<DensePcfg> ReadDensePcfgBinary(const std::string& path) {
 }
 
 StatusOr<DensePcfg> LoadDensePcfg(const std::string& path) {
+  // A Berkeley grammar has unary rules and thousands of latent states: no dense CNF grammar.
+  if (path != "-" && DetectGrammarFormat(path) != GrammarFormat::kUnknown) {
+    return Status::Error(path +
+                         ": a Berkeley grammar (.gr, text export or .ckybin cache), which has "
+                         "unary rules and latent states; the dense inside algorithm takes a "
+                         "dense CNF PCFG in cky's dense format (make one with `cky inside "
+                         "--generate M --save-grammar FILE`; parse with a Berkeley grammar with "
+                         "`cky parse --grammar`)");
+  }
   StatusOr<std::unique_ptr<InputFile>> file = InputFile::Open(path);
   if (!file.ok()) return file.status();
   char head[sizeof(kBinaryMagic)] = {};

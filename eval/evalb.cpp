@@ -357,10 +357,12 @@ EvalbSummary SummarizeEvalb(const EvalbTotals& t) {
   s.test_brackets = t.test_brackets;
   s.words = t.words;
   s.correct_tags = t.correct_tags;
-  // Same expressions as EVALB, so that every rounding (and the NaN of 0/0) comes out the same.
+  // Same expressions as EVALB, so that every rounding comes out the same; where EVALB prints the
+  // NaN of 0/0 (nothing matched) we give 0, the F-measure with no match.
   s.recall = t.gold_brackets > 0 ? 100.0 * t.matched / t.gold_brackets : 0.0;
   s.precision = t.test_brackets > 0 ? 100.0 * t.matched / t.test_brackets : 0.0;
-  s.f_measure = 2 * s.precision * s.recall / (s.precision + s.recall);
+  s.f_measure =
+      s.precision + s.recall > 0 ? 2 * s.precision * s.recall / (s.precision + s.recall) : 0.0;
   s.complete_match = valid > 0 ? 100.0 * t.complete_match / valid : 0.0;
   s.average_crossing = valid > 0 ? 1.0 * t.crossing / valid : 0.0;
   s.no_crossing = valid > 0 ? 100.0 * t.no_crossing / valid : 0.0;
@@ -389,17 +391,57 @@ std::string FormatEvalbSummary(const EvalbRun& run) {
 
 namespace {
 
-EvalbSentence ToSentence(const TreeItem& item, const EvalbParams& params) {
+bool IsRootWrapper(const std::string& label) { return label == "ROOT" || label == "TOP"; }
+
+EvalbSentence ToSentence(TreeItem& item, const EvalbParams& params, bool strip_root) {
   if (!item.status.ok()) return MakeUnreadableSentence(item.status.message());
   std::vector<const Tree*> trees;
   if (!item.empty) {
+    if (strip_root && IsRootWrapper(item.tree.label)) item.tree.label.clear();
     trees.push_back(&item.tree);
     for (const Tree& more : item.more_trees) trees.push_back(&more);
   }
   return MakeEvalbSentence(trees, params);
 }
 
+void AppendJsonBlock(const char* name, const EvalbTotals& t, int cutoff, std::string* out) {
+  const EvalbSummary s = SummarizeEvalb(t);
+  Append(out, "\"%s\":{", name);
+  if (cutoff >= 0) Append(out, "\"cutoff_length\":%d,", cutoff);
+  Append(out,
+         "\"sentences\":%d,\"error_sentences\":%d,\"skip_sentences\":%d,"
+         "\"valid_sentences\":%ld,",
+         s.sentences, s.error_sentences, s.skip_sentences, s.valid_sentences);
+  Append(out, "\"matched\":%ld,\"gold_brackets\":%ld,\"test_brackets\":%ld,", t.matched,
+         t.gold_brackets, t.test_brackets);
+  Append(out, "\"recall\":%.17g,\"precision\":%.17g,\"f1\":%.17g,", s.recall, s.precision,
+         s.f_measure);
+  Append(out, "\"complete_match\":%.17g,\"average_crossing\":%.17g,", s.complete_match,
+         s.average_crossing);
+  Append(out, "\"no_crossing\":%.17g,\"two_or_less_crossing\":%.17g,", s.no_crossing,
+         s.two_or_less_crossing);
+  Append(out, "\"tagging_accuracy\":%.17g}", s.tagging_accuracy);
+}
+
 }  // namespace
+
+std::string FormatEvalbJsonSentence(const EvalbSentenceResult& r) {
+  std::string out;
+  Append(&out,
+         "{\"id\":%d,\"length\":%d,\"status\":%d,\"matched\":%d,\"gold_brackets\":%d,"
+         "\"test_brackets\":%d,\"crossing\":%d,\"words\":%d,\"correct_tags\":%d}",
+         r.id, r.length, r.status, r.matched, r.gold_brackets, r.test_brackets, r.crossing, r.words,
+         r.correct_tags);
+  return out;
+}
+
+std::string FormatEvalbJsonSummary(const EvalbRun& run) {
+  std::string out;
+  AppendJsonBlock("all", run.all(), -1, &out);
+  out += ",";
+  AppendJsonBlock("cutoff", run.up_to_cutoff(), run.params().cutoff_len, &out);
+  return out;
+}
 
 bool ScoreEvalb(std::istream& gold, const std::string& gold_name, std::istream& test,
                 const std::string& test_name, const EvalbReportOptions& options, EvalbRun* run,
@@ -425,8 +467,8 @@ bool ScoreEvalb(std::istream& gold, const std::string& gold_name, std::istream& 
       if (!go_on) return false;
       break;
     }
-    const bool go_on =
-        run->Add(ToSentence(gold_item, params), ToSentence(test_item, params), &result);
+    const bool go_on = run->Add(ToSentence(gold_item, params, options.strip_root),
+                                ToSentence(test_item, params, options.strip_root), &result);
     for (const std::string& error : result.errors) report(id, error);
     if (!go_on) return false;
     if (on_sentence) on_sentence(result);
@@ -442,15 +484,25 @@ bool ScoreEvalb(std::istream& gold, const std::string& gold_name, std::istream& 
 bool WriteEvalbReport(std::istream& gold, const std::string& gold_name, std::istream& test,
                       const std::string& test_name, const EvalbParams& params,
                       const EvalbReportOptions& options, std::ostream& out) {
-  if (options.sentence_lines) out << FormatEvalbHeader();
+  if (options.sentence_lines) out << (options.json ? "{\"sentences\":[\n" : FormatEvalbHeader());
+  bool first_sentence = true;
   EvalbRun run(params);
-  const bool complete = ScoreEvalb(gold, gold_name, test, test_name, options, &run,
-                                   [&](const EvalbSentenceResult& result) {
-                                     if (options.sentence_lines)
-                                       out << FormatEvalbSentenceLine(result);
-                                   });
+  const bool complete = ScoreEvalb(
+      gold, gold_name, test, test_name, options, &run, [&](const EvalbSentenceResult& result) {
+        if (!options.sentence_lines) return;
+        if (!options.json) {
+          out << FormatEvalbSentenceLine(result);
+          return;
+        }
+        out << (first_sentence ? "" : ",\n") << FormatEvalbJsonSentence(result);
+        first_sentence = false;
+      });
   if (!complete) return false;
-  out << FormatEvalbSummary(run);
+  if (options.json) {
+    out << (options.sentence_lines ? "\n],\n" : "{") << FormatEvalbJsonSummary(run) << "}\n";
+  } else {
+    out << FormatEvalbSummary(run);
+  }
   return true;
 }
 

@@ -134,7 +134,7 @@ class EvalbRun {
 };
 
 // The numbers of one summary block, computed with EVALB's own expressions (so that each rounds to
-// what EVALB prints, "%6.2f"; a block without brackets gets EVALB's 0/0 NaN F-measure).
+// what EVALB prints, "%6.2f"; where nothing matched, F-measure 0 instead of EVALB's 0/0 NaN).
 struct EvalbSummary {
   int sentences = 0, error_sentences = 0, skip_sentences = 0;
   long valid_sentences = 0;
@@ -153,9 +153,24 @@ std::string FormatEvalbSentenceLine(const EvalbSentenceResult& result);
 // The totals line, "=== Summary ===", and the two blocks (all, len<=cutoff).
 std::string FormatEvalbSummary(const EvalbRun& run);
 
+// The report as JSON: {"sentences": [one object per sentence, unless !sentence_lines], "all":
+// {...}, "cutoff": {...}}. A block holds the counts and EVALB's percentages unrounded:
+// {"cutoff_length", "sentences", "error_sentences", "skip_sentences", "valid_sentences",
+//  "matched", "gold_brackets", "test_brackets", "recall", "precision", "f1", "complete_match",
+//  "average_crossing", "no_crossing", "two_or_less_crossing", "tagging_accuracy"}; "f1" is 0 (not
+// NaN) when nothing matched.
+std::string FormatEvalbJsonSentence(const EvalbSentenceResult& result);
+std::string FormatEvalbJsonSummary(const EvalbRun& run);
+
 struct EvalbReportOptions {
   TreeLayout layout = TreeLayout::kAuto;  // of both files
   bool sentence_lines = true;             // false: only the totals line and the summary
+  // Read a root labelled ROOT or TOP, in either file, as the unlabelled root "( ...)" that the
+  // Berkeley parser prints: a gold "(ROOT (S ...))" then scores as "( (S ...))", as after
+  // `sed 's/^(ROOT /( /'`. (EVALB counts the root bracket: "ROOT" against "" is a miss.)
+  bool strip_root = false;
+  // The report as one JSON object instead of EVALB's text (see FormatEvalbJson).
+  bool json = false;
   // Called with each error message as EVALB words it, prefixed "ID : ".
   std::function<void(const std::string&)> on_error;
 };

@@ -276,3 +276,51 @@ TEST(EvalbReportTest, MultiLineGoldGivesTheSameReport) {
 
 }  // namespace
 }  // namespace cky
+
+namespace cky {
+namespace {
+
+std::string ReportOf(const std::string& gold_text, const std::string& test_text,
+                     const EvalbReportOptions& options) {
+  std::istringstream gold(gold_text), test(test_text);
+  std::ostringstream out;
+  EXPECT_TRUE(WriteEvalbReport(gold, "gold", test, "test", EvalbParams::Collins(), options, out));
+  return out.str();
+}
+
+// GUM-style gold trees carry a ROOT the parser does not print: --strip-root scores them as after
+// `sed 's/^(ROOT /( /'`; EVALB itself (the default) counts ROOT against "" as a miss.
+TEST(EvalbReportTest, StripRootReadsRootAndTopAsTheUnlabelledRoot) {
+  const std::string gold = "(ROOT (S (NP (DT a) (NN b)) (VP (VBZ c))))\n(TOP (S (NN d) (VBZ e)))\n";
+  const std::string sed = "( (S (NP (DT a) (NN b)) (VP (VBZ c))))\n( (S (NN d) (VBZ e)))\n";
+  const std::string test = "( (S (NP (DT a) (NN b)) (VP (VBZ c))) )\n( (S (NN d) (VBZ e)) )\n";
+  EvalbReportOptions strip;
+  strip.strip_root = true;
+  EXPECT_EQ(ReportOf(gold, test, strip), ReportOf(sed, test, {}));
+  EXPECT_NE(ReportOf(gold, test, {}).find("FMeasure       =  72.73"), std::string::npos)
+      << ReportOf(gold, test, {});
+  EXPECT_NE(ReportOf(gold, test, strip).find("FMeasure       = 100.00"), std::string::npos);
+}
+
+TEST(EvalbReportTest, NothingMatchedGivesZeroNotNan) {
+  const std::string report = ReportOf("(S (A a) (B b))\n", "(X (A a) (B b))\n", {});
+  EXPECT_NE(report.find("FMeasure       =   0.00"), std::string::npos) << report;
+  EXPECT_EQ(report.find("nan"), std::string::npos) << report;
+}
+
+TEST(EvalbReportTest, JsonHasTheSummaryNumbers) {
+  EvalbReportOptions json;
+  json.json = true;
+  const std::string report =
+      ReportOf("(S (A a) (B b))\n(S (A a) (B b))\n", "(S (A a) (B b))\n(X (A a) (B b))\n", json);
+  EXPECT_EQ(report.rfind("{\"sentences\":[\n{\"id\":1,", 0), 0u) << report;
+  EXPECT_NE(report.find("\"all\":{\"sentences\":2,\"error_sentences\":0,\"skip_sentences\":0,"
+                        "\"valid_sentences\":2,\"matched\":1,\"gold_brackets\":2,"
+                        "\"test_brackets\":2,\"recall\":50,\"precision\":50,\"f1\":50,"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("\"cutoff\":{\"cutoff_length\":40,"), std::string::npos) << report;
+}
+
+}  // namespace
+}  // namespace cky

@@ -1,5 +1,6 @@
 #include "grammar_io/berkeley_model.h"
 
+#include <boost/uuid/detail/sha1.hpp>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <functional>
 #include <istream>
 #include <string_view>
+#include <vector>
 
 #include "common/input_file.h"
 #include "grammar_io/berkeley_gr.h"
@@ -388,13 +390,64 @@ std::string CacheDirectory() {
   return (fs::temp_directory_path() / "cky-cache").string();
 }
 
-// A cache is keyed by what produced it: the absolute prefix, format and options.
+// The SHA-1 of a file's bytes, in hex; empty when it cannot be read.
+std::string FileSha1(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  boost::uuids::detail::sha1 sha1;
+  std::vector<char> buffer(1 << 16);
+  while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0) {
+    sha1.process_bytes(buffer.data(), in.gcount());
+  }
+  if (in.bad()) return "";
+  boost::uuids::detail::sha1::digest_type digest;
+  sha1.get_digest(digest);
+  char hex[41];
+  for (int i = 0; i < 5; ++i) std::snprintf(hex + 8 * i, 9, "%08x", digest[i]);
+  return hex;
+}
+
+// The grammar text files a text export `prefix` consists of.
+std::vector<std::string> SourceParts(const std::string& prefix) {
+  std::vector<std::string> parts;
+  for (const char* ext : {".grammar", ".lexicon", ".splits", ".words", ".binary", ".unary",
+                          ".numstates", ".hierarchy"}) {
+    std::string part = FindPart(prefix, ext);
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+// A cache is keyed by what produced it: the content of every source file (its size and SHA-1,
+// so that a file replaced by one with an older or equal modification time, as `cp -p` leaves it,
+// is not mistaken for the old one), the format and the load options. Empty when a source file
+// cannot be read.
 std::string CacheKey(const std::string& prefix, GrammarFormat format, const LoadOptions& options) {
-  std::error_code ec;
-  std::string absolute = fs::absolute(prefix, ec).lexically_normal().string();
   char min_prob[64];
   std::snprintf(min_prob, sizeof(min_prob), "%.17g", options.min_binary_prob);
-  return absolute + "|" + std::to_string(static_cast<int>(format)) + "|" + min_prob;
+  std::string key = std::to_string(static_cast<int>(format)) + "|" + min_prob;
+  for (const std::string& part : SourceParts(prefix)) {
+    std::error_code ec;
+    const auto size = fs::file_size(part, ec);
+    const std::string sha1 = FileSha1(part);
+    if (ec || sha1.empty()) return "";
+    // Which part (by extension, not by path: a copy elsewhere shares the cache) and its content.
+    key += "|" +
+           fs::path(part).filename().string().substr(fs::path(prefix).filename().string().size()) +
+           ":" + std::to_string(size) + ":" + sha1;
+  }
+  return key;
+}
+
+// The cache file's name: the SHA-1 of its key.
+std::string CacheFileName(const std::string& key) {
+  boost::uuids::detail::sha1 sha1;
+  sha1.process_bytes(key.data(), key.size());
+  boost::uuids::detail::sha1::digest_type digest;
+  sha1.get_digest(digest);
+  char hex[41];
+  for (int i = 0; i < 5; ++i) std::snprintf(hex + 8 * i, 9, "%08x", digest[i]);
+  return std::string(hex) + ".ckybin";
 }
 
 Status WriteCacheWithKey(const BerkeleyModel& model, const std::string& key,
@@ -804,22 +857,10 @@ StatusOr<BerkeleyModel> LoadBerkeleyModel(const std::string& spec, const LoadOpt
   if (!options.use_cache) return read_text();
 
   const std::string key = CacheKey(spec, format, options);
-  const std::string cache_path =
-      CacheDirectory() + "/" + std::to_string(std::hash<std::string>{}(key)) + ".ckybin";
+  if (key.empty()) return read_text();
+  const std::string cache_path = CacheDirectory() + "/" + CacheFileName(key);
   std::error_code ec;
-  auto cache_time = fs::last_write_time(cache_path, ec);
-  bool fresh = !ec;
-  if (fresh) {
-    const char* parts[] = {".grammar", ".lexicon", ".splits",    ".words",
-                           ".binary",  ".unary",   ".numstates", ".hierarchy"};
-    for (const char* ext : parts) {
-      std::string part = FindPart(spec, ext);
-      if (part.empty()) continue;
-      auto source_time = fs::last_write_time(part, ec);
-      if (ec || source_time > cache_time) fresh = false;
-    }
-  }
-  if (fresh) {
+  if (FileExists(cache_path)) {
     std::string stored_key;
     auto cached = ReadCacheWithKey(cache_path, &stored_key);
     if (cached.ok() && stored_key == key) return cached;
@@ -828,7 +869,9 @@ StatusOr<BerkeleyModel> LoadBerkeleyModel(const std::string& spec, const LoadOpt
   if (!model.ok()) return model;
   // A cache we cannot write (read-only home, full disk) only costs speed next time.
   fs::create_directories(CacheDirectory(), ec);
-  if (!ec) (void)WriteCacheWithKey(*model, key, cache_path);
+  if (!ec && WriteCacheWithKey(*model, key, cache_path).ok() && options.on_cache_written) {
+    options.on_cache_written(cache_path);
+  }
   return model;
 }
 

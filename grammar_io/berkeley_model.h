@@ -15,6 +15,7 @@
 // file may also be gzipped (PREFIX.grammar.gz); probabilities are plain, never logs.
 #pragma once
 
+#include <functional>
 #include <istream>
 #include <optional>
 #include <string>
@@ -78,7 +79,11 @@ struct LoadOptions {
   // parsing; 0 keeps every rule.
   double min_binary_prob = 0.0;
   // Use (and refresh) the binary cache for text grammars: $XDG_CACHE_HOME/cky or ~/.cache/cky.
+  // A cache is found by the content of the grammar files (their sizes and SHA-1 hashes), the
+  // format and min_binary_prob, never by modification times.
   bool use_cache = true;
+  // Called with the cache file's path after a cache was written (so that the caller can say so).
+  std::function<void(const std::string& cache_path)> on_cache_written;
 };
 
 // Reads PREFIX.{grammar,lexicon,splits,words}[.gz].
@@ -111,7 +116,7 @@ GrammarFormat DetectGrammarFormat(const std::string& spec);
 
 // Loads whatever `spec` names: a .ckybin cache file, a Berkeley .gr file (gzipped Java
 // serialization: grammar_io/berkeley_gr.h), or a text export PREFIX. For text exports the
-// binary cache is used when it is newer than every source file (see LoadOptions::use_cache).
+// binary cache of the same content is used (see LoadOptions::use_cache).
 StatusOr<BerkeleyModel> LoadBerkeleyModel(const std::string& spec, const LoadOptions& options = {});
 
 }  // namespace cky

@@ -13,6 +13,7 @@ LoadOptions GrammarArgumentLoadOptions(const std::string& argument,
     load.min_binary_prob = berkeley_gr ? 1e-10 : 0.0;
   }
   load.use_cache = options.use_cache;
+  load.on_cache_written = options.on_cache_written;
   return load;
 }
 

@@ -4,6 +4,7 @@
 // DumpGrammar, plain or gzipped) or a .ckybin cache.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "common/status.h"
@@ -17,6 +18,8 @@ struct GrammarArgumentOptions {
   double min_rule_prob = -1.0;
   // Read and refresh the binary cache for text exports (LoadOptions::use_cache).
   bool use_cache = true;
+  // Called with the path of a cache file after it was written (LoadOptions::on_cache_written).
+  std::function<void(const std::string& cache_path)> on_cache_written;
 };
 
 // The LoadOptions that `argument` is loaded with (min_rule_prob resolved for its format).

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -241,6 +242,39 @@ TEST_F(GrammarIoTest, LoadUsesCacheOnSecondLoad) {
   auto second = LoadBerkeleyModel(Prefix());
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(first->grammar.binary_log_prob, second->grammar.binary_log_prob);
+  unsetenv("XDG_CACHE_HOME");
+}
+
+// A grammar replaced by another with an older modification time (as `cp -p` leaves it) must not
+// load the old grammar's cache: the cache is keyed by content, and its writing is reported.
+TEST_F(GrammarIoTest, CacheFollowsContentNotModificationTime) {
+  Write("g.grammar", kGrammar);
+  Write("g.lexicon", "N dogs [0.5, 0.25]\n");
+  setenv("XDG_CACHE_HOME", (dir_ / "cache").c_str(), 1);
+  const auto old_time = fs::last_write_time(dir_ / "g.grammar") - std::chrono::hours(1);
+  fs::last_write_time(dir_ / "g.grammar", old_time);
+  std::vector<std::string> written;
+  LoadOptions options;
+  options.on_cache_written = [&](const std::string& path) { written.push_back(path); };
+  auto first = LoadBerkeleyModel(Prefix(), options);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  ASSERT_EQ(written.size(), 1u);
+  EXPECT_TRUE(fs::exists(written[0]));
+  EXPECT_EQ(written[0].find((dir_ / "cache" / "cky").string()), 0u) << written[0];
+  // Same size, other probability, and an older time than the cache's.
+  std::string changed = kGrammar;
+  changed.replace(changed.find("0.25"), 4, "0.75");
+  Write("g.grammar", changed);
+  fs::last_write_time(dir_ / "g.grammar", old_time);
+  auto second = LoadBerkeleyModel(Prefix(), options);
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_NE(first->grammar.binary_log_prob, second->grammar.binary_log_prob);
+  EXPECT_EQ(written.size(), 2u);
+  // The same content again is read from the cache: nothing is written.
+  auto third = LoadBerkeleyModel(Prefix(), options);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(second->grammar.binary_log_prob, third->grammar.binary_log_prob);
+  EXPECT_EQ(written.size(), 2u);
   unsetenv("XDG_CACHE_HOME");
 }
 

@@ -269,7 +269,8 @@ CnfGrammar ProjectBerkeleyModel(const BerkeleyModel& model) {
 }
 
 StatusOr<CnfGrammar> LoadRecognitionGrammar(const std::string& spec) {
-  if (spec == "-" || (FileExists(spec) && DetectGrammarFormat(spec) != GrammarFormat::kCache)) {
+  // A file in no Berkeley format (.gr, cache, text-export prefix) is in ours.
+  if (spec == "-" || (FileExists(spec) && DetectGrammarFormat(spec) == GrammarFormat::kUnknown)) {
     return ReadCnfGrammarFile(spec);
   }
   // Every rule, whatever the format: the projection keeps any rule with a nonzero probability.

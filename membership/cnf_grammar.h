@@ -86,7 +86,7 @@ CnfGrammar ProjectBerkeleyModel(const BerkeleyModel& model);
 // "UNK". Fills grammar->terminal_names and grammar->terminal_parents (symbol ids as in `model`).
 void LexiconTerminalParents(const BerkeleyModel& model, CnfGrammar* grammar);
 
-// Loads `spec`: our text format when the file `spec` exists and is not a Berkeley cache, else a
+// Loads `spec`: our text format when the file `spec` exists and is in no Berkeley format, else a
 // Berkeley grammar (.gr, prefix or cache; an empty spec is the built-in grammar, as for every
 // command: grammar_io/grammar_argument.h) projected with ProjectBerkeleyModel.
 StatusOr<CnfGrammar> LoadRecognitionGrammar(const std::string& spec);

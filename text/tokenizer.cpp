@@ -252,14 +252,23 @@ std::vector<std::string> Tokenizer::SplitSentences(std::string_view paragraph) {
   return impl_->SplitSentences(paragraph);
 }
 std::vector<std::string> Tokenizer::Tokenize(std::string_view sentence) {
-  return impl_->Tokenize(sentence);
+  std::vector<std::string> tokens = impl_->Tokenize(sentence);
+  if (impl_->options.style == TokenStyle::kGum) {
+    for (std::string& token : tokens) {
+      if (token == "``" || token == "''") token = "\"";
+      if (token == "`") token = "'";
+      if (token == "-LSB-") token = "[";
+      if (token == "-RSB-") token = "]";
+    }
+  }
+  return tokens;
 }
 
 std::vector<std::vector<std::string>> Tokenizer::SplitAndTokenize(std::string_view text) {
   std::vector<std::vector<std::string>> sentences;
   for (const std::string& paragraph : SplitParagraphs(text)) {
     for (const std::string& sentence : impl_->SplitSentences(paragraph)) {
-      std::vector<std::string> tokens = impl_->Tokenize(sentence);
+      std::vector<std::string> tokens = Tokenize(sentence);
       if (!tokens.empty()) sentences.push_back(std::move(tokens));
     }
   }

@@ -16,7 +16,8 @@
 //   "cannot" -> "can not", "gonna" -> "gon na"); a trailing possessive apostrophe ("the boys'")
 //   is its own token "'". Curly apostrophes become "'".
 // - Double quotes become `` (opening) and '' (closing), by context for '"', by shape for “ ” „;
-//   single quotes become ` and '. Brackets become -LRB- -RRB- -LSB- -RSB- -LCB- -RCB-.
+//   single quotes become ` and ' (with TokenStyle::kGum: " and ', as in GUM). Brackets become
+//   -LRB- -RRB- -LSB- -RSB- -LCB- -RCB-.
 // - "..." and "…" are one token "..."; two or more hyphens and the dashes — – are "--";
 //   runs of one symbol stay one token ("××", "**"); any other punctuation or symbol, "?" and "!"
 //   included ("?!" -> "? !"), is a token of its own.
@@ -44,6 +45,13 @@
 
 namespace cky {
 
+// Which treebank's words quotation marks and square brackets become.
+enum class TokenStyle {
+  kPtb,  // `` and '' for double quotes, ` and ' for single ones, -LSB- -RSB- for [ ] (the WSJ's)
+  kGum,  // " for every double quote and ' for every single one, [ and ] as written (the GUM
+         // treebank's words; it tags them `` '' and -LRB- -RRB-). Round brackets stay -LRB- -RRB-.
+};
+
 struct TokenizerOptions {
   // Brackets as -LRB- -RRB- -LSB- -RSB- -LCB- -RCB- (false: keep ( ) [ ] { }).
   bool ptb_brackets = true;
@@ -54,6 +62,8 @@ struct TokenizerOptions {
   // except after common prefixes ("non-white", "re-entry") and between digits ("639-3").
   // False keeps hyphenated words whole, as the WSJ treebank does.
   bool split_hyphens = false;
+  // Quotation marks and square brackets as the Penn Treebank writes them or as GUM does.
+  TokenStyle style = TokenStyle::kPtb;
   // More abbreviations that keep their period and never end a sentence, e.g. {"Approx."}.
   std::vector<std::string> extra_abbreviations;
 };

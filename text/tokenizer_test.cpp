@@ -136,6 +136,19 @@ TEST(TokenizerTest, KeepsUnicodePunctuationWhenAsked) {
             "It \u2019s ( so ) \u2014 fine \u2026");
 }
 
+// GUM (the built-in grammar's treebank) keeps the quote characters as words: "``" and "''" are
+// not in its vocabulary.
+TEST(TokenizerTest, WritesQuotesAndSquareBracketsAsGumDoesWhenAsked) {
+  TokenizerOptions options;
+  options.style = TokenStyle::kGum;
+  Tokenizer tokenizer = MakeTokenizer(options);
+  EXPECT_EQ(Join(tokenizer.Tokenize("He said \"no\" and \u201Cyes\u201D to the 'plan' ``now''.")),
+            "He said \" no \" and \" yes \" to the ' plan ' \" now \" .");
+  EXPECT_EQ(Join(tokenizer.Tokenize("Research (see [1]) shows it.")),
+            "Research -LRB- see [ 1 ] -RRB- shows it .");
+  EXPECT_EQ(Join(MakeTokenizer().Tokenize("He said \"no\".")), "He said `` no '' .");
+}
+
 TEST(TokenizerTest, InvalidUtf8BecomesReplacementCharacters) {
   Tokenizer tokenizer = MakeTokenizer();
   EXPECT_EQ(Join(tokenizer.Tokenize("ab\xff cd")), "ab \uFFFD cd");

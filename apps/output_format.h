@@ -1,0 +1,64 @@
+// How `cky parse` writes its results: the output formats (--format) and when output is flushed.
+//
+//   penn    one tree per line, as the Berkeley parser prints it:  ( (S (NP (DT The) ...) ...) )
+//   pretty  the same tree indented over several lines (a node that fits in 72 columns stays on
+//           one line); continuation lines are indented, so `cky eval` reads the output back
+//   json    one object per line (JSON Lines):
+//           {"index":1,"tokens":["The","cat"],"tree":"( (S ...) )","ok":true}
+//           plus "log_likelihood" and "model_score" when asked for (null for -infinity), and
+//           "ok":false with "message" for a sentence without a tree (whose tree is "(())")
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "parser/parser.h"
+#include "parser/tree_format.h"
+
+namespace cky::apps {
+
+enum class OutputFormat { kPenn, kPretty, kJson };
+
+// The names --format takes, and the format a name means (false for an unknown name).
+const std::vector<std::string>& OutputFormatNames();
+bool ParseOutputFormat(const std::string& name, OutputFormat* format);
+
+struct ResultFormatOptions {
+  OutputFormat format = OutputFormat::kPenn;
+  OutputForm tree_form;
+  bool sentence_likelihood = false;  // Berkeley's -sentence_likelihood column / JSON field
+  bool model_score = false;          // Berkeley's -modelScore column / JSON field
+};
+
+// The text printed for one sentence (with its trailing newline). `index` counts from 1. A tree
+// never comes out unbalanced: brackets inside words and labels are escaped (-LRB-, -RRB-).
+std::string FormatResult(long index, const std::vector<std::string>& tokens,
+                         const ParseOutcome& outcome, const ResultFormatOptions& options);
+
+// A bracketed tree over several lines: a node whose one-line form fits in `width` columns (after
+// its indentation) stays on one line, any other node puts each child on its own line, indented
+// two more columns. Ends with a newline.
+std::string FormatPrettyTree(const std::string& one_line_tree, int width = 72);
+
+// `text` as a JSON string literal, quotes included.
+std::string JsonString(const std::string& text);
+
+// Writes results to `out`, flushing after every result when `flush_each` (stdout is a pipe or a
+// terminal: a co-process waits for each tree) and otherwise at the end of each batch.
+class ResultWriter {
+ public:
+  ResultWriter(std::ostream& out, bool flush_each) : out_(out), flush_each_(flush_each) {}
+  void Write(const std::string& text);
+  void EndBatch() { out_.flush(); }
+
+ private:
+  std::ostream& out_;
+  bool flush_each_;
+};
+
+// True when the output at `path` ("-" for stdout) should be flushed line by line: it is not a
+// regular file.
+bool FlushEachLine(const std::string& path);
+
+}  // namespace cky::apps
