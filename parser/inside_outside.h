@@ -87,6 +87,9 @@ struct SumProductRules {
   };
   std::vector<BaseBinary> base_binaries;  // sorted by (parent, left, right)
   std::vector<double> unary_prob;         // Grammar::sum_unary_* order
+  // The same unaries grouped by child state: child c's are unary_by_child[unary_child_begin[c] ..
+  // unary_child_begin[c + 1]) (indices into Grammar::sum_unary_*, ascending parent).
+  std::vector<int32_t> unary_child_begin, unary_by_child;
   std::vector<int32_t> unary_base;
   std::vector<std::pair<int32_t, int32_t>> base_unaries;  // (parent, child) symbols, sorted
 };

@@ -48,12 +48,51 @@ SumProductRules::SumProductRules(const Grammar& g) {
     id = int32_t(base_unaries.size());
     base_unaries.push_back(key);
   }
+  unary_child_begin.assign(g.num_states() + 1, 0);
+  for (int32_t child : g.sum_unary_child) ++unary_child_begin[child + 1];
+  std::partial_sum(unary_child_begin.begin(), unary_child_begin.end(), unary_child_begin.begin());
+  unary_by_child.resize(g.sum_unary_child.size());
+  std::vector<int32_t> next(unary_child_begin.begin(), unary_child_begin.end() - 1);
+  for (size_t u = 0; u < g.sum_unary_child.size(); ++u) {
+    unary_by_child[next[g.sum_unary_child[u]]++] = int32_t(u);  // stable: ascending parent
+  }
   for (size_t u = 0; u < g.sum_unary_parent.size(); ++u) {
     unary_prob.push_back(std::exp(g.sum_unary_log_prob[u]));
     unary_base.push_back(unary_ids.at(std::make_pair(g.state_symbol[g.sum_unary_parent[u]],
                                                      g.state_symbol[g.sum_unary_child[u]])));
   }
 }
+
+namespace {
+
+// The unary layers of inside_outside.h visiting only the nonzero states' rules; each sum receives
+// its terms in the reference's order (InsideUnaryLayer, OutsideUnaryLayer), so the values are equal.
+void SparseInsideUnaryLayer(const Grammar& g, const SumProductRules& rules,
+                            const std::vector<double>& pre, std::vector<double>* post) {
+  *post = pre;
+  for (int32_t c = 0; c < int32_t(pre.size()); ++c) {
+    const double child = pre[c];
+    if (child == 0) continue;
+    for (int32_t i = rules.unary_child_begin[c]; i < rules.unary_child_begin[c + 1]; ++i) {
+      const int32_t u = rules.unary_by_child[i];
+      (*post)[g.sum_unary_parent[u]] += rules.unary_prob[u] * child;
+    }
+  }
+}
+
+void SparseOutsideUnaryLayer(const Grammar& g, const SumProductRules& rules,
+                             const std::vector<double>& above, std::vector<double>* below) {
+  *below = above;
+  for (int32_t p = 0; p < int32_t(above.size()); ++p) {
+    const double parent = above[p];
+    if (parent == 0) continue;
+    for (int32_t u = g.sum_unary_parent_begin[p]; u < g.sum_unary_parent_begin[p + 1]; ++u) {
+      (*below)[g.sum_unary_child[u]] += rules.unary_prob[u] * parent;
+    }
+  }
+}
+
+}  // namespace
 
 void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const LexicalScores& lexical,
                        InsideOutsideCharts* charts, const std::vector<uint8_t>* allowed) {
@@ -105,7 +144,7 @@ void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const Lex
       }
       const int64_t index = in.CellIndex(start, end);
       mask_cell(index, pre);
-      InsideUnaryLayer(g, rules.unary_prob, pre, &post);
+      SparseInsideUnaryLayer(g, rules, pre, &post);
       mask_cell(index, post);
       double* cell = in.cell(start, end);
       std::copy(post.begin(), post.end(), cell);
@@ -137,7 +176,7 @@ void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const Lex
       const int64_t index = in.CellIndex(start, end);
       std::vector<double>& above = gather(start, end);
       std::vector<double> below;
-      OutsideUnaryLayer(g, rules.unary_prob, above, &below);
+      SparseOutsideUnaryLayer(g, rules, above, &below);
       double* cell = out.cell(start, end);
       std::copy(below.begin(), below.end(), cell);
       NormalizeScaledCell(cell, states, outpost_scale[index], &out.log_scale[index]);
