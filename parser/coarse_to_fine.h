@@ -15,8 +15,8 @@
 // the exact ones: that is how the pruned paths are tested.
 //
 // Thresholds (log max-marginals): Berkeley's default ("fast") and -accurate ones, and "safe", the
-// -accurate ones 4 nats lower, measured to keep max-rule F1 within 0.05 of exact parsing on the GUM
-// test documents with gum_sm5.gr (bench/RESULTS.md).
+// -accurate ones 4 nats lower, measured to keep F1 within 0.05 of exact parsing on the GUM test
+// documents with gum_sm3.gr and gum_sm5.gr, both decoders (bench/RESULTS.md).
 #pragma once
 
 #include <cstdint>

@@ -120,13 +120,11 @@ void MaxRuleChartWith(const Grammar& g, const SumProductRules& base, const Lexic
       if (out_scale == kNegInf || in.scale(start, end) == kNegInf) continue;
       const double* inside = in.cell(start, end);
       std::fill(unary_sum.begin(), unary_sum.end(), 0.0);
-      for (int32_t p = 0; p < states; ++p) {  // rules in grammar order, parents with outside only
-        const double o = outside[p];
-        if (o == 0) continue;
-        for (int32_t u = g.sum_unary_parent_begin[p]; u < g.sum_unary_parent_begin[p + 1]; ++u) {
-          const double c = inside[g.sum_unary_child[u]];
-          if (c != 0) unary_sum[base.unary_base[u]] += o * base.unary_prob[u] * c;
-        }
+      for (size_t u = 0; u < g.sum_unary_parent.size(); ++u) {
+        const double o = outside[g.sum_unary_parent[u]];
+        const double c = inside[g.sum_unary_child[u]];
+        if (o == 0 || c == 0) continue;
+        unary_sum[base.unary_base[u]] += o * base.unary_prob[u] * c;
       }
       const double factor = std::exp(out_scale + in.scale(start, end) - log_z);
       std::vector<double> before(maxc->score.begin() + maxc->Index(start, end, 0),

@@ -17,7 +17,7 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
   std::string prune = options.prune == "on" ? "fast" : options.prune;
   if (prune == "auto") {
     const bool cpu = name == "cpu" || (name == "auto" && !CudaBackendAvailable());
-    prune = !cpu ? "off" : options.decoder == "max-rule" ? "safe" : "fast";
+    prune = cpu ? "safe" : "off";
   }
   if (prune != "off") {
     auto thresholds = PruningOptions::Named(prune);

@@ -29,9 +29,9 @@ struct BackendOptions {
   // from inside-outside posteriors (Berkeley's default; parser/max_rule.h).
   std::string decoder = "viterbi";
   // Coarse-to-fine pruning (parser/coarse_to_fine.h): "off" (exact); "fast", "accurate" or "safe"
-  // (PruningOptions::Named; "on" is "fast"); or "auto": for the cpu backend "safe" with max-rule
-  // and "fast" with Viterbi (the fastest within 0.05 F1 of exact on GUM, bench/RESULTS.md), off for
-  // cuda (no GPU pruning yet) and reference (the exact oracle).
+  // (PruningOptions::Named; "on" is "fast"); or "auto": "safe" for the cpu backend (the fastest
+  // setting within 0.05 F1 of exact on GUM with both decoders, bench/RESULTS.md), off for cuda (no
+  // GPU pruning yet) and reference (the exact oracle).
   std::string prune = "off";
 };
 

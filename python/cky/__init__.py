@@ -71,9 +71,9 @@ class Parser:
         "viterbi" (the single best derivation).
     threads: CPU threads of the cpu backend; 0 = all cores.
     prune, accurate: coarse-to-fine pruning, as `cky parse --prune --accurate`: "auto" ("safe"
-        for max-rule and "fast" for Viterbi on the cpu backend, off on the GPU and for the
-        reference), "off" (exact), "fast" (or "on": the Berkeley parser's thresholds),
-        "accurate" (its -accurate ones) or "safe"; accurate=True means prune="accurate".
+        on the cpu backend, off on the GPU and for the reference), "off" (exact), "fast" (or
+        "on": the Berkeley parser's thresholds), "accurate" (its -accurate ones) or "safe";
+        accurate=True means prune="accurate".
     max_length: sentences with more tokens get no tree (0 = no limit), as `cky parse --max-length`.
     strings: True to get bracketed strings even when NLTK is installed.
     hyphens: how parse_text tokenizes hyphenated words: "auto" (split for the built-in grammar,
