@@ -13,6 +13,7 @@
 #include "common/thread_pool.h"
 #include "lexicon/berkeley_lexicon.h"
 #include "lexicon/signature.h"
+#include "train/cuda_estep.h"
 #include "train/pcfg_trainer.h"
 
 namespace cky {
@@ -143,6 +144,9 @@ struct SplitMergeTrainer::Impl {
   std::vector<uint8_t> is_tag;
 
   std::vector<SplitTree> split_trees;
+  // The CUDA E-step (null on the cpu backend, or after the device failed: device_note says why).
+  std::unique_ptr<CudaEStep> device;
+  std::string device_note;
   bool smoothing = false;
   std::vector<std::vector<double>> grammar_smoothing, lexicon_smoothing;  // per symbol, n * n
 
@@ -306,6 +310,18 @@ StatusOr<std::unique_ptr<SplitMergeTrainer>> SplitMergeTrainer::Create(
   m.split_trees.assign(g.symbol_names.size(), SplitTree{});
   trainer->Layout();
   trainer->MStep(baseline);
+  if (options.backend != EStepBackend::kCpu) {
+    std::vector<int32_t> token_tags;
+    for (const Impl::TokenType& t : m.tokens) token_tags.push_back(t.tag);
+    auto device = CudaEStep::Create(g, trainer->trees_, token_tags, kChunks);
+    if (device.ok()) {
+      m.device = std::move(*device);
+    } else if (options.backend == EStepBackend::kCuda) {
+      return device.status();
+    } else {
+      m.device_note = device.status().message();
+    }
+  }
   return trainer;
 }
 
@@ -473,6 +489,33 @@ double InsideOutside(const LatentPcfg& g, const LatentTrainingTree& tree,
 }  // namespace
 
 SplitMergeTrainer::ExpectedCounts SplitMergeTrainer::EStep() const {
+  if (impl_->device) {
+    StatusOr<ExpectedCounts> counts = DeviceEStep();
+    if (counts.ok()) return std::move(*counts);
+    // The device failed (out of memory on a large grammar): the rest of training on the CPU.
+    impl_->device.reset();
+    impl_->device_note = counts.status().message();
+  }
+  return ReferenceEStep();
+}
+
+StatusOr<SplitMergeTrainer::ExpectedCounts> SplitMergeTrainer::DeviceEStep() const {
+  if (!impl_->device) {
+    return Status::Error(impl_->device_note.empty() ? "the E-step runs on the CPU"
+                                                    : impl_->device_note);
+  }
+  std::vector<double> lexical(token_offset_.back());
+  for (int32_t t = 0; t < num_tokens(); ++t) {
+    std::vector<double> scores = TokenScores(t, /*no_smoothing=*/true);
+    std::copy(scores.begin(), scores.end(), lexical.begin() + token_offset_[t]);
+  }
+  return impl_->device->Run(grammar_, binary_offset_, unary_offset_, token_offset_, lexical);
+}
+
+std::string SplitMergeTrainer::estep_backend() const { return impl_->device ? "cuda" : "cpu"; }
+std::string SplitMergeTrainer::estep_note() const { return impl_->device_note; }
+
+SplitMergeTrainer::ExpectedCounts SplitMergeTrainer::ReferenceEStep() const {
   const Impl& m = *impl_;
   const LatentPcfg& g = grammar_;
   const auto& n = g.num_substates;
