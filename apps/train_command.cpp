@@ -48,6 +48,7 @@ void RunSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees) {
     spdlog::info("cycle {} {} iteration {:2d}: log-likelihood {:.4f} ({:.2f} s, {} substates)",
                  p.cycle, p.phase, p.iteration, p.log_likelihood, p.seconds,
                  (*trainer)->total_substates());
+    if (on_device) spdlog::debug("E-step on the device: {}", (*trainer)->estep_profile());
   });
   if (!trained.ok()) Fail(trained.message());
   if (on_device && (*trainer)->estep_backend() != "cuda") {

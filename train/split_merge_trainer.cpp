@@ -514,6 +514,9 @@ StatusOr<SplitMergeTrainer::ExpectedCounts> SplitMergeTrainer::DeviceEStep() con
 
 std::string SplitMergeTrainer::estep_backend() const { return impl_->device ? "cuda" : "cpu"; }
 std::string SplitMergeTrainer::estep_note() const { return impl_->device_note; }
+std::string SplitMergeTrainer::estep_profile() const {
+  return impl_->device ? impl_->device->LastRunProfile() : std::string();
+}
 
 SplitMergeTrainer::ExpectedCounts SplitMergeTrainer::ReferenceEStep() const {
   const Impl& m = *impl_;

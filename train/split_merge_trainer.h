@@ -147,6 +147,8 @@ class SplitMergeTrainer {
   // "cuda" or "cpu": where EStep runs now; why the device is not used (empty when it is).
   std::string estep_backend() const;
   std::string estep_note() const;
+  // Where the last device E-step's time went (empty on the CPU).
+  std::string estep_profile() const;
   double LogLikelihood() const { return EStep().log_likelihood; }
   const LatentPcfg& grammar() const { return grammar_; }
   const std::vector<LatentTrainingTree>& trees() const { return trees_; }

@@ -503,6 +503,7 @@ class DeviceSplitMergeEStepImpl final : public DeviceSplitMergeEStep {
       *error = "out of device memory for the inside and outside vectors";
       return false;
     }
+    int64_t partial_entries = 0;
     for (int kind = 0; kind < 3; ++kind) {
       CountGroup& g = groups_[kind];
       std::vector<int64_t> offsets(host_offsets[kind], host_offsets[kind] + g.num_entities + 1);
@@ -525,6 +526,7 @@ class DeviceSplitMergeEStepImpl final : public DeviceSplitMergeEStep {
                  std::to_string(segment_partial.back() * 8 >> 20) + " MiB of chunk partials)";
         return false;
       }
+      partial_entries += segment_partial.back();
       work_size_[kind] = int(work.size());
       sizes_[kind] = sizes[kind];
       if (sizes[kind] > 0) {
@@ -589,11 +591,12 @@ class DeviceSplitMergeEStepImpl final : public DeviceSplitMergeEStep {
     counts->unparsable = unparsable;
     const auto t4 = std::chrono::steady_clock::now();
     auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
-    char text[200];
+    char text[300];
     std::snprintf(text, sizeof(text),
-                  "upload %.4f s, inside-outside %.4f s (%d heights), counts %.4f s, download "
-                  "%.4f s",
-                  seconds(t0, t1), seconds(t1, t2), levels, seconds(t2, t3), seconds(t3, t4));
+                  "upload %.4f s, inside-outside %.4f s (%d heights), counts %.4f s (%lld MiB of "
+                  "chunk partials), download %.4f s",
+                  seconds(t0, t1), seconds(t1, t2), levels, seconds(t2, t3),
+                  static_cast<long long>(partial_entries * 8 >> 20), seconds(t3, t4));
     profile_ = text;
     return true;
   }
