@@ -936,14 +936,22 @@ void SplitMergeTrainer::MergeImpl(bool all) {
         }
       });
 
-  // Which pairs: all, or those at or below the merge_fraction quantile of the nonzero deltas.
+  // Which pairs: all, or those at or below the merge_fraction quantile of the other deltas, and
+  // pairs of identical substates. Identical substates (symbols whose split never took: the loss
+  // is 0 in exact arithmetic) come out as 0 or as rounding noise of about 1e-15 nats, whose sign
+  // and size depend on the order of sums (threads, the cuda E-step): counting such noise among the
+  // deltas moved the quantile, and with it the grammar. So a loss below kIdenticalPair nats is
+  // taken as none: the pair is merged (it loses nothing, as Berkeley's determineMergePairs merges
+  // pairs of delta 0) and left out of the quantile.
+  constexpr double kIdenticalPair = 1e-9;
+  auto identical = [](double delta) { return std::abs(delta) < kIdenticalPair; };
   std::vector<std::vector<uint8_t>> merge(num_symbols);
   double threshold = INFINITY;
   if (!all) {
     std::vector<double> sorted;
     for (size_t s = 0; s < num_symbols; ++s) {
       for (int32_t a = 0; a + 1 < n[s]; a += 2) {
-        if (deltas[s][a / 2] != 0) sorted.push_back(deltas[s][a / 2]);
+        if (!identical(deltas[s][a / 2])) sorted.push_back(deltas[s][a / 2]);
       }
     }
     std::sort(sorted.begin(), sorted.end());
@@ -953,7 +961,7 @@ void SplitMergeTrainer::MergeImpl(bool all) {
   for (size_t s = 0; s < num_symbols; ++s) {
     merge[s].assign(n[s] / 2, 0);
     for (int32_t a = 0; a + 1 < n[s]; a += 2) {
-      merge[s][a / 2] = all || (deltas[s][a / 2] != 0 && deltas[s][a / 2] <= threshold);
+      merge[s][a / 2] = all || identical(deltas[s][a / 2]) || deltas[s][a / 2] <= threshold;
     }
   }
 
