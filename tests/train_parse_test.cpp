@@ -5,12 +5,12 @@
 
 #include <filesystem>
 
+#include "cuda/common/device.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
 #include "parser/parser.h"
 #include "parser/tree_format.h"
 #include "train/pcfg_trainer.h"
-#include "cuda/common/device.h"
 #include "train/split_merge_test_util.h"
 #include "train/split_merge_trainer.h"
 #include "treebank/reader.h"

@@ -12,9 +12,10 @@ struct CudaEStep::Impl {
 CudaEStep::CudaEStep(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CudaEStep::~CudaEStep() = default;
 
-StatusOr<std::unique_ptr<CudaEStep>> CudaEStep::Create(
-    const LatentPcfg& grammar, const std::vector<LatentTrainingTree>& trees,
-    const std::vector<int32_t>& token_tags, int chunks) {
+StatusOr<std::unique_ptr<CudaEStep>> CudaEStep::Create(const LatentPcfg& grammar,
+                                                       const std::vector<LatentTrainingTree>& trees,
+                                                       const std::vector<int32_t>& token_tags,
+                                                       int chunks) {
   cuda::SplitMergeTreebank tb;
   tb.num_symbols = int32_t(grammar.symbol_names.size());
   tb.tree_first_node.push_back(0);

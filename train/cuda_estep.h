@@ -22,9 +22,9 @@ class CudaEStep {
   // type's tag; trees are summed in `chunks` chunks as the reference does (tree t of N in chunk c
   // when N c / chunks <= t < N (c + 1) / chunks). An error when there is no CUDA device.
   static StatusOr<std::unique_ptr<CudaEStep>> Create(const LatentPcfg& grammar,
-                                                       const std::vector<LatentTrainingTree>& trees,
-                                                       const std::vector<int32_t>& token_tags,
-                                                       int chunks);
+                                                     const std::vector<LatentTrainingTree>& trees,
+                                                     const std::vector<int32_t>& token_tags,
+                                                     int chunks);
   ~CudaEStep();
 
   // Expected counts and log-likelihood of the trees under `grammar` (whose rules and symbols are

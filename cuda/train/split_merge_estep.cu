@@ -31,7 +31,7 @@ struct NodeArrays {
   const int32_t* right;
   const int32_t* rule;
   const int32_t* token;
-  const int64_t* offset;  // per node: its first substate in the in/out arrays
+  const int64_t* offset;              // per node: its first substate in the in/out arrays
   const int32_t* unary_child_symbol;  // per unary rule
   const int32_t* binary_left_symbol;  // per binary rule
   const int32_t* binary_right_symbol;
@@ -208,10 +208,9 @@ __global__ void RootKernel(const int32_t* roots, int num_trees, NodeArrays nodes
 // exp(scales - log P(tree)) (-1 for a tree without a derivation: no counts).
 template <int kKind>
 __global__ void OccurrenceKernel(const int32_t* occurrence_nodes, int count,
-                                 const int32_t* node_tree, NodeArrays nodes,
-                                 const double* in_scale, const double* out_scale,
-                                 const double* tree_ll, int64_t* a, int64_t* b, int64_t* c,
-                                 double* factor) {
+                                 const int32_t* node_tree, NodeArrays nodes, const double* in_scale,
+                                 const double* out_scale, const double* tree_ll, int64_t* a,
+                                 int64_t* b, int64_t* c, double* factor) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= count) return;
   const int node = occurrence_nodes[j];
@@ -344,13 +343,13 @@ __global__ void LikelihoodKernel(const double* tree_ll, const int32_t* chunk_fir
   }
 }
 
-#define ESTEP_CUDA(expr)                                                              \
-  do {                                                                                \
-    const cudaError_t estep_err_ = (expr);                                            \
-    if (estep_err_ != cudaSuccess) {                                                  \
+#define ESTEP_CUDA(expr)                                                                  \
+  do {                                                                                    \
+    const cudaError_t estep_err_ = (expr);                                                \
+    if (estep_err_ != cudaSuccess) {                                                      \
       *error = std::string("CUDA error in " #expr ": ") + cudaGetErrorString(estep_err_); \
-      return false;                                                                   \
-    }                                                                                 \
+      return false;                                                                       \
+    }                                                                                     \
   } while (0)
 
 // One kind of counts (binary rules, unary rules or token types): its occurrences cut into
@@ -359,7 +358,8 @@ struct CountGroup {
   int num_entities = 0;
   std::vector<int32_t> host_segment_entity, host_segment_begin, host_entity_first_segment;
   DeviceArray<int32_t> occurrence_nodes, segment_entity, segment_begin, entity_first_segment;
-  DeviceArray<int32_t> entity_symbols;  // binary: parent, left, right; unary: parent, child; token: tag
+  DeviceArray<int32_t>
+      entity_symbols;  // binary: parent, left, right; unary: parent, child; token: tag
   int num_occurrences = 0;
   // Per Run.
   DeviceArray<int64_t> a, b, c, segment_partial, offsets;
@@ -450,9 +450,9 @@ class DeviceSplitMergeEStepImpl final : public DeviceSplitMergeEStep {
              upload(group.segment_entity, group.host_segment_entity, "segments") &&
              upload(group.segment_begin, group.host_segment_begin, "segments") &&
              upload(group.entity_first_segment, group.host_entity_first_segment, "segments") &&
-             upload(group.entity_symbols, symbols, "rules") && group.a.Reserve(occurrences.size()) &&
-             group.b.Reserve(occurrences.size()) && group.c.Reserve(occurrences.size()) &&
-             group.factor.Reserve(occurrences.size());
+             upload(group.entity_symbols, symbols, "rules") &&
+             group.a.Reserve(occurrences.size()) && group.b.Reserve(occurrences.size()) &&
+             group.c.Reserve(occurrences.size()) && group.factor.Reserve(occurrences.size());
     };
     std::vector<int32_t> binary_symbols, unary_symbols;
     for (size_t r = 0; r < tb.binary_parent.size(); ++r) {
@@ -463,14 +463,17 @@ class DeviceSplitMergeEStepImpl final : public DeviceSplitMergeEStep {
       unary_symbols.insert(unary_symbols.end(), {tb.unary_parent[r], tb.unary_child[r]});
     }
     const bool built =
-        build(groups_[kBinary], int(tb.binary_parent.size()),
-              [&](int i) { return tb.token[i] < 0 && tb.right[i] >= 0 ? tb.rule[i] : -1; },
-              binary_symbols) &&
-        build(groups_[kUnary], int(tb.unary_parent.size()),
-              [&](int i) { return tb.token[i] < 0 && tb.right[i] < 0 ? tb.rule[i] : -1; },
-              unary_symbols) &&
-        build(groups_[kToken], int(tb.token_tag.size()), [&](int i) { return tb.token[i]; },
-              tb.token_tag);
+        build(
+            groups_[kBinary], int(tb.binary_parent.size()),
+            [&](int i) { return tb.token[i] < 0 && tb.right[i] >= 0 ? tb.rule[i] : -1; },
+            binary_symbols) &&
+        build(
+            groups_[kUnary], int(tb.unary_parent.size()),
+            [&](int i) { return tb.token[i] < 0 && tb.right[i] < 0 ? tb.rule[i] : -1; },
+            unary_symbols) &&
+        build(
+            groups_[kToken], int(tb.token_tag.size()), [&](int i) { return tb.token[i]; },
+            tb.token_tag);
     if (!built) {
       *error = "cannot hold the treebank's occurrence lists on the device";
       return false;
@@ -540,9 +543,9 @@ class DeviceSplitMergeEStepImpl final : public DeviceSplitMergeEStep {
     NodeArrays nodes{symbol_.get(),      left_.get(),        right_.get(),
                      rule_.get(),        token_.get(),       node_offset_.get(),
                      unary_child_.get(), binary_left_.get(), binary_right_.get()};
-    ParameterArrays p{num_substates_.get(),      groups_[kBinary].offsets.get(),
+    ParameterArrays p{num_substates_.get(),          groups_[kBinary].offsets.get(),
                       groups_[kUnary].offsets.get(), groups_[kToken].offsets.get(),
-                      values_[kBinary].get(),    values_[kUnary].get(),
+                      values_[kBinary].get(),        values_[kUnary].get(),
                       values_[kToken].get()};
     const int levels = int(level_first_.size()) - 1;
     const int nodes_per_block = kNodeBlock / kWarp;
