@@ -15,6 +15,11 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
                                                       const BackendOptions& options) {
   std::string name = options.backend;
   std::string prune = options.prune == "on" ? "fast" : options.prune;
+  if (options.kbest < 1) return Status::Error("k-best needs k >= 1");
+  if (options.kbest > 1 && options.decoder != "max-rule") {
+    return Status::Error("k-best lists are max-rule trees: use the max-rule decoder");
+  }
+  const DecoderOptions decoding{.kbest = options.kbest};
   if (prune == "auto") {
     const bool cpu = name == "cpu" || (name == "auto" && !CudaBackendAvailable());
     prune = cpu ? "safe" : "off";
@@ -26,13 +31,13 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
       return Status::Error("pruning runs on the cpu backend only (asked for " + name +
                            "); use --prune off or --backend cpu");
     }
-    return MakePrunedCpuBackend(grammar, options.decoder, *thresholds, options.threads);
+    return MakePrunedCpuBackend(grammar, options.decoder, *thresholds, options.threads, decoding);
   }
   if (options.decoder == "max-rule") {
     if (name == "auto") name = CudaBackendAvailable() ? "cuda" : "cpu";
-    if (name == "reference") return MakeReferenceMaxRuleBackend(grammar);
-    if (name == "cpu") return MakeCpuMaxRuleBackend(grammar, options.threads);
-    if (name == "cuda") return MakeCudaMaxRuleBackend(grammar);
+    if (name == "reference") return MakeReferenceMaxRuleBackend(grammar, decoding);
+    if (name == "cpu") return MakeCpuMaxRuleBackend(grammar, options.threads, decoding);
+    if (name == "cuda") return MakeCudaMaxRuleBackend(grammar, {.decoder = decoding});
     return Status::Error("unknown backend '" + options.backend +
                          "' (expected auto, cpu, reference or cuda)");
   }

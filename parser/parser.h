@@ -33,6 +33,8 @@ struct BackendOptions {
   // setting within 0.05 F1 of exact on GUM with both decoders, bench/RESULTS.md), off for cuda (no
   // GPU pruning yet) and reference (the exact oracle).
   std::string prune = "off";
+  // Max-rule only: > 1 also decodes the k best trees (ParseOutcome::kbest; parser/kbest.h).
+  int kbest = 1;
 };
 
 // Builds the named backend. Fails for "cuda" when this build or machine has no CUDA device.
