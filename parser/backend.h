@@ -52,6 +52,8 @@ struct ParseOutcome {
 // What a max-rule backend decodes besides the best tree.
 struct DecoderOptions {
   int kbest = 1;  // > 1: fill ParseOutcome::kbest with this many trees (parser/kbest.h)
+  // The exact K best (default), or the Berkeley parser 1.7's list (KBestStyle::kBerkeley).
+  bool kbest_berkeley = false;
 };
 
 struct SentenceInput {

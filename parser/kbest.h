@@ -17,7 +17,8 @@
 // CoarseToFineNBestParser, which is exact only up to some shortcuts (two-word spans keep only
 // their best binary edge, one-word spans only their best unary, a binary derivation's successor
 // advances only one child, and edges that differ only in a one-word child's tag are dropped), this
-// list is the exact top K (tested against brute force in kbest_test.cpp).
+// list is the exact top K (tested against brute force in kbest_test.cpp). KBestStyle::kBerkeley
+// reproduces Berkeley's list, shortcuts included, to compare with its output.
 #pragma once
 
 #include <vector>
@@ -30,6 +31,11 @@
 
 namespace cky {
 
+enum class KBestStyle {
+  kExact,     // the K highest-scoring trees
+  kBerkeley,  // the Berkeley parser 1.7's list, shortcuts included (for comparison with it)
+};
+
 // The `k` best max-rule trees of one sentence (fewer when the chart holds fewer), best first, each
 // as ExtractMaxRuleTree makes it ("ROOT" over the binarized tree) with its max-rule score. `maxc`
 // must have been filled by a CPU max-rule pass from `charts` (score_before_unary present). Fails
@@ -37,6 +43,7 @@ namespace cky {
 StatusOr<std::vector<ScoredTree>> KBestMaxRuleTrees(const Grammar& grammar,
                                                     const InsideOutsideCharts& charts,
                                                     const MaxRuleChart& maxc,
-                                                    const std::vector<std::string>& words, int k);
+                                                    const std::vector<std::string>& words, int k,
+                                                    KBestStyle style = KBestStyle::kExact);
 
 }  // namespace cky

@@ -148,6 +148,22 @@ TEST(KBestTest, EqualsBruteForceTopKOfTheMaxRuleHypergraph) {
       ASSERT_TRUE(best.ok());
       EXPECT_EQ((*kbest)[0].tree, *best);
       EXPECT_EQ((*kbest)[0].log_score, maxc.root_score());
+      // Berkeley's list: its first tree is the max-rule tree, scores never rise, and every tree
+      // is one of the hypergraph's with the score the enumeration gives it.
+      auto berkeley = KBestMaxRuleTrees(g, charts, maxc, words, k, KBestStyle::kBerkeley);
+      ASSERT_TRUE(berkeley.ok());
+      ASSERT_FALSE(berkeley->empty());
+      EXPECT_EQ((*berkeley)[0].tree, *best);
+      for (size_t i = 0; i < berkeley->size(); ++i) {
+        const ScoredTree& t = (*berkeley)[i];
+        if (i > 0) EXPECT_LE(t.log_score, (*berkeley)[i - 1].log_score + 1e-12);
+        EXPECT_LE(t.log_score, all[i].first + 1e-9);  // never above the exact i-th best
+        bool found = false;
+        for (const auto& [score, tree] : all) {
+          if (tree == t.tree && std::abs(score - t.log_score) < 1e-9) found = true;
+        }
+        EXPECT_TRUE(found) << ToBracketString(t.tree);
+      }
       std::set<std::string> distinct;
       for (size_t i = 0; i < kbest->size(); ++i) {
         const ScoredTree& t = (*kbest)[i];

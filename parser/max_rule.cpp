@@ -268,7 +268,8 @@ void AddKBest(const Grammar& grammar, const std::vector<std::string>& words,
               const InsideOutsideCharts& charts, const MaxRuleChart& maxc,
               const DecoderOptions& decoder, ParseOutcome* outcome) {
   if (decoder.kbest <= 1 || outcome->status != ParseStatus::kOk) return;
-  auto trees = KBestMaxRuleTrees(grammar, charts, maxc, words, decoder.kbest);
+  auto trees = KBestMaxRuleTrees(grammar, charts, maxc, words, decoder.kbest,
+                                 decoder.kbest_berkeley ? KBestStyle::kBerkeley : KBestStyle::kExact);
   if (!trees.ok()) {
     outcome->status = ParseStatus::kFailed;
     outcome->message = "k-best: " + trees.status().message();

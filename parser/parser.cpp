@@ -20,7 +20,12 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
   if (options.kbest > 1 && options.decoder != "max-rule") {
     return Status::Error("k-best lists are max-rule trees: use the max-rule decoder");
   }
-  const DecoderOptions decoding{.kbest = options.kbest};
+  if (options.kbest_style != "exact" && options.kbest_style != "berkeley") {
+    return Status::Error("unknown k-best style '" + options.kbest_style +
+                         "' (expected exact or berkeley)");
+  }
+  const DecoderOptions decoding{.kbest = options.kbest,
+                                .kbest_berkeley = options.kbest_style == "berkeley"};
   if (prune == "auto") {
     const bool cpu = name == "cpu" || (name == "auto" && !CudaBackendAvailable());
     prune = cpu ? "safe" : "off";

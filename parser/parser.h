@@ -35,6 +35,9 @@ struct BackendOptions {
   std::string prune = "off";
   // Max-rule only: > 1 also decodes the k best trees (ParseOutcome::kbest; parser/kbest.h).
   int kbest = 1;
+  // With kbest > 1: "exact" (the K highest-scoring trees) or "berkeley" (the Berkeley parser
+  // 1.7's list, shortcuts included; parser/kbest.h).
+  std::string kbest_style = "exact";
 };
 
 // Builds the named backend. Fails for "cuda" when this build or machine has no CUDA device.
