@@ -102,17 +102,6 @@ class TreeEnumerator {
   std::map<std::tuple<int32_t, int32_t, int32_t, bool>, Scored> memo_;
 };
 
-struct Fixture {
-  BerkeleyModel model;
-  Lexicon lexicon;
-  std::unique_ptr<Parser> parser;
-  explicit Fixture(const RandomGrammarOptions& options)
-      : model(MakeRandomModel(options)), lexicon(*Lexicon::Build(model)) {
-    parser = std::make_unique<Parser>(model.grammar, lexicon,
-                                      MakeReferenceMaxRuleBackend(model.grammar));
-  }
-};
-
 TEST(KBestTest, EqualsBruteForceTopKOfTheMaxRuleHypergraph) {
   int checked = 0, deep = 0;
   for (uint64_t seed = 1; seed <= 12; ++seed) {
@@ -123,10 +112,12 @@ TEST(KBestTest, EqualsBruteForceTopKOfTheMaxRuleHypergraph) {
     options.base_rule_density = 0.3;
     options.unary_density = seed % 2 ? 0.3 : 0.0;  // unary chains on odd seeds
     options.seed = seed;
-    Fixture f(options);
-    const Grammar& g = f.model.grammar;
-    for (const auto& words : MakeRandomSentences(f.model, 5, 1, 4, seed * 11)) {
-      LexicalScores lex = f.parser->ScoreWords(words);
+    const BerkeleyModel model = MakeRandomModel(options);
+    const Grammar& g = model.grammar;
+    const Lexicon lexicon = *Lexicon::Build(model);
+    Parser parser(g, lexicon, MakeReferenceMaxRuleBackend(g));
+    for (const auto& words : MakeRandomSentences(model, 5, 1, 4, seed * 11)) {
+      LexicalScores lex = parser.ScoreWords(words);
       InsideOutsideCharts charts;
       ReferenceInsideOutside(g, lex, &charts);
       if (!(charts.log_likelihood > kNegInf)) continue;

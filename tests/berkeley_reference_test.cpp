@@ -160,6 +160,14 @@ TEST_P(BerkeleyReferenceTest, ExactParserNeverScoresBelowBerkeley) {
 // chart, we on the whole chart: our log P(w) can only be higher, and the trees differ where the
 // pruned mass changed the posteriors (those sentences lose the most mass: see the printout).
 // Measured: 39 of 40 (small_sm2) and 94 of 100 (gum_sm3) trees identical.
+// A .gr file as the Berkeley parser parses with it (binary rules under 1e-10 dropped), uncached.
+StatusOr<BerkeleyModel> LoadGrAsBerkeleyDoes(const std::string& grammar) {
+  LoadOptions load;
+  load.use_cache = false;
+  load.min_binary_prob = 1e-10;
+  return LoadBerkeleyModel(grammar, load);
+}
+
 struct MaxRuleCounts {
   int compared = 0, identical = 0;
 };
@@ -177,10 +185,7 @@ TEST_P(BerkeleyMaxRuleTest, TreesAndLikelihoodsAgreeWithBerkeley) {
   if (!std::filesystem::exists(dir) || !std::filesystem::exists(grammar)) {
     GTEST_SKIP() << dir << " or " << grammar << " not found";
   }
-  LoadOptions load;
-  load.use_cache = false;
-  load.min_binary_prob = 1e-10;
-  auto model = LoadBerkeleyModel(grammar, load);
+  auto model = LoadGrAsBerkeleyDoes(grammar);
   ASSERT_TRUE(model.ok()) << model.status().message();
   ASSERT_TRUE(model->grammar.sum_unaries_exact);
   auto lexicon = Lexicon::Build(*model);
@@ -268,10 +273,7 @@ TEST_P(BerkeleyKBestTest, BerkeleyStyleListsOnAPrunedChartAreBerkeleys) {
   if (!std::filesystem::exists(dir) || !std::filesystem::exists(grammar)) {
     GTEST_SKIP() << dir << " or " << grammar << " not found";
   }
-  LoadOptions load;
-  load.use_cache = false;
-  load.min_binary_prob = 1e-10;
-  auto model = LoadBerkeleyModel(grammar, load);
+  auto model = LoadGrAsBerkeleyDoes(grammar);
   ASSERT_TRUE(model.ok()) << model.status().message();
   auto lexicon = Lexicon::Build(*model);
   ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
