@@ -57,6 +57,10 @@ check "kbest: first tree is the max-rule tree" \
   test "$(sed -n 1p "$tmp/kbest.txt" | cut -f2)" = "$(sed -n 1p "$tmp/likelihood.txt" | cut -f3)"
 check "kbest: blank line after each sentence" test "$(grep -c '^$' "$tmp/kbest.txt")" -eq 4
 check "kbest: (()) for no tree" grep -qxP -- '-Infinity\t\(\(\)\)' "$tmp/kbest.txt"
+head -1 "$tmp/in.txt" | "$cky" parse --tokenized -g "$data/toy" --kbest 2 --model-score \
+  --format json > "$tmp/kbest.json" 2>/dev/null
+check "kbest: JSON array of trees with their scores" \
+  grep -qF '"kbest":[{"tree":"( (S (NP (DT the) (NN man))' "$tmp/kbest.json"
 "$cky" parse --tokenized -g "$data/toy" --confidence < /dev/null > /dev/null 2>&1
 check "--confidence without base unaries is a usage error" test $? -eq 2
 "$cky" parse --tokenized -g "$data/toy" --scores < /dev/null > /dev/null 2>&1
