@@ -8,6 +8,7 @@
 #include "cuda/common/device.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
+#include "parser/max_rule.h"
 #include "parser/parser.h"
 #include "parser/tree_format.h"
 #include "train/pcfg_trainer.h"
@@ -127,6 +128,21 @@ TEST(TrainParseTest, SplitMergeGrammarLoadsAndParsesItsTrainingSentences) {
         EXPECT_EQ(FormatBerkeley(outcomes[i].tree), expected) << decoder << " " << i;
       }
     }
+  }
+  // The cache keeps the trainer's base unaries: P(T|w) and P(T,w) of the max-rule trees.
+  ASSERT_TRUE(cache_model->grammar.base_unaries_known);
+  auto lexicon = Lexicon::Build(*cache_model);
+  ASSERT_TRUE(lexicon.ok());
+  Parser parser(cache_model->grammar, *lexicon, MakeReferenceMaxRuleBackend(cache_model->grammar),
+                {.tree_likelihood = true, .confidence = true,
+                 .binarization = cache_model->binarization});
+  for (const ParseOutcome& outcome : parser.Parse(sentences)) {
+    ASSERT_EQ(outcome.status, ParseStatus::kOk);
+    EXPECT_TRUE(outcome.message.empty()) << outcome.message;
+    EXPECT_GT(outcome.tree_log_likelihood, kNegInf);
+    EXPECT_LE(outcome.tree_log_likelihood, outcome.log_likelihood + 1e-9);
+    EXPECT_LE(outcome.confidence, 1e-9);
+    EXPECT_GT(outcome.confidence, -10.0);  // the training trees are likely given their words
   }
 }
 

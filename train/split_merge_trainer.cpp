@@ -1100,6 +1100,16 @@ StatusOr<BerkeleyModel> SplitMergeTrainer::Export() const {
     unary_index[{g.unaries[i].parent, g.unaries[i].child}] = int32_t(i);
     is_parent[g.unaries[i].parent] = 1;
   }
+  // The base unaries themselves, for P(tree, words) (parser/tree_likelihood.h).
+  for (const auto& rule : g.unaries) {
+    const int32_t nc = n[rule.child];
+    for (int32_t p = 0; p < n[rule.parent]; ++p) {
+      for (int32_t c = 0; c < nc; ++c) {
+        const double prob = rule.probs[size_t(p) * nc + c];
+        if (prob > 0) builder.AddBaseUnary(ids[rule.parent], p, ids[rule.child], c, prob);
+      }
+    }
+  }
   for (int32_t parent = 0; parent < num_symbols; ++parent) {
     if (by_parent[parent].empty()) continue;
     const int32_t np = n[parent];
