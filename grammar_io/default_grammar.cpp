@@ -38,10 +38,9 @@ StatusOr<std::string> Inflate(const unsigned char* data, std::size_t size,
 
 StatusOr<BerkeleyModel> LoadDefaultGrammar() {
   const std::string name = "<built-in grammar>";
-  auto bytes =
-      Inflate(cky_default_grammar_data,
-              static_cast<std::size_t>(cky_default_grammar_data_end - cky_default_grammar_data),
-              name);
+  auto bytes = Inflate(
+      cky_default_grammar_data,
+      static_cast<std::size_t>(cky_default_grammar_data_end - cky_default_grammar_data), name);
   if (!bytes.ok()) return bytes.status();
   return ReadModelCacheFromMemory(*bytes, name);
 }
