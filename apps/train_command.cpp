@@ -185,6 +185,28 @@ void AddTrainCommand(CLI::App& app) {
             ->check(Between(0, 1000))
             ->capture_default_str(),
         "N");
+  Shown(cmd->add_option("--grammar-smoothing", args->split_merge.grammar_smoothing,
+                        "Split-merge: weight each rule substate takes from its siblings in the "
+                        "smoothing phase (Berkeley's -smooth 0.01)")
+            ->check(Between(0.0, 0.5))
+            ->capture_default_str(),
+        "S");
+  Shown(cmd->add_option("--lexicon-smoothing", args->split_merge.lexicon_smoothing,
+                        "Split-merge: the same for the lexicon's word scores (0.1)")
+            ->check(Between(0.0, 0.5))
+            ->capture_default_str(),
+        "S");
+  Shown(cmd->add_option("--randomness", args->split_merge.randomness,
+                        "Split-merge: random perturbation of split rule scores, in percent")
+            ->check(Between(0.0, 100.0))
+            ->capture_default_str(),
+        "P");
+  Shown(cmd->add_option("--rare-word-threshold", args->split_merge.rare_word_threshold,
+                        "Split-merge: words seen at most this often also train the unknown-word "
+                        "signatures (Berkeley's -rare 20)")
+            ->check(Between(0, 1000000))
+            ->capture_default_str(),
+        "N");
   Shown(cmd->add_option("--seed", args->split_merge.seed,
                         "Split-merge: seed of the split perturbation")
             ->capture_default_str(),

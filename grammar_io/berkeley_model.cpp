@@ -545,14 +545,14 @@ StatusOr<std::string> ReadBinaryFile(const std::string& path) {
   return data;
 }
 
-StatusOr<BerkeleyModel> ReadCacheWithKey(const std::string& path, std::string* key) {
-  auto data = ReadBinaryFile(path);
-  if (!data.ok()) return data.status();
-  if (data->size() < sizeof(kCacheMagic) ||
-      std::memcmp(data->data(), kCacheMagic, sizeof(kCacheMagic)) != 0) {
+// `path` names the data in error messages.
+StatusOr<BerkeleyModel> ReadCacheBytes(std::string_view data, const std::string& path,
+                                       std::string* key) {
+  if (data.size() < sizeof(kCacheMagic) ||
+      std::memcmp(data.data(), kCacheMagic, sizeof(kCacheMagic)) != 0) {
     return Status::Error(path + ": not a cky grammar cache (bad magic number)");
   }
-  CacheReader r(std::string_view(*data).substr(sizeof(kCacheMagic)));
+  CacheReader r(data.substr(sizeof(kCacheMagic)));
   uint32_t version = r.Pod<uint32_t>();
   if (version != kCacheVersion) {
     return Status::Error(path + ": grammar cache format version " + std::to_string(version) +
@@ -685,6 +685,12 @@ StatusOr<BerkeleyModel> ReadCacheWithKey(const std::string& path, std::string* k
   if (!sane) return Status::Error(path + ": inconsistent grammar cache");
   g.IndexSymbols();
   return model;
+}
+
+StatusOr<BerkeleyModel> ReadCacheWithKey(const std::string& path, std::string* key) {
+  auto data = ReadBinaryFile(path);
+  if (!data.ok()) return data.status();
+  return ReadCacheBytes(*data, path, key);
 }
 
 }  // namespace
@@ -833,6 +839,11 @@ Status WriteModelCache(const BerkeleyModel& model, const std::string& path) {
 StatusOr<BerkeleyModel> ReadModelCache(const std::string& path) {
   std::string key;
   return ReadCacheWithKey(path, &key);
+}
+
+StatusOr<BerkeleyModel> ReadModelCacheFromMemory(std::string_view data, const std::string& name) {
+  std::string key;
+  return ReadCacheBytes(data, name, &key);
 }
 
 GrammarFormat DetectGrammarFormat(const std::string& spec) {

@@ -19,6 +19,7 @@
 #include <istream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -105,6 +106,9 @@ StatusOr<BerkeleyModel> ReadDumpGrammarFiles(const std::string& prefix,
 // Writes and reads the binary cache (magic "CKYMODEL", format version checked on load).
 Status WriteModelCache(const BerkeleyModel& model, const std::string& path);
 StatusOr<BerkeleyModel> ReadModelCache(const std::string& path);
+// The same from the cache file's bytes in memory (the built-in grammar); `name` stands for the
+// path in error messages.
+StatusOr<BerkeleyModel> ReadModelCacheFromMemory(std::string_view data, const std::string& name);
 
 // Writes the WriteGrammarToTextFile form: PREFIX.grammar (binary rules, then the closed unary
 // rules with an identity per state), PREFIX.lexicon, PREFIX.splits and PREFIX.words.

@@ -1,7 +1,8 @@
-// The default grammar built into the cky binary: a markovized PCFG trained by `cky train` on the
-// GUM treebank's CC-BY / CC-BY-SA train documents (data/README.md says how it is rebuilt). Its four
-// WriteGrammarToTextFile parts (data/default_grammar/gum.{grammar,lexicon,splits,words}.gz) are
-// compiled in as byte arrays and read from memory.
+// The default grammar built into the cky binary: a latent-annotation grammar trained by `cky train
+// --split-merge 4` on the GUM treebank's CC-BY / CC-BY-SA train documents (data/README.md says how
+// it is rebuilt and how it scores). It is embedded as our binary cache, gzipped
+// (data/default_grammar/gum.ckybin.gz), which carries the lexicon's counts, so that words score
+// exactly as a Berkeley .gr lexicon scores them.
 #pragma once
 
 #include "common/status.h"
@@ -9,11 +10,12 @@
 
 namespace cky {
 
-// Decompresses and reads the embedded grammar (about a second; no cache is used).
-StatusOr<BerkeleyModel> LoadDefaultGrammar(const LoadOptions& options = {});
+// Decompresses and reads the embedded grammar. Like a .ckybin file, it is read as it is (no rule is
+// dropped: LoadOptions do not apply).
+StatusOr<BerkeleyModel> LoadDefaultGrammar();
 
 // What the embedded grammar is, for logs and --help texts.
 inline constexpr const char* kDefaultGrammarDescription =
-    "the built-in GUM grammar (plain markovized PCFG, CC-BY / CC-BY-SA GUM train documents)";
+    "the built-in GUM grammar (4 split-merge cycles, CC-BY / CC-BY-SA GUM train documents)";
 
 }  // namespace cky

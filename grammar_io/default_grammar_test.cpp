@@ -12,19 +12,23 @@ TEST(DefaultGrammarTest, EmbeddedGrammarLoads) {
   ASSERT_TRUE(model.ok()) << model.status().message();
   const Grammar& g = model->grammar;
   EXPECT_EQ(g.symbol_names[0], "ROOT");
-  // An unsplit grammar: one substate per symbol.
-  for (int32_t count : g.symbol_num_substates) EXPECT_EQ(count, 1);
-  EXPECT_GT(g.num_binary_rules(), 1000);
-  EXPECT_GT(g.num_unary_rules(), 100);
+  EXPECT_EQ(g.symbol_num_substates[0], 1);
+  // A latent-annotation grammar of 4 split-merge cycles: up to 16 substates per symbol.
+  ASSERT_GE(g.FindSymbol("NP"), 0);
+  EXPECT_GT(g.symbol_num_substates[g.FindSymbol("NP")], 1);
+  for (int32_t count : g.symbol_num_substates) EXPECT_LE(count, 16);
+  EXPECT_GT(g.num_states(), 300);
+  EXPECT_GT(g.num_binary_rules(), 10000);
+  EXPECT_GT(g.num_unary_rules(), 1000);
   ASSERT_GE(g.FindSymbol("NN"), 0);
   const auto& words = model->known_words;
   EXPECT_NE(std::find(words.begin(), words.end(), "the"), words.end());
-  EXPECT_NE(std::find(words.begin(), words.end(), "UNK-LC"), words.end());
-  // Lexicon rows, each one probability (one substate).
+  // The lexicon's counts travel with it (Berkeley-exact scores for every word and signature).
+  ASSERT_TRUE(model->lexicon_counts.has_value());
+  EXPECT_GT(model->lexicon_counts->total_tokens, 50000);
   ASSERT_GT(model->lexicon.size(), 1000u);
   for (const LexiconRow& row : model->lexicon) {
-    ASSERT_EQ(row.probs.size(), 1u) << row.word;
-    EXPECT_GT(row.probs[0], 0.0) << row.word;
+    ASSERT_EQ(row.probs.size(), size_t(g.symbol_num_substates[row.symbol])) << row.word;
   }
 }
 

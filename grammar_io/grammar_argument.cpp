@@ -20,7 +20,8 @@ LoadOptions GrammarArgumentLoadOptions(const std::string& argument,
 StatusOr<BerkeleyModel> LoadGrammarArgument(const std::string& argument,
                                             const GrammarArgumentOptions& options) {
   const LoadOptions load = GrammarArgumentLoadOptions(argument, options);
-  return argument.empty() ? LoadDefaultGrammar(load) : LoadBerkeleyModel(argument, load);
+  // The built-in grammar is a binary cache: like a .ckybin file, it is read as it is.
+  return argument.empty() ? LoadDefaultGrammar() : LoadBerkeleyModel(argument, load);
 }
 
 bool GrammarArgumentSplitsHyphens(const std::string& argument) { return argument.empty(); }

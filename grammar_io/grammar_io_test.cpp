@@ -213,12 +213,24 @@ TEST_F(GrammarIoTest, CacheRoundTripsAndRejectsDamage) {
   ASSERT_EQ(reread->lexicon.size(), model->lexicon.size());
   EXPECT_EQ(reread->lexicon[0].probs, model->lexicon[0].probs);
 
-  // Truncations at every length fail cleanly.
   std::string bytes;
   {
     std::ifstream in(cache, std::ios::binary);
     bytes.assign(std::istreambuf_iterator<char>(in), {});
   }
+  // The same bytes read from memory (as the built-in grammar is) give the same model; damage
+  // is reported under the given name.
+  auto from_memory = ReadModelCacheFromMemory(bytes, "<memory>");
+  ASSERT_TRUE(from_memory.ok()) << from_memory.status().message();
+  EXPECT_EQ(from_memory->grammar.binary_log_prob, a.binary_log_prob);
+  EXPECT_EQ(from_memory->grammar.unary_child, a.unary_child);
+  ASSERT_EQ(from_memory->lexicon.size(), model->lexicon.size());
+  EXPECT_EQ(from_memory->lexicon[1].probs, model->lexicon[1].probs);
+  auto cut_in_memory = ReadModelCacheFromMemory(std::string_view(bytes).substr(0, 40), "<memory>");
+  ASSERT_FALSE(cut_in_memory.ok());
+  EXPECT_EQ(cut_in_memory.status().message().rfind("<memory>: ", 0), 0u)
+      << cut_in_memory.status().message();
+  // Truncations at every length fail cleanly.
   for (size_t cut = 0; cut < bytes.size(); cut += 7) {
     std::ofstream(cache, std::ios::binary | std::ios::trunc).write(bytes.data(), cut);
     EXPECT_FALSE(ReadModelCache(cache).ok()) << "cut at " << cut;
