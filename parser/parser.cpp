@@ -3,16 +3,89 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/thread_pool.h"
 #include "cuda/common/device.h"
 #include "parser/coarse_to_fine.h"
 #include "parser/cuda_backend.h"
 #include "parser/cuda_max_rule_backend.h"
 #include "parser/max_rule.h"
+#include "parser/multi_device_backend.h"
 
 namespace cky {
 
+namespace {
+
+// One CUDA backend per entry of options.devices, dealt batches by MakeMultiDeviceBackend; the CPU
+// backend of the same decoder takes what the devices cannot parse.
+StatusOr<std::unique_ptr<ViterbiBackend>> MakeMultiDevice(const Grammar& grammar,
+                                                          const BackendOptions& options) {
+  if (options.backend != "cuda" && options.backend != "auto") {
+    return Status::Error("--devices runs CUDA backends (asked for " + options.backend +
+                         "); use --backend cuda");
+  }
+  if (options.prune != "off" && options.prune != "auto") {
+    return Status::Error("pruning runs on the cpu backend only; --devices parses on GPUs");
+  }
+  if (!cuda::BuiltWithCuda()) return Status::Error("this build has no CUDA support");
+  // Devices shared by several backends split their memory: each backend's batch budget is its
+  // share of 85% of the device's free memory (what one backend alone takes).
+  std::vector<int> backends_on(cuda::DeviceCount(), 0);
+  for (int d : options.devices) {
+    if (d < 0 || d >= static_cast<int>(backends_on.size())) {
+      return Status::Error("no CUDA device " + std::to_string(d));
+    }
+    ++backends_on[d];
+  }
+  std::vector<size_t> budget(backends_on.size(), 0);
+  for (size_t d = 0; d < backends_on.size(); ++d) {
+    std::string error;
+    if (backends_on[d] < 2 || !cuda::SetDevice(static_cast<int>(d), &error)) continue;
+    size_t free_bytes = 0, total_bytes = 0;
+    cuda::DeviceMemory(&free_bytes, &total_bytes);
+    budget[d] = static_cast<size_t>(0.85 * static_cast<double>(free_bytes)) / backends_on[d];
+  }
+  std::string ignored;  // the caller's thread back on the first device (the others were checked)
+  cuda::SetDevice(options.devices.front(), &ignored);
+  // Tree extraction runs on the CPU: the cores are shared among the backends.
+  const int cores = std::max(
+      1, ThreadPool::ResolveThreads(options.threads) / static_cast<int>(options.devices.size()));
+  std::vector<BackendSlot> slots;
+  for (size_t k = 0; k < options.devices.size(); ++k) {
+    const int d = options.devices[k];
+    BackendSlot slot{.label = "cuda:" + std::to_string(d), .cuda_device = d};
+    if (backends_on[d] > 1) slot.label += "#" + std::to_string(k);
+    if (options.decoder == "max-rule") {
+      slot.make = [&grammar, bytes = budget[d], cores] {
+        return MakeCudaMaxRuleBackend(grammar,
+                                      {.max_batch_bytes = bytes, .extraction_threads = cores});
+      };
+    } else {
+      slot.make = [&grammar, bytes = budget[d], cores, kernel = options.kernel] {
+        return MakeCudaBackend(
+            grammar, CudaBackendOptions{
+                         .kernel = kernel, .max_batch_bytes = bytes, .extraction_threads = cores});
+      };
+    }
+    slots.push_back(std::move(slot));
+  }
+  MultiDeviceOptions multi;
+  multi.make_fallback = [&grammar, decoder = options.decoder,
+                         threads = options.threads]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+    if (decoder == "max-rule") return MakeCpuMaxRuleBackend(grammar, threads);
+    return MakeCpuBackend(grammar, threads);
+  };
+  return MakeMultiDeviceBackend(std::move(slots), multi);
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
                                                       const BackendOptions& options) {
+  if (options.decoder != "viterbi" && options.decoder != "max-rule") {
+    return Status::Error("unknown decoder '" + options.decoder +
+                         "' (expected max-rule or viterbi)");
+  }
+  if (!options.devices.empty()) return MakeMultiDevice(grammar, options);
   std::string name = options.backend;
   std::string prune = options.prune == "on" ? "fast" : options.prune;
   if (prune == "auto") {

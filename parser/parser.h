@@ -33,6 +33,10 @@ struct BackendOptions {
   // setting within 0.05 F1 of exact on GUM with both decoders, bench/RESULTS.md), off for cuda (no
   // GPU pruning yet) and reference (the exact oracle).
   std::string prune = "off";
+  // CUDA devices to parse on, one backend each, all at once (parser/multi_device_backend.h); a
+  // device may repeat (two backends share it). Empty: one backend on the current device.
+  // Needs the cuda (or auto) backend and no pruning; `threads` then sizes the CPU fallback.
+  std::vector<int> devices;
 };
 
 // Builds the named backend. Fails for "cuda" when this build or machine has no CUDA device.
