@@ -133,7 +133,7 @@ class MultiDeviceBackend : public ViterbiBackend {
     std::deque<std::vector<size_t>> leftovers;
     {
       std::unique_lock lock(mutex_);
-      auto chunks = ChunksByLength(lengths, std::max(live_, 1) * options_.chunks_per_slot);
+      auto chunks = ChunksByLength(lengths, live_ <= 1 ? 1 : live_ * options_.chunks_per_slot);
       if (live_ == 0) {
         leftovers.assign(chunks.begin(), chunks.end());
       } else {

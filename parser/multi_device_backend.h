@@ -41,8 +41,9 @@ struct BackendSlot {
 };
 
 struct MultiDeviceOptions {
-  // Chunks per live slot in each batch: more balance better, fewer keep device batches large.
-  int chunks_per_slot = 4;
+  // Chunks per live slot in each batch (one chunk when one slot is live): more balance better,
+  // fewer keep device batches large.
+  int chunks_per_slot = 2;
   // Made (on the calling thread) the first time something is left to it: the sentences of retired
   // slots when none is left, and sentences that failed with kOutOfMemory or kFailed. Empty: those
   // outcomes stay as they are.

@@ -1,0 +1,44 @@
+// The messages between the processes of an MPI job (`mpirun -np N cky parse --mpi`), in plain C++:
+// mpi.h stays inside mpi_link.cpp, built when CMake finds MPI (Debian: libopenmpi-dev);
+// mpi_link_stub.cpp takes its place otherwise and MpiLink::Start() says the build has no MPI.
+//
+// A message is a list of strings (PackStrings), so that sentences, result lines and warnings go
+// over the wire whatever bytes they hold.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace cky::apps {
+
+// True when this build has MPI.
+bool MpiBuilt();
+
+class MpiLink {
+ public:
+  // MPI_Init; fails (with the reason) in a build without MPI.
+  static StatusOr<std::unique_ptr<MpiLink>> Start();
+  virtual ~MpiLink() = default;  // MPI_Finalize
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // This process's number among the job's processes on the same host (picks its GPU).
+  virtual int local_rank() const = 0;
+
+  // Sends `fields` to rank `to` with `tag` (>= 0); returns once the buffer may be reused.
+  virtual void Send(int to, int tag, const std::vector<std::string>& fields) = 0;
+  // Waits for the next message from any rank; sets *from and *tag.
+  virtual std::vector<std::string> Receive(int* from, int* tag) = 0;
+  // Ends every process of the job with `code` (a failure on one rank must not leave the others
+  // waiting for messages that never come).
+  [[noreturn]] virtual void Abort(int code) = 0;
+};
+
+// Length-prefixed encoding of a list of strings, and back (false for a malformed buffer).
+std::string PackStrings(const std::vector<std::string>& fields);
+bool UnpackStrings(const std::string& buffer, std::vector<std::string>* fields);
+
+}  // namespace cky::apps
