@@ -86,7 +86,7 @@ echo "| setting | --devices | seconds (whole process) | sentences/s | speed-up |
 echo "| --- | --- | ---: | ---: | ---: | ---: | --- |"
 base=""
 reference=""
-row() {  # row NAME SPEC GPUS SECONDS
+row() {  # row NAME SPEC GPUS SECONDS (the output is $out/NAME.txt)
   local rate same
   rate=$(awk -v n="$sentences" -v s="$4" 'BEGIN { print n / s }')
   [ -n "$base" ] || base=$rate
@@ -98,7 +98,7 @@ row() {  # row NAME SPEC GPUS SECONDS
 }
 for g in $gpus; do
   if [ "$g" -gt "$available" ]; then
-    echo "| $g GPUs | | not run: the machine has $available | | | | |"
+    echo "| gpus$g | | not run: the machine has $available GPUs | | | | |"
     continue
   fi
   spec=$(seq -s, 0 $((g - 1)))
@@ -111,6 +111,6 @@ for spec in $fake; do
   row "$name" "$spec" "$used" "$(run "$name" --devices "$spec")"
 done
 if [ "$single" = 1 ]; then
-  row "no --devices" "(none)" 1 "$(run single)"
+  row single "(none: one backend, as before)" 1 "$(run single)"
 fi
 echo "outputs and logs: $out" >&2
