@@ -6,6 +6,7 @@
 // over the wire whatever bytes they hold.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,20 @@ class MpiLink {
   // waiting for messages that never come).
   [[noreturn]] virtual void Abort(int code) = 0;
 };
+
+// A job that deals shards of work out from rank 0 (`cky parse --mpi`, `cky recognize --mpi`):
+// rank 0 calls DealShards, every other rank ServeShards.
+//
+// DealShards: `next` fills the next shard's fields (false when the input is over); each is sent to
+// a worker rank, two in flight per worker, the next one to whichever answers first; `write` gets
+// every shard's answer (and the rank that computed it) in shard order. Then each worker is told
+// to stop. Needs size() >= 2.
+void DealShards(MpiLink& link, const std::function<bool(std::vector<std::string>* shard)>& next,
+                const std::function<void(int rank, std::vector<std::string>& answer)>& write);
+// ServeShards: answers each shard rank 0 sends with `work(shard)` until it says stop.
+void ServeShards(
+    MpiLink& link,
+    const std::function<std::vector<std::string>(std::vector<std::string>& shard)>& work);
 
 // Length-prefixed encoding of a list of strings, and back (false for a malformed buffer).
 std::string PackStrings(const std::vector<std::string>& fields);

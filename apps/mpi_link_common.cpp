@@ -1,10 +1,64 @@
-// The parts of apps/mpi_link.h that need no MPI: the message encoding.
+// The parts of apps/mpi_link.h that need no MPI: dealing shards over an MpiLink, the encoding.
 #include <cstdint>
 #include <cstring>
+#include <map>
 
 #include "apps/mpi_link.h"
 
 namespace cky::apps {
+
+namespace {
+enum Tag { kShardTag = 1, kAnswerTag = 2, kStopTag = 3 };
+}  // namespace
+
+void DealShards(MpiLink& link, const std::function<bool(std::vector<std::string>*)>& next,
+                const std::function<void(int, std::vector<std::string>&)>& write) {
+  long next_shard = 0, next_to_write = 0;
+  int in_flight = 0;
+  bool more = true;
+  std::map<long, std::pair<int, std::vector<std::string>>> answers;  // shard -> (rank, answer)
+  std::vector<std::string> fields;
+  auto send_next = [&](int rank) {
+    fields.clear();
+    if (!more || !(more = next(&fields))) return;
+    fields.insert(fields.begin(), std::to_string(next_shard++));
+    link.Send(rank, kShardTag, fields);
+    ++in_flight;
+  };
+  for (int round = 0; round < 2; ++round) {
+    for (int rank = 1; rank < link.size(); ++rank) send_next(rank);
+  }
+  while (in_flight > 0) {
+    int from = 0, tag = 0;
+    std::vector<std::string> answer = link.Receive(&from, &tag);
+    --in_flight;
+    const long shard = std::stol(answer.at(0));
+    answer.erase(answer.begin());
+    answers[shard] = {from, std::move(answer)};
+    send_next(from);
+    for (auto it = answers.find(next_to_write); it != answers.end();
+         it = answers.find(next_to_write)) {
+      write(it->second.first, it->second.second);
+      answers.erase(it);
+      ++next_to_write;
+    }
+  }
+  for (int rank = 1; rank < link.size(); ++rank) link.Send(rank, kStopTag, {});
+}
+
+void ServeShards(MpiLink& link,
+                 const std::function<std::vector<std::string>(std::vector<std::string>&)>& work) {
+  for (;;) {
+    int from = 0, tag = 0;
+    std::vector<std::string> shard = link.Receive(&from, &tag);
+    if (tag == kStopTag) return;
+    const std::string id = shard.at(0);
+    shard.erase(shard.begin());
+    std::vector<std::string> answer = work(shard);
+    answer.insert(answer.begin(), id);
+    link.Send(from, kAnswerTag, answer);
+  }
+}
 
 std::string PackStrings(const std::vector<std::string>& fields) {
   std::string out;

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <map>
 
 #include "apps/command_util.h"
 #include "apps/commands.h"
@@ -163,83 +162,59 @@ void ParseStream(const ParseArgs& args, Parser& parser, SentenceSource& source, 
   FinishInput(args, input, sentence_number, failures);
 }
 
-// `mpirun -np N cky parse --mpi`: rank 0 reads the input and deals out shards of --batch-size
-// sentences to ranks 1..N-1, two at a time each (one parsing, one waiting), then writes their
-// results in input order; ranks 1..N-1 parse the shards they are sent. The message tags:
-enum MpiTag { kShardTag = 1, kResultTag = 2, kStopTag = 3 };
-
+// `mpirun -np N cky parse --mpi`, rank 0: reads shards of --batch-size sentences, deals them out
+// (DealShards) and writes their results in input order. A shard is [number of its first sentence,
+// each sentence's words packed]; its answer [failures, backend warning count, the warnings, then
+// each sentence's text and warning].
 void MpiCoordinate(const ParseArgs& args, MpiLink& link, SentenceSource& source, InputFile& input,
                    ResultWriter& writer) {
   ProgressMeter progress("sentences", input.size(), ShowProgress(args.progress, args.no_progress));
-  long read = 0, written = 0, failures = 0, next_shard = 0, next_to_write = 0;
-  std::map<long, std::pair<int, std::vector<std::string>>> done;  // shard -> (rank, result)
-  int in_flight = 0;
+  long read = 0, written = 0, failures = 0;
   std::vector<std::vector<std::string>> batch;
-  bool more = true;
-  // Sends the next shard to `rank`; false when the input is over.
-  auto send_next = [&](int rank) {
-    if (!more || !(more = ReadBatch(source, args.batch_size, &batch))) return false;
-    std::vector<std::string> fields{std::to_string(next_shard), std::to_string(read + 1)};
-    for (const auto& words : batch) fields.push_back(PackStrings(words));
-    link.Send(rank, kShardTag, fields);
-    read += static_cast<long>(batch.size());
-    ++next_shard;
-    ++in_flight;
-    return true;
-  };
-  for (int round = 0; round < 2; ++round) {
-    for (int rank = 1; rank < link.size(); ++rank) send_next(rank);
-  }
-  while (in_flight > 0) {
-    int from = 0, tag = 0;
-    std::vector<std::string> fields = link.Receive(&from, &tag);
-    --in_flight;
-    const long shard = std::stol(fields.at(0));
-    done[shard] = {from, std::move(fields)};
-    send_next(from);
-    for (auto it = done.find(next_to_write); it != done.end(); it = done.find(next_to_write)) {
-      // fields: shard, failures, backend warning count, the warnings, then text and warning pairs.
-      const std::vector<std::string>& f = it->second.second;
-      ShardResults results;
-      results.failures = std::stol(f.at(1));
-      const size_t warnings = std::stoul(f.at(2));
-      for (size_t k = 0; k < warnings; ++k) {
-        results.backend_warnings.push_back("rank " + std::to_string(it->second.first) + ": " +
-                                           f.at(3 + k));
-      }
-      for (size_t k = 3 + warnings; k + 1 < f.size(); k += 2) {
-        results.texts.push_back(f[k]);
-        results.warnings.push_back(f[k + 1]);
-      }
-      WriteShard(results, writer);
-      written += static_cast<long>(results.texts.size());
-      failures += results.failures;
-      done.erase(it);
-      ++next_to_write;
-    }
-    progress.Update(written, input.BytesConsumed());
-  }
-  for (int rank = 1; rank < link.size(); ++rank) link.Send(rank, kStopTag, {});
+  DealShards(
+      link,
+      [&](std::vector<std::string>* shard) {
+        if (!ReadBatch(source, args.batch_size, &batch)) return false;
+        shard->push_back(std::to_string(read + 1));
+        for (const auto& words : batch) shard->push_back(PackStrings(words));
+        read += static_cast<long>(batch.size());
+        return true;
+      },
+      [&](int rank, std::vector<std::string>& answer) {
+        ShardResults results;
+        results.failures = std::stol(answer.at(0));
+        const size_t warnings = std::stoul(answer.at(1));
+        for (size_t k = 0; k < warnings; ++k) {
+          results.backend_warnings.push_back("rank " + std::to_string(rank) + ": " +
+                                             answer.at(2 + k));
+        }
+        for (size_t k = 2 + warnings; k + 1 < answer.size(); k += 2) {
+          results.texts.push_back(std::move(answer[k]));
+          results.warnings.push_back(std::move(answer[k + 1]));
+        }
+        WriteShard(results, writer);
+        written += static_cast<long>(results.texts.size());
+        failures += results.failures;
+        progress.Update(written, input.BytesConsumed());
+      });
   FinishInput(args, input, written, failures);
 }
 
+// The other ranks: parse each shard rank 0 sends.
 void MpiWork(MpiLink& link, Parser& parser, const ResultFormatOptions& format) {
-  for (;;) {
-    int from = 0, tag = 0;
-    std::vector<std::string> fields = link.Receive(&from, &tag);
-    if (tag == kStopTag) return;
-    std::vector<std::vector<std::string>> batch(fields.size() - 2);
-    for (size_t k = 2; k < fields.size(); ++k) UnpackStrings(fields[k], &batch[k - 2]);
-    ShardResults results = ParseShard(parser, std::stol(fields.at(1)), batch, format);
-    std::vector<std::string> reply{fields[0], std::to_string(results.failures),
-                                   std::to_string(results.backend_warnings.size())};
-    for (std::string& w : results.backend_warnings) reply.push_back(std::move(w));
+  ServeShards(link, [&](std::vector<std::string>& shard) {
+    std::vector<std::vector<std::string>> batch(shard.size() - 1);
+    for (size_t k = 1; k < shard.size(); ++k) UnpackStrings(shard[k], &batch[k - 1]);
+    ShardResults results = ParseShard(parser, std::stol(shard.at(0)), batch, format);
+    std::vector<std::string> answer{std::to_string(results.failures),
+                                    std::to_string(results.backend_warnings.size())};
+    for (std::string& w : results.backend_warnings) answer.push_back(std::move(w));
     for (size_t i = 0; i < results.texts.size(); ++i) {
-      reply.push_back(std::move(results.texts[i]));
-      reply.push_back(std::move(results.warnings[i]));
+      answer.push_back(std::move(results.texts[i]));
+      answer.push_back(std::move(results.warnings[i]));
     }
-    link.Send(from, kResultTag, reply);
-  }
+    return answer;
+  });
 }
 
 void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormatOptions& format,
