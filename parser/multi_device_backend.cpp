@@ -134,6 +134,10 @@ class MultiDeviceBackend : public ViterbiBackend {
     {
       std::unique_lock lock(mutex_);
       auto chunks = ChunksByLength(lengths, live_ <= 1 ? 1 : live_ * options_.chunks_per_slot);
+      if (chunks.size() == 1) {
+        // The whole batch, in input order: the slot parses the caller's sentences, uncopied.
+        for (size_t i = 0; i < chunks[0].size(); ++i) chunks[0][i] = i;
+      }
       if (live_ == 0) {
         leftovers.assign(chunks.begin(), chunks.end());
       } else {
@@ -248,10 +252,14 @@ class MultiDeviceBackend : public ViterbiBackend {
       std::vector<ParseOutcome> parsed;
       error.clear();
       try {
-        std::vector<SentenceInput> inputs;
-        inputs.reserve(chunk.size());
-        for (size_t i : chunk) inputs.push_back(sentences[i]);
-        parsed = backend->ParseBatch(inputs);
+        if (chunk.size() == sentences.size()) {
+          parsed = backend->ParseBatch(sentences);  // the one chunk, in order (ParseBatch)
+        } else {
+          std::vector<SentenceInput> inputs;
+          inputs.reserve(chunk.size());
+          for (size_t i : chunk) inputs.push_back(sentences[i]);
+          parsed = backend->ParseBatch(inputs);
+        }
         if (parsed.size() != chunk.size()) {
           error = "returned " + std::to_string(parsed.size()) + " outcomes for " +
                   std::to_string(chunk.size()) + " sentences";
