@@ -1,7 +1,8 @@
 #!/bin/sh
 # mpi_cli_test.sh CKY INPUT: `mpirun -np N cky parse --mpi -b cpu` for N = 1, 2, 3 prints exactly
 # what one process prints (stdout byte for byte, and the same warnings in the same order), in Penn
-# and JSON formats, with shards of 3 sentences and a sentence over --max-length. Exits 77
+# and JSON formats, with shards of 3 sentences and a sentence over --max-length; and
+# `cky recognize --mpi` (--bulk and not) answers 300 random strings as one process does. Exits 77
 # (skipped) without mpirun or in a build without MPI. CI runs as root: Open MPI then needs
 # OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM); --oversubscribe lets 3 ranks share 2 cores.
 set -u
@@ -38,5 +39,18 @@ for format in penn json; do
       exit 1
     fi
     echo "$format, $np ranks: identical ($(wc -l < "$work/mpi.txt") lines)"
+  done
+done
+"$cky" random-grammar --nonterminals 8 --rules 40 --terminals 4 -o "$work/g.cnf" || exit 1
+"$cky" random-strings -g "$work/g.cnf" --count 300 --max-length 20 -o "$work/strings.txt" || exit 1
+for bulk in --bulk ""; do
+  set -- recognize -g "$work/g.cnf" -b cpu -t 1 --batch-size 40 $bulk
+  "$cky" "$@" "$work/strings.txt" > "$work/single.txt" || exit 1
+  grep -q 1 "$work/single.txt" && grep -q 0 "$work/single.txt" || { echo "need both answers"; exit 1; }
+  for np in 2 3; do
+    mpirun --oversubscribe -np "$np" "$cky" "$@" --mpi "$work/strings.txt" > "$work/mpi.txt" \
+      2> "$work/mpi.err" || { cat "$work/mpi.err"; exit 1; }
+    cmp "$work/single.txt" "$work/mpi.txt" || exit 1
+    echo "recognize ${bulk:-(CYK)}, $np ranks: identical ($(wc -l < "$work/mpi.txt") lines)"
   done
 done
