@@ -2,7 +2,8 @@
 # mpi_cli_test.sh CKY INPUT: `mpirun -np N cky parse --mpi -b cpu` for N = 1, 2, 3 prints exactly
 # what one process prints (stdout byte for byte, and the same warnings in the same order), in Penn
 # and JSON formats, with shards of 3 sentences and a sentence over --max-length; and
-# `cky recognize --mpi` (--bulk and not) answers 300 random strings as one process does. Exits 77
+# `cky recognize --mpi` (--bulk and not) answers 300 random strings as one process does; and
+# `cky train --split-merge --mpi` writes one process's grammar, byte for byte (134 GUM trees). Exits 77
 # (skipped) without mpirun or in a build without MPI. CI runs as root: Open MPI then needs
 # OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM); --oversubscribe lets 3 ranks share 2 cores.
 set -u
@@ -53,4 +54,16 @@ for bulk in --bulk ""; do
     cmp "$work/single.txt" "$work/mpi.txt" || exit 1
     echo "recognize ${bulk:-(CYK)}, $np ranks: identical ($(wc -l < "$work/mpi.txt") lines)"
   done
+done
+data=$(dirname "$input")/evalb/gum
+set -- train --split-merge 1 --split-iterations 4 --merge-iterations 2 --smooth-iterations 2 \
+  "$data/GUM_interview_cyclone.gld" "$data/GUM_court_loan.gld" "$data/GUM_news_iodine.gld"
+"$cky" "$@" --threads 2 -o "$work/one" 2> "$work/train.err" || { cat "$work/train.err"; exit 1; }
+for np in 2 3; do
+  mpirun --oversubscribe -np "$np" "$cky" "$@" --threads 1 --mpi -o "$work/mpi" \
+    2> "$work/mpi.err" || { cat "$work/mpi.err"; exit 1; }
+  for part in grammar lexicon splits words ckybin; do
+    cmp "$work/one.$part" "$work/mpi.$part" || exit 1
+  done
+  echo "train --split-merge, $np ranks: the same grammar ($(wc -l < "$work/mpi.grammar") rules)"
 done

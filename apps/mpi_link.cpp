@@ -3,6 +3,8 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 
 namespace cky::apps {
@@ -33,16 +35,26 @@ class Link : public MpiLink {
   std::vector<std::string> Receive(int* from, int* tag) override {
     MPI_Status status;
     MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
-    int count = 0;
-    MPI_Get_count(&status, MPI_BYTE, &count);
-    std::string buffer(static_cast<size_t>(count), '\0');
-    MPI_Recv(buffer.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, MPI_COMM_WORLD,
-             MPI_STATUS_IGNORE);
     *from = status.MPI_SOURCE;
     *tag = status.MPI_TAG;
-    std::vector<std::string> fields;
-    if (!UnpackStrings(buffer, &fields)) Abort(1);  // cannot happen between our own processes
-    return fields;
+    return ReceiveProbed(status);
+  }
+
+  std::vector<std::string> ReceiveFrom(int from, int tag) override {
+    MPI_Status status;
+    MPI_Probe(from, tag, MPI_COMM_WORLD, &status);
+    return ReceiveProbed(status);
+  }
+
+  void Broadcast(std::vector<double>& values) override {
+    uint64_t size = values.size();
+    MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    values.resize(size);
+    constexpr size_t kPiece = size_t{1} << 26;  // MPI counts are ints
+    for (size_t at = 0; at < values.size(); at += kPiece) {
+      const int count = static_cast<int>(std::min(kPiece, values.size() - at));
+      MPI_Bcast(values.data() + at, count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    }
   }
 
   [[noreturn]] void Abort(int code) override {
@@ -51,6 +63,18 @@ class Link : public MpiLink {
   }
 
  private:
+  // Receives the message `status` describes (from MPI_Probe) and unpacks it.
+  std::vector<std::string> ReceiveProbed(const MPI_Status& status) {
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    std::string buffer(static_cast<size_t>(count), '\0');
+    MPI_Recv(buffer.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    std::vector<std::string> fields;
+    if (!UnpackStrings(buffer, &fields)) Abort(1);  // cannot happen between our own processes
+    return fields;
+  }
+
   int rank_ = 0, size_ = 1, local_rank_ = 0;
 };
 

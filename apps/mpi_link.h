@@ -33,6 +33,10 @@ class MpiLink {
   virtual void Send(int to, int tag, const std::vector<std::string>& fields) = 0;
   // Waits for the next message from any rank; sets *from and *tag.
   virtual std::vector<std::string> Receive(int* from, int* tag) = 0;
+  // Waits for the next message from rank `from` with `tag`.
+  virtual std::vector<std::string> ReceiveFrom(int from, int tag) = 0;
+  // Sends rank 0's `values` to every rank (all call it; the others' `values` are replaced).
+  virtual void Broadcast(std::vector<double>& values) = 0;
   // Ends every process of the job with `code` (a failure on one rank must not leave the others
   // waiting for messages that never come).
   [[noreturn]] virtual void Abort(int code) = 0;

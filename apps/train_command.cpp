@@ -3,9 +3,11 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cstring>
 
 #include "apps/command_util.h"
 #include "apps/commands.h"
+#include "apps/mpi_link.h"
 #include "common/thread_pool.h"
 #include "grammar_io/berkeley_model.h"
 #include "train/pcfg_trainer.h"
@@ -21,6 +23,34 @@ struct TrainArgs {
   PcfgTrainerOptions options;
   int split_merge_cycles = 0;
   SplitMergeOptions split_merge;
+  bool mpi = false;
+};
+
+void TrainSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees,
+                     const SplitMergeOptions& options, std::chrono::steady_clock::time_point start,
+                     bool writes);
+
+// SplitMergeOptions::exchange over MPI: a chunk's counts travel as one field of raw doubles.
+class MpiShardExchange : public ShardExchange {
+ public:
+  explicit MpiShardExchange(MpiLink& link) : link_(link) {}
+  int shard() const override { return link_.rank(); }
+  int shards() const override { return link_.size(); }
+  void SendChunk(const std::vector<double>& counts) override {
+    link_.Send(0, kChunkTag,
+               {std::string(reinterpret_cast<const char*>(counts.data()),
+                            counts.size() * sizeof(double))});
+  }
+  void ReceiveChunk(int from, std::vector<double>* counts) override {
+    const std::string bytes = link_.ReceiveFrom(from, kChunkTag).at(0);
+    counts->resize(bytes.size() / sizeof(double));
+    std::memcpy(counts->data(), bytes.data(), counts->size() * sizeof(double));
+  }
+  void Broadcast(std::vector<double>& values) override { link_.Broadcast(values); }
+
+ private:
+  static constexpr int kChunkTag = 11;
+  MpiLink& link_;
 };
 
 // Split-merge EM: progress per EM iteration on stderr; writes the text export and PREFIX.ckybin
@@ -29,6 +59,27 @@ void RunSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees) {
   const auto start = std::chrono::steady_clock::now();
   SplitMergeOptions options = args.split_merge;
   options.cycles = args.split_merge_cycles;
+  // --mpi: every process reads the trees and trains the same grammar; each computes its share of
+  // the E-step's chunks and the counts are summed over the processes; rank 0 logs and writes.
+  std::unique_ptr<MpiLink> link;
+  if (args.mpi) {
+    auto started = MpiLink::Start();
+    if (!started.ok()) Fail(started.status().message(), 2);
+    link = std::move(*started);
+    options.exchange = std::make_shared<MpiShardExchange>(*link);
+    if (link->rank() > 0) spdlog::set_level(spdlog::level::warn);
+  }
+  try {
+    TrainSplitMerge(args, trees, options, start, !link || link->rank() == 0);
+  } catch (const CLI::RuntimeError& e) {
+    if (link && link->size() > 1) link->Abort(e.get_exit_code());  // the others must not wait
+    throw;
+  }
+}
+
+void TrainSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees,
+                     const SplitMergeOptions& options, std::chrono::steady_clock::time_point start,
+                     bool writes) {
   auto trainer = SplitMergeTrainer::Create(trees, options);
   if (!trainer.ok()) Fail(trainer.status().message());
   spdlog::info("split-merge: {} training trees, {} symbols, {} threads", (*trainer)->trees().size(),
@@ -42,6 +93,7 @@ void RunSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees) {
   if (!trained.ok()) Fail(trained.message());
   auto model = (*trainer)->Export();
   if (!model.ok()) Fail(model.status().message());
+  if (!writes) return;
   Status written = WriteGrammarTextFiles(*model, args.output_prefix);
   if (!written.ok()) Fail(written.message());
   written = WriteModelCache(*model, args.output_prefix + ".ckybin");
@@ -56,6 +108,9 @@ void RunSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees) {
 }
 
 void RunTrain(const TrainArgs& args) {
+  if (args.mpi && args.split_merge_cycles == 0) {
+    Fail("--mpi distributes split-merge training: add --split-merge CYCLES", 2);
+  }
   const auto start = std::chrono::steady_clock::now();
   std::vector<Tree> trees;
   for (const std::string& path : args.treebanks) {
@@ -179,6 +234,13 @@ void AddTrainCommand(CLI::App& app) {
                "Split-merge: E-step threads (the result does not depend on it; 0 = all cores)")
             ->capture_default_str(),
         "N");
+  cmd->add_flag("--mpi", args->mpi,
+                std::string("Split-merge over an MPI job (mpirun -np N cky train --split-merge "
+                            "C --mpi ...): every process reads the treebanks, computes its share "
+                            "of each E-step's trees, the expected counts are summed over the "
+                            "processes in the order one process adds them, and rank 0 writes the "
+                            "grammar: byte for byte one process's") +
+                    (MpiBuilt() ? "" : ". This build has no MPI"));
   cmd->callback([args] { RunTrain(*args); });
 }
 
