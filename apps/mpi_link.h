@@ -42,6 +42,12 @@ class MpiLink {
   [[noreturn]] virtual void Abort(int code) = 0;
 };
 
+// Runs a command's work: `work(nullptr)` without `mpi`; with it, `work(link)` as one process of
+// an MPI job (MPI started first; a build without MPI fails with exit code 2). A failure
+// (CLI::RuntimeError, apps/command_util.h's Fail) on any process of a job of several ends the
+// whole job, so that no process waits for messages that never come.
+void RunCommandWork(bool mpi, const std::function<void(MpiLink* link)>& work);
+
 // A job that deals shards of work out from rank 0 (`cky parse --mpi`, `cky recognize --mpi`):
 // rank 0 calls DealShards, every other rank ServeShards.
 //

@@ -1,11 +1,28 @@
 // The parts of apps/mpi_link.h that need no MPI: dealing shards over an MpiLink, the encoding.
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <cstring>
 #include <map>
 
+#include "apps/command_util.h"
 #include "apps/mpi_link.h"
 
 namespace cky::apps {
+
+void RunCommandWork(bool mpi, const std::function<void(MpiLink*)>& work) {
+  std::unique_ptr<MpiLink> link;
+  if (mpi) {
+    auto started = MpiLink::Start();
+    if (!started.ok()) Fail(started.status().message(), 2);
+    link = std::move(*started);
+  }
+  try {
+    work(link.get());
+  } catch (const CLI::RuntimeError& e) {
+    if (link && link->size() > 1) link->Abort(e.get_exit_code());
+    throw;
+  }
+}
 
 namespace {
 enum Tag { kShardTag = 1, kAnswerTag = 2, kStopTag = 3 };

@@ -236,13 +236,7 @@ void RunParse(const ParseArgs& args) {
       .model_score = args.model_score};
   if (!ParseOutputFormat(args.format, &format.format)) Fail("unknown --format " + args.format, 2);
 
-  std::unique_ptr<MpiLink> link;
-  if (args.mpi) {
-    auto started = MpiLink::Start();
-    if (!started.ok()) Fail(started.status().message(), 2);
-    link = std::move(*started);
-  }
-  try {
+  RunCommandWork(args.mpi, [&](MpiLink* link) {
     // A missing input file is reported before a grammar takes seconds to load; standard input is
     // opened after the grammar is loaded (opening reads its first bytes, which a co-process sends
     // only when it has a sentence). Only rank 0 of an MPI job reads.
@@ -251,12 +245,8 @@ void RunParse(const ParseArgs& args) {
       input = InputFile::Open(args.input);
       if (!input.ok()) Fail(input.status().message());
     }
-    ParseOnThisProcess(args, link.get(), format, input);
-  } catch (const CLI::RuntimeError& e) {
-    // The message is printed; the other processes of the job must not wait for this one.
-    if (link && link->size() > 1) link->Abort(e.get_exit_code());
-    throw;
-  }
+    ParseOnThisProcess(args, link, format, input);
+  });
 }
 
 // RunParse's work on one process: everything without --mpi; with it, rank 0 reads and writes and

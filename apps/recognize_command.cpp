@@ -145,18 +145,9 @@ void Run(const RecognizeArgs& args) {
     spdlog::debug("circuit: {} gates, {} after minimisation", gates, circuit.GateCount());
     program = FlattenCircuit(*grammar, circuit);
   }
-  std::unique_ptr<MpiLink> link;
-  if (args.mpi) {
-    auto started = MpiLink::Start();
-    if (!started.ok()) Fail(started.status().message(), 2);
-    link = std::move(*started);
-  }
-  try {
-    RecognizeOnThisProcess(args, *grammar, program, use_gpu, link.get());
-  } catch (const CLI::RuntimeError& e) {
-    if (link && link->size() > 1) link->Abort(e.get_exit_code());  // the others must not wait
-    throw;
-  }
+  RunCommandWork(args.mpi, [&](MpiLink* link) {
+    RecognizeOnThisProcess(args, *grammar, program, use_gpu, link);
+  });
 }
 
 void RecognizeOnThisProcess(const RecognizeArgs& args, const CnfGrammar& grammar,

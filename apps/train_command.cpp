@@ -61,20 +61,13 @@ void RunSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees) {
   options.cycles = args.split_merge_cycles;
   // --mpi: every process reads the trees and trains the same grammar; each computes its share of
   // the E-step's chunks and the counts are summed over the processes; rank 0 logs and writes.
-  std::unique_ptr<MpiLink> link;
-  if (args.mpi) {
-    auto started = MpiLink::Start();
-    if (!started.ok()) Fail(started.status().message(), 2);
-    link = std::move(*started);
-    options.exchange = std::make_shared<MpiShardExchange>(*link);
-    if (link->rank() > 0) spdlog::set_level(spdlog::level::warn);
-  }
-  try {
+  RunCommandWork(args.mpi, [&](MpiLink* link) {
+    if (link) {
+      options.exchange = std::make_shared<MpiShardExchange>(*link);
+      if (link->rank() > 0) spdlog::set_level(spdlog::level::warn);
+    }
     TrainSplitMerge(args, trees, options, start, !link || link->rank() == 0);
-  } catch (const CLI::RuntimeError& e) {
-    if (link && link->size() > 1) link->Abort(e.get_exit_code());  // the others must not wait
-    throw;
-  }
+  });
 }
 
 void TrainSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees,
