@@ -235,6 +235,21 @@ TEST(SplitMergeTrainer, SplitThenMergeEverySplitGivesBackTheGrammar) {
   }
 }
 
+// Bit-identical rule scores and lexical scores.
+void ExpectSameGrammar(const SplitMergeTrainer& one, const SplitMergeTrainer& two,
+                       const std::string& what) {
+  const LatentPcfg& a = one.grammar();
+  const LatentPcfg& b = two.grammar();
+  ASSERT_EQ(a.num_substates, b.num_substates) << what;
+  for (size_t i = 0; i < a.binaries.size(); ++i)
+    EXPECT_EQ(a.binaries[i].probs, b.binaries[i].probs) << what;
+  for (size_t i = 0; i < a.unaries.size(); ++i)
+    EXPECT_EQ(a.unaries[i].probs, b.unaries[i].probs) << what;
+  for (int32_t t = 0; t < one.num_tokens(); ++t) {
+    EXPECT_EQ(one.TokenScores(t), two.TokenScores(t)) << what;
+  }
+}
+
 TEST(SplitMergeTrainer, ThreadsDoNotChangeTheGrammar) {
   SplitMergeOptions options;
   options.cycles = 1;
@@ -249,15 +264,7 @@ TEST(SplitMergeTrainer, ThreadsDoNotChangeTheGrammar) {
   ASSERT_TRUE(one && two);
   ASSERT_TRUE(one->Train().ok());
   ASSERT_TRUE(two->Train().ok());
-  const LatentPcfg& a = one->grammar();
-  const LatentPcfg& b = two->grammar();
-  ASSERT_EQ(a.num_substates, b.num_substates);
-  for (size_t i = 0; i < a.binaries.size(); ++i)
-    EXPECT_EQ(a.binaries[i].probs, b.binaries[i].probs);
-  for (size_t i = 0; i < a.unaries.size(); ++i) EXPECT_EQ(a.unaries[i].probs, b.unaries[i].probs);
-  for (int32_t t = 0; t < one->num_tokens(); ++t) {
-    EXPECT_EQ(one->TokenScores(t), two->TokenScores(t));
-  }
+  ExpectSameGrammar(*one, *two, "1 and 2 threads");
   EXPECT_EQ(one->LogLikelihood(), two->LogLikelihood());
 }
 
@@ -335,16 +342,8 @@ TEST(SplitMergeTrainer, ShardsOverProcessesGiveOneProcesssGrammar) {
     }
     for (std::thread& p : processes) p.join();
     for (int shard = 0; shard < shards; ++shard) {
-      const LatentPcfg& a = one->grammar();
-      const LatentPcfg& b = trainers[shard]->grammar();
-      ASSERT_EQ(a.num_substates, b.num_substates) << shards << " shards, shard " << shard;
-      for (size_t i = 0; i < a.binaries.size(); ++i)
-        EXPECT_EQ(a.binaries[i].probs, b.binaries[i].probs);
-      for (size_t i = 0; i < a.unaries.size(); ++i)
-        EXPECT_EQ(a.unaries[i].probs, b.unaries[i].probs);
-      for (int32_t t = 0; t < one->num_tokens(); ++t) {
-        EXPECT_EQ(one->TokenScores(t), trainers[shard]->TokenScores(t));
-      }
+      ExpectSameGrammar(*one, *trainers[shard],
+                        std::to_string(shards) + " shards, shard " + std::to_string(shard));
     }
   }
 }
