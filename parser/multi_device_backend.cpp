@@ -269,6 +269,11 @@ class MultiDeviceBackend : public ViterbiBackend {
       } catch (...) {
         error = "failed";
       }
+      if (error.empty() && chunk.size() >= 2 && std::all_of(parsed.begin(), parsed.end(), Failed)) {
+        // Not one sentence of several: the device, not the sentences (each of which fits the
+        // device's budget, or the backend would have sent it to the CPU itself).
+        error = "failed every sentence of a chunk (" + parsed[0].message + ")";
+      }
       std::vector<std::string> inner_warnings = backend->TakeWarnings();
       bool retire = !error.empty();
       if (!retire) {

@@ -136,17 +136,24 @@ INSTANTIATE_TEST_SUITE_P(Decoders, MultiDeviceDecoderTest,
                          ::testing::Values("viterbi", "max-rule"));
 
 // A backend that parses with a CPU backend until its `fail_at`th batch, which throws (a device
-// lost mid-run), or that marks sentences of `fail_length` words as failed on the device.
+// lost mid-run), or that marks sentences of `fail_length` words as failed on the device, or
+// (`broken_from`) fails every sentence from that batch on, as a CUDA backend whose device broke
+// does with cpu_fallback off.
 class FlakyBackend : public ViterbiBackend {
  public:
-  FlakyBackend(const Grammar& g, int fail_at, int fail_length)
-      : inner_(MakeCpuBackend(g, 1)), fail_at_(fail_at), fail_length_(fail_length) {}
+  FlakyBackend(const Grammar& g, int fail_at, int fail_length, int broken_from)
+      : inner_(MakeCpuBackend(g, 1)),
+        fail_at_(fail_at),
+        fail_length_(fail_length),
+        broken_from_(broken_from) {}
   std::string name() const override { return "flaky"; }
   std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
     if (++batches_ == fail_at_) throw std::runtime_error("device lost");
     auto outcomes = inner_->ParseBatch(sentences);
     for (size_t i = 0; i < sentences.size(); ++i) {
-      if (static_cast<int>(sentences[i].words.size()) == fail_length_) {
+      if (broken_from_ > 0 && batches_ >= broken_from_) {
+        outcomes[i] = {.status = ParseStatus::kFailed, .message = "failed on the device (lost)"};
+      } else if (static_cast<int>(sentences[i].words.size()) == fail_length_) {
         outcomes[i] = {.status = ParseStatus::kOutOfMemory, .message = "out of device memory"};
       }
     }
@@ -156,12 +163,13 @@ class FlakyBackend : public ViterbiBackend {
  private:
   std::unique_ptr<ViterbiBackend> inner_;
   int batches_ = 0;
-  int fail_at_, fail_length_;
+  int fail_at_, fail_length_, broken_from_;
 };
 
-BackendFactory Flaky(const Grammar& g, int fail_at, int fail_length = -1) {
-  return [&g, fail_at, fail_length]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
-    return std::unique_ptr<ViterbiBackend>(std::make_unique<FlakyBackend>(g, fail_at, fail_length));
+BackendFactory Flaky(const Grammar& g, int fail_at, int fail_length = -1, int broken_from = 0) {
+  return [&g, fail_at, fail_length, broken_from]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+    return std::unique_ptr<ViterbiBackend>(
+        std::make_unique<FlakyBackend>(g, fail_at, fail_length, broken_from));
   };
 }
 
@@ -185,6 +193,29 @@ TEST(MultiDeviceBackendTest, AThrowingSlotHandsItsSentencesToTheOthers) {
   EXPECT_TRUE(raw->TakeWarnings().empty());
   // The retired slot stays retired: the next batch goes to the other alone.
   EXPECT_EQ(Printed(parser.Parse(f.sentences)), expected);
+  EXPECT_EQ(raw->name(), "cpu on b");
+}
+
+TEST(MultiDeviceBackendTest, ASlotFailingEverySentenceHandsItsWorkToTheOthers) {
+  Fixture f = MakeFixture(9);
+  auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
+  int fallbacks = 0;
+  MultiDeviceOptions options{.make_fallback = [&]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+    ++fallbacks;
+    return MakeCpuBackend(f.model.grammar, 1);
+  }};
+  auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 0, -1, /*broken_from=*/2)},
+                      {.label = "b", .make = Cpu(f.model.grammar, "viterbi")}},
+                     options);
+  ViterbiBackend* raw = multi.get();
+  Parser parser(f.model.grammar, f.lexicon, std::move(multi));
+  auto outcomes = parser.Parse(f.sentences);
+  EXPECT_EQ(Printed(outcomes), expected);
+  for (const ParseOutcome& o : outcomes) EXPECT_EQ(o.message.find("fallback"), std::string::npos);
+  EXPECT_EQ(fallbacks, 0);  // the other device took the work, not the CPU
+  EXPECT_TRUE(
+      AnyContains(raw->TakeWarnings(),
+                  "a (flaky) failed every sentence of a chunk (failed on the device (lost))"));
   EXPECT_EQ(raw->name(), "cpu on b");
 }
 

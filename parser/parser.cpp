@@ -16,7 +16,8 @@ namespace cky {
 namespace {
 
 // One CUDA backend per entry of options.devices, dealt batches by MakeMultiDeviceBackend; the CPU
-// backend of the same decoder takes what the devices cannot parse.
+// backend of the same decoder takes what the devices cannot parse. The device backends report
+// device failures (cpu_fallback off), so that a failing device is seen and its work moved.
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeMultiDevice(const Grammar& grammar,
                                                           const BackendOptions& options) {
   if (options.backend != "cuda" && options.backend != "auto") {
@@ -56,14 +57,16 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeMultiDevice(const Grammar& grammar
     if (backends_on[d] > 1) slot.label += "#" + std::to_string(k);
     if (options.decoder == "max-rule") {
       slot.make = [&grammar, bytes = budget[d], cores] {
-        return MakeCudaMaxRuleBackend(grammar,
-                                      {.max_batch_bytes = bytes, .extraction_threads = cores});
+        return MakeCudaMaxRuleBackend(
+            grammar,
+            {.max_batch_bytes = bytes, .extraction_threads = cores, .cpu_fallback = false});
       };
     } else {
       slot.make = [&grammar, bytes = budget[d], cores, kernel = options.kernel] {
-        return MakeCudaBackend(
-            grammar, CudaBackendOptions{
-                         .kernel = kernel, .max_batch_bytes = bytes, .extraction_threads = cores});
+        return MakeCudaBackend(grammar, CudaBackendOptions{.kernel = kernel,
+                                                           .max_batch_bytes = bytes,
+                                                           .extraction_threads = cores,
+                                                           .cpu_fallback = false});
       };
     }
     slots.push_back(std::move(slot));
