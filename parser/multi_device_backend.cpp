@@ -199,9 +199,11 @@ class MultiDeviceBackend : public ViterbiBackend {
     for (size_t k = 0; k < indices.size(); ++k) {
       ParseOutcome& outcome = (*outcomes)[indices[k]];
       if (failed) {
-        if (parsed[k].status != ParseStatus::kOk) continue;
-        parsed[k].message = "parsed on the " + fallback_->name() + " backend after the device's " +
-                            "failure (" + outcome.message + ")";
+        if (Failed(parsed[k])) continue;  // the device's reason stays
+        if (parsed[k].status == ParseStatus::kOk) {
+          parsed[k].message = "parsed on the " + fallback_->name() + " backend after the " +
+                              "device's failure (" + outcome.message + ")";
+        }
       }
       outcome = std::move(parsed[k]);
     }

@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "cuda/common/device.h"
+#include "cuda/common/fault_injection.h"
 #include "lexicon/lexicon.h"
 #include "parser/max_rule.h"
 #include "parser/parser.h"
@@ -320,6 +322,34 @@ TEST_P(MultiDeviceDecoderTest, TwoBackendsOnDeviceZeroPrintWhatOneDoes) {
       ASSERT_TRUE(multi.ok()) << multi.status().message();
       EXPECT_EQ(Printed(ParseWith(f, std::move(*multi))), expected)
           << decoder << " seed " << seed << ", " << devices.size() << " backends on device 0";
+    }
+  }
+}
+
+// Device failures on a real GPU (CKY_FAULT_INJECT, cuda/common/fault_injection.h, read when each
+// backend's device is made): a sentence length that fails wherever it goes reaches the CPU
+// fallback through the layer, and a failed first batch on each device is retried there; either
+// way the output is what one CUDA backend with the same faults prints.
+TEST(MultiDeviceBackendTest, InjectedDeviceFaultsOnTwoBackendsOnDeviceZero) {
+  if (!cuda::DeviceAvailable()) GTEST_SKIP() << "no CUDA device";
+  Fixture f = MakeFixture(10);
+  const int length = static_cast<int>(f.sentences[0].size());
+  for (const std::string faults : {"length:" + std::to_string(length), std::string("launch:1")}) {
+    setenv(cuda::FaultInjector::kEnvironmentVariable, faults.c_str(), 1);
+    auto single = MakeBackend(f.model.grammar, {.backend = "cuda", .decoder = "viterbi"});
+    auto multi =
+        MakeBackend(f.model.grammar, {.backend = "cuda", .decoder = "viterbi", .devices = {0, 0}});
+    unsetenv(cuda::FaultInjector::kEnvironmentVariable);
+    ASSERT_TRUE(single.ok() && multi.ok()) << faults;
+    const auto expected = ParseWith(f, std::move(*single));
+    const auto outcomes = ParseWith(f, std::move(*multi));
+    EXPECT_EQ(Printed(outcomes), Printed(expected)) << faults;
+    if (faults[0] != 'l') continue;
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      if (static_cast<int>(f.sentences[i].size()) != length) continue;
+      if (outcomes[i].status != ParseStatus::kOk) continue;
+      EXPECT_NE(outcomes[i].message.find("after the device's failure"), std::string::npos)
+          << outcomes[i].message;
     }
   }
 }
