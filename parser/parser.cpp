@@ -142,6 +142,16 @@ LexicalScores Parser::ScoreWords(const std::vector<std::string>& words, bool wid
   return lexical;
 }
 
+void Parser::ScoreSentences(std::vector<SentenceInput>* inputs, bool widen) {
+  // The serial front end of every backend: on all cores, so that it does not cap several GPUs
+  // (bench/lexical_scoring_bench). Each sentence's scores are the same whichever thread computes
+  // them.
+  if (!scoring_pool_) scoring_pool_ = std::make_unique<ThreadPool>(options_.scoring_threads);
+  scoring_pool_->ParallelFor(static_cast<int>(inputs->size()), [&](int i, int) {
+    (*inputs)[i].lexical = ScoreWords((*inputs)[i].words, widen);
+  });
+}
+
 std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>> sentences) {
   std::vector<ParseOutcome> outcomes(sentences.size());
   std::vector<SentenceInput> inputs;
@@ -154,9 +164,10 @@ std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>
                             std::to_string(options_.max_length);
       continue;
     }
-    inputs.push_back({words, ScoreWords(words)});
+    inputs.push_back({words, {}});
     positions.push_back(i);
   }
+  ScoreSentences(&inputs);
   std::vector<ParseOutcome> parsed = backend_->ParseBatch(inputs);
   std::vector<SentenceInput> retries;
   std::vector<size_t> retry_positions;
@@ -164,12 +175,13 @@ std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>
     // An exact (.gr) lexicon already gives every score Berkeley's does: widening changes nothing.
     if (options_.retry_with_wider_lexicon && !lexicon_.exact() &&
         parsed[k].status == ParseStatus::kNoParse && !inputs[k].words.empty()) {
-      retries.push_back({inputs[k].words, ScoreWords(inputs[k].words, /*widen=*/true)});
+      retries.push_back({inputs[k].words, {}});
       retry_positions.push_back(positions[k]);
     }
     outcomes[positions[k]] = std::move(parsed[k]);
   }
   if (!retries.empty()) {
+    ScoreSentences(&retries, /*widen=*/true);
     std::vector<ParseOutcome> second = backend_->ParseBatch(retries);
     for (size_t k = 0; k < second.size(); ++k) {
       if (second[k].status == ParseStatus::kOk) outcomes[retry_positions[k]] = std::move(second[k]);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/thread_pool.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
 #include "parser/backend.h"
@@ -48,6 +49,7 @@ struct ParserOptions {
   // A sentence with no parse is parsed once more with the lexicon widened (known words also take
   // their signature's scores for tags they lack: lexicon/lexicon.h), which usually finds a tree.
   bool retry_with_wider_lexicon = true;
+  int scoring_threads = 0;  // threads computing lexical scores; 0 = all hardware threads
 };
 
 class Parser {
@@ -61,6 +63,8 @@ class Parser {
 
   // Lexical scores of one sentence (exposed for tests and benchmarks).
   LexicalScores ScoreWords(const std::vector<std::string>& words, bool widen = false) const;
+  // Fills every input's lexical scores from its words, on options.scoring_threads threads.
+  void ScoreSentences(std::vector<SentenceInput>* inputs, bool widen = false);
 
   ViterbiBackend& backend() { return *backend_; }
 
@@ -69,6 +73,7 @@ class Parser {
   const Lexicon& lexicon_;
   std::unique_ptr<ViterbiBackend> backend_;
   ParserOptions options_;
+  std::unique_ptr<ThreadPool> scoring_pool_;  // made at the first batch
 };
 
 // The Viterbi log-score of a binarized annotated tree ("NP-3" labels, as tree extraction and
