@@ -41,20 +41,37 @@ void EscapeTree(Tree* tree) {
   for (Tree& child : tree->children) EscapeTree(&child);
 }
 
-// Berkeley's score columns before the tree, tab-separated: P(w) (-sentence_likelihood), then the
-// max-rule score (-modelScore, printed "%.8f"; Java prints infinities as "-Infinity").
-std::string ScoreColumns(const ResultFormatOptions& options, const ParseOutcome& outcome) {
-  const bool ok = outcome.status == ParseStatus::kOk;
-  std::string columns;
-  if (options.sentence_likelihood) {
-    columns += FormatJavaDouble(ok ? outcome.log_likelihood : kNegInf) + "\t";
+// One tree's scores, -infinity for a sentence without a tree.
+struct TreeScores {
+  double tree_likelihood = kNegInf, likelihood = kNegInf, confidence = kNegInf,
+         model_score = kNegInf;
+};
+
+TreeScores ScoresOf(const ParseOutcome& outcome, const ScoredTree* scored) {
+  if (outcome.status != ParseStatus::kOk) return {};
+  if (scored) {
+    return {scored->tree_log_likelihood, outcome.log_likelihood, scored->confidence,
+            scored->log_score};
   }
-  if (options.model_score) {
-    if (!ok || std::isinf(outcome.log_score)) {
+  return {outcome.tree_log_likelihood, outcome.log_likelihood, outcome.confidence,
+          outcome.log_score};
+}
+
+// Berkeley's score columns before the tree, tab-separated, in its order: P(T,w)
+// (-tree_likelihood), P(w) (-sentence_likelihood), then P(T|w) (-confidence) or else the max-rule
+// score (-modelScore, printed "%.8f"); Java prints infinities as "-Infinity".
+std::string ScoreColumns(const ResultFormatOptions& options, const TreeScores& s) {
+  std::string columns;
+  if (options.tree_likelihood) columns += FormatJavaDouble(s.tree_likelihood) + "\t";
+  if (options.sentence_likelihood) columns += FormatJavaDouble(s.likelihood) + "\t";
+  if (options.confidence) {
+    columns += FormatJavaDouble(s.confidence) + "\t";
+  } else if (options.model_score) {
+    if (std::isinf(s.model_score)) {
       columns += "-Infinity\t";
     } else {
       char text[64];
-      std::snprintf(text, sizeof text, "%.8f\t", outcome.log_score);
+      std::snprintf(text, sizeof text, "%.8f\t", s.model_score);
       columns += text;
     }
   }
@@ -134,33 +151,66 @@ bool ParseOutputFormat(const std::string& name, OutputFormat* format) {
   return true;
 }
 
+namespace {
+
+std::string TreeText(const Tree& tree, const ResultFormatOptions& options) {
+  if (!AnyBracket(tree)) return FormatTree(tree, options.tree_form);
+  Tree escaped = tree;
+  EscapeTree(&escaped);
+  return FormatTree(escaped, options.tree_form);
+}
+
+// The JSON fields of one tree's asked-for scores.
+std::string JsonScores(const ResultFormatOptions& options, const TreeScores& s,
+                       bool with_likelihood) {
+  std::string json;
+  if (with_likelihood && options.sentence_likelihood) {
+    json += ",\"log_likelihood\":" + JsonNumber(s.likelihood);
+  }
+  if (options.tree_likelihood) json += ",\"tree_log_likelihood\":" + JsonNumber(s.tree_likelihood);
+  if (options.confidence) json += ",\"confidence\":" + JsonNumber(s.confidence);
+  if (options.model_score) json += ",\"model_score\":" + JsonNumber(s.model_score);
+  return json;
+}
+
+}  // namespace
+
 std::string FormatResult(long index, const std::vector<std::string>& tokens,
                          const ParseOutcome& outcome, const ResultFormatOptions& options) {
   const bool ok = outcome.status == ParseStatus::kOk;
-  std::string tree = kNoParseOutput;
-  if (ok) {
-    if (AnyBracket(outcome.tree)) {
-      Tree escaped = outcome.tree;
-      EscapeTree(&escaped);
-      tree = FormatTree(escaped, options.tree_form);
-    } else {
-      tree = FormatTree(outcome.tree, options.tree_form);
-    }
-  }
+  const std::string tree = ok ? TreeText(outcome.tree, options) : std::string(kNoParseOutput);
+  const bool list = options.kbest > 1;
   switch (options.format) {
     case OutputFormat::kPenn:
-      return ScoreColumns(options, outcome) + tree + "\n";
-    case OutputFormat::kPretty:
-      return ScoreColumns(options, outcome) + FormatPrettyTree(tree);
+    case OutputFormat::kPretty: {
+      auto line = [&](const TreeScores& scores, const std::string& text) {
+        return ScoreColumns(options, scores) +
+               (options.format == OutputFormat::kPenn ? text + "\n" : FormatPrettyTree(text));
+      };
+      if (!list) return line(ScoresOf(outcome, nullptr), tree);
+      // Berkeley's -kbest: each tree on its line, then a blank line; (()) alone for no tree.
+      std::string text;
+      if (!ok || outcome.kbest.empty()) text = line(ScoresOf(outcome, nullptr), tree);
+      if (ok) {
+        for (const ScoredTree& t : outcome.kbest) {
+          text += line(ScoresOf(outcome, &t), TreeText(t.tree, options));
+        }
+      }
+      return text + "\n";
+    }
     case OutputFormat::kJson: {
       std::string json = "{\"index\":" + std::to_string(index) + ",\"tokens\":[";
       for (size_t i = 0; i < tokens.size(); ++i) json += (i ? "," : "") + JsonString(tokens[i]);
       json += "],\"tree\":" + JsonString(tree) + ",\"ok\":" + (ok ? "true" : "false");
-      if (options.sentence_likelihood) {
-        json += ",\"log_likelihood\":" + JsonNumber(ok ? outcome.log_likelihood : kNegInf);
-      }
-      if (options.model_score) {
-        json += ",\"model_score\":" + JsonNumber(ok ? outcome.log_score : kNegInf);
+      json += JsonScores(options, ScoresOf(outcome, nullptr), /*with_likelihood=*/true);
+      if (list) {
+        json += ",\"kbest\":[";
+        for (size_t i = 0; ok && i < outcome.kbest.size(); ++i) {
+          const ScoredTree& t = outcome.kbest[i];
+          json += std::string(i ? "," : "") + "{\"tree\":" + JsonString(TreeText(t.tree, options)) +
+                  JsonScores(options, ScoresOf(outcome, &t), false) + "}";
+        }
+        json += "]";
       }
       if (!outcome.message.empty()) json += ",\"message\":" + JsonString(outcome.message);
       return json + "}\n";

@@ -5,8 +5,12 @@
 //           one line); continuation lines are indented, so `cky eval` reads the output back
 //   json    one object per line (JSON Lines):
 //           {"index":1,"tokens":["The","cat"],"tree":"( (S ...) )","ok":true}
-//           plus "log_likelihood" and "model_score" when asked for (null for -infinity), and
-//           "ok":false with "message" for a sentence without a tree (whose tree is "(())")
+//           plus "log_likelihood", "tree_log_likelihood", "confidence" and "model_score" when
+//           asked for (null for -infinity), "kbest":[{"tree":...,"model_score":...}, ...] with
+//           --kbest, and "ok":false with "message" for a sentence without a tree ("(())")
+//
+// Score columns come before each tree, tab-separated, in the Berkeley parser's order: P(T,w),
+// P(w), then P(T|w) or (only without it, as Berkeley) the max-rule score.
 #pragma once
 
 #include <ostream>
@@ -27,8 +31,11 @@ bool ParseOutputFormat(const std::string& name, OutputFormat* format);
 struct ResultFormatOptions {
   OutputFormat format = OutputFormat::kPenn;
   OutputForm tree_form;
+  bool tree_likelihood = false;      // Berkeley's -tree_likelihood column / JSON field
   bool sentence_likelihood = false;  // Berkeley's -sentence_likelihood column / JSON field
+  bool confidence = false;           // Berkeley's -confidence column / JSON field
   bool model_score = false;          // Berkeley's -modelScore column / JSON field
+  int kbest = 1;  // > 1: every tree of ParseOutcome::kbest, then a blank line (Berkeley's -kbest)
 };
 
 // The text printed for one sentence (with its trailing newline). `index` counts from 1. A tree

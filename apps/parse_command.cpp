@@ -21,6 +21,7 @@
 #include "parser/loaded_parser.h"
 #include "parser/multi_device_backend.h"
 #include "parser/tree_format.h"
+#include "parser/tree_likelihood.h"
 #include "text/tokenizer.h"
 
 namespace cky::apps {
@@ -51,6 +52,10 @@ struct ParseArgs {
   bool accurate = false;  // --accurate: --prune accurate
   bool sentence_likelihood = false;
   bool model_score = false;
+  bool tree_likelihood = false;
+  bool confidence = false;
+  int kbest = 1;
+  std::string kbest_style = "exact";
   bool sentence_per_line = false;
   std::string format = "penn";
   std::string token_style = "auto";
@@ -224,16 +229,19 @@ void RunParse(const ParseArgs& args) {
   if (args.decoder != "viterbi" && (args.substates || args.scores)) {
     Fail("--substates and --scores print a Viterbi derivation: add --decoder viterbi", 2);
   }
-  if (args.decoder == "viterbi" && args.sentence_likelihood) {
-    Fail("--sentence-likelihood needs the max-rule decoder (inside-outside)", 2);
+  if (args.decoder == "viterbi" && args.kbest > 1) {
+    Fail("--kbest lists max-rule trees: use it with --decoder max-rule", 2);
   }
   if (args.tokenized && args.sentence_per_line) {
     Fail("--tokenized input is already one sentence per line: give one of the two", 2);
   }
   ResultFormatOptions format{
       .tree_form = {.binarize = args.binarize, .substates = args.substates, .scores = args.scores},
+      .tree_likelihood = args.tree_likelihood,
       .sentence_likelihood = args.sentence_likelihood,
-      .model_score = args.model_score};
+      .confidence = args.confidence,
+      .model_score = args.model_score,
+      .kbest = args.kbest};
   if (!ParseOutputFormat(args.format, &format.format)) Fail("unknown --format " + args.format, 2);
 
   RunCommandWork(args.mpi, [&](MpiLink* link) {
@@ -260,7 +268,9 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
                          .threads = args.threads,
                          .kernel = args.kernel,
                          .decoder = args.decoder,
-                         .prune = args.accurate ? "accurate" : args.prune};
+                         .prune = args.accurate ? "accurate" : args.prune,
+                         .kbest = args.kbest,
+                         .kbest_style = args.kbest_style};
   if (!args.devices.empty()) {
     auto devices = ParseDeviceList(args.devices, cuda::DeviceCount());
     if (!devices.ok()) Fail(devices.status().message(), 2);
@@ -285,10 +295,27 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
          .grammar_options = GrammarOptionsForCommand(args.min_rule_prob, !args.no_cache),
          .lexicon = {.backoff_unknown_words = args.backoff},
          .backend = backend,
-         .parser = {.max_length = args.max_length, .retry_with_wider_lexicon = !args.no_retry}});
+         .parser = {.max_length = args.max_length,
+                    .retry_with_wider_lexicon = !args.no_retry,
+                    .tree_likelihood = args.tree_likelihood,
+                    .confidence = args.confidence}});
     if (!made.ok()) Fail(made.status().message());
     loaded = std::move(*made);
     const Grammar& grammar = loaded->model().grammar;
+    if ((args.tree_likelihood || args.confidence) && args.decoder == "max-rule" &&
+        !grammar.base_unaries_known) {
+      Fail(
+          "--tree-likelihood and --confidence need the grammar's base unary rules, which a "
+          "Berkeley .gr file holds and this grammar (" +
+              GrammarArgumentName(args.grammar) + ") lacks",
+          2);
+    }
+    if (args.confidence && args.decoder == "max-rule" &&
+        !RebinarizeTree(Tree("ROOT"), loaded->model().binarization).ok()) {
+      Fail("--confidence re-binarizes trees the grammar's way, and this grammar's binarization ('" +
+               loaded->model().binarization + "') is not supported (RIGHT and LEFT are)",
+           2);
+    }
     const std::string backend_name = loaded->parser().backend().name();
     spdlog::debug(
         "grammar {}: {} symbols, {} states, {} binary and {} unary rules; loaded, with the {} "
@@ -378,8 +405,9 @@ void AddParseCommand(CLI::App& app) {
                         "penn: one tree per line (the Berkeley parser's output); pretty: each "
                         "tree indented over several lines (`cky eval` reads it); json: one JSON "
                         "object per line with the sentence's index (from 1), tokens, tree, ok, "
-                        "and log_likelihood / model_score with --sentence-likelihood / "
-                        "--model-score")
+                        "and log_likelihood / tree_log_likelihood / confidence / model_score "
+                        "with --sentence-likelihood / --tree-likelihood / --confidence / "
+                        "--model-score, and kbest with --kbest")
             ->check(OneOf(OutputFormatNames()))
             ->capture_default_str(),
         "{penn,pretty,json}");
@@ -464,12 +492,42 @@ void AddParseCommand(CLI::App& app) {
       "{auto,off,fast,accurate,safe}");
   cmd->add_flag("--accurate", args->accurate,
                 "Same as --prune accurate (the Berkeley parser's -accurate)");
+  Shown(cmd->add_option("--kbest", args->kbest,
+                        "Print the K best max-rule trees of each sentence, best first, one per "
+                        "line, then a blank line (Berkeley's -kbest); the first is the --kbest 1 "
+                        "tree. Ours are the exact K highest-scoring trees of the max-rule chart "
+                        "(Berkeley's list takes shortcuts and can skip some). With --format json: "
+                        "a \"kbest\" array")
+            ->check(AtLeast(1))
+            ->capture_default_str(),
+        "K");
+  Shown(cmd->add_option("--kbest-style", args->kbest_style,
+                        "exact: the K highest-scoring max-rule trees; berkeley: the list the "
+                        "Berkeley parser 1.7 prints, which takes shortcuts (two-word spans keep "
+                        "only their best rule, trees differing only in some tags are dropped, "
+                        "some trees are never reached), to compare with its output")
+            ->check(OneOf({"exact", "berkeley"}))
+            ->capture_default_str(),
+        "{exact,berkeley}");
   cmd->add_flag("--sentence-likelihood", args->sentence_likelihood,
                 "Print log P(words), the sum over every tree, before each tree, tab-separated "
-                "(Berkeley's -sentence_likelihood; max-rule decoder)");
+                "(Berkeley's -sentence_likelihood). With --decoder viterbi, as Berkeley's "
+                "-viterbi: the best derivation's log-score instead");
+  cmd->add_flag("--tree-likelihood", args->tree_likelihood,
+                "Print log P(tree, words) before each tree, tab-separated: the tree's probability "
+                "summed over the grammar's latent substates (Berkeley's -tree_likelihood; needs a "
+                ".gr grammar). With --decoder viterbi, as Berkeley's -viterbi: the best "
+                "derivation's log-score");
+  cmd->add_flag("--confidence", args->confidence,
+                "Print log P(tree | words) = log P(tree, words) - log P(words) before each tree, "
+                "tab-separated (Berkeley's -confidence; the printed tree is binarized again the "
+                "grammar's way first; replaces --model-score's column, as in Berkeley). With "
+                "--decoder viterbi, as Berkeley's -viterbi: 0");
   cmd->add_flag("--model-score", args->model_score,
                 "Print the max-rule score (log of the product of the tree's rule posteriors) "
-                "before each tree, tab-separated, as %.8f (Berkeley's -modelScore)");
+                "before each tree, tab-separated, as %.8f (Berkeley's -modelScore; Viterbi: the "
+                "best derivation's log-score). Columns come in Berkeley's order: tree "
+                "likelihood, sentence likelihood, confidence or model score");
   cmd->add_flag("--binarize", args->binarize,
                 "Print the binarized tree, keeping the grammar's @ nodes (Berkeley's -binarize)");
   cmd->add_flag("--substates", args->substates,

@@ -390,7 +390,8 @@ StatusOr<BerkeleyModel> BerkeleyModelFromSerialization(std::string_view stream,
 
   // --- closed unary rules, scores[child][parent]: Viterbi (max over chains) for -viterbi, sum
   // (sum over chains) for inside-outside ---
-  auto read_unaries = [&](std::string_view field, bool sum) -> Status {
+  enum class UnaryKind { kViterbiClosed, kSumClosed, kBase };
+  auto read_unaries = [&](std::string_view field, UnaryKind kind) -> Status {
     const JavaValue* closed = grammar.Field(field);
     if (!closed || closed->kind != JavaValue::Kind::kObject) {
       return m.Error("the grammar holds no closed unary rules (" + std::string(field) + ")");
@@ -420,8 +421,14 @@ StatusOr<BerkeleyModel> BerkeleyModelFromSerialization(std::string_view stream,
         for (size_t ps = 0; ps < by_parent->reals.size(); ++ps) {
           const double prob = by_parent->reals[ps];
           if (!(prob > 0)) continue;
-          if (sum) {
+          if (kind == UnaryKind::kSumClosed) {
             builder.AddSumUnary(builder_ids[*p], int32_t(ps), builder_ids[*c], int32_t(cs), prob);
+          } else if (kind == UnaryKind::kBase) {
+            // The parser drops base unaries with p <= 1e-10 (Grammar.removeUnlikelyRules).
+            if (prob > 1e-10) {
+              builder.AddBaseUnary(builder_ids[*p], int32_t(ps), builder_ids[*c], int32_t(cs),
+                                   prob);
+            }
           } else {
             builder.AddUnary(builder_ids[*p], int32_t(ps), builder_ids[*c], int32_t(cs), prob);
           }
@@ -430,11 +437,16 @@ StatusOr<BerkeleyModel> BerkeleyModelFromSerialization(std::string_view stream,
     }
     return Status();
   };
-  CKY_RETURN_IF_ERROR(read_unaries("closedViterbiRulesWithParent", /*sum=*/false));
+  CKY_RETURN_IF_ERROR(read_unaries("closedViterbiRulesWithParent", UnaryKind::kViterbiClosed));
+  // The base unaries, which P(tree, words) (-tree_likelihood, -confidence) multiplies.
+  if (const JavaValue* base = grammar.Field("unaryRulesWithParent");
+      base && base->kind == JavaValue::Kind::kObject && base->object) {
+    CKY_RETURN_IF_ERROR(read_unaries("unaryRulesWithParent", UnaryKind::kBase));
+  }
   // Older or stripped files may lack the sum closure: then max-rule falls back to the Viterbi one.
   if (const JavaValue* sum = grammar.Field("closedSumRulesWithParent");
       sum && sum->kind == JavaValue::Kind::kObject && sum->object) {
-    CKY_RETURN_IF_ERROR(read_unaries("closedSumRulesWithParent", /*sum=*/true));
+    CKY_RETURN_IF_ERROR(read_unaries("closedSumRulesWithParent", UnaryKind::kSumClosed));
     // closedSumPaths[parent][child]: the chain's intermediate state (> 0), else 0 or -1.
     if (auto paths = m.ArrayField(grammar, "closedSumPaths", '[', true); paths.ok() && *paths) {
       const auto& rows = (*paths)->objects;

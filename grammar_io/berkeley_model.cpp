@@ -291,7 +291,7 @@ Status Missing(const std::string& prefix, const std::string& ext) {
 constexpr char kCacheMagic[8] = {'C', 'K', 'Y', 'M', 'O', 'D', 'E', 'L'};
 // 3: lexicon counts and .gr settings (2: projected DumpGrammar exports such as wsj_1 take their
 // substate counts from .numstates; older caches may hold wrong counts).
-constexpr uint32_t kCacheVersion = 4;  // 4: closed sum-product unaries
+constexpr uint32_t kCacheVersion = 5;  // 4: closed sum-product unaries; 5: base unaries
 
 class CacheWriter {
  public:
@@ -483,6 +483,11 @@ Status WriteCacheWithKey(const BerkeleyModel& model, const std::string& key,
     w.Vector(g.sum_unary_parent_begin);
     w.Pod<uint8_t>(g.sum_unaries_exact ? 1 : 0);
     w.Vector(g.unary_intermediate);
+    w.Vector(g.base_unary_parent);
+    w.Vector(g.base_unary_child);
+    w.Vector(g.base_unary_log_prob);
+    w.Vector(g.base_unary_parent_begin);
+    w.Pod<uint8_t>(g.base_unaries_known ? 1 : 0);
     w.Pod<uint64_t>(model.lexicon.size());
     for (const LexiconRow& row : model.lexicon) {
       w.Pod(row.symbol);
@@ -578,6 +583,11 @@ StatusOr<BerkeleyModel> ReadCacheWithKey(const std::string& path, std::string* k
   g.sum_unary_parent_begin = r.Vector<int32_t>();
   g.sum_unaries_exact = r.Pod<uint8_t>() != 0;
   g.unary_intermediate = r.Vector<int32_t>();
+  g.base_unary_parent = r.Vector<int32_t>();
+  g.base_unary_child = r.Vector<int32_t>();
+  g.base_unary_log_prob = r.Vector<double>();
+  g.base_unary_parent_begin = r.Vector<int32_t>();
+  g.base_unaries_known = r.Pod<uint8_t>() != 0;
   uint64_t rows = r.Pod<uint64_t>();
   for (uint64_t i = 0; i < rows && r.ok(); ++i) {
     LexiconRow row;
@@ -640,7 +650,10 @@ StatusOr<BerkeleyModel> ReadCacheWithKey(const std::string& path, std::string* k
       g.sum_unary_child.size() == g.sum_unary_parent.size() &&
       g.sum_unary_log_prob.size() == g.sum_unary_parent.size() &&
       g.sum_unary_parent_begin.size() == size_t(states + 1) &&
-      (g.unary_intermediate.empty() || g.unary_intermediate.size() == size_t(symbols * symbols));
+      (g.unary_intermediate.empty() || g.unary_intermediate.size() == size_t(symbols * symbols)) &&
+      g.base_unary_child.size() == g.base_unary_parent.size() &&
+      g.base_unary_log_prob.size() == g.base_unary_parent.size() &&
+      g.base_unary_parent_begin.size() == size_t(states + 1);
   auto in_range = [&](const std::vector<int32_t>& ids, int64_t limit) {
     for (int32_t id : ids) {
       if (id < 0 || id >= limit) return false;
@@ -650,7 +663,8 @@ StatusOr<BerkeleyModel> ReadCacheWithKey(const std::string& path, std::string* k
   sane = sane && in_range(g.state_symbol, symbols) && in_range(g.binary_parent, states) &&
          in_range(g.binary_left, states) && in_range(g.binary_right, states) &&
          in_range(g.unary_parent, states) && in_range(g.unary_child, states) &&
-         in_range(g.sum_unary_parent, states) && in_range(g.sum_unary_child, states);
+         in_range(g.sum_unary_parent, states) && in_range(g.sum_unary_child, states) &&
+         in_range(g.base_unary_parent, states) && in_range(g.base_unary_child, states);
   for (int32_t m : g.unary_intermediate) sane = sane && m >= -1 && m < symbols;
   for (const LexiconRow& row : model.lexicon) {
     sane = sane && row.symbol >= 0 && row.symbol < symbols &&

@@ -92,6 +92,14 @@ void GrammarBuilder::AddSumUnary(int32_t parent_sym, int32_t parent_sub, int32_t
   sum_unaries_.push_back({parent_sym, parent_sub, child_sym, child_sub, 0, 0, prob});
 }
 
+void GrammarBuilder::AddBaseUnary(int32_t parent_sym, int32_t parent_sub, int32_t child_sym,
+                                  int32_t child_sub, double prob) {
+  Cover(parent_sym, parent_sub);
+  Cover(child_sym, child_sub);
+  has_base_unaries_ = true;
+  base_unaries_.push_back({parent_sym, parent_sub, child_sym, child_sub, 0, 0, prob});
+}
+
 void GrammarBuilder::SetUnaryIntermediate(int32_t parent_sym, int32_t child_sym,
                                           int32_t intermediate_sym) {
   intermediates_.emplace_back(parent_sym, child_sym, intermediate_sym);
@@ -214,6 +222,10 @@ Grammar GrammarBuilder::Finish(std::vector<int32_t>* final_ids) {
     }
   }
   g.sum_unary_parent_begin = ParentOffsets(g.sum_unary_parent, g.num_states());
+  g.base_unaries_known = has_base_unaries_;
+  lay_out_unaries(base_unaries_, /*mark_phrasal=*/false, &g.base_unary_parent,
+                  &g.base_unary_child, &g.base_unary_log_prob);
+  g.base_unary_parent_begin = ParentOffsets(g.base_unary_parent, g.num_states());
   if (!intermediates_.empty()) {
     g.unary_intermediate.assign(size_t(n) * n, -1);
     for (const auto& [p, c, m] : intermediates_) {

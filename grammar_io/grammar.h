@@ -68,6 +68,16 @@ struct Grammar {
     return unary_intermediate[size_t(parent_symbol) * num_symbols() + child_symbol];
   }
 
+  // --- Base (unclosed) unary rules, for P(tree, words) (parser/tree_likelihood.h) ---
+  // Berkeley's unaryRulesWithParent: the rules a tree's unary nodes use, sorted by (parent, child).
+  // Read from .gr files (rules with p <= 1e-10 dropped, as its parser does) and made by the random
+  // grammars; empty, with base_unaries_known false, for text exports and trained PCFGs.
+  std::vector<int32_t> base_unary_parent;
+  std::vector<int32_t> base_unary_child;
+  std::vector<double> base_unary_log_prob;
+  std::vector<int32_t> base_unary_parent_begin;  // num_states + 1 entries
+  bool base_unaries_known = false;
+
   int32_t num_symbols() const { return static_cast<int32_t>(symbol_names.size()); }
   int32_t num_states() const { return static_cast<int32_t>(state_symbol.size()); }
   int64_t num_binary_rules() const { return static_cast<int64_t>(binary_parent.size()); }
@@ -107,6 +117,10 @@ class GrammarBuilder {
   // as Berkeley's parser skips them. Once any is added, the grammar's sum unaries are these.
   void AddSumUnary(int32_t parent_sym, int32_t parent_sub, int32_t child_sym, int32_t child_sub,
                    double prob);
+  // A base (unclosed) unary rule (Grammar::base_unary_*); once any is added the grammar's base
+  // unaries are known.
+  void AddBaseUnary(int32_t parent_sym, int32_t parent_sub, int32_t child_sym, int32_t child_sub,
+                    double prob);
   // Grammar::unary_intermediate for a pair of symbols (builder ids).
   void SetUnaryIntermediate(int32_t parent_sym, int32_t child_sym, int32_t intermediate_sym);
   int32_t num_symbols() const { return static_cast<int32_t>(names_.size()); }
@@ -128,6 +142,8 @@ class GrammarBuilder {
   std::vector<RawRule> unaries_;  // left_* is the child; right_* unused
   std::vector<RawRule> sum_unaries_;
   bool has_sum_unaries_ = false;
+  std::vector<RawRule> base_unaries_;
+  bool has_base_unaries_ = false;
   std::vector<std::tuple<int32_t, int32_t, int32_t>> intermediates_;  // parent, child, middle
 };
 

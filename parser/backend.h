@@ -24,12 +24,36 @@ enum class ParseStatus {
   kFailed,       // anything else (message says what)
 };
 
+// One tree of a k-best list with its scores.
+struct ScoredTree {
+  Tree tree;
+  double log_score = kNegInf;            // the max-rule score (Berkeley's -modelScore)
+  double tree_log_likelihood = kNegInf;  // log P(T, w), when asked for (parser/tree_likelihood.h)
+  double confidence = kNegInf;           // log P(T | w), when asked for
+};
+
 struct ParseOutcome {
   ParseStatus status = ParseStatus::kFailed;
   std::string message;         // why, when status != kOk
   Tree tree;                   // binarized annotated tree ("NP-3" labels, chart scores), when kOk
   double log_score = kNegInf;  // the root's Viterbi log-score (max-rule: the max-rule score)
-  double log_likelihood = kNegInf;  // max-rule backends: log P(w), the sum over all trees
+  // log P(w), the sum over all trees (max-rule backends); the Viterbi backends put the best
+  // derivation's log-score here, as the Berkeley parser's -viterbi -sentence_likelihood prints it.
+  double log_likelihood = kNegInf;
+  // Only when ParserOptions ask for them (parser/tree_likelihood.h): log P(tree, w) and
+  // log P(tree | w) of `tree`, as the Berkeley parser's -tree_likelihood and -confidence.
+  double tree_log_likelihood = kNegInf;
+  double confidence = kNegInf;
+  // Max-rule with DecoderOptions::kbest > 1: the k best trees, best first (kbest[0] is `tree`);
+  // fewer when the grammar derives fewer.
+  std::vector<ScoredTree> kbest;
+};
+
+// What a max-rule backend decodes besides the best tree.
+struct DecoderOptions {
+  int kbest = 1;  // > 1: fill ParseOutcome::kbest with this many trees (parser/kbest.h)
+  // The exact K best (default), or the Berkeley parser 1.7's list (KBestStyle::kBerkeley).
+  bool kbest_berkeley = false;
 };
 
 struct SentenceInput {

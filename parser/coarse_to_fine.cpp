@@ -326,9 +326,11 @@ namespace {
 class PrunedCpuBackend : public ViterbiBackend {
  public:
   PrunedCpuBackend(const Grammar& grammar, bool max_rule,
-                   std::unique_ptr<CoarseToFinePruner> pruner, int threads)
+                   std::unique_ptr<CoarseToFinePruner> pruner, int threads,
+                   const DecoderOptions& decoder)
       : grammar_(grammar),
         max_rule_(max_rule),
+        decoder_(decoder),
         pruner_(std::move(pruner)),
         viterbi_(grammar),
         pool_(threads) {
@@ -360,7 +362,7 @@ class PrunedCpuBackend : public ViterbiBackend {
   }
   ParseOutcome Decode(const SentenceInput& sentence, const ItemMask* mask) const {
     if (max_rule_) {
-      return ParseMaxRule(grammar_, *rules_, sentence, mask ? &mask->allowed : nullptr);
+      return ParseMaxRule(grammar_, *rules_, sentence, mask ? &mask->allowed : nullptr, decoder_);
     }
     Chart chart;
     viterbi_.Inside(sentence.lexical, mask, &chart, nullptr);
@@ -369,6 +371,7 @@ class PrunedCpuBackend : public ViterbiBackend {
 
   const Grammar& grammar_;
   bool max_rule_;
+  DecoderOptions decoder_;
   std::unique_ptr<CoarseToFinePruner> pruner_;
   MaskedViterbi viterbi_;
   std::unique_ptr<SumProductRules> rules_;
@@ -380,14 +383,15 @@ class PrunedCpuBackend : public ViterbiBackend {
 StatusOr<std::unique_ptr<ViterbiBackend>> MakePrunedCpuBackend(const Grammar& grammar,
                                                                const std::string& decoder,
                                                                const PruningOptions& options,
-                                                               int threads) {
+                                                               int threads,
+                                                               const DecoderOptions& decoding) {
   if (decoder != "viterbi" && decoder != "max-rule") {
     return Status::Error("unknown decoder '" + decoder + "' (expected max-rule or viterbi)");
   }
   auto pruner = CoarseToFinePruner::Create(grammar, options);
   if (!pruner.ok()) return pruner.status();
   return std::unique_ptr<ViterbiBackend>(
-      new PrunedCpuBackend(grammar, decoder == "max-rule", std::move(*pruner), threads));
+      new PrunedCpuBackend(grammar, decoder == "max-rule", std::move(*pruner), threads, decoding));
 }
 
 }  // namespace cky

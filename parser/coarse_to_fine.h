@@ -116,11 +116,12 @@ class CoarseToFinePruner {
 // Pruned backends (parser/backend.h interface), sentences in parallel on `threads` threads (0:
 // all). decoder "viterbi": the best derivation among the surviving items (ParseOutcome as the
 // Viterbi backends give it); "max-rule": inside-outside over the surviving items, then max-rule
-// decoding (as parser/max_rule.h's backends). A sentence whose pre-parses find nothing is parsed
-// unpruned.
+// decoding (as parser/max_rule.h's backends; `decoding` asks for k-best lists). A sentence whose
+// pre-parses find nothing is parsed unpruned.
 StatusOr<std::unique_ptr<ViterbiBackend>> MakePrunedCpuBackend(const Grammar& grammar,
                                                                const std::string& decoder,
                                                                const PruningOptions& options,
-                                                               int threads);
+                                                               int threads,
+                                                               const DecoderOptions& decoding = {});
 
 }  // namespace cky

@@ -27,6 +27,8 @@ ParseOutcome ParseWithChart(const Grammar& grammar, const SentenceInput& sentenc
   }
   outcome.status = ParseStatus::kOk;
   outcome.log_score = chart.score(0, n, Grammar::kRootState);
+  // The Berkeley parser's -viterbi -sentence_likelihood prints this score as the likelihood.
+  outcome.log_likelihood = outcome.log_score;
   outcome.tree = std::move(*tree);
   return outcome;
 }

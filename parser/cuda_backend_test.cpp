@@ -296,7 +296,7 @@ struct FaultCase {
     return reference.Parse(sentences);
   }();
   // No second pass with a wider lexicon: each sentence goes to the backend once.
-  static constexpr ParserOptions kOptions{.retry_with_wider_lexicon = false};
+  static inline const ParserOptions kOptions{.retry_with_wider_lexicon = false};
 };
 
 // Parses with the fake device; checks every outcome against the reference and returns them.

@@ -45,6 +45,19 @@ void FillMaxRuleChart(const cuda::IoResult& r, int32_t length, int32_t symbols,
   }
 }
 
+// The device's inside and outside charts of one sentence (copied back on request).
+void FillCharts(const cuda::IoResult& r, int32_t length, int32_t states,
+                InsideOutsideCharts* charts) {
+  charts->log_likelihood = r.log_likelihood;
+  for (auto [chart, values, scales] :
+       {std::tuple{&charts->inside, r.inside, r.inside_scale},
+        std::tuple{&charts->outside, r.outside, r.outside_scale}}) {
+    chart->Reset(length, states);
+    std::copy(values, values + chart->values.size(), chart->values.begin());
+    std::copy(scales, scales + chart->log_scale.size(), chart->log_scale.begin());
+  }
+}
+
 class CudaMaxRuleBackend : public ViterbiBackend {
  public:
   CudaMaxRuleBackend(const Grammar& g, std::unique_ptr<cuda::DeviceInsideOutside> device,
@@ -52,7 +65,9 @@ class CudaMaxRuleBackend : public ViterbiBackend {
       : grammar_(g),
         device_(std::move(device)),
         options_(options),
-        extraction_pool_(options.extraction_threads) {}
+        extraction_pool_(options.extraction_threads) {
+    if (options_.decoder.kbest > 1) host_rules_ = std::make_unique<SumProductRules>(g);
+  }
   ~CudaMaxRuleBackend() override { FinishExtraction(); }
 
   std::string name() const override { return "cuda/max-rule"; }
@@ -104,7 +119,7 @@ class CudaMaxRuleBackend : public ViterbiBackend {
     try {
       // The fast CPU path, made at the first fallback (its rule index costs a pass over the
       // grammar) and kept for the next.
-      if (!cpu_) cpu_ = MakeCpuMaxRuleBackend(grammar_, 1);
+      if (!cpu_) cpu_ = MakeCpuMaxRuleBackend(grammar_, 1, options_.decoder);
       *outcome = std::move(cpu_->ParseBatch(std::span<const SentenceInput>(&s, 1))[0]);
       if (outcome->status == ParseStatus::kOk) {
         outcome->message =
@@ -124,7 +139,8 @@ class CudaMaxRuleBackend : public ViterbiBackend {
       refs.push_back({Length(sentences[i]), sentences[i].lexical.scores.data()});
     std::vector<cuda::IoResult> results;
     std::string error;
-    const cuda::IoBatchResult result = device_->MaxRuleBatch(refs, false, &results, &error);
+    const bool charts = host_rules_ != nullptr;  // k-best decodes from the device's charts
+    const cuda::IoBatchResult result = device_->MaxRuleBatch(refs, charts, &results, &error);
     if (result != cuda::IoBatchResult::kOk) {
       // Out of memory or any other device failure stays local (as parser/cuda_backend.cpp): the
       // batch is retried in halves, down to single sentences, and a sentence that fails alone is
@@ -161,7 +177,17 @@ class CudaMaxRuleBackend : public ViterbiBackend {
         MaxRuleChart maxc;
         const SentenceInput& s = sentences[batch[k]];
         FillMaxRuleChart(results[k], Length(s), grammar_.num_symbols(), &maxc);
-        (*outcomes)[batch[k]] = MaxRuleOutcome(grammar_, s.words, results[k].log_likelihood, maxc);
+        ParseOutcome& outcome = (*outcomes)[batch[k]];
+        outcome = MaxRuleOutcome(grammar_, s.words, results[k].log_likelihood, maxc);
+        if (host_rules_ && outcome.status == ParseStatus::kOk) {
+          // The k best trees from the device's posteriors: a host max-rule pass gives the scores
+          // before the unary layer that k-best needs (its best tree is the device's).
+          InsideOutsideCharts io;
+          FillCharts(results[k], Length(s), grammar_.num_states(), &io);
+          MaxRuleChart host;
+          FastMaxRuleChart(grammar_, *host_rules_, s.lexical, io, &host);
+          AddKBest(grammar_, s.words, io, host, options_.decoder, &outcome);
+        }
       });
     });
   }
@@ -178,6 +204,7 @@ class CudaMaxRuleBackend : public ViterbiBackend {
   ThreadPool extraction_pool_;
   std::thread extraction_;
   std::unique_ptr<ViterbiBackend> cpu_;  // sentences the device cannot parse; see ParseOnCpu
+  std::unique_ptr<SumProductRules> host_rules_;  // k-best only: the host max-rule pass's index
 };
 
 StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>> CreateDevice(
@@ -221,14 +248,7 @@ StatusOr<std::vector<CudaInsideOutsideResult>> CudaInsideOutsideBatch(
     const int32_t n = sentences[i]->length;
     const cuda::IoResult& r = results[i];
     CudaInsideOutsideResult& o = out[i];
-    o.charts.log_likelihood = r.log_likelihood;
-    for (auto [chart, values, scales] :
-         {std::tuple{&o.charts.inside, r.inside, r.inside_scale},
-          std::tuple{&o.charts.outside, r.outside, r.outside_scale}}) {
-      chart->Reset(n, states);
-      std::copy(values, values + chart->values.size(), chart->values.begin());
-      std::copy(scales, scales + chart->log_scale.size(), chart->log_scale.begin());
-    }
+    FillCharts(r, n, states, &o.charts);
     FillMaxRuleChart(r, n, grammar.num_symbols(), &o.maxc);
   }
   return out;

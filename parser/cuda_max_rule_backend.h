@@ -9,7 +9,7 @@
 // shared memory allows (DeviceInsideOutside::MaxLength, a few hundred words) is parsed on the CPU
 // (the fast CPU max-rule path) and its outcome's message says so (status kOk). Outcomes come back
 // one per input, in input order. ParseOutcome: tree = the max-rule tree, log_score = the max-rule
-// score, log_likelihood = log P(w).
+// score, log_likelihood = log P(w), kbest = the k best trees when options.decoder asks.
 #pragma once
 
 #include <cstddef>
@@ -35,6 +35,9 @@ struct CudaMaxRuleOptions {
   // the CPU; false: its outcome says kOutOfMemory or kFailed instead (the multi-device backend
   // then hands it, or the whole device's work, elsewhere).
   bool cpu_fallback = true;
+  // kbest > 1: the device also copies back the inside and outside charts, and the k best trees
+  // are decoded from them on the CPU (parser/kbest.h), after a host max-rule pass over them.
+  DecoderOptions decoder;
 };
 
 // The grammar's arrays as cuda/inside_outside/inside_outside.h takes them (views into `grammar`).

@@ -192,6 +192,44 @@ TEST(CudaMaxRuleTest, MatchesReferenceOnRandomGrammars) {
   }
 }
 
+// K-best lists (both styles) from the device's posteriors equal the CPU reference's: same trees,
+// scores within 1e-9 (the device's charts are doubles as the CPU's; sums may differ in order).
+TEST(CudaMaxRuleTest, KBestMatchesReference) {
+  SKIP_WITHOUT_DEVICE();
+  RandomGrammarOptions options;
+  options.phrasal_symbols = 6;
+  options.tags = 4;
+  options.substates = 3;
+  options.seed = 7;
+  BerkeleyModel model = MakeRandomModel(options);
+  Lexicon lexicon = *Lexicon::Build(model);
+  auto sentences = MakeRandomSentences(model, 20, 1, 25, 5);
+  sentences.push_back({"w1"});
+  sentences.push_back({"w2", "w3"});
+  sentences.push_back(std::vector<std::string>(60, "w0"));
+  for (bool berkeley : {false, true}) {
+    const DecoderOptions decoder{.kbest = 5, .kbest_berkeley = berkeley};
+    auto cuda = MakeCudaMaxRuleBackend(model.grammar, {.decoder = decoder});
+    ASSERT_TRUE(cuda.ok()) << cuda.status().message();
+    Parser device(model.grammar, lexicon, std::move(*cuda));
+    Parser reference(model.grammar, lexicon, MakeReferenceMaxRuleBackend(model.grammar, decoder));
+    auto expected = reference.Parse(sentences);
+    auto actual = device.Parse(sentences);
+    int lists = 0;
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      SCOPED_TRACE("sentence " + std::to_string(i) + (berkeley ? ", berkeley" : ", exact"));
+      ASSERT_EQ(expected[i].status, actual[i].status);
+      ASSERT_EQ(expected[i].kbest.size(), actual[i].kbest.size());
+      for (size_t r = 0; r < expected[i].kbest.size(); ++r) {
+        EXPECT_EQ(expected[i].kbest[r].tree, actual[i].kbest[r].tree) << "rank " << r;
+        EXPECT_NEAR(expected[i].kbest[r].log_score, actual[i].kbest[r].log_score, 1e-9);
+      }
+      if (expected[i].kbest.size() == 5) ++lists;
+    }
+    EXPECT_GT(lists, 10);
+  }
+}
+
 // Symbols of 35 substates: tiles cut into bands, Q blocks of 35 x 35 in the max-rule kernel.
 TEST(CudaMaxRuleTest, MatchesReferenceWithManySubstates) {
   SKIP_WITHOUT_DEVICE();

@@ -12,8 +12,11 @@ StatusOr<std::unique_ptr<LoadedParser>> LoadedParser::Load(const LoadedParserOpt
   std::unique_ptr<LoadedParser> loaded(new LoadedParser(std::move(*model), std::move(*lexicon)));
   auto backend = MakeBackend(loaded->model_.grammar, options.backend);
   if (!backend.ok()) return backend.status();
+  ParserOptions parser_options = options.parser;
+  if (parser_options.binarization.empty()) parser_options.binarization = loaded->model_.binarization;
+  parser_options.viterbi_decoder = options.backend.decoder == "viterbi";
   loaded->parser_ = std::make_unique<Parser>(loaded->model_.grammar, loaded->lexicon_,
-                                             std::move(*backend), options.parser);
+                                             std::move(*backend), parser_options);
   return loaded;
 }
 

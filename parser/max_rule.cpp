@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "common/thread_pool.h"
+#include "parser/kbest.h"
 
 namespace cky {
 
@@ -13,6 +14,7 @@ void MaxRuleChart::Reset(int32_t sentence_length, int32_t symbols) {
   num_symbols = symbols;
   const size_t n = size_t(Chart::NumCells(sentence_length)) * symbols;
   score.assign(n, kNegInf);
+  score_before_unary.clear();
   split.assign(n, -1);
   left.assign(n, -1);
   right.assign(n, -1);
@@ -36,6 +38,7 @@ void MaxRuleChartWith(const Grammar& g, const SumProductRules& base, const Lexic
   const ScaledChart& out = charts.outside;
   const double log_z = charts.log_likelihood;
   maxc->Reset(n, symbols);
+  maxc->score_before_unary.assign(maxc->score.size(), kNegInf);
   if (n == 0 || !(log_z > kNegInf)) return;
 
   std::vector<double> binary_sum(base.base_binaries.size());
@@ -116,6 +119,8 @@ void MaxRuleChartWith(const Grammar& g, const SumProductRules& base, const Lexic
           }
         }
       }
+      std::copy_n(maxc->score.begin() + maxc->Index(start, end, 0), symbols,
+                  maxc->score_before_unary.begin() + maxc->Index(start, end, 0));
       // The unary layer reads the children's scores from before it.
       if (out_scale == kNegInf || in.scale(start, end) == kNegInf) continue;
       const double* inside = in.cell(start, end);
@@ -184,6 +189,12 @@ void ReferenceMaxRuleChart(const Grammar& grammar, const LexicalScores& lexical,
   MaxRuleChartWith(grammar, SumProductRules(grammar), lexical, charts, maxc);
 }
 
+void FastMaxRuleChart(const Grammar& grammar, const SumProductRules& rules,
+                      const LexicalScores& lexical, const InsideOutsideCharts& charts,
+                      MaxRuleChart* maxc) {
+  MaxRuleChartWith(grammar, rules, lexical, charts, maxc);
+}
+
 StatusOr<Tree> ExtractMaxRuleTree(const Grammar& grammar, const MaxRuleChart& maxc,
                                   const std::vector<std::string>& words) {
   if (maxc.length == 0 || !(maxc.root_score() > kNegInf)) {
@@ -220,10 +231,10 @@ ParseOutcome MaxRuleOutcome(const Grammar& grammar, const std::vector<std::strin
 namespace {
 
 // One sentence: inside-outside (the reference, or the fast path when `fast`, which honours
-// `allowed`), then max-rule.
+// `allowed`), then max-rule (and the k best trees when asked).
 ParseOutcome ParseMaxRuleWith(const Grammar& grammar, const SumProductRules& base,
                               const SentenceInput& sentence, bool fast,
-                              const std::vector<uint8_t>* allowed) {
+                              const std::vector<uint8_t>* allowed, const DecoderOptions& decoder) {
   ParseOutcome outcome;
   if (sentence.words.empty()) {
     outcome.status = ParseStatus::kNoParse;
@@ -240,27 +251,50 @@ ParseOutcome ParseMaxRuleWith(const Grammar& grammar, const SumProductRules& bas
   if (charts.log_likelihood > kNegInf) {
     MaxRuleChartWith(grammar, base, sentence.lexical, charts, &maxc);
   }
-  return MaxRuleOutcome(grammar, sentence.words, charts.log_likelihood, maxc);
+  outcome = MaxRuleOutcome(grammar, sentence.words, charts.log_likelihood, maxc);
+  AddKBest(grammar, sentence.words, charts, maxc, decoder, &outcome);
+  return outcome;
 }
 
 }  // namespace
 
 ParseOutcome ParseMaxRule(const Grammar& grammar, const SumProductRules& rules,
-                          const SentenceInput& sentence, const std::vector<uint8_t>* allowed) {
-  return ParseMaxRuleWith(grammar, rules, sentence, /*fast=*/true, allowed);
+                          const SentenceInput& sentence, const std::vector<uint8_t>* allowed,
+                          const DecoderOptions& decoder) {
+  return ParseMaxRuleWith(grammar, rules, sentence, /*fast=*/true, allowed, decoder);
+}
+
+void AddKBest(const Grammar& grammar, const std::vector<std::string>& words,
+              const InsideOutsideCharts& charts, const MaxRuleChart& maxc,
+              const DecoderOptions& decoder, ParseOutcome* outcome) {
+  if (decoder.kbest <= 1 || outcome->status != ParseStatus::kOk) return;
+  auto trees = KBestMaxRuleTrees(grammar, charts, maxc, words, decoder.kbest,
+                                 decoder.kbest_berkeley ? KBestStyle::kBerkeley : KBestStyle::kExact);
+  if (!trees.ok()) {
+    outcome->status = ParseStatus::kFailed;
+    outcome->message = "k-best: " + trees.status().message();
+    return;
+  }
+  outcome->kbest = std::move(*trees);
 }
 
 namespace {
 
 class MaxRuleCpuBackend : public ViterbiBackend {
  public:
-  MaxRuleCpuBackend(const Grammar& grammar, int threads, bool fast, std::string name)
-      : grammar_(grammar), base_(grammar), pool_(threads), fast_(fast), name_(std::move(name)) {}
+  MaxRuleCpuBackend(const Grammar& grammar, int threads, bool fast, std::string name,
+                    const DecoderOptions& decoder)
+      : grammar_(grammar),
+        base_(grammar),
+        pool_(threads),
+        fast_(fast),
+        name_(std::move(name)),
+        decoder_(decoder) {}
   std::string name() const override { return name_; }
   std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
     std::vector<ParseOutcome> outcomes(sentences.size());
     pool_.ParallelFor(int(sentences.size()), [&](int i, int /*worker*/) {
-      outcomes[i] = ParseMaxRuleWith(grammar_, base_, sentences[i], fast_, nullptr);
+      outcomes[i] = ParseMaxRuleWith(grammar_, base_, sentences[i], fast_, nullptr, decoder_);
     });
     return outcomes;
   }
@@ -271,16 +305,21 @@ class MaxRuleCpuBackend : public ViterbiBackend {
   ThreadPool pool_;
   bool fast_;
   std::string name_;
+  DecoderOptions decoder_;
 };
 
 }  // namespace
 
-std::unique_ptr<ViterbiBackend> MakeReferenceMaxRuleBackend(const Grammar& grammar) {
-  return std::make_unique<MaxRuleCpuBackend>(grammar, 1, /*fast=*/false, "reference/max-rule");
+std::unique_ptr<ViterbiBackend> MakeReferenceMaxRuleBackend(const Grammar& grammar,
+                                                            const DecoderOptions& decoder) {
+  return std::make_unique<MaxRuleCpuBackend>(grammar, 1, /*fast=*/false, "reference/max-rule",
+                                             decoder);
 }
 
-std::unique_ptr<ViterbiBackend> MakeCpuMaxRuleBackend(const Grammar& grammar, int threads) {
-  return std::make_unique<MaxRuleCpuBackend>(grammar, threads, /*fast=*/true, "cpu/max-rule");
+std::unique_ptr<ViterbiBackend> MakeCpuMaxRuleBackend(const Grammar& grammar, int threads,
+                                                      const DecoderOptions& decoder) {
+  return std::make_unique<MaxRuleCpuBackend>(grammar, threads, /*fast=*/true, "cpu/max-rule",
+                                             decoder);
 }
 
 }  // namespace cky

@@ -32,6 +32,9 @@ struct MaxRuleChart {
   int32_t length = 0;
   int32_t num_symbols = 0;
   std::vector<double> score;         // after the unary layer; -infinity: no derivation
+  // Before the unary layer (the binary or lexical best), for k-best decoding (parser/kbest.h).
+  // Filled by the CPU max-rule passes; empty when the chart came from the CUDA device.
+  std::vector<double> score_before_unary;
   std::vector<int32_t> split;        // the best binary's split point; -1: none (or one word)
   std::vector<int32_t> left;         // its left child symbol
   std::vector<int32_t> right;        // its right child symbol
@@ -45,6 +48,10 @@ struct MaxRuleChart {
 // Fills `maxc` from a sentence's inside and outside charts (log_likelihood must be finite).
 void ReferenceMaxRuleChart(const Grammar& grammar, const LexicalScores& lexical,
                            const InsideOutsideCharts& charts, MaxRuleChart* maxc);
+// The same with the rule index the fast CPU path builds once per grammar.
+void FastMaxRuleChart(const Grammar& grammar, const SumProductRules& rules,
+                      const LexicalScores& lexical, const InsideOutsideCharts& charts,
+                      MaxRuleChart* maxc);
 
 // The max-rule tree: "ROOT" over the binarized tree of base symbols ("@NP" intermediates kept,
 // no substates), leaves the words. Fails when ROOT has no derivation.
@@ -58,9 +65,17 @@ ParseOutcome MaxRuleOutcome(const Grammar& grammar, const std::vector<std::strin
 
 // One sentence with FastInsideOutside and the max-rule pass. When `allowed` is given (per cell in
 // Chart's order and state, 1 = usable; coarse-to-fine pruning), only those items take part.
+// With decoder.kbest > 1 the outcome also holds the k best trees (parser/kbest.h).
 ParseOutcome ParseMaxRule(const Grammar& grammar, const SumProductRules& rules,
                           const SentenceInput& sentence,
-                          const std::vector<uint8_t>* allowed = nullptr);
+                          const std::vector<uint8_t>* allowed = nullptr,
+                          const DecoderOptions& decoder = {});
+
+// Adds the k best trees (decoder.kbest > 1) to an outcome of MaxRuleOutcome, from the sentence's
+// charts and a CPU max-rule chart (the CUDA backend calls it with the device's charts).
+void AddKBest(const Grammar& grammar, const std::vector<std::string>& words,
+              const InsideOutsideCharts& charts, const MaxRuleChart& maxc,
+              const DecoderOptions& decoder, ParseOutcome* outcome);
 
 // Max-rule backends implement the ViterbiBackend interface (parser/backend.h): ParseOutcome's
 // tree is the max-rule tree, log_score the max-rule score (Berkeley's -modelScore) and
@@ -68,7 +83,9 @@ ParseOutcome ParseMaxRule(const Grammar& grammar, const SumProductRules& rules,
 //   reference: one sentence after another with the functions above.
 //   cpu:       FastInsideOutside and the same max-rule pass, sentences in parallel on `threads`
 //              threads (0: all).
-std::unique_ptr<ViterbiBackend> MakeReferenceMaxRuleBackend(const Grammar& grammar);
-std::unique_ptr<ViterbiBackend> MakeCpuMaxRuleBackend(const Grammar& grammar, int threads);
+std::unique_ptr<ViterbiBackend> MakeReferenceMaxRuleBackend(const Grammar& grammar,
+                                                            const DecoderOptions& decoder = {});
+std::unique_ptr<ViterbiBackend> MakeCpuMaxRuleBackend(const Grammar& grammar, int threads,
+                                                      const DecoderOptions& decoder = {});
 
 }  // namespace cky

@@ -10,6 +10,7 @@
 #include "parser/cuda_max_rule_backend.h"
 #include "parser/max_rule.h"
 #include "parser/multi_device_backend.h"
+#include "parser/tree_likelihood.h"
 
 namespace cky {
 
@@ -19,7 +20,8 @@ namespace {
 // backend of the same decoder takes what the devices cannot parse. The device backends report
 // device failures (cpu_fallback off), so that a failing device is seen and its work moved.
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeMultiDevice(const Grammar& grammar,
-                                                          const BackendOptions& options) {
+                                                          const BackendOptions& options,
+                                                          const DecoderOptions& decoding) {
   if (options.backend != "cuda" && options.backend != "auto") {
     return Status::Error("--devices runs CUDA backends (asked for " + options.backend +
                          "); use --backend cuda");
@@ -56,10 +58,11 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeMultiDevice(const Grammar& grammar
     BackendSlot slot{.label = "cuda:" + std::to_string(d), .cuda_device = d};
     if (backends_on[d] > 1) slot.label += "#" + std::to_string(k);
     if (options.decoder == "max-rule") {
-      slot.make = [&grammar, bytes = budget[d], cores] {
-        return MakeCudaMaxRuleBackend(
-            grammar,
-            {.max_batch_bytes = bytes, .extraction_threads = cores, .cpu_fallback = false});
+      slot.make = [&grammar, bytes = budget[d], cores, decoding] {
+        return MakeCudaMaxRuleBackend(grammar, {.max_batch_bytes = bytes,
+                                                .extraction_threads = cores,
+                                                .cpu_fallback = false,
+                                                .decoder = decoding});
       };
     } else {
       slot.make = [&grammar, bytes = budget[d], cores, kernel = options.kernel] {
@@ -72,9 +75,9 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeMultiDevice(const Grammar& grammar
     slots.push_back(std::move(slot));
   }
   MultiDeviceOptions multi;
-  multi.make_fallback = [&grammar, decoder = options.decoder,
-                         threads = options.threads]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
-    if (decoder == "max-rule") return MakeCpuMaxRuleBackend(grammar, threads);
+  multi.make_fallback = [&grammar, decoder = options.decoder, threads = options.threads,
+                         decoding]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+    if (decoder == "max-rule") return MakeCpuMaxRuleBackend(grammar, threads, decoding);
     return MakeCpuBackend(grammar, threads);
   };
   return MakeMultiDeviceBackend(std::move(slots), multi);
@@ -88,9 +91,19 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
     return Status::Error("unknown decoder '" + options.decoder +
                          "' (expected max-rule or viterbi)");
   }
-  if (!options.devices.empty()) return MakeMultiDevice(grammar, options);
   std::string name = options.backend;
   std::string prune = options.prune == "on" ? "fast" : options.prune;
+  if (options.kbest < 1) return Status::Error("k-best needs k >= 1");
+  if (options.kbest > 1 && options.decoder != "max-rule") {
+    return Status::Error("k-best lists are max-rule trees: use the max-rule decoder");
+  }
+  if (options.kbest_style != "exact" && options.kbest_style != "berkeley") {
+    return Status::Error("unknown k-best style '" + options.kbest_style +
+                         "' (expected exact or berkeley)");
+  }
+  const DecoderOptions decoding{.kbest = options.kbest,
+                                .kbest_berkeley = options.kbest_style == "berkeley"};
+  if (!options.devices.empty()) return MakeMultiDevice(grammar, options, decoding);
   if (prune == "auto") {
     const bool cpu = name == "cpu" || (name == "auto" && !CudaBackendAvailable());
     prune = cpu ? "safe" : "off";
@@ -102,13 +115,13 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
       return Status::Error("pruning runs on the cpu backend only (asked for " + name +
                            "); use --prune off or --backend cpu");
     }
-    return MakePrunedCpuBackend(grammar, options.decoder, *thresholds, options.threads);
+    return MakePrunedCpuBackend(grammar, options.decoder, *thresholds, options.threads, decoding);
   }
   if (options.decoder == "max-rule") {
     if (name == "auto") name = CudaBackendAvailable() ? "cuda" : "cpu";
-    if (name == "reference") return MakeReferenceMaxRuleBackend(grammar);
-    if (name == "cpu") return MakeCpuMaxRuleBackend(grammar, options.threads);
-    if (name == "cuda") return MakeCudaMaxRuleBackend(grammar);
+    if (name == "reference") return MakeReferenceMaxRuleBackend(grammar, decoding);
+    if (name == "cpu") return MakeCpuMaxRuleBackend(grammar, options.threads, decoding);
+    if (name == "cuda") return MakeCudaMaxRuleBackend(grammar, {.decoder = decoding});
     return Status::Error("unknown backend '" + options.backend +
                          "' (expected auto, cpu, reference or cuda)");
   }
@@ -180,14 +193,48 @@ std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>
     }
     outcomes[positions[k]] = std::move(parsed[k]);
   }
+  std::vector<const LexicalScores*> lexical(sentences.size(), nullptr);
+  for (size_t k = 0; k < positions.size(); ++k) lexical[positions[k]] = &inputs[k].lexical;
   if (!retries.empty()) {
     ScoreSentences(&retries, /*widen=*/true);
     std::vector<ParseOutcome> second = backend_->ParseBatch(retries);
     for (size_t k = 0; k < second.size(); ++k) {
-      if (second[k].status == ParseStatus::kOk) outcomes[retry_positions[k]] = std::move(second[k]);
+      if (second[k].status == ParseStatus::kOk) {
+        outcomes[retry_positions[k]] = std::move(second[k]);
+        lexical[retry_positions[k]] = &retries[k].lexical;
+      }
+    }
+  }
+  if (options_.tree_likelihood || options_.confidence) {
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      if (outcomes[i].status == ParseStatus::kOk) AddTreeScores(*lexical[i], &outcomes[i]);
     }
   }
   return outcomes;
+}
+
+void Parser::AddTreeScores(const LexicalScores& lexical, ParseOutcome* outcome) const {
+  auto score = [&](const Tree& tree, double* tree_likelihood, double* confidence) {
+    if (options_.viterbi_decoder) {  // the Berkeley parser's -viterbi values
+      *tree_likelihood = outcome->log_likelihood;
+      *confidence = 0.0;
+      return;
+    }
+    if (options_.tree_likelihood) {
+      auto joint = TreeLogLikelihood(grammar_, lexical, tree);
+      *tree_likelihood = joint.ok() ? *joint : kNegInf;
+      if (!joint.ok() && outcome->message.empty()) outcome->message = joint.status().message();
+    }
+    if (options_.confidence) {
+      auto rebinarized = RebinarizeTree(tree, options_.binarization);
+      auto joint = rebinarized.ok() ? TreeLogLikelihood(grammar_, lexical, *rebinarized)
+                                    : StatusOr<double>(rebinarized.status());
+      *confidence = joint.ok() ? *joint - outcome->log_likelihood : kNegInf;
+      if (!joint.ok() && outcome->message.empty()) outcome->message = joint.status().message();
+    }
+  };
+  score(outcome->tree, &outcome->tree_log_likelihood, &outcome->confidence);
+  for (ScoredTree& t : outcome->kbest) score(t.tree, &t.tree_log_likelihood, &t.confidence);
 }
 
 namespace {

@@ -38,6 +38,11 @@ struct BackendOptions {
   // device may repeat (two backends share it). Empty: one backend on the current device.
   // Needs the cuda (or auto) backend and no pruning; `threads` then sizes the CPU fallback.
   std::vector<int> devices;
+  // Max-rule only: > 1 also decodes the k best trees (ParseOutcome::kbest; parser/kbest.h).
+  int kbest = 1;
+  // With kbest > 1: "exact" (the K highest-scoring trees) or "berkeley" (the Berkeley parser
+  // 1.7's list, shortcuts included; parser/kbest.h).
+  std::string kbest_style = "exact";
 };
 
 // Builds the named backend. Fails for "cuda" when this build or machine has no CUDA device.
@@ -50,6 +55,16 @@ struct ParserOptions {
   // their signature's scores for tags they lack: lexicon/lexicon.h), which usually finds a tree.
   bool retry_with_wider_lexicon = true;
   int scoring_threads = 0;  // threads computing lexical scores; 0 = all hardware threads
+  // ParseOutcome::tree_log_likelihood (log P(T, w), Berkeley's -tree_likelihood) and confidence
+  // (log P(T | w), its -confidence) of every tree (k-best lists too), by parser/tree_likelihood.h:
+  // P(T, w) of the decoder's binarized tree, and for the confidence that of the printed tree
+  // re-binarized the grammar's way (`binarization`, BerkeleyModel::binarization) minus log P(w).
+  // With `viterbi_decoder`, as the Berkeley parser's -viterbi: both are the Viterbi score's
+  // (P(T, w) = the best derivation's score, P(T | w) = 0).
+  bool tree_likelihood = false;
+  bool confidence = false;
+  std::string binarization;
+  bool viterbi_decoder = false;
 };
 
 class Parser {
@@ -69,6 +84,9 @@ class Parser {
   ViterbiBackend& backend() { return *backend_; }
 
  private:
+  // ParserOptions::tree_likelihood and confidence of an outcome's trees.
+  void AddTreeScores(const LexicalScores& lexical, ParseOutcome* outcome) const;
+
   const Grammar& grammar_;
   const Lexicon& lexicon_;
   std::unique_ptr<ViterbiBackend> backend_;

@@ -70,6 +70,13 @@ BerkeleyModel MakeRandomModel(const RandomGrammarOptions& o) {
         closure[i * n + j] = std::log(prob(rng));
       }
   }
+  // The base unaries (P(tree, words) multiplies them), before any closure.
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j)
+      if (closure[i * n + j] > -INFINITY) {
+        b.AddBaseUnary(states[i].symbol, states[i].sub, states[j].symbol, states[j].sub,
+                       std::exp(closure[i * n + j]));
+      }
   // The sum-product closure over chains of one or two unaries, as Berkeley's
   // Grammar.computePairsOfUnaries builds it, and the intermediate symbol of each symbol pair.
   std::vector<double> sum(n * n, 0.0);

@@ -160,6 +160,14 @@ TEST_P(BerkeleyReferenceTest, ExactParserNeverScoresBelowBerkeley) {
 // chart, we on the whole chart: our log P(w) can only be higher, and the trees differ where the
 // pruned mass changed the posteriors (those sentences lose the most mass: see the printout).
 // Measured: 39 of 40 (small_sm2) and 94 of 100 (gum_sm3) trees identical.
+// A .gr file as the Berkeley parser parses with it (binary rules under 1e-10 dropped), uncached.
+StatusOr<BerkeleyModel> LoadGrAsBerkeleyDoes(const std::string& grammar) {
+  LoadOptions load;
+  load.use_cache = false;
+  load.min_binary_prob = 1e-10;
+  return LoadBerkeleyModel(grammar, load);
+}
+
 struct MaxRuleCounts {
   int compared = 0, identical = 0;
 };
@@ -177,19 +185,25 @@ TEST_P(BerkeleyMaxRuleTest, TreesAndLikelihoodsAgreeWithBerkeley) {
   if (!std::filesystem::exists(dir) || !std::filesystem::exists(grammar)) {
     GTEST_SKIP() << dir << " or " << grammar << " not found";
   }
-  LoadOptions load;
-  load.use_cache = false;
-  load.min_binary_prob = 1e-10;
-  auto model = LoadBerkeleyModel(grammar, load);
+  auto model = LoadGrAsBerkeleyDoes(grammar);
   ASSERT_TRUE(model.ok()) << model.status().message();
   ASSERT_TRUE(model->grammar.sum_unaries_exact);
   auto lexicon = Lexicon::Build(*model);
   ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
+  ASSERT_TRUE(model->grammar.base_unaries_known);
   Parser parser(model->grammar, *lexicon, MakeCpuMaxRuleBackend(model->grammar, 0),
-                {.max_length = 0, .retry_with_wider_lexicon = false});
+                {.max_length = 0,
+                 .retry_with_wider_lexicon = false,
+                 .tree_likelihood = true,
+                 .confidence = true,
+                 .binarization = model->binarization});
   auto read = ReadTokenizedSentences(dir + "/sentences.txt", /*keep_empty=*/true);
   ASSERT_TRUE(read.ok()) << read.status().message();
   const std::vector<std::string> trees = ReadLines(dir + "/maxrule.txt");
+  // -confidence lines: "P(T|w)<TAB>tree", Berkeley's P(T|w) = its P(T,w) - its (pruned) P(w).
+  const std::vector<std::string> confidences = ReadLines(dir + "/maxrule.confidence.txt");
+  ASSERT_EQ(read->size(), confidences.size());
+  int joint_equal = 0;
   const std::vector<std::string> likelihoods = ReadLines(dir + "/maxrule.sentence_likelihood.txt");
   ASSERT_EQ(read->size(), trees.size());
   ASSERT_EQ(read->size(), likelihoods.size());
@@ -207,6 +221,13 @@ TEST_P(BerkeleyMaxRuleTest, TreesAndLikelihoodsAgreeWithBerkeley) {
     if (gap < 1e-3) ++within_1e3;
     if (FormatBerkeley(outcomes[i].tree) == trees[i]) {
       ++counts.identical;
+      // Same tree: P(T,w) involves no pruning, so ours is Berkeley's (confidence + P(w)); our
+      // confidence is lower by exactly the mass Berkeley's pruning lost from P(w).
+      const double their_joint = std::strtod(confidences[i].c_str(), nullptr) + theirs;
+      const double our_joint = outcomes[i].confidence + outcomes[i].log_likelihood;
+      EXPECT_NEAR(our_joint, their_joint, 1e-9 * std::abs(their_joint));
+      EXPECT_NEAR(outcomes[i].tree_log_likelihood, their_joint, 1e-9 * std::abs(their_joint));
+      if (std::abs(our_joint - their_joint) <= 1e-9 * std::abs(their_joint)) ++joint_equal;
     } else {
       std::printf("  [%s] sentence %zu differs; log P(w) ours %.6f, Berkeley's (pruned) %.6f\n",
                   c.name.c_str(), i + 1, outcomes[i].log_likelihood, theirs);
@@ -214,8 +235,9 @@ TEST_P(BerkeleyMaxRuleTest, TreesAndLikelihoodsAgreeWithBerkeley) {
   }
   std::printf(
       "[%s, max-rule] %d sentences: %d trees identical to Berkeley's; log P(w) never below "
-      "Berkeley's, within 1e-3 nats on %d\n",
-      c.name.c_str(), counts.compared, counts.identical, within_1e3);
+      "Berkeley's, within 1e-3 nats on %d; P(T,w) (-tree_likelihood, -confidence + "
+      "-sentence_likelihood) equal within 1e-9 on %d of the identical trees\n",
+      c.name.c_str(), counts.compared, counts.identical, within_1e3, joint_equal);
   MaxRuleTotals().compared += counts.compared;
   MaxRuleTotals().identical += counts.identical;
   // Each grammar alone stays above 90%; over both, the 95%.
@@ -224,6 +246,71 @@ TEST_P(BerkeleyMaxRuleTest, TreesAndLikelihoodsAgreeWithBerkeley) {
     EXPECT_GE(MaxRuleTotals().identical, 0.95 * MaxRuleTotals().compared);
   }
 }
+
+// K-best lists (-kbest 3) against maxrule.kbest3.txt: our Berkeley-style list (parser/kbest.h,
+// KBestStyle::kBerkeley) on a chart pruned with Berkeley's own thresholds (--prune fast) is the
+// list Berkeley prints on 39 of 40 (small_sm2) and 97 of 100 (gum_sm3) sentences; the exact
+// lists differ more, mostly by trees that differ only in a tag, which Berkeley's list drops.
+std::vector<std::vector<std::string>> ReadKBestBlocks(const std::string& path) {
+  std::vector<std::vector<std::string>> blocks(1);
+  for (const std::string& line : ReadLines(path)) {
+    if (line.empty()) {
+      blocks.emplace_back();
+    } else {
+      blocks.back().push_back(line);
+    }
+  }
+  if (blocks.back().empty()) blocks.pop_back();
+  return blocks;
+}
+
+class BerkeleyKBestTest : public ::testing::TestWithParam<ReferenceCase> {};
+
+TEST_P(BerkeleyKBestTest, BerkeleyStyleListsOnAPrunedChartAreBerkeleys) {
+  const ReferenceCase& c = GetParam();
+  const std::string dir = SharedDataDir() + "/grammars/reference/" + c.name;
+  const std::string grammar = SharedDataDir() + "/grammars/" + c.grammar;
+  if (!std::filesystem::exists(dir) || !std::filesystem::exists(grammar)) {
+    GTEST_SKIP() << dir << " or " << grammar << " not found";
+  }
+  auto model = LoadGrAsBerkeleyDoes(grammar);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto lexicon = Lexicon::Build(*model);
+  ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
+  auto backend = MakeBackend(model->grammar, {.backend = "cpu",
+                                              .decoder = "max-rule",
+                                              .prune = "fast",
+                                              .kbest = 3,
+                                              .kbest_style = "berkeley"});
+  ASSERT_TRUE(backend.ok()) << backend.status().message();
+  Parser parser(model->grammar, *lexicon, std::move(*backend),
+                {.max_length = 0, .retry_with_wider_lexicon = false});
+  auto read = ReadTokenizedSentences(dir + "/sentences.txt", /*keep_empty=*/true);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  const auto lists = ReadKBestBlocks(dir + "/maxrule.kbest3.txt");
+  ASSERT_EQ(lists.size(), read->size());
+  std::vector<ParseOutcome> outcomes = parser.Parse(*read);
+  int identical = 0;
+  for (size_t i = 0; i < lists.size(); ++i) {
+    std::vector<std::string> ours;
+    for (const ScoredTree& t : outcomes[i].kbest) ours.push_back(FormatBerkeley(t.tree));
+    if (ours.empty()) ours.push_back(kNoParseOutput);
+    if (ours == lists[i]) {
+      ++identical;
+    } else {
+      std::printf("  [%s] sentence %zu: k-best lists differ\n", c.name.c_str(), i + 1);
+    }
+  }
+  std::printf("[%s, -kbest 3] %zu sentences: %d lists identical to Berkeley's\n", c.name.c_str(),
+              lists.size(), identical);
+  EXPECT_GE(identical, 0.95 * lists.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Grammars, BerkeleyKBestTest,
+    ::testing::Values(ReferenceCase{"small_sm2", "berkeley-small/small_sm2.gr", true},
+                      ReferenceCase{"gum_sm3", "berkeley-gum/gum_sm3.gr", true}),
+    [](const auto& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(
     Grammars, BerkeleyMaxRuleTest,

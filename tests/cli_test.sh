@@ -31,8 +31,8 @@ head -1 "$tmp/in.txt" | "$cky" parse --tokenized -g "$data/toy" --decoder viterb
 check "scored form" grep -q '^( (S-0 -[0-9.]* (NP-0 ' "$tmp/scored.txt"
 
 # Decoders: max-rule (the default) and Viterbi give one line per input; max-rule's score columns
-# come first, tab-separated (Berkeley's -sentence_likelihood and -modelScore); the Viterbi decoder
-# refuses the sum-product column and max-rule refuses the Viterbi-only forms.
+# come first, tab-separated (Berkeley's -sentence_likelihood and -modelScore); max-rule refuses
+# the Viterbi-only forms.
 "$cky" parse --tokenized -g "$data/toy" --decoder viterbi -i "$tmp/in.txt" > "$tmp/viterbi.txt" 2>/dev/null
 check "viterbi decoder: one line per input line" test "$(wc -l < "$tmp/viterbi.txt")" -eq 4
 "$cky" parse --tokenized -g "$data/toy" --sentence-likelihood --model-score -i "$tmp/in.txt" \
@@ -41,9 +41,28 @@ check "score columns before the tree" \
   grep -qP '^-[0-9]+\.[0-9]+(E-?[0-9]+)?\t-?[0-9]+\.[0-9]{8}\t\( \(S ' "$tmp/likelihood.txt"
 check "no parse: -Infinity columns and (())" \
   test "$(sed -n 3p "$tmp/likelihood.txt")" = "$(printf -- '-Infinity\t-Infinity\t(())')"
-"$cky" parse --tokenized -g "$data/toy" --decoder viterbi --sentence-likelihood < /dev/null \
-  > /dev/null 2>&1
-check "viterbi with --sentence-likelihood is a usage error" test $? -eq 2
+# The Viterbi decoder prints its best derivation's score as the likelihood (Berkeley's -viterbi
+# -sentence_likelihood), the same as its model score.
+head -1 "$tmp/in.txt" | "$cky" parse --tokenized -g "$data/toy" --decoder viterbi \
+  --sentence-likelihood --model-score > "$tmp/vit_likelihood.txt" 2>/dev/null
+check "viterbi --sentence-likelihood: the Viterbi score" \
+  awk -F'\t' '{ exit !(NF == 3 && ($1 - $2 < 1e-6) && ($2 - $1 < 1e-6)) }' "$tmp/vit_likelihood.txt"
+"$cky" parse --tokenized -g "$data/toy" --decoder viterbi --kbest 2 < /dev/null > /dev/null 2>&1
+check "viterbi with --kbest is a usage error" test $? -eq 2
+# K-best: K lines per sentence and a blank line, (()) alone when there is no tree; the first tree
+# is the max-rule tree. The toy text export has no base unaries: --confidence is refused.
+"$cky" parse --tokenized -g "$data/toy" --kbest 3 --model-score -i "$tmp/in.txt" \
+  > "$tmp/kbest.txt" 2>/dev/null
+check "kbest: first tree is the max-rule tree" \
+  test "$(sed -n 1p "$tmp/kbest.txt" | cut -f2)" = "$(sed -n 1p "$tmp/likelihood.txt" | cut -f3)"
+check "kbest: blank line after each sentence" test "$(grep -c '^$' "$tmp/kbest.txt")" -eq 4
+check "kbest: (()) for no tree" grep -qxP -- '-Infinity\t\(\(\)\)' "$tmp/kbest.txt"
+head -1 "$tmp/in.txt" | "$cky" parse --tokenized -g "$data/toy" --kbest 2 --model-score \
+  --format json > "$tmp/kbest.json" 2>/dev/null
+check "kbest: JSON array of trees with their scores" \
+  grep -qF '"kbest":[{"tree":"( (S (NP (DT the) (NN man))' "$tmp/kbest.json"
+"$cky" parse --tokenized -g "$data/toy" --confidence < /dev/null > /dev/null 2>&1
+check "--confidence without base unaries is a usage error" test $? -eq 2
 "$cky" parse --tokenized -g "$data/toy" --scores < /dev/null > /dev/null 2>&1
 check "max-rule with --scores is a usage error" test $? -eq 2
 

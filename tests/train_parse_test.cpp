@@ -5,11 +5,14 @@
 
 #include <filesystem>
 
+#include "cuda/common/device.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
+#include "parser/max_rule.h"
 #include "parser/parser.h"
 #include "parser/tree_format.h"
 #include "train/pcfg_trainer.h"
+#include "train/split_merge_test_util.h"
 #include "train/split_merge_trainer.h"
 #include "treebank/reader.h"
 
@@ -126,6 +129,69 @@ TEST(TrainParseTest, SplitMergeGrammarLoadsAndParsesItsTrainingSentences) {
       }
     }
   }
+  // The cache keeps the trainer's base unaries: P(T|w) and P(T,w) of the max-rule trees.
+  ASSERT_TRUE(cache_model->grammar.base_unaries_known);
+  auto lexicon = Lexicon::Build(*cache_model);
+  ASSERT_TRUE(lexicon.ok());
+  Parser parser(cache_model->grammar, *lexicon, MakeReferenceMaxRuleBackend(cache_model->grammar),
+                {.tree_likelihood = true, .confidence = true,
+                 .binarization = cache_model->binarization});
+  for (const ParseOutcome& outcome : parser.Parse(sentences)) {
+    ASSERT_EQ(outcome.status, ParseStatus::kOk);
+    EXPECT_TRUE(outcome.message.empty()) << outcome.message;
+    EXPECT_GT(outcome.tree_log_likelihood, kNegInf);
+    EXPECT_LE(outcome.tree_log_likelihood, outcome.log_likelihood + 1e-9);
+    EXPECT_LE(outcome.confidence, 1e-9);
+    EXPECT_GT(outcome.confidence, -10.0);  // the training trees are likely given their words
+  }
+}
+
+// The cpu and cuda E-steps train the same grammar on GUM training trees (train/cuda_estep_test.cpp
+// compares the numbers), so both grammars give the same max-rule trees on sentences they did not
+// see. Skips without a CUDA device or GUM.
+TEST(TrainParseTest, CpuAndCudaSplitMergeGrammarsParseAlike) {
+  if (!cuda::DeviceAvailable()) GTEST_SKIP() << "no CUDA device";
+  std::vector<Tree> trees = GumTrainTrees(340);
+  if (trees.size() < 340) GTEST_SKIP() << "no GUM treebank under " << SharedDataDir();
+  std::vector<Tree> held_out(trees.begin() + 300, trees.end());
+  trees.resize(300);
+  SplitMergeOptions options;
+  options.cycles = 2;
+  options.split_iterations = 8;
+  options.merge_iterations = 4;
+  options.smooth_iterations = 2;
+  options.threads = 2;
+  std::vector<std::vector<std::string>> sentences;
+  for (Tree& tree : held_out) {
+    ASSERT_TRUE(NormalizeTrainingTree(&tree));
+    sentences.push_back(Leaves(tree));
+  }
+  std::vector<std::string> parses[2];
+  for (int cuda = 0; cuda < 2; ++cuda) {
+    options.backend = cuda ? EStepBackend::kCuda : EStepBackend::kCpu;
+    auto trainer = SplitMergeTrainer::Create(trees, options);
+    ASSERT_TRUE(trainer.ok()) << trainer.status().message();
+    ASSERT_TRUE((*trainer)->Train().ok());
+    EXPECT_EQ((*trainer)->estep_backend(), cuda ? "cuda" : "cpu") << (*trainer)->estep_note();
+    auto model = (*trainer)->Export();
+    ASSERT_TRUE(model.ok()) << model.status().message();
+    auto lexicon = Lexicon::Build(*model);
+    ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
+    auto backend = MakeBackend(model->grammar, {.backend = "cpu", .decoder = "max-rule"});
+    ASSERT_TRUE(backend.ok());
+    Parser parser(model->grammar, *lexicon, std::move(*backend));
+    for (const ParseOutcome& outcome : parser.Parse(sentences)) {
+      parses[cuda].push_back(outcome.status == ParseStatus::kOk ? FormatBerkeley(outcome.tree)
+                                                                : "(())");
+    }
+  }
+  ASSERT_EQ(parses[0].size(), sentences.size());
+  int parsed = 0;
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    EXPECT_EQ(parses[0][i], parses[1][i]) << "sentence " << i;
+    parsed += parses[0][i] != "(())";
+  }
+  EXPECT_GT(parsed, 30);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "common/thread_pool.h"
 #include "lexicon/berkeley_lexicon.h"
 #include "lexicon/signature.h"
+#include "train/cuda_estep.h"
 #include "train/pcfg_trainer.h"
 
 namespace cky {
@@ -143,6 +144,9 @@ struct SplitMergeTrainer::Impl {
   std::vector<uint8_t> is_tag;
 
   std::vector<SplitTree> split_trees;
+  // The CUDA E-step (null on the cpu backend, or after the device failed: device_note says why).
+  std::unique_ptr<CudaEStep> device;
+  std::string device_note;
   bool smoothing = false;
   std::vector<std::vector<double>> grammar_smoothing, lexicon_smoothing;  // per symbol, n * n
 
@@ -191,6 +195,11 @@ StatusOr<std::unique_ptr<SplitMergeTrainer>> SplitMergeTrainer::Create(
     return Status::Error("randomness must be >= 0 and smoothing in [0, 1)");
   }
   auto impl = std::make_unique<Impl>();
+  if (options.exchange && options.backend != EStepBackend::kCpu) {
+    // Each process would run the whole E-step on its device, and one whose device failed would
+    // fall back alone to the sharded CPU E-step the others do not run.
+    return Status::Error("an E-step shared over processes runs on the CPU only (backend cpu)");
+  }
   impl->options = options;
   impl->pool = std::make_unique<ThreadPool>(ThreadPool::ResolveThreads(options.threads));
   impl->rng.seed(options.seed);
@@ -306,6 +315,18 @@ StatusOr<std::unique_ptr<SplitMergeTrainer>> SplitMergeTrainer::Create(
   m.split_trees.assign(g.symbol_names.size(), SplitTree{});
   trainer->Layout();
   trainer->MStep(baseline);
+  if (options.backend != EStepBackend::kCpu) {
+    std::vector<int32_t> token_tags;
+    for (const Impl::TokenType& t : m.tokens) token_tags.push_back(t.tag);
+    auto device = CudaEStep::Create(g, trainer->trees_, token_tags, kChunks);
+    if (device.ok()) {
+      m.device = std::move(*device);
+    } else if (options.backend == EStepBackend::kCuda) {
+      return device.status();
+    } else {
+      m.device_note = device.status().message();
+    }
+  }
   return trainer;
 }
 
@@ -547,6 +568,36 @@ void SplitMergeTrainer::RunEStepChunks(const Impl& m, std::vector<ExpectedCounts
 }
 
 SplitMergeTrainer::ExpectedCounts SplitMergeTrainer::EStep() const {
+  if (impl_->device) {
+    StatusOr<ExpectedCounts> counts = DeviceEStep();
+    if (counts.ok()) return std::move(*counts);
+    // The device failed (out of memory on a large grammar): the rest of training on the CPU.
+    impl_->device.reset();
+    impl_->device_note = counts.status().message();
+  }
+  return ReferenceEStep();
+}
+
+StatusOr<SplitMergeTrainer::ExpectedCounts> SplitMergeTrainer::DeviceEStep() const {
+  if (!impl_->device) {
+    return Status::Error(impl_->device_note.empty() ? "the E-step runs on the CPU"
+                                                    : impl_->device_note);
+  }
+  std::vector<double> lexical(token_offset_.back());
+  for (int32_t t = 0; t < num_tokens(); ++t) {
+    std::vector<double> scores = TokenScores(t, /*no_smoothing=*/true);
+    std::copy(scores.begin(), scores.end(), lexical.begin() + token_offset_[t]);
+  }
+  return impl_->device->Run(grammar_, binary_offset_, unary_offset_, token_offset_, lexical);
+}
+
+std::string SplitMergeTrainer::estep_backend() const { return impl_->device ? "cuda" : "cpu"; }
+std::string SplitMergeTrainer::estep_note() const { return impl_->device_note; }
+std::string SplitMergeTrainer::estep_profile() const {
+  return impl_->device ? impl_->device->LastRunProfile() : std::string();
+}
+
+SplitMergeTrainer::ExpectedCounts SplitMergeTrainer::ReferenceEStep() const {
   const Impl& m = *impl_;
   const LatentPcfg& g = grammar_;
   const auto& n = g.num_substates;
@@ -965,14 +1016,22 @@ void SplitMergeTrainer::MergeImpl(bool all) {
         }
       });
 
-  // Which pairs: all, or those at or below the merge_fraction quantile of the nonzero deltas.
+  // Which pairs: all, or those at or below the merge_fraction quantile of the other deltas, and
+  // pairs of identical substates. Identical substates (symbols whose split never took: the loss
+  // is 0 in exact arithmetic) come out as 0 or as rounding noise of about 1e-15 nats, whose sign
+  // and size depend on the order of sums (threads, the cuda E-step): counting such noise among the
+  // deltas moved the quantile, and with it the grammar. So a loss below kIdenticalPair nats is
+  // taken as none: the pair is merged (it loses nothing, as Berkeley's determineMergePairs merges
+  // pairs of delta 0) and left out of the quantile.
+  constexpr double kIdenticalPair = 1e-9;
+  auto identical = [](double delta) { return std::abs(delta) < kIdenticalPair; };
   std::vector<std::vector<uint8_t>> merge(num_symbols);
   double threshold = INFINITY;
   if (!all) {
     std::vector<double> sorted;
     for (size_t s = 0; s < num_symbols; ++s) {
       for (int32_t a = 0; a + 1 < n[s]; a += 2) {
-        if (deltas[s][a / 2] != 0) sorted.push_back(deltas[s][a / 2]);
+        if (!identical(deltas[s][a / 2])) sorted.push_back(deltas[s][a / 2]);
       }
     }
     std::sort(sorted.begin(), sorted.end());
@@ -982,7 +1041,7 @@ void SplitMergeTrainer::MergeImpl(bool all) {
   for (size_t s = 0; s < num_symbols; ++s) {
     merge[s].assign(n[s] / 2, 0);
     for (int32_t a = 0; a + 1 < n[s]; a += 2) {
-      merge[s][a / 2] = all || (deltas[s][a / 2] != 0 && deltas[s][a / 2] <= threshold);
+      merge[s][a / 2] = all || identical(deltas[s][a / 2]) || deltas[s][a / 2] <= threshold;
     }
   }
 
@@ -1120,6 +1179,16 @@ StatusOr<BerkeleyModel> SplitMergeTrainer::Export() const {
     by_parent[g.unaries[i].parent].push_back(int32_t(i));
     unary_index[{g.unaries[i].parent, g.unaries[i].child}] = int32_t(i);
     is_parent[g.unaries[i].parent] = 1;
+  }
+  // The base unaries themselves, for P(tree, words) (parser/tree_likelihood.h).
+  for (const auto& rule : g.unaries) {
+    const int32_t nc = n[rule.child];
+    for (int32_t p = 0; p < n[rule.parent]; ++p) {
+      for (int32_t c = 0; c < nc; ++c) {
+        const double prob = rule.probs[size_t(p) * nc + c];
+        if (prob > 0) builder.AddBaseUnary(ids[rule.parent], p, ids[rule.child], c, prob);
+      }
+    }
   }
   for (int32_t parent = 0; parent < num_symbols; ++parent) {
     if (by_parent[parent].empty()) continue;

@@ -64,6 +64,9 @@ class ShardExchange {
   virtual void ReceiveChunk(int from, std::vector<double>* counts) = 0;  // process 0, from `from`
   virtual void Broadcast(std::vector<double>& values) = 0;               // process 0's to all
 };
+// Where the E-step runs: the CPU reference (threads), a CUDA device (train/cuda_estep.h), or
+// the device when there is one and the CPU otherwise.
+enum class EStepBackend { kCpu, kCuda, kAuto };
 
 struct SplitMergeOptions {
   int cycles = 2;
@@ -79,8 +82,9 @@ struct SplitMergeOptions {
   double smooth_seen = 0.1;      // smooth[1] (-sm2)
   double rule_threshold = 1e-30;
   uint64_t seed = 2;
-  int threads = 1;                          // E-step threads; results do not depend on it
-  std::shared_ptr<ShardExchange> exchange;  // several processes; null: this one alone
+  int threads = 1;  // E-step threads; results do not depend on it
+  EStepBackend backend = EStepBackend::kCpu;
+  std::shared_ptr<ShardExchange> exchange;  // several processes (CPU E-step); null: this one alone
 };
 
 struct SplitMergeProgress {
@@ -149,7 +153,18 @@ class SplitMergeTrainer {
     double log_likelihood = 0;
     int32_t unparsable = 0;
   };
+  // The E-step on the chosen backend: the device's when there is one (the CPU reference after the
+  // device failed: estep_note() says why), else ReferenceEStep.
   ExpectedCounts EStep() const;
+  // The plain CPU reference E-step (threads over fixed chunks of trees).
+  ExpectedCounts ReferenceEStep() const;
+  // The CUDA E-step (an error without a device or with the cpu backend).
+  StatusOr<ExpectedCounts> DeviceEStep() const;
+  // "cuda" or "cpu": where EStep runs now; why the device is not used (empty when it is).
+  std::string estep_backend() const;
+  std::string estep_note() const;
+  // Where the last device E-step's time went (empty on the CPU).
+  std::string estep_profile() const;
   double LogLikelihood() const { return EStep().log_likelihood; }
   const LatentPcfg& grammar() const { return grammar_; }
   const std::vector<LatentTrainingTree>& trees() const { return trees_; }

@@ -12,56 +12,11 @@
 
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
+#include "train/split_merge_test_util.h"
 #include "treebank/reader.h"
 
 namespace cky {
 namespace {
-
-std::vector<Tree> Trees(const std::string& text) {
-  auto trees = ReadTreesFromString(text);
-  EXPECT_TRUE(trees.ok()) << trees.status().message();
-  return trees.ok() ? *trees : std::vector<Tree>{};
-}
-
-// Small trees with unary chains, a three-child node (@ intermediates) and repeated words.
-const char kTinyTrees[] = R"(
-(ROOT (S (NP (DT the) (NN dog)) (VP (VBZ barks))))
-(ROOT (S (NP (NN dog)) (VP (VBZ sees) (NP (DT the) (JJ big) (NN cat)))))
-(ROOT (S (NP (DT a) (NN cat)) (VP (VBZ barks)) (. .)))
-)";
-
-// A larger treebank drawn from a seeded random PCFG-like process over a few templates.
-std::vector<Tree> SyntheticTrees(int count, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  const std::vector<std::string> nouns = {"dog", "cat", "man", "park", "idea", "tree", "house"};
-  const std::vector<std::string> verbs = {"sees", "likes", "barks", "sleeps", "finds"};
-  const std::vector<std::string> adjectives = {"big", "red", "old", "green"};
-  const std::vector<std::string> dets = {"the", "a", "every"};
-  auto pick = [&](const std::vector<std::string>& v) { return v[rng() % v.size()]; };
-  std::function<std::string(int)> np = [&](int depth) -> std::string {
-    std::string out = "(NP (DT " + pick(dets) + ")";
-    if (rng() % 3 == 0) out += " (JJ " + pick(adjectives) + ")";
-    out += " (NN " + pick(nouns) + "))";
-    if (depth < 2 && rng() % 4 == 0) {
-      out = "(NP " + out + " (PP (IN in) " + np(depth + 1) + "))";
-    }
-    return out;
-  };
-  std::string text;
-  for (int i = 0; i < count; ++i) {
-    std::string vp = rng() % 2 ? "(VP (VBZ " + pick(verbs) + "))"
-                               : "(VP (VBZ " + pick(verbs) + ") " + np(0) + ")";
-    text += "(ROOT (S " + np(0) + " " + vp + (rng() % 2 ? " (. .)" : "") + "))\n";
-  }
-  return Trees(text);
-}
-
-std::unique_ptr<SplitMergeTrainer> MakeTrainer(const std::vector<Tree>& trees,
-                                               SplitMergeOptions options) {
-  auto trainer = SplitMergeTrainer::Create(trees, options);
-  EXPECT_TRUE(trainer.ok()) << trainer.status().message();
-  return trainer.ok() ? std::move(*trainer) : nullptr;
-}
 
 // Expected counts by brute force: every assignment of substates to the nodes of each tree,
 // weighted by the product of its rule and lexical scores.
@@ -188,24 +143,7 @@ TEST(SplitMergeTrainer, LogLikelihoodNeverDecreasesWithinACycle) {
   options.rare_word_threshold = 0;  // the rare-word tying is not part of the EM objective
   auto trainer = MakeTrainer(SyntheticTrees(300, 7), options);
   ASSERT_TRUE(trainer);
-  for (int cycle = 0; cycle < 2; ++cycle) {
-    trainer->Split();
-    double previous = -INFINITY;
-    for (int it = 0; it < 12; ++it) {
-      const double ll = trainer->EmIteration();
-      // Lexical scores mix 1e-4 of P(tag | unseen) into P(tag | word) (Berkeley's noSmoothing
-      // formula), so EM is monotone only up to that perturbation.
-      EXPECT_GE(ll, previous - 1e-6 * std::abs(previous)) << "cycle " << cycle << " it " << it;
-      previous = ll;
-    }
-    trainer->Merge();
-    previous = -INFINITY;
-    for (int it = 0; it < 8; ++it) {
-      const double ll = trainer->EmIteration();
-      EXPECT_GE(ll, previous - 1e-6 * std::abs(previous)) << "merge, cycle " << cycle;
-      previous = ll;
-    }
-  }
+  ExpectLogLikelihoodNeverDecreasesWithinACycle(trainer.get());
 }
 
 TEST(SplitMergeTrainer, SplitThenMergeEverySplitGivesBackTheGrammar) {
