@@ -9,6 +9,7 @@
 
 #include "apps/command_util.h"
 #include "apps/commands.h"
+#include "apps/mpi_link.h"
 #include "apps/output_format.h"
 #include "apps/progress.h"
 #include "apps/sentence_source.h"
@@ -18,6 +19,7 @@
 #include "grammar_io/grammar_argument.h"
 #include "parser/cuda_backend.h"
 #include "parser/loaded_parser.h"
+#include "parser/multi_device_backend.h"
 #include "parser/tree_format.h"
 #include "parser/tree_likelihood.h"
 #include "text/tokenizer.h"
@@ -57,6 +59,8 @@ struct ParseArgs {
   bool sentence_per_line = false;
   std::string format = "penn";
   std::string token_style = "auto";
+  std::string devices;  // --devices: "" = one backend
+  bool mpi = false;
 };
 
 InputForm ParseInputForm(const ParseArgs& args) {
@@ -78,48 +82,148 @@ TokenizerOptions ParseTokenizerOptions(const ParseArgs& args) {
   return options;
 }
 
-// Reads sentences, parses them in batches and writes one result per sentence, in input order.
-// A batch is what has arrived, up to --batch-size: a file or a fast pipe fills whole batches,
-// while a co-process that writes a sentence and waits for its tree gets it at once.
-void ParseStream(const ParseArgs& args, Parser& parser, SentenceSource& source, InputFile& input,
-                 ResultWriter& writer, const ResultFormatOptions& format) {
-  ProgressMeter progress("sentences", input.size(), ShowProgress(args.progress, args.no_progress));
-  long sentence_number = 0, failures = 0;
-  std::vector<std::vector<std::string>> batch;
+// One batch's results, as `cky parse` prints them: each sentence's text, and the warning to print
+// after it ("" for none).
+struct ShardResults {
+  std::vector<std::string> texts;
+  std::vector<std::string> warnings;
+  long failures = 0;  // sentences printed as (())
+  std::vector<std::string>
+      backend_warnings;  // a device retired, ... (ViterbiBackend::TakeWarnings)
+};
+
+// Parses `batch`, whose first sentence is sentence number `first_number` (from 1) of the input.
+ShardResults ParseShard(Parser& parser, long first_number,
+                        const std::vector<std::vector<std::string>>& batch,
+                        const ResultFormatOptions& format) {
+  ShardResults results;
+  std::vector<ParseOutcome> outcomes = parser.Parse(batch);
+  results.backend_warnings = parser.backend().TakeWarnings();
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const long number = first_number + static_cast<long>(i);
+    results.texts.push_back(FormatResult(number, batch[i], outcomes[i], format));
+    std::string warning;
+    if (outcomes[i].status != ParseStatus::kOk) {
+      ++results.failures;
+      warning = fmt::format("sentence {} ({} words): {}; printed {}", number, batch[i].size(),
+                            outcomes[i].message, kNoParseOutput);
+    } else if (!outcomes[i].message.empty()) {
+      // A tree with a message, e.g. parsed on the CPU because it never fits on the GPU.
+      warning =
+          fmt::format("sentence {} ({} words): {}", number, batch[i].size(), outcomes[i].message);
+    }
+    results.warnings.push_back(std::move(warning));
+  }
+  return results;
+}
+
+void WriteShard(const ShardResults& results, ResultWriter& writer) {
+  for (const std::string& warning : results.backend_warnings) spdlog::warn("{}", warning);
+  for (size_t i = 0; i < results.texts.size(); ++i) {
+    writer.Write(results.texts[i]);
+    if (!results.warnings[i].empty()) spdlog::warn("{}", results.warnings[i]);
+  }
+  writer.EndBatch();
+}
+
+// Reads the next batch: what has arrived, up to `size` sentences (at least one, unless the input
+// is over). A file or a fast pipe fills whole batches, while a co-process that writes a sentence
+// and waits for its tree gets it at once.
+bool ReadBatch(SentenceSource& source, int size, std::vector<std::vector<std::string>>* batch) {
+  batch->clear();
   std::vector<std::string> words;
-  while (source.Next(&words)) {
-    batch.clear();
-    batch.push_back(std::move(words));
-    while (static_cast<int>(batch.size()) < args.batch_size && source.Ready() &&
-           source.Next(&words)) {
-      batch.push_back(std::move(words));
-    }
-    std::vector<ParseOutcome> outcomes = parser.Parse(batch);
-    for (size_t i = 0; i < outcomes.size(); ++i) {
-      ++sentence_number;
-      writer.Write(FormatResult(sentence_number, batch[i], outcomes[i], format));
-      if (outcomes[i].status != ParseStatus::kOk) {
-        ++failures;
-        spdlog::warn("sentence {} ({} words): {}; printed {}", sentence_number, batch[i].size(),
-                     outcomes[i].message, kNoParseOutput);
-      } else if (!outcomes[i].message.empty()) {
-        // A tree with a message, e.g. parsed on the CPU because it never fits on the GPU.
-        spdlog::warn("sentence {} ({} words): {}", sentence_number, batch[i].size(),
-                     outcomes[i].message);
-      }
-    }
-    writer.EndBatch();
-    progress.Update(sentence_number, input.BytesConsumed());
+  if (!source.Next(&words)) return false;
+  batch->push_back(std::move(words));
+  while (static_cast<int>(batch->size()) < size && source.Ready() && source.Next(&words)) {
+    batch->push_back(std::move(words));
   }
+  return true;
+}
+
+void FinishInput(const ParseArgs& args, InputFile& input, long sentences, long failures) {
   if (input.stream().bad()) {
-    Fail(args.input + ": read error after sentence " + std::to_string(sentence_number));
+    Fail(args.input + ": read error after sentence " + std::to_string(sentences));
   }
-  if (sentence_number == 0) spdlog::warn("{}: the input holds no sentences", args.input);
+  if (sentences == 0) spdlog::warn("{}: the input holds no sentences", args.input);
   if (failures > 0) {
-    spdlog::warn("{} of {} sentences got no tree and were printed as {}", failures, sentence_number,
+    spdlog::warn("{} of {} sentences got no tree and were printed as {}", failures, sentences,
                  kNoParseOutput);
   }
 }
+
+// Reads sentences, parses them in batches and writes one result per sentence, in input order.
+void ParseStream(const ParseArgs& args, Parser& parser, SentenceSource& source, InputFile& input,
+                 ResultWriter& writer, const ResultFormatOptions& format, int batch_size) {
+  ProgressMeter progress("sentences", input.size(), ShowProgress(args.progress, args.no_progress));
+  long sentence_number = 0, failures = 0;
+  std::vector<std::vector<std::string>> batch;
+  while (ReadBatch(source, batch_size, &batch)) {
+    ShardResults results = ParseShard(parser, sentence_number + 1, batch, format);
+    WriteShard(results, writer);
+    sentence_number += static_cast<long>(batch.size());
+    failures += results.failures;
+    progress.Update(sentence_number, input.BytesConsumed());
+  }
+  FinishInput(args, input, sentence_number, failures);
+}
+
+// `mpirun -np N cky parse --mpi`, rank 0: reads shards of --batch-size sentences, deals them out
+// (DealShards) and writes their results in input order. A shard is [number of its first sentence,
+// each sentence's words packed]; its answer [failures, backend warning count, the warnings, then
+// each sentence's text and warning].
+void MpiCoordinate(const ParseArgs& args, MpiLink& link, SentenceSource& source, InputFile& input,
+                   ResultWriter& writer) {
+  ProgressMeter progress("sentences", input.size(), ShowProgress(args.progress, args.no_progress));
+  long read = 0, written = 0, failures = 0;
+  std::vector<std::vector<std::string>> batch;
+  DealShards(
+      link,
+      [&](std::vector<std::string>* shard) {
+        if (!ReadBatch(source, args.batch_size, &batch)) return false;
+        shard->push_back(std::to_string(read + 1));
+        for (const auto& words : batch) shard->push_back(PackStrings(words));
+        read += static_cast<long>(batch.size());
+        return true;
+      },
+      [&](int rank, std::vector<std::string>& answer) {
+        ShardResults results;
+        results.failures = std::stol(answer.at(0));
+        const size_t warnings = std::stoul(answer.at(1));
+        for (size_t k = 0; k < warnings; ++k) {
+          results.backend_warnings.push_back("rank " + std::to_string(rank) + ": " +
+                                             answer.at(2 + k));
+        }
+        for (size_t k = 2 + warnings; k + 1 < answer.size(); k += 2) {
+          results.texts.push_back(std::move(answer[k]));
+          results.warnings.push_back(std::move(answer[k + 1]));
+        }
+        WriteShard(results, writer);
+        written += static_cast<long>(results.texts.size());
+        failures += results.failures;
+        progress.Update(written, input.BytesConsumed());
+      });
+  FinishInput(args, input, written, failures);
+}
+
+// The other ranks: parse each shard rank 0 sends.
+void MpiWork(MpiLink& link, Parser& parser, const ResultFormatOptions& format) {
+  ServeShards(link, [&](std::vector<std::string>& shard) {
+    std::vector<std::vector<std::string>> batch(shard.size() - 1);
+    for (size_t k = 1; k < shard.size(); ++k) UnpackStrings(shard[k], &batch[k - 1]);
+    ShardResults results = ParseShard(parser, std::stol(shard.at(0)), batch, format);
+    std::vector<std::string> answer{std::to_string(results.failures),
+                                    std::to_string(results.backend_warnings.size())};
+    for (std::string& w : results.backend_warnings) answer.push_back(std::move(w));
+    for (size_t i = 0; i < results.texts.size(); ++i) {
+      answer.push_back(std::move(results.texts[i]));
+      answer.push_back(std::move(results.warnings[i]));
+    }
+    return answer;
+  });
+}
+
+void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormatOptions& format,
+                        StatusOr<std::unique_ptr<InputFile>>& input);
 
 void RunParse(const ParseArgs& args) {
   if (args.decoder != "viterbi" && (args.substates || args.scores)) {
@@ -140,53 +244,94 @@ void RunParse(const ParseArgs& args) {
       .kbest = args.kbest};
   if (!ParseOutputFormat(args.format, &format.format)) Fail("unknown --format " + args.format, 2);
 
-  // A missing input file is reported before a grammar takes seconds to load; standard input is
-  // opened after the grammar is loaded (opening reads its first bytes, which a co-process sends
-  // only when it has a sentence).
-  StatusOr<std::unique_ptr<InputFile>> input = Status::Error("not opened");
-  if (args.input != "-") {
-    input = InputFile::Open(args.input);
-    if (!input.ok()) Fail(input.status().message());
-  }
+  RunCommandWork(args.mpi, [&](MpiLink* link) {
+    // A missing input file is reported before a grammar takes seconds to load; standard input is
+    // opened after the grammar is loaded (opening reads its first bytes, which a co-process sends
+    // only when it has a sentence). Only rank 0 of an MPI job reads.
+    StatusOr<std::unique_ptr<InputFile>> input = Status::Error("not opened");
+    if (args.input != "-" && (!link || link->rank() == 0)) {
+      input = InputFile::Open(args.input);
+      if (!input.ok()) Fail(input.status().message());
+    }
+    ParseOnThisProcess(args, link, format, input);
+  });
+}
 
-  const auto load_start = std::chrono::steady_clock::now();
-  auto loaded = LoadedParser::Load(
-      {.grammar = args.grammar,
-       .grammar_options = GrammarOptionsForCommand(args.min_rule_prob, !args.no_cache),
-       .lexicon = {.backoff_unknown_words = args.backoff},
-       .backend = {.backend = args.backend,
-                   .threads = args.threads,
-                   .kernel = args.kernel,
-                   .decoder = args.decoder,
-                   .prune = args.accurate ? "accurate" : args.prune,
-                   .kbest = args.kbest,
-                   .kbest_style = args.kbest_style},
-       .parser = {.max_length = args.max_length,
-                  .retry_with_wider_lexicon = !args.no_retry,
-                  .tree_likelihood = args.tree_likelihood,
-                  .confidence = args.confidence}});
-  if (!loaded.ok()) Fail(loaded.status().message());
-  const Grammar& grammar = (*loaded)->model().grammar;
-  if ((args.tree_likelihood || args.confidence) && args.decoder == "max-rule" &&
-      !grammar.base_unaries_known) {
-    Fail("--tree-likelihood and --confidence need the grammar's base unary rules, which a "
-         "Berkeley .gr file holds and this grammar (" + GrammarArgumentName(args.grammar) +
-             ") lacks", 2);
+// RunParse's work on one process: everything without --mpi; with it, rank 0 reads and writes and
+// the other ranks parse (rank 0 parses too when it is alone).
+void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormatOptions& format,
+                        StatusOr<std::unique_ptr<InputFile>>& input) {
+  const bool reads_and_writes = !link || link->rank() == 0;
+  const bool parses = !link || link->size() == 1 || link->rank() > 0;
+
+  BackendOptions backend{.backend = args.backend,
+                         .threads = args.threads,
+                         .kernel = args.kernel,
+                         .decoder = args.decoder,
+                         .prune = args.accurate ? "accurate" : args.prune,
+                         .kbest = args.kbest,
+                         .kbest_style = args.kbest_style};
+  if (!args.devices.empty()) {
+    auto devices = ParseDeviceList(args.devices, cuda::DeviceCount());
+    if (!devices.ok()) Fail(devices.status().message(), 2);
+    backend.devices = *devices;
+  } else if (link && link->size() > 1 && cuda::DeviceCount() > 1 && args.backend != "cpu" &&
+             args.backend != "reference") {
+    // The ranks on one host share its GPUs: each takes the next.
+    std::string error;
+    if (!cuda::SetDevice(link->local_rank() % cuda::DeviceCount(), &error)) Fail(error);
   }
-  if (args.confidence && args.decoder == "max-rule" &&
-      !RebinarizeTree(Tree("ROOT"), (*loaded)->model().binarization).ok()) {
-    Fail("--confidence re-binarizes trees the grammar's way, and this grammar's binarization ('" +
-             (*loaded)->model().binarization + "') is not supported (RIGHT and LEFT are)", 2);
+  // With several devices a batch holds --batch-size sentences per chunk, two chunks per device
+  // (MultiDeviceOptions::chunks_per_slot), so that each device's batches stay as large as one
+  // device's.
+  const int slots = static_cast<int>(backend.devices.size());
+  const int batch_size = args.batch_size * (slots > 1 ? 2 * slots : 1);
+
+  std::unique_ptr<LoadedParser> loaded;
+  if (parses) {
+    const auto load_start = std::chrono::steady_clock::now();
+    auto made = LoadedParser::Load(
+        {.grammar = args.grammar,
+         .grammar_options = GrammarOptionsForCommand(args.min_rule_prob, !args.no_cache),
+         .lexicon = {.backoff_unknown_words = args.backoff},
+         .backend = backend,
+         .parser = {.max_length = args.max_length,
+                    .retry_with_wider_lexicon = !args.no_retry,
+                    .tree_likelihood = args.tree_likelihood,
+                    .confidence = args.confidence}});
+    if (!made.ok()) Fail(made.status().message());
+    loaded = std::move(*made);
+    const Grammar& grammar = loaded->model().grammar;
+    if ((args.tree_likelihood || args.confidence) && args.decoder == "max-rule" &&
+        !grammar.base_unaries_known) {
+      Fail(
+          "--tree-likelihood and --confidence need the grammar's base unary rules, which a "
+          "Berkeley .gr file holds and this grammar (" +
+              GrammarArgumentName(args.grammar) + ") lacks",
+          2);
+    }
+    if (args.confidence && args.decoder == "max-rule" &&
+        !RebinarizeTree(Tree("ROOT"), loaded->model().binarization).ok()) {
+      Fail("--confidence re-binarizes trees the grammar's way, and this grammar's binarization ('" +
+               loaded->model().binarization + "') is not supported (RIGHT and LEFT are)",
+           2);
+    }
+    const std::string backend_name = loaded->parser().backend().name();
+    spdlog::debug(
+        "grammar {}: {} symbols, {} states, {} binary and {} unary rules; loaded, with the {} "
+        "backend{}, in {:.2f} s",
+        GrammarArgumentName(args.grammar), grammar.num_symbols(), grammar.num_states(),
+        grammar.num_binary_rules(), grammar.num_unary_rules(), backend_name,
+        backend_name.rfind("cuda", 0) == 0 ? " on " + cuda::DeviceDescription() : "",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count());
+    for (const std::string& warning : loaded->parser().backend().TakeWarnings()) {
+      spdlog::warn("{}", warning);
+    }
   }
-  const std::string backend_name = (*loaded)->parser().backend().name();
-  spdlog::debug(
-      "grammar {}: {} symbols, {} states, {} binary and {} unary rules; loaded, with the {} "
-      "backend{}, in {:.2f} s",
-      GrammarArgumentName(args.grammar), grammar.num_symbols(), grammar.num_states(),
-      grammar.num_binary_rules(), grammar.num_unary_rules(), backend_name,
-      backend_name.rfind("cuda", 0) == 0 ? " on " + cuda::DeviceDescription() : "",
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count());
-  LoadedParser& parser = **loaded;
+  if (!reads_and_writes) {
+    MpiWork(*link, loaded->parser(), format);
+    return;
+  }
 
   if (args.input == "-") {
     input = InputFile::Open(args.input);
@@ -197,7 +342,11 @@ void RunParse(const ParseArgs& args) {
   std::ofstream output_file;
   std::ostream& out = OpenOutput(args.output, output_file);
   ResultWriter writer(out, FlushEachLine(args.output));
-  ParseStream(args, parser.parser(), **source, **input, writer, format);
+  if (parses) {
+    ParseStream(args, loaded->parser(), **source, **input, writer, format, batch_size);
+  } else {
+    MpiCoordinate(args, *link, **source, **input, writer);
+  }
   if (!out.flush()) Fail("write error on " + args.output);
 }
 
@@ -277,6 +426,21 @@ void AddParseCommand(CLI::App& app) {
                             "measurement. Every variant gives the same trees")
             ->check(OneOf(CudaKernelNames())),
         "NAME");
+  Shown(cmd->add_option("--devices", args->devices,
+                        "Parse on several GPUs at once: all, or a list of CUDA device numbers "
+                        "such as 0,1,3 (a number may repeat: 0,0 runs two parsers on device 0). "
+                        "Each batch is dealt out by sentence length so that every device stays "
+                        "busy; output is still one line per input sentence, in input order. A "
+                        "device that fails hands its sentences to the others (or to the CPU) "
+                        "with a warning. A batch then holds 2 x --batch-size sentences per device"),
+        "all|LIST");
+  cmd->add_flag("--mpi", args->mpi,
+                std::string("Run as one process of an MPI job (mpirun -np N cky parse --mpi "
+                            "...): rank 0 reads the input and writes the output in order, ranks "
+                            "1..N-1 parse shards of --batch-size sentences on their GPU (one per "
+                            "rank of a host, in turn; or --devices) or CPU cores (-b cpu, "
+                            "--threads). With -np 1 the one process does everything") +
+                    (MpiBuilt() ? "" : ". This build has no MPI"));
   Shown(cmd->add_option("-t,--threads", args->threads,
                         "CPU threads for the cpu backend; 0 = all cores")
             ->check(AtLeast(0))

@@ -3,12 +3,15 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <thread>
 
 #include "apps/command_util.h"
 #include "apps/commands.h"
+#include "apps/mpi_link.h"
 #include "apps/output_format.h"
 #include "apps/progress.h"
 #include "common/input_file.h"
@@ -16,6 +19,7 @@
 #include "membership/bpbc.h"
 #include "membership/cnf_grammar.h"
 #include "membership/cyk_recognizer.h"
+#include "parser/multi_device_backend.h"
 
 namespace cky::apps {
 namespace {
@@ -34,7 +38,93 @@ struct RecognizeArgs {
   bool no_minimize = false;
   int threads = 0;
   int64_t chunk = int64_t{1} << 20;
+  std::string devices;  // --devices (--bulk on GPUs): "" = the current device only
+  bool mpi = false;
 };
+
+// --bulk on several GPUs (--devices): one BpbcGpu per listed device (a device may repeat; its
+// table memory is then shared out), each batch's strings dealt round robin in length order so that
+// every device gets the same mix of lengths, the devices run at once (one host thread each, with
+// its device current). A device that cannot start is left out, and one whose batch fails has that
+// batch answered on the CPU, with a warning; the answers are the same whichever device gives them.
+class BulkDevices {
+ public:
+  BulkDevices(const cuda::BpbcProgram& program, const std::vector<int>& devices, int threads)
+      : program_(program), threads_(threads) {
+    std::map<int, int> sharing;
+    for (int d : devices) ++sharing[d];
+    for (int d : devices) {
+      std::string error;
+      if (!cuda::SetDevice(d, &error)) {
+        spdlog::warn("--devices: {}; not used", error);
+        continue;
+      }
+      size_t free_bytes = 0, total_bytes = 0;
+      cuda::DeviceMemory(&free_bytes, &total_bytes);
+      auto created = cuda::BpbcGpu::Create(program);
+      if (!created.ok()) {
+        spdlog::warn("--devices: device {}: {}; not used", d, created.status().message());
+        continue;
+      }
+      gpus_.push_back({d, std::move(*created),
+                       sharing[d] > 1 ? static_cast<size_t>(0.6 * free_bytes) / sharing[d] : 0});
+    }
+    if (gpus_.empty()) Fail("--devices: no device could be used");
+  }
+
+  std::vector<uint8_t> Recognize(const std::vector<std::vector<int32_t>>& strings,
+                                 cuda::BpbcGpuOptions options) {
+    const size_t parts = gpus_.size();
+    std::vector<size_t> order(strings.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return strings[a].size() > strings[b].size(); });
+    std::vector<std::vector<size_t>> index(parts);
+    std::vector<std::vector<std::vector<int32_t>>> part(parts);
+    for (size_t k = 0; k < order.size(); ++k) {
+      index[k % parts].push_back(order[k]);
+      part[k % parts].push_back(strings[order[k]]);
+    }
+    std::vector<std::vector<uint8_t>> answers(parts);
+    std::vector<std::string> errors(parts);
+    std::vector<std::thread> threads;
+    for (size_t g = 0; g < parts; ++g) {
+      threads.emplace_back([&, g, options]() mutable {
+        Gpu& gpu = gpus_[g];
+        if (!cuda::SetDevice(gpu.device, &errors[g])) return;
+        options.table_memory_bytes = gpu.table_bytes;
+        Status status = gpu.bpbc->Recognize(part[g], options, &answers[g], nullptr);
+        if (!status.ok()) errors[g] = status.message();
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    std::vector<uint8_t> accepted(strings.size(), 0);
+    for (size_t g = 0; g < parts; ++g) {
+      if (!errors[g].empty()) {
+        spdlog::warn("--devices: device {} failed ({}); its {} strings are answered on the CPU",
+                     gpus_[g].device, errors[g], part[g].size());
+        auto cpu = RecognizeBulkCpu(program_, part[g], {.word_bits = 64, .threads = threads_});
+        if (!cpu.ok()) Fail(cpu.status().message());
+        answers[g] = std::move(*cpu);
+      }
+      for (size_t k = 0; k < index[g].size(); ++k) accepted[index[g][k]] = answers[g][k];
+    }
+    return accepted;
+  }
+
+ private:
+  struct Gpu {
+    int device;
+    std::unique_ptr<cuda::BpbcGpu> bpbc;
+    size_t table_bytes;  // 0: the default share (one BpbcGpu on the device)
+  };
+  const cuda::BpbcProgram& program_;
+  int threads_;
+  std::vector<Gpu> gpus_;
+};
+
+void RecognizeOnThisProcess(const RecognizeArgs& args, const CnfGrammar& grammar,
+                            const cuda::BpbcProgram& program, bool use_gpu, MpiLink* link);
 
 void Run(const RecognizeArgs& args) {
   auto grammar = LoadRecognitionGrammar(args.grammar);
@@ -55,53 +145,69 @@ void Run(const RecognizeArgs& args) {
     spdlog::debug("circuit: {} gates, {} after minimisation", gates, circuit.GateCount());
     program = FlattenCircuit(*grammar, circuit);
   }
+  RunCommandWork(args.mpi, [&](MpiLink* link) {
+    RecognizeOnThisProcess(args, *grammar, program, use_gpu, link);
+  });
+}
+
+void RecognizeOnThisProcess(const RecognizeArgs& args, const CnfGrammar& grammar,
+                            const cuda::BpbcProgram& program, bool use_gpu, MpiLink* link) {
+  // With --mpi, rank 0 reads and writes and the others answer (rank 0 too when it is alone).
+  const bool reads_and_writes = !link || link->rank() == 0;
+  const bool answers = !link || link->size() == 1 || link->rank() > 0;
   std::unique_ptr<cuda::BpbcGpu> bulk_gpu;
+  std::unique_ptr<BulkDevices> bulk_devices;
   std::unique_ptr<cuda::CykMembershipGpu> single_gpu;
-  if (use_gpu && args.bulk) {
-    auto created = cuda::BpbcGpu::Create(program);
-    if (!created.ok()) Fail(created.status().message());
-    bulk_gpu = std::move(*created);
-  } else if (use_gpu) {
-    auto created = cuda::CykMembershipGpu::Create(ToMembershipGrammar(*grammar),
-                                                  {.mapping = args.mapping, .memory = args.memory},
-                                                  kMaxRecognizeLength);
-    if (!created.ok()) Fail(created.status().message());
-    single_gpu = std::move(*created);
+  if (!args.devices.empty() && !(use_gpu && args.bulk)) {
+    Fail("--devices runs --bulk on GPUs: add --bulk (and --backend cuda or auto with a GPU)", 2);
+  }
+  if (answers && use_gpu && args.bulk && !args.devices.empty()) {
+    auto devices = ParseDeviceList(args.devices, cuda::DeviceCount());
+    if (!devices.ok()) Fail(devices.status().message(), 2);
+    bulk_devices = std::make_unique<BulkDevices>(program, *devices, args.threads);
+  } else if (answers && use_gpu) {
+    if (link && link->size() > 1) {  // the ranks of a host take its GPUs in turn
+      std::string error;
+      if (!cuda::SetDevice(link->local_rank() % cuda::DeviceCount(), &error)) Fail(error);
+    }
+    if (args.bulk) {
+      auto created = cuda::BpbcGpu::Create(program);
+      if (!created.ok()) Fail(created.status().message());
+      bulk_gpu = std::move(*created);
+    } else {
+      auto created = cuda::CykMembershipGpu::Create(
+          ToMembershipGrammar(grammar), {.mapping = args.mapping, .memory = args.memory},
+          kMaxRecognizeLength);
+      if (!created.ok()) Fail(created.status().message());
+      single_gpu = std::move(*created);
+    }
   }
   spdlog::debug("backend: {} {}", use_gpu ? "cuda" : "cpu", args.bulk ? "bulk (BPBC)" : "CYK");
 
-  auto input = InputFile::Open(args.input);
-  if (!input.ok()) Fail(input.status().message());
-  std::ofstream file_out;
-  std::ostream& out = OpenOutput(args.output, file_out);
-  ResultWriter writer(out, FlushEachLine(args.output));
-  ProgressMeter progress("strings", (*input)->size(), ShowProgress(false, false));
-  int64_t line_number = 0, accepted_count = 0;
-  std::string line;
-  std::istream& in = (*input)->stream();
-  while (in) {
+  const size_t limit =
+      args.bulk ? cuda::BpbcGpu::kMaxLength : (use_gpu ? kMaxRecognizeLength : SIZE_MAX);
+  // The strings of lines first_line, first_line + 1, ... (numbered from 1), answered 1 or 0.
+  auto answer = [&](const std::vector<std::string>& lines, int64_t first_line) {
     std::vector<std::vector<int32_t>> strings;
-    // What has arrived, up to --batch-size: a co-process gets each answer without waiting.
-    while (static_cast<int64_t>(strings.size()) < args.chunk &&
-           (strings.empty() || (*input)->LineReady()) && std::getline(in, line)) {
-      strings.push_back(grammar->Tokenize(line));
-      ++line_number;
-      const size_t limit =
-          args.bulk ? cuda::BpbcGpu::kMaxLength : (use_gpu ? kMaxRecognizeLength : SIZE_MAX);
+    for (const std::string& line : lines) {
+      strings.push_back(grammar.Tokenize(line));
       if (strings.back().size() > limit) {
-        Fail(args.input + ":" + std::to_string(line_number) + ": " +
+        Fail(args.input + ":" + std::to_string(first_line + strings.size() - 1) + ": " +
              std::to_string(strings.back().size()) + " terminals; this path takes at most " +
              std::to_string(limit));
       }
     }
-    if (strings.empty()) break;
     std::vector<uint8_t> accepted;
-    if (bulk_gpu) {
+    if (bulk_devices || bulk_gpu) {
       cuda::BpbcGpuOptions options{.word_bits = args.word_bits ? args.word_bits : 32,
                                    .scheduling = args.scheduling,
                                    .kernel = args.bulk_kernel};
-      Status status = bulk_gpu->Recognize(strings, options, &accepted, nullptr);
-      if (!status.ok()) Fail(status.message());
+      if (bulk_devices) {
+        accepted = bulk_devices->Recognize(strings, options);
+      } else {
+        Status status = bulk_gpu->Recognize(strings, options, &accepted, nullptr);
+        if (!status.ok()) Fail(status.message());
+      }
     } else if (args.bulk) {
       auto result =
           RecognizeBulkCpu(program, strings,
@@ -114,18 +220,70 @@ void Run(const RecognizeArgs& args) {
       Status status = single_gpu->Recognize(strings, &accepted);
       if (!status.ok()) Fail(status.message());
     } else {
-      for (const auto& s : strings) accepted.push_back(RecognizeReference(*grammar, s));
+      for (const auto& s : strings) accepted.push_back(RecognizeReference(grammar, s));
     }
-    for (uint8_t a : accepted) {
-      writer.Write(a ? "1\n" : "0\n");
-      accepted_count += a;
+    std::string text;
+    for (uint8_t a : accepted) text += a ? "1\n" : "0\n";
+    return text;
+  };
+  if (!reads_and_writes) {
+    // A shard is [its first line's number, the lines]; the answer, the lines' 1/0 text.
+    ServeShards(*link, [&](std::vector<std::string>& shard) {
+      const int64_t first = std::stoll(shard.at(0));
+      shard.erase(shard.begin());
+      return std::vector<std::string>{answer(shard, first)};
+    });
+    return;
+  }
+
+  auto input = InputFile::Open(args.input);
+  if (!input.ok()) Fail(input.status().message());
+  std::ofstream file_out;
+  std::ostream& out = OpenOutput(args.output, file_out);
+  ResultWriter writer(out, FlushEachLine(args.output));
+  ProgressMeter progress("strings", (*input)->size(), ShowProgress(false, false));
+  int64_t line_number = 0, written = 0, accepted_count = 0;
+  std::istream& in = (*input)->stream();
+  // The next batch: what has arrived, up to --batch-size lines (a co-process gets each answer
+  // without waiting).
+  auto read_batch = [&](std::vector<std::string>* lines) {
+    lines->clear();
+    std::string line;
+    while (static_cast<int64_t>(lines->size()) < args.chunk &&
+           (lines->empty() || (*input)->LineReady()) && std::getline(in, line)) {
+      lines->push_back(std::move(line));
+      ++line_number;
+    }
+    return !lines->empty();
+  };
+  auto write = [&](const std::string& text) {
+    for (size_t at = 0; at < text.size(); at += 2) {
+      writer.Write(text.substr(at, 2));
+      accepted_count += text[at] == '1';
+      ++written;
     }
     writer.EndBatch();
-    progress.Update(line_number, (*input)->BytesConsumed());
+    progress.Update(written, (*input)->BytesConsumed());
+  };
+  std::vector<std::string> lines;
+  if (answers) {
+    while (read_batch(&lines)) {
+      write(answer(lines, line_number - static_cast<int64_t>(lines.size()) + 1));
+    }
+  } else {
+    DealShards(
+        *link,
+        [&](std::vector<std::string>* shard) {
+          if (!read_batch(&lines)) return false;
+          shard->push_back(std::to_string(line_number - static_cast<int64_t>(lines.size()) + 1));
+          shard->insert(shard->end(), lines.begin(), lines.end());
+          return true;
+        },
+        [&](int, std::vector<std::string>& answer_fields) { write(answer_fields.at(0)); });
   }
   out.flush();
   if (!out) Fail("write error on " + args.output);
-  spdlog::debug("{} of {} strings accepted", accepted_count, line_number);
+  spdlog::debug("{} of {} strings accepted", accepted_count, written);
 }
 
 }  // namespace
@@ -209,6 +367,18 @@ void AddRecognizeCommand(CLI::App& app) {
         "{dynamic,static}");
   cmd->add_flag("--no-minimize", args->no_minimize,
                 "--bulk: evaluate the circuit as compiled, one AND per rule, without minimising");
+  Shown(cmd->add_option("--devices", args->devices,
+                        "--bulk on several GPUs at once: all, or a list of CUDA device numbers "
+                        "such as 0,1 (a number may repeat: two runs share that device). Each "
+                        "batch's strings are dealt out evenly by length; answers stay in input "
+                        "order. A device that fails has its strings answered on the CPU, with a "
+                        "warning"),
+        "all|LIST");
+  cmd->add_flag("--mpi", args->mpi,
+                std::string("Run as one process of an MPI job (mpirun -np N cky recognize --mpi "
+                            "...): rank 0 reads the lines and writes the answers in order, ranks "
+                            "1..N-1 answer shards of --batch-size lines on their GPU or cores") +
+                    (MpiBuilt() ? "" : ". This build has no MPI"));
   Shown(cmd->add_option("-t,--threads", args->threads, "CPU threads; 0 = all cores")
             ->check(AtLeast(0))
             ->capture_default_str(),

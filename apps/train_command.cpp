@@ -3,9 +3,11 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cstring>
 
 #include "apps/command_util.h"
 #include "apps/commands.h"
+#include "apps/mpi_link.h"
 #include "common/thread_pool.h"
 #include "cuda/common/device.h"
 #include "grammar_io/berkeley_model.h"
@@ -22,7 +24,35 @@ struct TrainArgs {
   PcfgTrainerOptions options;
   int split_merge_cycles = 0;
   SplitMergeOptions split_merge;
+  bool mpi = false;
   std::string backend = "cpu";  // of the split-merge E-step
+};
+
+void TrainSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees,
+                     const SplitMergeOptions& options, std::chrono::steady_clock::time_point start,
+                     bool writes);
+
+// SplitMergeOptions::exchange over MPI: a chunk's counts travel as one field of raw doubles.
+class MpiShardExchange : public ShardExchange {
+ public:
+  explicit MpiShardExchange(MpiLink& link) : link_(link) {}
+  int shard() const override { return link_.rank(); }
+  int shards() const override { return link_.size(); }
+  void SendChunk(const std::vector<double>& counts) override {
+    link_.Send(0, kChunkTag,
+               {std::string(reinterpret_cast<const char*>(counts.data()),
+                            counts.size() * sizeof(double))});
+  }
+  void ReceiveChunk(int from, std::vector<double>* counts) override {
+    const std::string bytes = link_.ReceiveFrom(from, kChunkTag).at(0);
+    counts->resize(bytes.size() / sizeof(double));
+    std::memcpy(counts->data(), bytes.data(), counts->size() * sizeof(double));
+  }
+  void Broadcast(std::vector<double>& values) override { link_.Broadcast(values); }
+
+ private:
+  static constexpr int kChunkTag = 11;
+  MpiLink& link_;
 };
 
 // Split-merge EM: progress per EM iteration on stderr; writes the text export and PREFIX.ckybin
@@ -34,6 +64,20 @@ void RunSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees) {
   options.backend = args.backend == "cuda"   ? EStepBackend::kCuda
                     : args.backend == "auto" ? EStepBackend::kAuto
                                              : EStepBackend::kCpu;
+  // --mpi: every process reads the trees and trains the same grammar; each computes its share of
+  // the E-step's chunks and the counts are summed over the processes; rank 0 logs and writes.
+  RunCommandWork(args.mpi, [&](MpiLink* link) {
+    if (link) {
+      options.exchange = std::make_shared<MpiShardExchange>(*link);
+      if (link->rank() > 0) spdlog::set_level(spdlog::level::warn);
+    }
+    TrainSplitMerge(args, trees, options, start, !link || link->rank() == 0);
+  });
+}
+
+void TrainSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees,
+                     const SplitMergeOptions& options, std::chrono::steady_clock::time_point start,
+                     bool writes) {
   auto trainer = SplitMergeTrainer::Create(trees, options);
   if (!trainer.ok()) Fail(trainer.status().message());
   const bool on_device = (*trainer)->estep_backend() == "cuda";
@@ -57,6 +101,7 @@ void RunSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees) {
   }
   auto model = (*trainer)->Export();
   if (!model.ok()) Fail(model.status().message());
+  if (!writes) return;
   Status written = WriteGrammarTextFiles(*model, args.output_prefix);
   if (!written.ok()) Fail(written.message());
   written = WriteModelCache(*model, args.output_prefix + ".ckybin");
@@ -71,6 +116,9 @@ void RunSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees) {
 }
 
 void RunTrain(const TrainArgs& args) {
+  if (args.mpi && args.split_merge_cycles == 0) {
+    Fail("--mpi distributes split-merge training: add --split-merge CYCLES", 2);
+  }
   const auto start = std::chrono::steady_clock::now();
   std::vector<Tree> trees;
   for (const std::string& path : args.treebanks) {
@@ -224,6 +272,13 @@ void AddTrainCommand(CLI::App& app) {
             ->check(OneOf({"cpu", "cuda", "auto"}))
             ->capture_default_str(),
         "NAME");
+  cmd->add_flag("--mpi", args->mpi,
+                std::string("Split-merge over an MPI job (mpirun -np N cky train --split-merge "
+                            "C --mpi ...): every process reads the treebanks, computes its share "
+                            "of each E-step's trees, the expected counts are summed over the "
+                            "processes in the order one process adds them, and rank 0 writes the "
+                            "grammar: byte for byte one process's") +
+                    (MpiBuilt() ? "" : ". This build has no MPI"));
   cmd->callback([args] { RunTrain(*args); });
 }
 

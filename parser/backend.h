@@ -69,6 +69,10 @@ class ViterbiBackend {
   // Parses every sentence; outcomes[i] belongs to sentences[i]. Never throws for a bad sentence:
   // its outcome says what went wrong and the others are still parsed.
   virtual std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) = 0;
+  // Warnings about the backend itself since the last call (a device retired, its sentences handed
+  // to the others: parser/multi_device_backend.h), for the caller to print; a sentence's own
+  // trouble is in its outcome's message instead.
+  virtual std::vector<std::string> TakeWarnings() { return {}; }
 };
 
 // The plain reference: one sentence after another, ReferenceViterbiInside then ExtractViterbiTree.

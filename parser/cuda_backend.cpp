@@ -115,6 +115,15 @@ class CudaBackend : public ViterbiBackend {
       // down to single sentences, and a sentence that fails alone is parsed on the CPU. The
       // previous batch's extraction may read the host chart buffer a retry writes: finish it.
       FinishExtraction();
+      if (batch.size() == 1 && !options_.cpu_fallback) {
+        ParseOutcome& outcome = (*outcomes)[batch[0]];
+        outcome.status = result == cuda::BatchResult::kOutOfMemory ? ParseStatus::kOutOfMemory
+                                                                   : ParseStatus::kFailed;
+        outcome.message = result == cuda::BatchResult::kOutOfMemory
+                              ? "does not fit in device memory"
+                              : "failed on the device (" + error + ")";
+        return;
+      }
       if (batch.size() == 1) {
         ParseOnCpu(sentences[batch[0]],
                    result == cuda::BatchResult::kOutOfMemory

@@ -36,6 +36,10 @@ struct CudaBackendOptions {
   size_t max_batch_bytes = 0;     // device bytes per batch; 0 = 85% of free device memory
   int max_batch_sentences = 256;  // smaller batches overlap extraction better (bench/RESULTS.md)
   int extraction_threads = 0;     // CPU threads for tree extraction; 0 = all
+  // A sentence that fails on the device on its own (out of memory, a device error) is parsed on
+  // the CPU; false: its outcome says kOutOfMemory or kFailed instead (the multi-device backend
+  // then hands it, or the whole device's work, elsewhere).
+  bool cpu_fallback = true;
 };
 
 // The CUDA backend running kernel variant `kernel` ("" = the default, fastest).

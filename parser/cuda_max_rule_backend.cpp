@@ -147,6 +147,15 @@ class CudaMaxRuleBackend : public ViterbiBackend {
       // parsed on the CPU. The previous batch's extraction may read the host buffer a retry
       // writes: finish it first.
       FinishExtraction();
+      if (batch.size() == 1 && !options_.cpu_fallback) {
+        ParseOutcome& outcome = (*outcomes)[batch[0]];
+        outcome.status = result == cuda::IoBatchResult::kOutOfMemory ? ParseStatus::kOutOfMemory
+                                                                     : ParseStatus::kFailed;
+        outcome.message = result == cuda::IoBatchResult::kOutOfMemory
+                              ? "does not fit in device memory"
+                              : "failed on the device (" + error + ")";
+        return;
+      }
       if (batch.size() == 1) {
         ParseOnCpu(sentences[batch[0]],
                    result == cuda::IoBatchResult::kOutOfMemory

@@ -31,6 +31,10 @@ struct CudaMaxRuleOptions {
   int max_batch_sentences = 256;  // sentences per batch at most
   int extraction_threads = 0;     // CPU threads for tree extraction; 0 = all
   int cells_per_group = 8;        // pair-sum kernel (cuda/inside_outside/inside_outside.h): 8 or 16
+  // A sentence that fails on the device on its own (out of memory, a device error) is parsed on
+  // the CPU; false: its outcome says kOutOfMemory or kFailed instead (the multi-device backend
+  // then hands it, or the whole device's work, elsewhere).
+  bool cpu_fallback = true;
   // kbest > 1: the device also copies back the inside and outside charts, and the k best trees
   // are decoded from them on the CPU (parser/kbest.h), after a host max-rule pass over them.
   DecoderOptions decoder;

@@ -3,17 +3,94 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/thread_pool.h"
 #include "cuda/common/device.h"
 #include "parser/coarse_to_fine.h"
 #include "parser/cuda_backend.h"
 #include "parser/cuda_max_rule_backend.h"
 #include "parser/max_rule.h"
+#include "parser/multi_device_backend.h"
 #include "parser/tree_likelihood.h"
 
 namespace cky {
 
+namespace {
+
+// One CUDA backend per entry of options.devices, dealt batches by MakeMultiDeviceBackend; the CPU
+// backend of the same decoder takes what the devices cannot parse. The device backends report
+// device failures (cpu_fallback off), so that a failing device is seen and its work moved.
+StatusOr<std::unique_ptr<ViterbiBackend>> MakeMultiDevice(const Grammar& grammar,
+                                                          const BackendOptions& options,
+                                                          const DecoderOptions& decoding) {
+  if (options.backend != "cuda" && options.backend != "auto") {
+    return Status::Error("--devices runs CUDA backends (asked for " + options.backend +
+                         "); use --backend cuda");
+  }
+  if (options.prune != "off" && options.prune != "auto") {
+    return Status::Error("pruning runs on the cpu backend only; --devices parses on GPUs");
+  }
+  if (!cuda::BuiltWithCuda()) return Status::Error("this build has no CUDA support");
+  // Devices shared by several backends split their memory: each backend's batch budget is its
+  // share of 85% of the device's free memory (what one backend alone takes).
+  std::vector<int> backends_on(cuda::DeviceCount(), 0);
+  for (int d : options.devices) {
+    if (d < 0 || d >= static_cast<int>(backends_on.size())) {
+      return Status::Error("no CUDA device " + std::to_string(d));
+    }
+    ++backends_on[d];
+  }
+  std::vector<size_t> budget(backends_on.size(), 0);
+  for (size_t d = 0; d < backends_on.size(); ++d) {
+    std::string error;
+    if (backends_on[d] < 2 || !cuda::SetDevice(static_cast<int>(d), &error)) continue;
+    size_t free_bytes = 0, total_bytes = 0;
+    cuda::DeviceMemory(&free_bytes, &total_bytes);
+    budget[d] = static_cast<size_t>(0.85 * static_cast<double>(free_bytes)) / backends_on[d];
+  }
+  std::string ignored;  // the caller's thread back on the first device (the others were checked)
+  cuda::SetDevice(options.devices.front(), &ignored);
+  // Tree extraction runs on the CPU: the cores are shared among the backends.
+  const int cores = std::max(
+      1, ThreadPool::ResolveThreads(options.threads) / static_cast<int>(options.devices.size()));
+  std::vector<BackendSlot> slots;
+  for (size_t k = 0; k < options.devices.size(); ++k) {
+    const int d = options.devices[k];
+    BackendSlot slot{.label = "cuda:" + std::to_string(d), .cuda_device = d};
+    if (backends_on[d] > 1) slot.label += "#" + std::to_string(k);
+    if (options.decoder == "max-rule") {
+      slot.make = [&grammar, bytes = budget[d], cores, decoding] {
+        return MakeCudaMaxRuleBackend(grammar, {.max_batch_bytes = bytes,
+                                                .extraction_threads = cores,
+                                                .cpu_fallback = false,
+                                                .decoder = decoding});
+      };
+    } else {
+      slot.make = [&grammar, bytes = budget[d], cores, kernel = options.kernel] {
+        return MakeCudaBackend(grammar, CudaBackendOptions{.kernel = kernel,
+                                                           .max_batch_bytes = bytes,
+                                                           .extraction_threads = cores,
+                                                           .cpu_fallback = false});
+      };
+    }
+    slots.push_back(std::move(slot));
+  }
+  MultiDeviceOptions multi;
+  multi.make_fallback = [&grammar, decoder = options.decoder, threads = options.threads,
+                         decoding]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+    if (decoder == "max-rule") return MakeCpuMaxRuleBackend(grammar, threads, decoding);
+    return MakeCpuBackend(grammar, threads);
+  };
+  return MakeMultiDeviceBackend(std::move(slots), multi);
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
                                                       const BackendOptions& options) {
+  if (options.decoder != "viterbi" && options.decoder != "max-rule") {
+    return Status::Error("unknown decoder '" + options.decoder +
+                         "' (expected max-rule or viterbi)");
+  }
   std::string name = options.backend;
   std::string prune = options.prune == "on" ? "fast" : options.prune;
   if (options.kbest < 1) return Status::Error("k-best needs k >= 1");
@@ -26,6 +103,7 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
   }
   const DecoderOptions decoding{.kbest = options.kbest,
                                 .kbest_berkeley = options.kbest_style == "berkeley"};
+  if (!options.devices.empty()) return MakeMultiDevice(grammar, options, decoding);
   if (prune == "auto") {
     const bool cpu = name == "cpu" || (name == "auto" && !CudaBackendAvailable());
     prune = cpu ? "safe" : "off";
@@ -77,6 +155,16 @@ LexicalScores Parser::ScoreWords(const std::vector<std::string>& words, bool wid
   return lexical;
 }
 
+void Parser::ScoreSentences(std::vector<SentenceInput>* inputs, bool widen) {
+  // The serial front end of every backend: on all cores, so that it does not cap several GPUs
+  // (bench/lexical_scoring_bench). Each sentence's scores are the same whichever thread computes
+  // them.
+  if (!scoring_pool_) scoring_pool_ = std::make_unique<ThreadPool>(options_.scoring_threads);
+  scoring_pool_->ParallelFor(static_cast<int>(inputs->size()), [&](int i, int) {
+    (*inputs)[i].lexical = ScoreWords((*inputs)[i].words, widen);
+  });
+}
+
 std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>> sentences) {
   std::vector<ParseOutcome> outcomes(sentences.size());
   std::vector<SentenceInput> inputs;
@@ -89,9 +177,10 @@ std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>
                             std::to_string(options_.max_length);
       continue;
     }
-    inputs.push_back({words, ScoreWords(words)});
+    inputs.push_back({words, {}});
     positions.push_back(i);
   }
+  ScoreSentences(&inputs);
   std::vector<ParseOutcome> parsed = backend_->ParseBatch(inputs);
   std::vector<SentenceInput> retries;
   std::vector<size_t> retry_positions;
@@ -99,7 +188,7 @@ std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>
     // An exact (.gr) lexicon already gives every score Berkeley's does: widening changes nothing.
     if (options_.retry_with_wider_lexicon && !lexicon_.exact() &&
         parsed[k].status == ParseStatus::kNoParse && !inputs[k].words.empty()) {
-      retries.push_back({inputs[k].words, ScoreWords(inputs[k].words, /*widen=*/true)});
+      retries.push_back({inputs[k].words, {}});
       retry_positions.push_back(positions[k]);
     }
     outcomes[positions[k]] = std::move(parsed[k]);
@@ -107,6 +196,7 @@ std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>
   std::vector<const LexicalScores*> lexical(sentences.size(), nullptr);
   for (size_t k = 0; k < positions.size(); ++k) lexical[positions[k]] = &inputs[k].lexical;
   if (!retries.empty()) {
+    ScoreSentences(&retries, /*widen=*/true);
     std::vector<ParseOutcome> second = backend_->ParseBatch(retries);
     for (size_t k = 0; k < second.size(); ++k) {
       if (second[k].status == ParseStatus::kOk) {

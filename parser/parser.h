@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/thread_pool.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
 #include "parser/backend.h"
@@ -33,6 +34,10 @@ struct BackendOptions {
   // setting within 0.05 F1 of exact on GUM with both decoders, bench/RESULTS.md), off for cuda (no
   // GPU pruning yet) and reference (the exact oracle).
   std::string prune = "off";
+  // CUDA devices to parse on, one backend each, all at once (parser/multi_device_backend.h); a
+  // device may repeat (two backends share it). Empty: one backend on the current device.
+  // Needs the cuda (or auto) backend and no pruning; `threads` then sizes the CPU fallback.
+  std::vector<int> devices;
   // Max-rule only: > 1 also decodes the k best trees (ParseOutcome::kbest; parser/kbest.h).
   int kbest = 1;
   // With kbest > 1: "exact" (the K highest-scoring trees) or "berkeley" (the Berkeley parser
@@ -49,6 +54,7 @@ struct ParserOptions {
   // A sentence with no parse is parsed once more with the lexicon widened (known words also take
   // their signature's scores for tags they lack: lexicon/lexicon.h), which usually finds a tree.
   bool retry_with_wider_lexicon = true;
+  int scoring_threads = 0;  // threads computing lexical scores; 0 = all hardware threads
   // ParseOutcome::tree_log_likelihood (log P(T, w), Berkeley's -tree_likelihood) and confidence
   // (log P(T | w), its -confidence) of every tree (k-best lists too), by parser/tree_likelihood.h:
   // P(T, w) of the decoder's binarized tree, and for the confidence that of the printed tree
@@ -72,6 +78,8 @@ class Parser {
 
   // Lexical scores of one sentence (exposed for tests and benchmarks).
   LexicalScores ScoreWords(const std::vector<std::string>& words, bool widen = false) const;
+  // Fills every input's lexical scores from its words, on options.scoring_threads threads.
+  void ScoreSentences(std::vector<SentenceInput>* inputs, bool widen = false);
 
   ViterbiBackend& backend() { return *backend_; }
 
@@ -83,6 +91,7 @@ class Parser {
   const Lexicon& lexicon_;
   std::unique_ptr<ViterbiBackend> backend_;
   ParserOptions options_;
+  std::unique_ptr<ThreadPool> scoring_pool_;  // made at the first batch
 };
 
 // The Viterbi log-score of a binarized annotated tree ("NP-3" labels, as tree extraction and

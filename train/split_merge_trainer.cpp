@@ -195,6 +195,11 @@ StatusOr<std::unique_ptr<SplitMergeTrainer>> SplitMergeTrainer::Create(
     return Status::Error("randomness must be >= 0 and smoothing in [0, 1)");
   }
   auto impl = std::make_unique<Impl>();
+  if (options.exchange && options.backend != EStepBackend::kCpu) {
+    // Each process would run the whole E-step on its device, and one whose device failed would
+    // fall back alone to the sharded CPU E-step the others do not run.
+    return Status::Error("an E-step shared over processes runs on the CPU only (backend cpu)");
+  }
   impl->options = options;
   impl->pool = std::make_unique<ThreadPool>(ThreadPool::ResolveThreads(options.threads));
   impl->rng.seed(options.seed);
@@ -488,6 +493,80 @@ double InsideOutside(const LatentPcfg& g, const LatentTrainingTree& tree,
 
 }  // namespace
 
+namespace {
+
+// ExpectedCounts as one vector (binary, unary, token, log-likelihood, unparsable), and back into
+// `counts`, whose arrays have their sizes already.
+std::vector<double> Flatten(const SplitMergeTrainer::ExpectedCounts& counts) {
+  std::vector<double> flat;
+  flat.reserve(counts.binary.size() + counts.unary.size() + counts.token.size() + 2);
+  for (const auto* part : {&counts.binary, &counts.unary, &counts.token}) {
+    flat.insert(flat.end(), part->begin(), part->end());
+  }
+  flat.push_back(counts.log_likelihood);
+  flat.push_back(counts.unparsable);
+  return flat;
+}
+
+void Unflatten(const std::vector<double>& flat, SplitMergeTrainer::ExpectedCounts* counts) {
+  size_t at = 0;
+  for (auto* part : {&counts->binary, &counts->unary, &counts->token}) {
+    std::copy(flat.begin() + at, flat.begin() + at + part->size(), part->begin());
+    at += part->size();
+  }
+  counts->log_likelihood = flat[at];
+  counts->unparsable = static_cast<int32_t>(flat[at + 1]);
+}
+
+}  // namespace
+
+// The seam where the E-step's per-chunk counts are summed. One process: Impl::RunChunks. Several
+// (SplitMergeOptions::exchange): this process computes its own chunks, `threads` at a time in
+// slots 0.., as RunChunks does; process 0 adds every chunk with `reduce` in chunk order, receiving
+// the others' into the last slot, then sends the sums to all.
+void SplitMergeTrainer::RunEStepChunks(const Impl& m, std::vector<ExpectedCounts>* slots,
+                                       ExpectedCounts* total,
+                                       const std::function<void(int chunk, int slot)>& work,
+                                       const std::function<void(int slot)>& reduce) {
+  if (!m.options.exchange) return m.RunChunks(work, reduce);
+  ShardExchange& exchange = *m.options.exchange;
+  const int shards = exchange.shards(), shard = exchange.shard();
+  const int spare = static_cast<int>(slots->size()) - 1;
+  std::vector<int> own;
+  for (int c = shard; c < kChunks; c += shards) own.push_back(c);
+  int next = 0;  // process 0: the next chunk to add
+  std::vector<double> flat;
+  auto add_received_before = [&](int end) {
+    for (; next < end; ++next) {
+      exchange.ReceiveChunk(next % shards, &flat);
+      ExpectedCounts& c = (*slots)[spare];
+      c.binary.resize(total->binary.size());
+      c.unary.resize(total->unary.size());
+      c.token.resize(total->token.size());
+      Unflatten(flat, &c);
+      reduce(spare);
+    }
+  };
+  const int threads = m.pool->threads();
+  for (size_t wave = 0; wave < own.size(); wave += threads) {
+    const int n = std::min(threads, static_cast<int>(own.size() - wave));
+    m.pool->ParallelFor(n, [&](int i, int) { work(own[wave + i], i); });
+    for (int i = 0; i < n; ++i) {
+      if (shard == 0) {
+        add_received_before(own[wave + i]);
+        reduce(i);
+        next = own[wave + i] + 1;
+      } else {
+        exchange.SendChunk(Flatten((*slots)[i]));
+      }
+    }
+  }
+  if (shard == 0) add_received_before(kChunks);
+  flat = Flatten(*total);
+  exchange.Broadcast(flat);
+  Unflatten(flat, total);
+}
+
 SplitMergeTrainer::ExpectedCounts SplitMergeTrainer::EStep() const {
   if (impl_->device) {
     StatusOr<ExpectedCounts> counts = DeviceEStep();
@@ -532,10 +611,11 @@ SplitMergeTrainer::ExpectedCounts SplitMergeTrainer::ReferenceEStep() const {
   total.unary.assign(unary_offset_.back(), 0.0);
   total.token.assign(token_offset_.back(), 0.0);
   const int threads = m.pool->threads();
-  std::vector<ExpectedCounts> slots(threads);
+  std::vector<ExpectedCounts> slots(threads + 1);  // the last: a chunk from another process
   std::vector<Scratch> scratch(threads);
   const size_t num_trees = trees_.size();
-  m.RunChunks(
+  RunEStepChunks(
+      m, &slots, &total,
       [&](int chunk, int slot) {
         ExpectedCounts& c = slots[slot];
         c.binary.assign(total.binary.size(), 0.0);

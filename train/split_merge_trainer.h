@@ -49,6 +49,21 @@
 
 namespace cky {
 
+// The E-step over several processes (`cky train --split-merge --mpi`): process shard() of
+// shards() computes the chunks of trees c with c % shards() == shard(); the others send each of
+// their chunks' counts to process 0 (SendChunk, in chunk order), which adds every chunk's counts in
+// chunk order, exactly as one process does, and sends the sums to all (Broadcast): every process
+// takes the same M-step and merges, and the grammar is bit for bit one process's. Every process
+// must then call what runs an E-step (Train, EmIteration, EStep, LogLikelihood) together.
+class ShardExchange {
+ public:
+  virtual ~ShardExchange() = default;
+  virtual int shard() const = 0;
+  virtual int shards() const = 0;
+  virtual void SendChunk(const std::vector<double>& counts) = 0;         // to process 0
+  virtual void ReceiveChunk(int from, std::vector<double>* counts) = 0;  // process 0, from `from`
+  virtual void Broadcast(std::vector<double>& values) = 0;               // process 0's to all
+};
 // Where the E-step runs: the CPU reference (threads), a CUDA device (train/cuda_estep.h), or
 // the device when there is one and the CPU otherwise.
 enum class EStepBackend { kCpu, kCuda, kAuto };
@@ -69,6 +84,7 @@ struct SplitMergeOptions {
   uint64_t seed = 2;
   int threads = 1;  // E-step threads; results do not depend on it
   EStepBackend backend = EStepBackend::kCpu;
+  std::shared_ptr<ShardExchange> exchange;  // several processes (CPU E-step); null: this one alone
 };
 
 struct SplitMergeProgress {
@@ -174,6 +190,10 @@ class SplitMergeTrainer {
   void Layout();
   void MergeImpl(bool all);
   void MStep(const ExpectedCounts& counts);
+  static void RunEStepChunks(const Impl& m, std::vector<ExpectedCounts>* slots,
+                             ExpectedCounts* total,
+                             const std::function<void(int chunk, int slot)>& work,
+                             const std::function<void(int slot)>& reduce);
 
   std::unique_ptr<Impl> impl_;
   LatentPcfg grammar_;

@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <condition_variable>
+#include <deque>
 #include <filesystem>
+#include <mutex>
 #include <random>
+#include <thread>
 
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
@@ -169,6 +173,21 @@ TEST(SplitMergeTrainer, SplitThenMergeEverySplitGivesBackTheGrammar) {
   }
 }
 
+// Bit-identical rule scores and lexical scores.
+void ExpectSameGrammar(const SplitMergeTrainer& one, const SplitMergeTrainer& two,
+                       const std::string& what) {
+  const LatentPcfg& a = one.grammar();
+  const LatentPcfg& b = two.grammar();
+  ASSERT_EQ(a.num_substates, b.num_substates) << what;
+  for (size_t i = 0; i < a.binaries.size(); ++i)
+    EXPECT_EQ(a.binaries[i].probs, b.binaries[i].probs) << what;
+  for (size_t i = 0; i < a.unaries.size(); ++i)
+    EXPECT_EQ(a.unaries[i].probs, b.unaries[i].probs) << what;
+  for (int32_t t = 0; t < one.num_tokens(); ++t) {
+    EXPECT_EQ(one.TokenScores(t), two.TokenScores(t)) << what;
+  }
+}
+
 TEST(SplitMergeTrainer, ThreadsDoNotChangeTheGrammar) {
   SplitMergeOptions options;
   options.cycles = 1;
@@ -183,16 +202,88 @@ TEST(SplitMergeTrainer, ThreadsDoNotChangeTheGrammar) {
   ASSERT_TRUE(one && two);
   ASSERT_TRUE(one->Train().ok());
   ASSERT_TRUE(two->Train().ok());
-  const LatentPcfg& a = one->grammar();
-  const LatentPcfg& b = two->grammar();
-  ASSERT_EQ(a.num_substates, b.num_substates);
-  for (size_t i = 0; i < a.binaries.size(); ++i)
-    EXPECT_EQ(a.binaries[i].probs, b.binaries[i].probs);
-  for (size_t i = 0; i < a.unaries.size(); ++i) EXPECT_EQ(a.unaries[i].probs, b.unaries[i].probs);
-  for (int32_t t = 0; t < one->num_tokens(); ++t) {
-    EXPECT_EQ(one->TokenScores(t), two->TokenScores(t));
-  }
+  ExpectSameGrammar(*one, *two, "1 and 2 threads");
   EXPECT_EQ(one->LogLikelihood(), two->LogLikelihood());
+}
+
+// The processes of a sharded E-step, as threads of this test: chunk counts queue up for process
+// 0, and a broadcast hands process 0's sums to the others.
+class FakeHub {
+ public:
+  explicit FakeHub(int shards) : to_zero_(shards) {}
+  void Send(int from, const std::vector<double>& counts) {
+    std::lock_guard lock(mutex_);
+    to_zero_[from].push_back(counts);
+    changed_.notify_all();
+  }
+  void Receive(int from, std::vector<double>* counts) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !to_zero_[from].empty(); });
+    *counts = std::move(to_zero_[from].front());
+    to_zero_[from].pop_front();
+  }
+  void Broadcast(int shard, long* seen, std::vector<double>& values) {
+    std::unique_lock lock(mutex_);
+    if (shard == 0) {
+      broadcasts_.push_back(values);
+      changed_.notify_all();
+    } else {
+      changed_.wait(lock, [&] { return static_cast<long>(broadcasts_.size()) > *seen; });
+      values = broadcasts_[*seen];
+    }
+    ++*seen;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::deque<std::vector<double>>> to_zero_;
+  std::vector<std::vector<double>> broadcasts_;
+};
+
+class FakeExchange : public ShardExchange {
+ public:
+  FakeExchange(FakeHub& hub, int shard, int shards) : hub_(hub), shard_(shard), shards_(shards) {}
+  int shard() const override { return shard_; }
+  int shards() const override { return shards_; }
+  void SendChunk(const std::vector<double>& counts) override { hub_.Send(shard_, counts); }
+  void ReceiveChunk(int from, std::vector<double>* counts) override { hub_.Receive(from, counts); }
+  void Broadcast(std::vector<double>& values) override { hub_.Broadcast(shard_, &seen_, values); }
+
+ private:
+  FakeHub& hub_;
+  int shard_, shards_;
+  long seen_ = 0;
+};
+
+TEST(SplitMergeTrainer, ShardsOverProcessesGiveOneProcesssGrammar) {
+  SplitMergeOptions options;
+  options.cycles = 1;
+  options.split_iterations = 3;
+  options.merge_iterations = 2;
+  options.smooth_iterations = 2;
+  options.threads = 2;
+  const std::vector<Tree> trees = SyntheticTrees(200, 12);
+  auto one = MakeTrainer(trees, options);
+  ASSERT_TRUE(one && one->Train().ok());
+  for (int shards : {2, 3}) {
+    FakeHub hub(shards);
+    std::vector<std::unique_ptr<SplitMergeTrainer>> trainers(shards);
+    std::vector<std::thread> processes;
+    for (int shard = 0; shard < shards; ++shard) {
+      processes.emplace_back([&, shard, options]() mutable {
+        options.threads = 1 + shard % 2;
+        options.exchange = std::make_shared<FakeExchange>(hub, shard, shards);
+        trainers[shard] = MakeTrainer(trees, options);
+        EXPECT_TRUE(trainers[shard]->Train().ok());
+      });
+    }
+    for (std::thread& p : processes) p.join();
+    for (int shard = 0; shard < shards; ++shard) {
+      ExpectSameGrammar(*one, *trainers[shard],
+                        std::to_string(shards) + " shards, shard " + std::to_string(shard));
+    }
+  }
 }
 
 TEST(SplitMergeTrainer, ExportLoadsAsATextGrammarAndAsACache) {

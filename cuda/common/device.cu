@@ -1,6 +1,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <string>
 
 #include "cuda/common/device.h"
 
@@ -40,6 +41,31 @@ void DeviceMemory(size_t* free_bytes, size_t* total_bytes) {
   *free_bytes = *total_bytes = 0;
   if (!DeviceAvailable()) return;
   if (cudaMemGetInfo(free_bytes, total_bytes) != cudaSuccess) cudaGetLastError();
+}
+
+int DeviceCount() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+bool SetDevice(int device, std::string* error) {
+  const int count = DeviceCount();
+  if (device < 0 || device >= count) {
+    *error = "no CUDA device " + std::to_string(device) + " (this machine has " +
+             std::to_string(count) + ")";
+    return false;
+  }
+  const cudaError_t err = cudaSetDevice(device);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    *error = "CUDA device " + std::to_string(device) + ": " + cudaGetErrorString(err);
+    return false;
+  }
+  return true;
 }
 
 }  // namespace cky::cuda

@@ -20,4 +20,13 @@ std::string DeviceDescription();
 // Free and total device memory in bytes; zeros without a device.
 void DeviceMemory(size_t* free_bytes, size_t* total_bytes);
 
+// The number of CUDA devices this process sees (CUDA_VISIBLE_DEVICES applies); 0 without any.
+int DeviceCount();
+
+// Makes `device` (0 .. DeviceCount()-1) the calling thread's current device: every later CUDA call
+// of this thread (allocations, kernels, the functions above) goes to it. The current device is per
+// host thread, so a multi-device caller drives each device from its own thread. False, with
+// *error saying why, for a device that does not exist or cannot be used.
+bool SetDevice(int device, std::string* error);
+
 }  // namespace cky::cuda

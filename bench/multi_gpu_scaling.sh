@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Multi-GPU scaling of `cky parse --devices` (issue 18): the whole process, as users run it, on a
+# corpus whose sentence lengths follow a length list (WSJ section 23 by default) and whose words
+# are taken in turn from tokenized sentence files. For each GPU count it parses the corpus with
+# `--devices 0,...,G-1` and prints sentences/s, the speed-up over one GPU and the scaling
+# efficiency (speed-up / G); every output must be byte-identical to the one-GPU output.
+#
+#   bench/multi_gpu_scaling.sh --cky build/apps/cky --grammar ../shared/grammars/en_sm6s/en_sm6s \
+#     --gpus "1 2 4 8"                 # on a machine with 8 GPUs (counts past the machine's skip)
+#   bench/multi_gpu_scaling.sh ... --gpus 1 --fake "0,0"   # one GPU: also two backends on GPU 0
+#
+# Options: --cky PATH, --grammar PREFIX|FILE, --lengths FILE, --words "FILE...", --decoder
+# viterbi|max-rule (default viterbi), --count N (sentences; default: one per length), --gpus LIST,
+# --fake "SPEC..." (extra --devices specs, e.g. "0,0 0,0,0"), --single (also run without
+# --devices), --out DIR (outputs and logs; default a temporary folder), --repeat N (runs per
+# setting, the best kept; default 1). Prints a Markdown table for bench/RESULTS.md.
+set -euo pipefail
+cky=build/apps/cky
+shared=${CKY_SHARED_DIR:-../shared}
+grammar=$shared/grammars/en_sm6s/en_sm6s
+lengths=$shared/bench/wsj23-sentence-lengths.txt
+words="$shared/grammars/reference/small_sm2/sentences.txt $shared/grammars/reference/gum_sm3/sentences.txt"
+decoder=viterbi
+count=0
+gpus="1 2 4 8"
+fake=""
+single=0
+out=""
+repeat=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --cky) cky=$2; shift 2 ;;
+    --grammar) grammar=$2; shift 2 ;;
+    --lengths) lengths=$2; shift 2 ;;
+    --words) words=$2; shift 2 ;;
+    --decoder) decoder=$2; shift 2 ;;
+    --count) count=$2; shift 2 ;;
+    --gpus) gpus=$2; shift 2 ;;
+    --fake) fake=$2; shift 2 ;;
+    --single) single=1; shift ;;
+    --out) out=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    *) echo "multi_gpu_scaling.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[ -n "$out" ] || out=$(mktemp -d)
+mkdir -p "$out"
+available=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+echo "GPUs on this machine: $available" >&2
+
+# The corpus: one tokenized sentence per length, words taken in turn from the word files.
+corpus=$out/corpus.txt
+# shellcheck disable=SC2086
+cat $words | tr -s ' \t' '\n\n' | grep -v '^$' > "$out/words.txt"
+awk -v count="$count" 'NR == FNR { w[n++] = $1; next }
+     { len[m++] = $1 }
+     END { total = count > 0 ? count : m; k = 0
+           for (i = 0; i < total; ++i) { line = ""
+             for (j = 0; j < len[i % m]; ++j) { line = line (j ? " " : "") w[k % n]; ++k }
+             print line } }' "$out/words.txt" "$lengths" > "$corpus"
+sentences=$(wc -l < "$corpus")
+echo "corpus: $sentences sentences, $(wc -w < "$corpus") words" >&2
+
+export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$out/cache}
+# Warm-up: writes the grammar cache, so every timed run loads the same way.
+head -5 "$corpus" | "$cky" parse --tokenized -g "$grammar" --decoder "$decoder" -b cuda \
+  --no-progress > /dev/null
+
+run() {  # run NAME DEVICES-ARGS...: prints the best wall seconds
+  local name=$1; shift
+  local best=""
+  for ((r = 0; r < repeat; ++r)); do
+    local start end
+    start=$(date +%s.%N)
+    "$cky" parse --tokenized -g "$grammar" --decoder "$decoder" -b cuda --no-progress "$@" \
+      "$corpus" > "$out/$name.txt" 2> "$out/$name.log"
+    end=$(date +%s.%N)
+    best=$(awk -v a="$start" -v b="$end" -v best="$best" \
+      'BEGIN { s = b - a; print (best == "" || s < best) ? s : best }')
+  done
+  echo "$best"
+}
+
+echo "| setting | --devices | seconds (whole process) | sentences/s | speed-up | efficiency | output = 1 GPU |"
+echo "| --- | --- | ---: | ---: | ---: | ---: | --- |"
+base=""
+reference=""
+row() {  # row NAME SPEC GPUS SECONDS (the output is $out/NAME.txt)
+  local rate same
+  rate=$(awk -v n="$sentences" -v s="$4" 'BEGIN { print n / s }')
+  [ -n "$base" ] || base=$rate
+  [ -n "$reference" ] || reference=$out/$1.txt
+  if cmp -s "$reference" "$out/$1.txt"; then same=yes; else same=NO; fi
+  awk -v name="$1" -v spec="$2" -v g="$3" -v s="$4" -v rate="$rate" -v base="$base" -v same="$same" \
+    'BEGIN { printf "| %s | %s | %.2f | %.1f | %.2f | %.0f%% | %s |\n", name, spec, s, rate,
+             rate / base, 100 * rate / base / g, same }'
+}
+for g in $gpus; do
+  if [ "$g" -gt "$available" ]; then
+    echo "| gpus$g | | not run: the machine has $available GPUs | | | | |"
+    continue
+  fi
+  spec=$(seq -s, 0 $((g - 1)))
+  row "gpus$g" "$spec" "$g" "$(run "gpus$g" --devices "$spec")"
+done
+for spec in $fake; do
+  name="fake-${spec//,/_}"
+  # Backends sharing GPUs count as one GPU each for the efficiency column (the GPUs used).
+  used=$(echo "$spec" | tr ',' '\n' | sort -u | wc -l)
+  row "$name" "$spec" "$used" "$(run "$name" --devices "$spec")"
+done
+if [ "$single" = 1 ]; then
+  row single "(none: one backend, as before)" 1 "$(run single)"
+fi
+echo "outputs and logs: $out" >&2

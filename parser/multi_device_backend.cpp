@@ -1,0 +1,337 @@
+#include "parser/multi_device_backend.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "cuda/common/device.h"
+
+namespace cky {
+
+std::vector<std::vector<size_t>> ChunksByLength(const std::vector<int>& lengths, int chunks) {
+  std::vector<size_t> order(lengths.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return lengths[a] > lengths[b]; });
+  // CKY's work grows with the cube of the length; +1 so that empty sentences count at all.
+  auto cost = [&](size_t i) {
+    const double n = lengths[i];
+    return n * n * n + 1.0;
+  };
+  double total = 0;
+  for (size_t i : order) total += cost(i);
+  const double target = total / std::max(chunks, 1);
+  std::vector<std::vector<size_t>> out;
+  std::vector<size_t> current;
+  double accumulated = 0;
+  for (size_t i : order) {
+    current.push_back(i);
+    accumulated += cost(i);
+    if (accumulated >= target && static_cast<int>(out.size()) < chunks - 1) {
+      out.push_back(std::move(current));
+      current.clear();
+      accumulated = 0;
+    }
+  }
+  if (!current.empty()) out.push_back(std::move(current));
+  return out;
+}
+
+StatusOr<std::vector<int>> ParseDeviceList(const std::string& spec, int device_count) {
+  std::vector<int> devices;
+  if (spec == "all") {
+    if (device_count <= 0) return Status::Error("--devices all: no CUDA device on this machine");
+    for (int d = 0; d < device_count; ++d) devices.push_back(d);
+    return devices;
+  }
+  size_t start = 0;
+  while (start <= spec.size()) {
+    const size_t comma = std::min(spec.find(',', start), spec.size());
+    const std::string part = spec.substr(start, comma - start);
+    const bool digits =
+        !part.empty() && part.size() <= 6 &&
+        std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits) {
+      return Status::Error("--devices " + spec + ": '" + part +
+                           "' is not a device number (expected all or a list such as 0,1,2)");
+    }
+    const int device = std::stoi(part);
+    if (device >= device_count) {
+      return Status::Error("--devices " + spec + ": no CUDA device " + part +
+                           " (this machine has " + std::to_string(device_count) + ")");
+    }
+    devices.push_back(device);
+    start = comma + 1;
+  }
+  return devices;
+}
+
+namespace {
+
+bool Failed(const ParseOutcome& outcome) {
+  return outcome.status == ParseStatus::kOutOfMemory || outcome.status == ParseStatus::kFailed;
+}
+
+class MultiDeviceBackend : public ViterbiBackend {
+ public:
+  MultiDeviceBackend(std::vector<BackendSlot> slots, const MultiDeviceOptions& options)
+      : options_(options), slots_(slots.size()) {
+    for (size_t i = 0; i < slots.size(); ++i) slots_[i].spec = std::move(slots[i]);
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      slots_[i].thread = std::thread([this, i] { SlotLoop(i); });
+    }
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return created_ == slots_.size(); });
+    for (const Slot& slot : slots_) {  // in slot order, whichever thread finished first
+      if (!slot.creation_error.empty()) warnings_.push_back(slot.creation_error);
+    }
+  }
+
+  ~MultiDeviceBackend() override {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    work_.notify_all();
+    for (Slot& slot : slots_) {
+      if (slot.thread.joinable()) slot.thread.join();
+    }
+  }
+
+  int live() const { return live_; }
+  // Every slot's creation error, when none is live.
+  std::string CreationErrors() {
+    std::string all;
+    for (const std::string& w : warnings_) all += (all.empty() ? "" : "; ") + w;
+    return all;
+  }
+
+  std::string name() const override {
+    std::string labels;
+    std::string inner;
+    for (const Slot& slot : slots_) {
+      if (slot.inner_name.empty()) continue;
+      if (inner.empty()) inner = slot.inner_name;
+      labels += (labels.empty() ? "" : ",") + slot.spec.label;
+    }
+    return inner + " on " + labels;
+  }
+
+  std::vector<std::string> TakeWarnings() override {
+    std::lock_guard lock(mutex_);
+    return std::exchange(warnings_, {});
+  }
+
+  std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
+    std::vector<ParseOutcome> outcomes(sentences.size());
+    if (sentences.empty()) return outcomes;
+    std::vector<int> lengths;
+    for (const SentenceInput& s : sentences) lengths.push_back(static_cast<int>(s.words.size()));
+    std::deque<std::vector<size_t>> leftovers;
+    {
+      std::unique_lock lock(mutex_);
+      auto chunks = ChunksByLength(lengths, live_ <= 1 ? 1 : live_ * options_.chunks_per_slot);
+      if (chunks.size() == 1) {
+        // The whole batch, in input order: the slot parses the caller's sentences, uncopied.
+        for (size_t i = 0; i < chunks[0].size(); ++i) chunks[0][i] = i;
+      }
+      if (live_ == 0) {
+        leftovers.assign(chunks.begin(), chunks.end());
+      } else {
+        sentences_ = sentences;
+        outcomes_ = &outcomes;
+        queue_.assign(chunks.begin(), chunks.end());
+        chunks_left_ = static_cast<int>(chunks.size());
+        work_.notify_all();
+        done_.wait(lock, [&] { return chunks_left_ == 0 || (live_ == 0 && in_flight_ == 0); });
+        leftovers = std::exchange(queue_, {});
+        outcomes_ = nullptr;
+        sentences_ = {};
+      }
+    }
+    for (const std::vector<size_t>& chunk : leftovers) {
+      ParseOnFallback(sentences, chunk, "every device was retired", &outcomes, /*failed=*/false);
+    }
+    std::vector<size_t> failed;
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      if (Failed(outcomes[i])) failed.push_back(i);
+    }
+    if (!failed.empty()) ParseOnFallback(sentences, failed, "", &outcomes, /*failed=*/true);
+    return outcomes;
+  }
+
+ private:
+  struct Slot {
+    BackendSlot spec;
+    std::thread thread;
+    std::string inner_name;      // the backend's name(), once made
+    std::string creation_error;  // why it could not be made
+  };
+
+  // Parses sentences[indices] on the fallback backend. `failed`: they already have a failed
+  // outcome, which is kept when the fallback fails too; otherwise `why` says why they come here.
+  void ParseOnFallback(std::span<const SentenceInput> sentences, const std::vector<size_t>& indices,
+                       const std::string& why, std::vector<ParseOutcome>* outcomes, bool failed) {
+    if (!fallback_ && options_.make_fallback) {
+      auto made = options_.make_fallback();
+      if (made.ok()) {
+        fallback_ = std::move(*made);
+      } else {
+        std::lock_guard lock(mutex_);
+        warnings_.push_back("the fallback backend cannot be made: " + made.status().message());
+        options_.make_fallback = nullptr;  // do not try again
+      }
+    }
+    if (!fallback_) {
+      if (failed) return;
+      for (size_t i : indices) {
+        (*outcomes)[i].status = ParseStatus::kFailed;
+        (*outcomes)[i].message = why + " and there is no fallback backend";
+      }
+      return;
+    }
+    std::vector<SentenceInput> inputs;
+    for (size_t i : indices) inputs.push_back(sentences[i]);
+    std::vector<ParseOutcome> parsed = fallback_->ParseBatch(inputs);
+    for (size_t k = 0; k < indices.size(); ++k) {
+      ParseOutcome& outcome = (*outcomes)[indices[k]];
+      if (failed) {
+        if (Failed(parsed[k])) continue;  // the device's reason stays
+        if (parsed[k].status == ParseStatus::kOk) {
+          parsed[k].message = "parsed on the " + fallback_->name() + " backend after the " +
+                              "device's failure (" + outcome.message + ")";
+        }
+      }
+      outcome = std::move(parsed[k]);
+    }
+  }
+
+  void SlotLoop(size_t index) {
+    Slot& slot = slots_[index];
+    std::unique_ptr<ViterbiBackend> backend;
+    std::string error;
+    if (slot.spec.cuda_device < 0 || cuda::SetDevice(slot.spec.cuda_device, &error)) {
+      try {
+        auto made = slot.spec.make();
+        if (made.ok()) {
+          backend = std::move(*made);
+        } else {
+          error = made.status().message();
+        }
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    }
+    {
+      std::lock_guard lock(mutex_);
+      if (backend) {
+        slot.inner_name = backend->name();
+        ++live_;
+      } else {
+        slot.creation_error = slot.spec.label + ": " + error + "; not used";
+      }
+      ++created_;
+    }
+    done_.notify_all();
+    if (!backend) return;
+    for (;;) {
+      std::vector<size_t> chunk;
+      std::span<const SentenceInput> sentences;
+      std::vector<ParseOutcome>* outcomes;
+      {
+        std::unique_lock lock(mutex_);
+        work_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (stop_) break;
+        chunk = std::move(queue_.front());
+        queue_.pop_front();
+        ++in_flight_;
+        sentences = sentences_;
+        outcomes = outcomes_;
+      }
+      std::vector<ParseOutcome> parsed;
+      error.clear();
+      try {
+        if (chunk.size() == sentences.size()) {
+          parsed = backend->ParseBatch(sentences);  // the one chunk, in order (ParseBatch)
+        } else {
+          std::vector<SentenceInput> inputs;
+          inputs.reserve(chunk.size());
+          for (size_t i : chunk) inputs.push_back(sentences[i]);
+          parsed = backend->ParseBatch(inputs);
+        }
+        if (parsed.size() != chunk.size()) {
+          error = "returned " + std::to_string(parsed.size()) + " outcomes for " +
+                  std::to_string(chunk.size()) + " sentences";
+        }
+      } catch (const std::exception& e) {
+        error = std::string("failed: ") + e.what();
+      } catch (...) {
+        error = "failed";
+      }
+      if (error.empty() && chunk.size() >= 2 && std::all_of(parsed.begin(), parsed.end(), Failed)) {
+        // Not one sentence of several: the device, not the sentences (each of which fits the
+        // device's budget, or the backend would have sent it to the CPU itself).
+        error = "failed every sentence of a chunk (" + parsed[0].message + ")";
+      }
+      std::vector<std::string> inner_warnings = backend->TakeWarnings();
+      bool retire = !error.empty();
+      if (!retire) {
+        for (size_t k = 0; k < chunk.size(); ++k) (*outcomes)[chunk[k]] = std::move(parsed[k]);
+      }
+      {
+        std::lock_guard lock(mutex_);
+        for (std::string& w : inner_warnings) warnings_.push_back(slot.spec.label + ": " + w);
+        --in_flight_;
+        if (retire) {
+          warnings_.push_back(slot.spec.label + " (" + slot.inner_name + ") " + error + "; its " +
+                              std::to_string(chunk.size()) +
+                              " sentences and the rest go to the other devices" +
+                              (live_ == 1 ? " (none left: the fallback backend)" : ""));
+          queue_.push_front(std::move(chunk));
+          --live_;
+          slot.inner_name.clear();
+        } else {
+          --chunks_left_;
+        }
+      }
+      done_.notify_all();
+      if (retire) {
+        work_.notify_all();
+        break;
+      }
+    }
+    backend.reset();  // on this thread, with its device current
+  }
+
+  MultiDeviceOptions options_;
+  std::vector<Slot> slots_;
+  std::unique_ptr<ViterbiBackend> fallback_;
+
+  std::mutex mutex_;
+  std::condition_variable work_, done_;  // work_: slots wait for chunks; done_: the caller waits
+  size_t created_ = 0;                   // slots whose backend is made (or failed to be)
+  int live_ = 0;                         // slots with a working backend
+  bool stop_ = false;
+  // The batch in progress.
+  std::span<const SentenceInput> sentences_;
+  std::vector<ParseOutcome>* outcomes_ = nullptr;
+  std::deque<std::vector<size_t>> queue_;  // chunks not yet taken
+  int in_flight_ = 0;                      // chunks being parsed
+  int chunks_left_ = 0;                    // chunks not yet parsed
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ViterbiBackend>> MakeMultiDeviceBackend(
+    std::vector<BackendSlot> slots, const MultiDeviceOptions& options) {
+  if (slots.empty()) return Status::Error("no device to parse on");
+  auto backend = std::make_unique<MultiDeviceBackend>(std::move(slots), options);
+  if (backend->live() == 0) return Status::Error(backend->CreationErrors());
+  return std::unique_ptr<ViterbiBackend>(std::move(backend));
+}
+
+}  // namespace cky

@@ -1,0 +1,358 @@
+// The multi-device backend against one backend: byte-identical trees and equal scores whatever the
+// number of slots (two and three CPU backends, the fake two-backends-on-device-0 setup on a GPU),
+// and the failure paths: a slot that cannot be made, one that throws mid-batch, all of them
+// failing, and sentences that fail on a device and are re-parsed by the fallback.
+#include "parser/multi_device_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "cuda/common/device.h"
+#include "cuda/common/fault_injection.h"
+#include "lexicon/lexicon.h"
+#include "parser/max_rule.h"
+#include "parser/parser.h"
+#include "parser/random_grammar.h"
+#include "parser/tree_format.h"
+
+namespace cky {
+namespace {
+
+struct Fixture {
+  BerkeleyModel model;
+  Lexicon lexicon;
+  std::vector<std::vector<std::string>> sentences;
+};
+
+Fixture MakeFixture(uint64_t seed) {
+  BerkeleyModel model = MakeRandomModel({.phrasal_symbols = 5, .substates = 2, .seed = seed});
+  auto lexicon = Lexicon::Build(model);
+  EXPECT_TRUE(lexicon.ok());
+  // Lengths 1 and 2, the longest here (30), and an empty sentence among many others.
+  auto sentences = MakeRandomSentences(model, 60, 1, 30, seed + 100);
+  sentences.push_back({});
+  sentences.push_back(MakeRandomSentences(model, 1, 1, 1, seed + 7)[0]);
+  sentences.push_back(MakeRandomSentences(model, 1, 2, 2, seed + 8)[0]);
+  return {std::move(model), std::move(*lexicon), std::move(sentences)};
+}
+
+// What `cky parse` would print: the tree (or "(())"), the status and both scores.
+std::vector<std::string> Printed(const std::vector<ParseOutcome>& outcomes) {
+  std::vector<std::string> lines;
+  for (const ParseOutcome& o : outcomes) {
+    lines.push_back(std::to_string(static_cast<int>(o.status)) + " " +
+                    (o.status == ParseStatus::kOk ? FormatTree(o.tree, {}) : "(())") + " " +
+                    std::to_string(o.log_score) + " " + std::to_string(o.log_likelihood));
+  }
+  return lines;
+}
+
+BackendFactory Cpu(const Grammar& g, const std::string& decoder) {
+  return [&g, decoder]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+    if (decoder == "max-rule") return MakeCpuMaxRuleBackend(g, 1);
+    return MakeCpuBackend(g, 1);
+  };
+}
+
+std::vector<ParseOutcome> ParseWith(const Fixture& f, std::unique_ptr<ViterbiBackend> backend) {
+  Parser parser(f.model.grammar, f.lexicon, std::move(backend));
+  return parser.Parse(f.sentences);
+}
+
+std::unique_ptr<ViterbiBackend> Multi(std::vector<BackendSlot> slots,
+                                      MultiDeviceOptions options = {}) {
+  auto made = MakeMultiDeviceBackend(std::move(slots), options);
+  EXPECT_TRUE(made.ok()) << made.status().message();
+  return made.ok() ? std::move(*made) : nullptr;
+}
+
+TEST(ParseDeviceListTest, ReadsAllAndLists) {
+  EXPECT_EQ(*ParseDeviceList("all", 3), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(*ParseDeviceList("0", 1), (std::vector<int>{0}));
+  EXPECT_EQ(*ParseDeviceList("0,0", 1), (std::vector<int>{0, 0}));
+  EXPECT_EQ(*ParseDeviceList("2,0", 3), (std::vector<int>{2, 0}));
+  for (const char* bad : {"", ",", "0,", "a", "-1", "0;1", "1 ", "9999999"}) {
+    auto parsed = ParseDeviceList(bad, 4);
+    EXPECT_FALSE(parsed.ok()) << bad;
+  }
+  auto missing = ParseDeviceList("0,3", 2);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("no CUDA device 3"), std::string::npos);
+  EXPECT_FALSE(ParseDeviceList("all", 0).ok());
+}
+
+TEST(ChunksByLengthTest, EveryIndexOnceLongestFirstAboutEqualWork) {
+  std::vector<int> lengths;
+  for (int i = 0; i < 100; ++i) lengths.push_back((i * 37) % 41);
+  const auto chunks = ChunksByLength(lengths, 8);
+  ASSERT_LE(chunks.size(), 8u);
+  ASSERT_GE(chunks.size(), 6u);
+  std::vector<int> seen(lengths.size(), 0);
+  int previous = 1 << 30;
+  for (const auto& chunk : chunks) {
+    ASSERT_FALSE(chunk.empty());
+    for (size_t i : chunk) {
+      ++seen[i];
+      EXPECT_LE(lengths[i], previous);  // consecutive in the longest-first order
+      previous = lengths[i];
+    }
+  }
+  for (int count : seen) EXPECT_EQ(count, 1);
+  EXPECT_EQ(ChunksByLength({}, 4).size(), 0u);
+  EXPECT_EQ(ChunksByLength({5, 3}, 8).size(), 2u);
+  EXPECT_EQ(ChunksByLength({5, 3, 1}, 1).size(), 1u);
+}
+
+class MultiDeviceDecoderTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MultiDeviceDecoderTest, TwoAndThreeCpuBackendsPrintWhatOneDoes) {
+  const std::string decoder = GetParam();
+  // Max-rule (inside-outside) costs several times Viterbi: one seed (CI, sanitizers).
+  const std::vector<uint64_t> seeds =
+      decoder == "max-rule" ? std::vector<uint64_t>{1} : std::vector<uint64_t>{1, 2, 3};
+  for (uint64_t seed : seeds) {
+    Fixture f = MakeFixture(seed);
+    auto expected = Printed(ParseWith(f, Cpu(f.model.grammar, decoder)().value()));
+    int parsed = 0;
+    for (const std::string& line : expected) parsed += line[0] == '0';
+    EXPECT_GT(parsed, 10) << "the comparison needs sentences with a parse";
+    for (int count : {1, 2, 3}) {
+      std::vector<BackendSlot> slots;
+      for (int k = 0; k < count; ++k) {
+        slots.push_back(
+            {.label = "cpu#" + std::to_string(k), .make = Cpu(f.model.grammar, decoder)});
+      }
+      auto multi = Multi(std::move(slots), {.chunks_per_slot = 3});
+      ASSERT_TRUE(multi);
+      EXPECT_NE(multi->name().find(" on cpu#0"), std::string::npos) << multi->name();
+      EXPECT_EQ(Printed(ParseWith(f, std::move(multi))), expected)
+          << decoder << " seed " << seed << ", " << count << " backends";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Decoders, MultiDeviceDecoderTest,
+                         ::testing::Values("viterbi", "max-rule"));
+
+// A backend that parses with a CPU backend until its `fail_at`th batch, which throws (a device
+// lost mid-run), or that marks sentences of `fail_length` words as failed on the device, or
+// (`broken_from`) fails every sentence from that batch on, as a CUDA backend whose device broke
+// does with cpu_fallback off.
+class FlakyBackend : public ViterbiBackend {
+ public:
+  FlakyBackend(const Grammar& g, int fail_at, int fail_length, int broken_from)
+      : inner_(MakeCpuBackend(g, 1)),
+        fail_at_(fail_at),
+        fail_length_(fail_length),
+        broken_from_(broken_from) {}
+  std::string name() const override { return "flaky"; }
+  std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
+    if (++batches_ == fail_at_) throw std::runtime_error("device lost");
+    auto outcomes = inner_->ParseBatch(sentences);
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      if (broken_from_ > 0 && batches_ >= broken_from_) {
+        outcomes[i] = {.status = ParseStatus::kFailed, .message = "failed on the device (lost)"};
+      } else if (static_cast<int>(sentences[i].words.size()) == fail_length_) {
+        outcomes[i] = {.status = ParseStatus::kOutOfMemory, .message = "out of device memory"};
+      }
+    }
+    return outcomes;
+  }
+
+ private:
+  std::unique_ptr<ViterbiBackend> inner_;
+  int batches_ = 0;
+  int fail_at_, fail_length_, broken_from_;
+};
+
+BackendFactory Flaky(const Grammar& g, int fail_at, int fail_length = -1, int broken_from = 0) {
+  return [&g, fail_at, fail_length, broken_from]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+    return std::unique_ptr<ViterbiBackend>(
+        std::make_unique<FlakyBackend>(g, fail_at, fail_length, broken_from));
+  };
+}
+
+bool AnyContains(const std::vector<std::string>& warnings, const std::string& part) {
+  for (const std::string& w : warnings) {
+    if (w.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(MultiDeviceBackendTest, AThrowingSlotHandsItsSentencesToTheOthers) {
+  Fixture f = MakeFixture(4);
+  auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
+  auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 2)},
+                      {.label = "b", .make = Cpu(f.model.grammar, "viterbi")}});
+  ViterbiBackend* raw = multi.get();
+  Parser parser(f.model.grammar, f.lexicon, std::move(multi));
+  EXPECT_EQ(Printed(parser.Parse(f.sentences)), expected);
+  auto warnings = raw->TakeWarnings();
+  EXPECT_TRUE(AnyContains(warnings, "a (flaky) failed: device lost")) << warnings.size();
+  EXPECT_TRUE(raw->TakeWarnings().empty());
+  // The retired slot stays retired: the next batch goes to the other alone.
+  EXPECT_EQ(Printed(parser.Parse(f.sentences)), expected);
+  EXPECT_EQ(raw->name(), "cpu on b");
+}
+
+TEST(MultiDeviceBackendTest, ASlotFailingEverySentenceHandsItsWorkToTheOthers) {
+  Fixture f = MakeFixture(9);
+  auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
+  int fallbacks = 0;
+  MultiDeviceOptions options{.make_fallback = [&]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+    ++fallbacks;
+    return MakeCpuBackend(f.model.grammar, 1);
+  }};
+  auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 0, -1, /*broken_from=*/2)},
+                      {.label = "b", .make = Cpu(f.model.grammar, "viterbi")}},
+                     options);
+  ViterbiBackend* raw = multi.get();
+  Parser parser(f.model.grammar, f.lexicon, std::move(multi));
+  auto outcomes = parser.Parse(f.sentences);
+  EXPECT_EQ(Printed(outcomes), expected);
+  for (const ParseOutcome& o : outcomes) EXPECT_EQ(o.message.find("fallback"), std::string::npos);
+  EXPECT_EQ(fallbacks, 0);  // the other device took the work, not the CPU
+  EXPECT_TRUE(
+      AnyContains(raw->TakeWarnings(),
+                  "a (flaky) failed every sentence of a chunk (failed on the device (lost))"));
+  EXPECT_EQ(raw->name(), "cpu on b");
+}
+
+TEST(MultiDeviceBackendTest, WhenEverySlotFailsTheFallbackParses) {
+  Fixture f = MakeFixture(5);
+  auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
+  std::atomic<int> fallbacks = 0;
+  MultiDeviceOptions options{.make_fallback = [&]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+    ++fallbacks;
+    return MakeCpuBackend(f.model.grammar, 1);
+  }};
+  auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 1)},
+                      {.label = "b", .make = Flaky(f.model.grammar, 2)}},
+                     options);
+  ViterbiBackend* raw = multi.get();
+  Parser parser(f.model.grammar, f.lexicon, std::move(multi));
+  EXPECT_EQ(Printed(parser.Parse(f.sentences)), expected);
+  EXPECT_EQ(Printed(parser.Parse(f.sentences)), expected);
+  EXPECT_EQ(fallbacks, 1);  // made once, kept
+  auto warnings = raw->TakeWarnings();
+  EXPECT_TRUE(AnyContains(warnings, "none left: the fallback backend"));
+}
+
+TEST(MultiDeviceBackendTest, WithoutFallbackTheSentencesOfRetiredSlotsFail) {
+  Fixture f = MakeFixture(5);
+  auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 1)}});
+  auto outcomes = ParseWith(f, std::move(multi));
+  ASSERT_EQ(outcomes.size(), f.sentences.size());
+  for (const ParseOutcome& o : outcomes) {
+    EXPECT_EQ(o.status, ParseStatus::kFailed);
+    EXPECT_NE(o.message.find("no fallback backend"), std::string::npos) << o.message;
+  }
+}
+
+TEST(MultiDeviceBackendTest, FailedSentencesAreParsedAgainByTheFallback) {
+  Fixture f = MakeFixture(6);
+  auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
+  const int length = static_cast<int>(f.sentences[0].size());
+  auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 0, length)},
+                      {.label = "b", .make = Flaky(f.model.grammar, 0, length)}},
+                     {.make_fallback = Cpu(f.model.grammar, "viterbi")});
+  auto outcomes = ParseWith(f, std::move(multi));
+  EXPECT_EQ(Printed(outcomes), expected);
+  int moved = 0;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    if (static_cast<int>(f.sentences[i].size()) != length || outcomes[i].status != ParseStatus::kOk)
+      continue;
+    ++moved;
+    EXPECT_NE(outcomes[i].message.find("parsed on the cpu backend after the device's failure (out "
+                                       "of device memory)"),
+              std::string::npos)
+        << outcomes[i].message;
+  }
+  EXPECT_GT(moved, 0);
+}
+
+TEST(MultiDeviceBackendTest, ASlotThatCannotBeMadeIsRetiredWithAWarning) {
+  Fixture f = MakeFixture(7);
+  auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
+  BackendFactory broken = []() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+    return Status::Error("out of memory for the grammar");
+  };
+  auto multi = Multi(
+      {{.label = "a", .make = broken}, {.label = "b", .make = Cpu(f.model.grammar, "viterbi")}});
+  EXPECT_TRUE(AnyContains(multi->TakeWarnings(), "a: out of memory for the grammar; not used"));
+  EXPECT_EQ(Printed(ParseWith(f, std::move(multi))), expected);
+
+  auto none =
+      MakeMultiDeviceBackend({{.label = "a", .make = broken}, {.label = "b", .make = broken}});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(
+      none.status().message(),
+      "a: out of memory for the grammar; not used; b: out of memory for the grammar; not used");
+  // A CUDA device that does not exist is a slot that cannot be made.
+  auto missing = MakeMultiDeviceBackend({{.label = "cuda:99", .cuda_device = 99, .make = broken}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("no CUDA device 99"), std::string::npos);
+}
+
+TEST(MultiDeviceBackendTest, DevicesNeedTheCudaBackend) {
+  Fixture f = MakeFixture(8);
+  auto cpu = MakeBackend(f.model.grammar, {.backend = "cpu", .devices = {0}});
+  ASSERT_FALSE(cpu.ok());
+  EXPECT_NE(cpu.status().message().find("--devices runs CUDA backends"), std::string::npos);
+  if (cuda::DeviceAvailable()) return;
+  EXPECT_FALSE(MakeBackend(f.model.grammar, {.backend = "cuda", .devices = {0}}).ok());
+}
+
+// The fake multi-device setup of issue 18 on a real GPU: two backends on device 0 (and one, through
+// the same layer) print what one CUDA backend prints.
+TEST_P(MultiDeviceDecoderTest, TwoBackendsOnDeviceZeroPrintWhatOneDoes) {
+  if (!cuda::DeviceAvailable()) GTEST_SKIP() << "no CUDA device";
+  const std::string decoder = GetParam();
+  for (uint64_t seed : {1u, 2u}) {
+    Fixture f = MakeFixture(seed);
+    auto single = MakeBackend(f.model.grammar, {.backend = "cuda", .decoder = decoder});
+    ASSERT_TRUE(single.ok()) << single.status().message();
+    auto expected = Printed(ParseWith(f, std::move(*single)));
+    for (std::vector<int> devices : {std::vector<int>{0}, std::vector<int>{0, 0}}) {
+      auto multi =
+          MakeBackend(f.model.grammar, {.backend = "cuda", .decoder = decoder, .devices = devices});
+      ASSERT_TRUE(multi.ok()) << multi.status().message();
+      EXPECT_EQ(Printed(ParseWith(f, std::move(*multi))), expected)
+          << decoder << " seed " << seed << ", " << devices.size() << " backends on device 0";
+    }
+  }
+}
+
+// Device failures on a real GPU (CKY_FAULT_INJECT, cuda/common/fault_injection.h, read when each
+// backend's device is made): a sentence length that fails wherever it goes reaches the CPU
+// fallback through the layer, and a failed first batch on each device is retried there; either
+// way the output is what one CUDA backend with the same faults prints.
+TEST(MultiDeviceBackendTest, InjectedDeviceFaultsOnTwoBackendsOnDeviceZero) {
+  if (!cuda::DeviceAvailable()) GTEST_SKIP() << "no CUDA device";
+  Fixture f = MakeFixture(10);
+  const int length = static_cast<int>(f.sentences[0].size());
+  for (const std::string faults : {"length:" + std::to_string(length), std::string("launch:1")}) {
+    setenv(cuda::FaultInjector::kEnvironmentVariable, faults.c_str(), 1);
+    auto single = MakeBackend(f.model.grammar, {.backend = "cuda", .decoder = "viterbi"});
+    auto multi =
+        MakeBackend(f.model.grammar, {.backend = "cuda", .decoder = "viterbi", .devices = {0, 0}});
+    unsetenv(cuda::FaultInjector::kEnvironmentVariable);
+    ASSERT_TRUE(single.ok() && multi.ok()) << faults;
+    const auto expected = ParseWith(f, std::move(*single));
+    const auto outcomes = ParseWith(f, std::move(*multi));
+    EXPECT_EQ(Printed(outcomes), Printed(expected)) << faults;
+    if (faults[0] != 'l') continue;
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      if (static_cast<int>(f.sentences[i].size()) != length) continue;
+      if (outcomes[i].status != ParseStatus::kOk) continue;
+      EXPECT_NE(outcomes[i].message.find("after the device's failure"), std::string::npos)
+          << outcomes[i].message;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cky
