@@ -393,6 +393,9 @@ class DenseInsideGpuImpl final : public DenseInsideGpu {
     CKY_CUDA_TRY(
         cudaMemcpy(spans_.data, spans.data(), spans.size() * sizeof(int2), cudaMemcpyHostToDevice));
     CKY_CUDA_TRY(cudaMemset(values_.data, 0, static_cast<size_t>(cells) * m_ * sizeof(float)));
+    // The charts are copied back whole, cells no span fills (i >= j) included: zero their scales
+    // too, so that no uninitialized device memory is read (compute-sanitizer initcheck).
+    CKY_CUDA_TRY(cudaMemset(log_scale_.data, 0, static_cast<size_t>(cells) * sizeof(double)));
 
     {
       const int span_count = static_cast<int>(level_begin[2] - level_begin[1]);
