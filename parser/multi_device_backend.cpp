@@ -75,6 +75,13 @@ bool Failed(const ParseOutcome& outcome) {
   return outcome.status == ParseStatus::kOutOfMemory || outcome.status == ParseStatus::kFailed;
 }
 
+// Whether sentences[indices] all have the same number of words.
+bool OneLength(std::span<const SentenceInput> sentences, const std::vector<size_t>& indices) {
+  return std::all_of(indices.begin(), indices.end(), [&](size_t i) {
+    return sentences[i].words.size() == sentences[indices[0]].words.size();
+  });
+}
+
 class MultiDeviceBackend : public ViterbiBackend {
  public:
   MultiDeviceBackend(std::vector<BackendSlot> slots, const MultiDeviceOptions& options)
@@ -271,9 +278,13 @@ class MultiDeviceBackend : public ViterbiBackend {
       } catch (...) {
         error = "failed";
       }
-      if (error.empty() && chunk.size() >= 2 && std::all_of(parsed.begin(), parsed.end(), Failed)) {
+      if (error.empty() && chunk.size() >= 2 && std::all_of(parsed.begin(), parsed.end(), Failed) &&
+          !OneLength(sentences, chunk)) {
         // Not one sentence of several: the device, not the sentences (each of which fits the
-        // device's budget, or the backend would have sent it to the CPU itself).
+        // device's budget, or the backend would have sent it to the CPU itself). Sentences of one
+        // length can all fail for a reason of that length (a launch limit at that span, as in
+        // issue 16), which every device shares: those go to the fallback one by one instead, and
+        // the device stays.
         error = "failed every sentence of a chunk (" + parsed[0].message + ")";
       }
       std::vector<std::string> inner_warnings = backend->TakeWarnings();

@@ -17,8 +17,9 @@
 //
 // Failures: a slot whose backend cannot be made, whose ParseBatch throws (a device lost, a CUDA
 // error the backend does not handle), or that fails every sentence of a chunk of several
-// (kOutOfMemory or kFailed: a broken device, when its backend reports device failures instead of
-// parsing on the CPU itself, CudaBackendOptions::cpu_fallback) is retired with a warning and its
+// sentences of more than one length (kOutOfMemory or kFailed: a broken device, when its backend
+// reports device failures instead of parsing on the CPU itself, CudaBackendOptions::cpu_fallback;
+// failures of one length only are that length's, as a launch limit is) is retired with a warning and its
 // chunk goes back to the queue for the others; when no slot is left, the fallback backend (the
 // CPU) parses what remains. A sentence whose outcome is kOutOfMemory or kFailed is parsed once
 // more by the fallback, and its message says so. Warnings come back through TakeWarnings(); this

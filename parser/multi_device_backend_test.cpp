@@ -274,6 +274,29 @@ TEST(MultiDeviceBackendTest, FailedSentencesAreParsedAgainByTheFallback) {
   EXPECT_GT(moved, 0);
 }
 
+// A chunk whose sentences all fail and all have one length says that length fails (a launch
+// limit at that span, which every device shares), not that the device is broken: the slots stay
+// and the fallback parses those sentences one by one.
+TEST(MultiDeviceBackendTest, FailuresOfOneLengthDoNotRetireTheDevices) {
+  Fixture f = MakeFixture(6);
+  f.sentences.assign(8, f.sentences[0]);
+  const int length = static_cast<int>(f.sentences[0].size());
+  auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
+  auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 0, length)},
+                      {.label = "b", .make = Flaky(f.model.grammar, 0, length)}},
+                     {.make_fallback = Cpu(f.model.grammar, "viterbi")});
+  ViterbiBackend* raw = multi.get();
+  Parser parser(f.model.grammar, f.lexicon, std::move(multi));
+  const auto outcomes = parser.Parse(f.sentences);
+  EXPECT_EQ(Printed(outcomes), expected);
+  for (const ParseOutcome& o : outcomes) {
+    if (o.status != ParseStatus::kOk) continue;
+    EXPECT_NE(o.message.find("after the device's failure"), std::string::npos) << o.message;
+  }
+  EXPECT_FALSE(AnyContains(raw->TakeWarnings(), "failed every sentence of a chunk"));
+  EXPECT_EQ(raw->name(), "flaky on a,b");
+}
+
 TEST(MultiDeviceBackendTest, ASlotThatCannotBeMadeIsRetiredWithAWarning) {
   Fixture f = MakeFixture(7);
   auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
