@@ -357,6 +357,7 @@ TEST(MultiDeviceBackendTest, InjectedDeviceFaultsOnTwoBackendsOnDeviceZero) {
   if (!cuda::DeviceAvailable()) GTEST_SKIP() << "no CUDA device";
   Fixture f = MakeFixture(10);
   const int length = static_cast<int>(f.sentences[0].size());
+  int fired = 0;  // sentences the length fault sent to the CPU with one backend
   for (const std::string faults : {"length:" + std::to_string(length), std::string("launch:1")}) {
     setenv(cuda::FaultInjector::kEnvironmentVariable, faults.c_str(), 1);
     auto single = MakeBackend(f.model.grammar, {.backend = "cuda", .decoder = "viterbi"});
@@ -365,16 +366,27 @@ TEST(MultiDeviceBackendTest, InjectedDeviceFaultsOnTwoBackendsOnDeviceZero) {
     unsetenv(cuda::FaultInjector::kEnvironmentVariable);
     ASSERT_TRUE(single.ok() && multi.ok()) << faults;
     const auto expected = ParseWith(f, std::move(*single));
-    const auto outcomes = ParseWith(f, std::move(*multi));
+    ViterbiBackend* raw = multi->get();
+    Parser parser(f.model.grammar, f.lexicon, std::move(*multi));
+    const auto outcomes = parser.Parse(f.sentences);
+    std::string warnings;
+    for (const std::string& w : raw->TakeWarnings()) warnings += w + "; ";
     EXPECT_EQ(Printed(outcomes), Printed(expected)) << faults;
     if (faults[0] != 'l') continue;
+    // Where the fault made one backend parse a sentence on the CPU, the layer moved it too. (On
+    // the H100, 2026-11-24, this fixture's length faults did not fire with one backend either,
+    // while `CKY_FAULT_INJECT=length:6 cky parse --devices 0,0` on small_sm2 did and printed
+    // these messages: not understood yet, so this checks the layer only where the fault fired.)
     for (size_t i = 0; i < outcomes.size(); ++i) {
       if (static_cast<int>(f.sentences[i].size()) != length) continue;
+      if (expected[i].message.find("parsed on the CPU") == std::string::npos) continue;
+      ++fired;
       if (outcomes[i].status != ParseStatus::kOk) continue;
       EXPECT_NE(outcomes[i].message.find("after the device's failure"), std::string::npos)
-          << outcomes[i].message;
+          << "sentence " << i << ": '" << outcomes[i].message << "'; warnings: " << warnings;
     }
   }
+  if (fired == 0) GTEST_SKIP() << "the length fault fired on no sentence, with one backend either";
 }
 
 }  // namespace
