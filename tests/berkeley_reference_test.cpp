@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "common/sentence_file.h"
 #include "grammar_io/berkeley_model.h"
@@ -168,6 +169,27 @@ StatusOr<BerkeleyModel> LoadGrAsBerkeleyDoes(const std::string& grammar) {
   return LoadBerkeleyModel(grammar, load);
 }
 
+// A max-rule reference case: its folder, its .gr as LoadGrAsBerkeleyDoes reads it, the lexicon.
+struct GrReference {
+  std::string dir;
+  BerkeleyModel model;
+  Lexicon lexicon;
+};
+
+// Loads case c into *out; leaves it empty when the test was skipped (no shared data) or failed.
+void LoadGrReference(const ReferenceCase& c, std::optional<GrReference>* out) {
+  const std::string dir = SharedDataDir() + "/grammars/reference/" + c.name;
+  const std::string grammar = SharedDataDir() + "/grammars/" + c.grammar;
+  if (!std::filesystem::exists(dir) || !std::filesystem::exists(grammar)) {
+    GTEST_SKIP() << dir << " or " << grammar << " not found";
+  }
+  auto model = LoadGrAsBerkeleyDoes(grammar);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto lexicon = Lexicon::Build(*model);
+  ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
+  out->emplace(GrReference{dir, std::move(*model), std::move(*lexicon)});
+}
+
 struct MaxRuleCounts {
   int compared = 0, identical = 0;
 };
@@ -180,16 +202,13 @@ class BerkeleyMaxRuleTest : public ::testing::TestWithParam<ReferenceCase> {};
 
 TEST_P(BerkeleyMaxRuleTest, TreesAndLikelihoodsAgreeWithBerkeley) {
   const ReferenceCase& c = GetParam();
-  const std::string dir = SharedDataDir() + "/grammars/reference/" + c.name;
-  const std::string grammar = SharedDataDir() + "/grammars/" + c.grammar;
-  if (!std::filesystem::exists(dir) || !std::filesystem::exists(grammar)) {
-    GTEST_SKIP() << dir << " or " << grammar << " not found";
-  }
-  auto model = LoadGrAsBerkeleyDoes(grammar);
-  ASSERT_TRUE(model.ok()) << model.status().message();
+  std::optional<GrReference> ref;
+  LoadGrReference(c, &ref);
+  if (!ref) return;
+  const std::string& dir = ref->dir;
+  BerkeleyModel* model = &ref->model;
+  const Lexicon* lexicon = &ref->lexicon;
   ASSERT_TRUE(model->grammar.sum_unaries_exact);
-  auto lexicon = Lexicon::Build(*model);
-  ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
   ASSERT_TRUE(model->grammar.base_unaries_known);
   Parser parser(model->grammar, *lexicon, MakeCpuMaxRuleBackend(model->grammar, 0),
                 {.max_length = 0,
@@ -268,15 +287,12 @@ class BerkeleyKBestTest : public ::testing::TestWithParam<ReferenceCase> {};
 
 TEST_P(BerkeleyKBestTest, BerkeleyStyleListsOnAPrunedChartAreBerkeleys) {
   const ReferenceCase& c = GetParam();
-  const std::string dir = SharedDataDir() + "/grammars/reference/" + c.name;
-  const std::string grammar = SharedDataDir() + "/grammars/" + c.grammar;
-  if (!std::filesystem::exists(dir) || !std::filesystem::exists(grammar)) {
-    GTEST_SKIP() << dir << " or " << grammar << " not found";
-  }
-  auto model = LoadGrAsBerkeleyDoes(grammar);
-  ASSERT_TRUE(model.ok()) << model.status().message();
-  auto lexicon = Lexicon::Build(*model);
-  ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
+  std::optional<GrReference> ref;
+  LoadGrReference(c, &ref);
+  if (!ref) return;
+  const std::string& dir = ref->dir;
+  BerkeleyModel* model = &ref->model;
+  const Lexicon* lexicon = &ref->lexicon;
   auto backend = MakeBackend(model->grammar, {.backend = "cpu",
                                               .decoder = "max-rule",
                                               .prune = "fast",
