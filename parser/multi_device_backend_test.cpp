@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
 #include <stdexcept>
 
 #include "cuda/common/device.h"
@@ -141,16 +144,43 @@ INSTANTIATE_TEST_SUITE_P(Decoders, MultiDeviceDecoderTest,
 // lost mid-run), or that marks sentences of `fail_length` words as failed on the device, or
 // (`broken_from`) fails every sentence from that batch on, as a CUDA backend whose device broke
 // does with cpu_fallback off.
+// Opens once. The slots take chunks from one queue, so which slot parses what depends on thread
+// timing: a test that needs a slot to reach its failure holds the other slot at a gate that the
+// failing slot opens (at most 30 s, so that a broken test fails instead of hanging).
+class Gate {
+ public:
+  void Open() {
+    {
+      std::lock_guard lock(mutex_);
+      open_ = true;
+    }
+    opened_.notify_all();
+  }
+  void Wait() {
+    std::unique_lock lock(mutex_);
+    opened_.wait_for(lock, std::chrono::seconds(30), [&] { return open_; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable opened_;
+  bool open_ = false;
+};
+
 class FlakyBackend : public ViterbiBackend {
  public:
-  FlakyBackend(const Grammar& g, int fail_at, int fail_length, int broken_from)
+  FlakyBackend(const Grammar& g, int fail_at, int fail_length, int broken_from, Gate* failed)
       : inner_(MakeCpuBackend(g, 1)),
         fail_at_(fail_at),
         fail_length_(fail_length),
-        broken_from_(broken_from) {}
+        broken_from_(broken_from),
+        failed_(failed) {}
   std::string name() const override { return "flaky"; }
   std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
-    if (++batches_ == fail_at_) throw std::runtime_error("device lost");
+    if (++batches_ == fail_at_) {
+      if (failed_) failed_->Open();
+      throw std::runtime_error("device lost");
+    }
     auto outcomes = inner_->ParseBatch(sentences);
     for (size_t i = 0; i < sentences.size(); ++i) {
       if (broken_from_ > 0 && batches_ >= broken_from_) {
@@ -159,6 +189,7 @@ class FlakyBackend : public ViterbiBackend {
         outcomes[i] = {.status = ParseStatus::kOutOfMemory, .message = "out of device memory"};
       }
     }
+    if (failed_ && broken_from_ > 0 && batches_ >= broken_from_) failed_->Open();
     return outcomes;
   }
 
@@ -166,12 +197,39 @@ class FlakyBackend : public ViterbiBackend {
   std::unique_ptr<ViterbiBackend> inner_;
   int batches_ = 0;
   int fail_at_, fail_length_, broken_from_;
+  Gate* failed_;  // opened when this backend throws or returns its broken outcomes
 };
 
-BackendFactory Flaky(const Grammar& g, int fail_at, int fail_length = -1, int broken_from = 0) {
-  return [&g, fail_at, fail_length, broken_from]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+BackendFactory Flaky(const Grammar& g, int fail_at, int fail_length = -1, int broken_from = 0,
+                     Gate* failed = nullptr) {
+  return [&g, fail_at, fail_length, broken_from,
+          failed]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
     return std::unique_ptr<ViterbiBackend>(
-        std::make_unique<FlakyBackend>(g, fail_at, fail_length, broken_from));
+        std::make_unique<FlakyBackend>(g, fail_at, fail_length, broken_from, failed));
+  };
+}
+
+// A backend that parses its first batch only once `gate` is open.
+class GatedBackend : public ViterbiBackend {
+ public:
+  GatedBackend(std::unique_ptr<ViterbiBackend> inner, Gate* gate)
+      : inner_(std::move(inner)), gate_(gate) {}
+  std::string name() const override { return inner_->name(); }
+  std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
+    gate_->Wait();
+    return inner_->ParseBatch(sentences);
+  }
+
+ private:
+  std::unique_ptr<ViterbiBackend> inner_;
+  Gate* gate_;
+};
+
+BackendFactory Gated(BackendFactory inner, Gate* gate) {
+  return [inner, gate]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+    auto made = inner();
+    if (!made.ok()) return made.status();
+    return std::unique_ptr<ViterbiBackend>(std::make_unique<GatedBackend>(std::move(*made), gate));
   };
 }
 
@@ -185,8 +243,10 @@ bool AnyContains(const std::vector<std::string>& warnings, const std::string& pa
 TEST(MultiDeviceBackendTest, AThrowingSlotHandsItsSentencesToTheOthers) {
   Fixture f = MakeFixture(4);
   auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
-  auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 2)},
-                      {.label = "b", .make = Cpu(f.model.grammar, "viterbi")}});
+  Gate a_failed;  // b waits for it, so that a surely reaches its second batch
+  auto multi =
+      Multi({{.label = "a", .make = Flaky(f.model.grammar, 2, -1, 0, &a_failed)},
+             {.label = "b", .make = Gated(Cpu(f.model.grammar, "viterbi"), &a_failed)}});
   ViterbiBackend* raw = multi.get();
   Parser parser(f.model.grammar, f.lexicon, std::move(multi));
   EXPECT_EQ(Printed(parser.Parse(f.sentences)), expected);
@@ -206,9 +266,11 @@ TEST(MultiDeviceBackendTest, ASlotFailingEverySentenceHandsItsWorkToTheOthers) {
     ++fallbacks;
     return MakeCpuBackend(f.model.grammar, 1);
   }};
-  auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 0, -1, /*broken_from=*/2)},
-                      {.label = "b", .make = Cpu(f.model.grammar, "viterbi")}},
-                     options);
+  Gate a_broken;  // b waits for it, so that a surely reaches its second batch
+  auto multi =
+      Multi({{.label = "a", .make = Flaky(f.model.grammar, 0, -1, /*broken_from=*/2, &a_broken)},
+             {.label = "b", .make = Gated(Cpu(f.model.grammar, "viterbi"), &a_broken)}},
+            options);
   ViterbiBackend* raw = multi.get();
   Parser parser(f.model.grammar, f.lexicon, std::move(multi));
   auto outcomes = parser.Parse(f.sentences);
