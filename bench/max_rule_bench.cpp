@@ -78,15 +78,21 @@ int main(int argc, char** argv) {
                                              "../shared/grammars/reference/gum_sm3/sentences.txt"};
   int count = 0, cpu_count = 8, cpu_max_length = 12, max_batch = 256, threads = 0;
   bool steady = false;
+  std::vector<std::string> variants = {"g8-p2-m2", "g8-p1-m2", "g16-p2-m2", "g8-p2-m1"};
   app.add_option("--grammar", grammars, "grammar specs (LoadBerkeleyModel)")->required();
   app.add_option("--lengths", lengths_file, "sentence lengths, one a line (WSJ23 by default)");
   app.add_option("--sentences", sentence_files, "tokenized sentences whose tokens fill the bench");
   app.add_option("--count", count, "sentences for the GPU rows; 0 = one per length");
   app.add_option("--cpu-count", cpu_count, "sentences for the CPU rows (0: none)");
+  bool no_end_to_end = false;
+  app.add_flag("--device-only", no_end_to_end, "skip the end-to-end GPU rows (profiling runs)");
   app.add_option("--cpu-max-length", cpu_max_length, "longest sentence of the CPU rows");
   app.add_option("--max-batch", max_batch, "max-rule: sentences per device batch at most");
   app.add_option("--threads", threads, "CPU threads (0 = all)");
   app.add_flag("--steady", steady, "warm the GPU backends up on the whole set first");
+  app.add_option("--variants", variants,
+                 "device-only rows: kernel variants gG-pP-mM (cells per pair-sum group, pair-sum "
+                 "rule phase, max-rule binary kernel; cuda/inside_outside/inside_outside.h)");
   CLI11_PARSE(app, argc, argv);
 
   const std::vector<int> lengths = ReadLengths(lengths_file);
@@ -149,40 +155,52 @@ int main(int argc, char** argv) {
       continue;
     }
     auto viterbi = MakeCudaBackend(g, CudaBackendOptions{.extraction_threads = threads});
+    if (no_end_to_end) viterbi = Status::Error("skipped");
     if (viterbi.ok()) {
       (*viterbi)->ParseBatch(steady ? all : all.first(std::min<size_t>(8, all.size())));
       Print(Time("cuda viterbi (" + (*viterbi)->name() + ")", **viterbi, all, nullptr));
     }
-    auto max_rule = MakeCudaMaxRuleBackend(
-        g, CudaMaxRuleOptions{.max_batch_sentences = max_batch, .extraction_threads = threads});
-    if (!max_rule.ok()) {
-      std::printf("| cuda max-rule | %s\n", max_rule.status().message().c_str());
-      continue;
-    }
-    (*max_rule)->ParseBatch(steady ? all : all.first(std::min<size_t>(8, all.size())));
     std::vector<ParseOutcome> gpu;
-    Row row = Time("cuda max-rule", **max_rule, all, &gpu);
-    if (!cpu_max_rule.empty()) {
-      size_t same = 0;
-      for (size_t k = 0; k < cpu_indices.size(); ++k) {
-        const ParseOutcome& c = cpu_max_rule[k];
-        const ParseOutcome& d = gpu[cpu_indices[k]];
-        same += c.status == d.status && (c.status != ParseStatus::kOk || c.tree == d.tree);
+    if (!no_end_to_end) {
+      auto max_rule = MakeCudaMaxRuleBackend(
+          g, CudaMaxRuleOptions{.max_batch_sentences = max_batch, .extraction_threads = threads});
+      if (!max_rule.ok()) {
+        std::printf("| cuda max-rule | %s\n", max_rule.status().message().c_str());
+        continue;
       }
-      row.note += "; agree with cpu max-rule " + std::to_string(same) + "/" +
-                  std::to_string(cpu_indices.size());
+      (*max_rule)->ParseBatch(steady ? all : all.first(std::min<size_t>(8, all.size())));
+      Row row = Time("cuda max-rule", **max_rule, all, &gpu);
+      if (!cpu_max_rule.empty()) {
+        size_t same = 0;
+        for (size_t k = 0; k < cpu_indices.size(); ++k) {
+          const ParseOutcome& c = cpu_max_rule[k];
+          const ParseOutcome& d = gpu[cpu_indices[k]];
+          same += c.status == d.status && (c.status != ParseStatus::kOk || c.tree == d.tree);
+        }
+        row.note += "; agree with cpu max-rule " + std::to_string(same) + "/" +
+                    std::to_string(cpu_indices.size());
+      }
+      Print(row);
     }
-    Print(row);
 
-    // The device passes alone (no extraction), in the backend's batches, with the profile: the
-    // default, 16 cells per pair-sum group, and the first max-rule kernel.
-    for (int variant = 0; variant < 3; ++variant) {
-      const int cells_per_group = variant == 1 ? 16 : 8;
-      const bool warp_per_split = variant == 2;
+    // The device passes alone (no extraction), in the backend's batches, with the profile, for
+    // each kernel variant asked for. "same arrays": sentences whose max-rule arrays (split,
+    // children, unary child of every cell and symbol: the trees and more) equal the first
+    // variant's.
+    std::vector<uint64_t> first_hashes;
+    for (const std::string& variant : variants) {
+      cuda::DeviceInsideOutsideOptions options;
+      for (size_t at = 0; at < variant.size();) {
+        const size_t dash = std::min(variant.find('-', at), variant.size());
+        const std::string part = variant.substr(at, dash - at);
+        const int value = part.size() > 1 ? std::atoi(part.c_str() + 1) : 0;
+        if (part[0] == 'g') options.cells_per_group = value;
+        if (part[0] == 'p') options.pair_sum_kernel = value;
+        if (part[0] == 'm') options.max_rule_kernel = value;
+        at = dash + 1;
+      }
       std::string error;
-      auto device = cuda::DeviceInsideOutside::Create(
-          CudaSumGrammarArrays(g),
-          {.cells_per_group = cells_per_group, .max_rule_warp_per_split = warp_per_split}, &error);
+      auto device = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(g), options, &error);
       if (!device) {
         std::printf("| device only | %s\n", error.c_str());
         continue;
@@ -193,6 +211,7 @@ int main(int argc, char** argv) {
         return inputs[a].words.size() > inputs[b].words.size();
       });
       std::vector<cuda::IoResult> results;
+      std::vector<uint64_t> hashes(inputs.size(), 0);
       auto run = [&](size_t limit) {
         for (size_t first = 0; first < limit; first += max_batch) {
           std::vector<cuda::IoSentence> batch;
@@ -201,21 +220,32 @@ int main(int argc, char** argv) {
                              inputs[order[k]].lexical.scores.data()});
           if (device->MaxRuleBatch(batch, false, &results, &error) != cuda::IoBatchResult::kOk)
             return false;
+          for (size_t k = 0; k < batch.size(); ++k) {  // FNV-1a over the max-rule arrays
+            const int64_t n = batch[k].length;
+            const int32_t* a = results[k].split_left_right_unary;
+            uint64_t h = 1469598103934665603ull;
+            for (int64_t e = 0; e < n * (n + 1) / 2 * g.num_symbols() * 4; ++e)
+              h = (h ^ static_cast<uint32_t>(a[e])) * 1099511628211ull;
+            hashes[order[first + k]] = h;
+          }
         }
         return true;
       };
       run(steady ? order.size() : 1);
       device->SetProfiling(true);
       const auto begin = std::chrono::steady_clock::now();
-      Row only{"  device only, G" + std::to_string(cells_per_group) +
-                   (warp_per_split ? ", warp/split" : ""),
-               inputs.size()};
+      Row only{"  device only, " + variant, inputs.size()};
       if (!run(order.size())) {
         only.note = "failed: " + error;
       } else {
         only.seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
         only.note = device->ProfileReport();
+        if (first_hashes.empty()) first_hashes = hashes;
+        size_t same = 0;
+        for (size_t i = 0; i < hashes.size(); ++i) same += hashes[i] == first_hashes[i];
+        only.note += "; same arrays as " + variants[0] + ": " + std::to_string(same) + "/" +
+                     std::to_string(hashes.size());
       }
       Print(only);
     }

@@ -108,23 +108,34 @@ void CompareAll(const Grammar& g, const Lexicon& lexicon,
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].words.empty()) nonempty.push_back(&inputs[i].lexical), index.push_back(i);
   }
-  // The default kernels, 16 cells per pair-sum group, and the first max-rule binary kernel.
-  for (int variant = 0; variant < 3; ++variant) {
-    const int cells_per_group = variant == 1 ? 16 : 8;
-    const bool warp_per_split = variant == 2;
-    auto device = CudaInsideOutsideBatch(
-        g, nonempty,
-        {.cells_per_group = cells_per_group, .max_rule_warp_per_split = warp_per_split});
+  // The reference once per sentence.
+  std::vector<InsideOutsideCharts> expected_charts(nonempty.size());
+  std::vector<MaxRuleChart> expected_maxc(nonempty.size());
+  for (size_t k = 0; k < nonempty.size(); ++k) {
+    ReferenceInsideOutside(g, *nonempty[k], &expected_charts[k]);
+    if (expected_charts[k].log_likelihood > kNegInf)
+      ReferenceMaxRuleChart(g, *nonempty[k], expected_charts[k], &expected_maxc[k]);
+  }
+  // The default kernels, 16 cells per pair-sum group, the first pair-sum rule phase, and the first
+  // max-rule binary kernel.
+  struct Variant {
+    std::string name;
+    cuda::DeviceInsideOutsideOptions options;
+  };
+  const Variant variants[] = {{"default", {}},
+                              {"G16", {.cells_per_group = 16}},
+                              {"pair-sum 1", {.pair_sum_kernel = 1}},
+                              {"max-rule 1", {.max_rule_kernel = 1}}};
+  for (const Variant& variant : variants) {
+    auto device = CudaInsideOutsideBatch(g, nonempty, variant.options);
     ASSERT_TRUE(device.ok()) << device.status().message();
     MaxDiff diff;
     int failures = 0, parsed = 0;
     for (size_t k = 0; k < nonempty.size(); ++k) {
-      const std::string where = what + " G" + std::to_string(cells_per_group) +
-                                (warp_per_split ? " warp/split" : "") + " sentence " +
+      const std::string where = what + " " + variant.name + " sentence " +
                                 std::to_string(index[k]) + " (" +
                                 std::to_string(nonempty[k]->length) + " words)";
-      InsideOutsideCharts expected;
-      ReferenceInsideOutside(g, *nonempty[k], &expected);
+      const InsideOutsideCharts& expected = expected_charts[k];
       const CudaInsideOutsideResult& actual = (*device)[k];
       EXPECT_TRUE(Close(expected.log_likelihood, actual.charts.log_likelihood))
           << where << ": log P(w) " << expected.log_likelihood << " vs "
@@ -136,16 +147,13 @@ void CompareAll(const Grammar& g, const Lexicon& lexicon,
                    &diff, &failures);
       if (expected.log_likelihood > kNegInf) {
         ++parsed;
-        MaxRuleChart maxc;
-        ReferenceMaxRuleChart(g, *nonempty[k], expected, &maxc);
-        CompareMaxRule(maxc, actual.maxc, where, &diff, &failures);
+        CompareMaxRule(expected_maxc[k], actual.maxc, where, &diff, &failures);
       }
     }
     EXPECT_GT(parsed, 0) << what << ": the comparison needs sentences with a parse";
     std::printf(
-        "[ max diff ] %s G%d: log-score chart %.3g, log P(w) %.3g, max-rule %.3g (%d parsed)\n",
-        (what + (warp_per_split ? " warp/split" : "")).c_str(), cells_per_group, diff.chart,
-        diff.likelihood, diff.max_rule, parsed);
+        "[ max diff ] %s %s: log-score chart %.3g, log P(w) %.3g, max-rule %.3g (%d parsed)\n",
+        what.c_str(), variant.name.c_str(), diff.chart, diff.likelihood, diff.max_rule, parsed);
   }
 
   // The backend end to end.

@@ -133,7 +133,13 @@ __global__ void RefScaleKernel(Charts c, const CellItem* items, int item_offset,
 
 // kG target cells per group. Dynamic shared memory: kG * max_bc doubles (S), then kG * max_partners
 // (factor double, X cell int, Y cell int).
-template <int kG, int kMode>
+// kRules: 1 = the first rule phase (a warp per target state, lanes over its rules, the G cells'
+// sums reduced by warp shuffles: 5 shuffles of 2 words per cell and target, which bounded the
+// kernel: targets have 15 rules on average on en_sm6s, so most lanes idled); 2 = a thread per
+// (target state, cell): 32 / kG targets a warp, each thread sums its target's rules for its cell
+// sequentially (no reduction; targets of a tile are ordered by rule count so that a warp's
+// threads run about as long).
+template <int kG, int kMode, int kRules>
 __global__ void __launch_bounds__(kThreads)
     PairSumKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,
                   int num_items, int max_partners, int max_bc, int groups_per_block) {
@@ -223,52 +229,77 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncthreads();
 
-    // Rules: a warp per target state of the tile, lanes over its rules, the G cells at once.
-    for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32) {
-      if (kMode != kInside) {
-        // Outside flows only to a child whose inside is positive (parser/inside_outside.h, as
-        // Berkeley's parser): skip a target state whose inside is zero in every cell of the group.
+    if constexpr (kRules == 2) {
+      // Rules: a thread per (target state, cell of the group).
+      constexpr int kSlots = 32 / kG;
+      const int g = lane % kG;
+      const bool live = first_item + g < num_items;
+      int target = 0;
+      if (live) {
+        const CellItem it = items[item_offset + first_item + g];
+        target = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+      }
+      for (int pl = pl_first + warp * kSlots + lane / kG; pl < pl_end;
+           pl += (blockDim.x / 32) * kSlots) {
+        if (!live) continue;
         const int t = __ldg(pairs.pl_target + pl);
-        bool used = false;
-        if (!used && lane < kG && first_item + lane < num_items) {
-          const CellItem it = items[item_offset + first_item + lane];
-          const int target = it.base + ChartCellIndex(it.n, it.start, it.start + span);
-          used = c.in[size_t(target) * c.num_states + t] > 0;
-        }
-        if (!__any_sync(0xffffffffu, used)) continue;
+        // Outside flows only to a child whose inside is positive (parser/inside_outside.h).
+        if (kMode != kInside && !(c.in[size_t(target) * c.num_states + t] > 0)) continue;
+        double acc = 0;
+        const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
+        for (int r = __ldg(pairs.pl_rule_begin + pl); r < rule_end; ++r)
+          acc = fma(__ldg(pairs.w + r), sh_s[__ldg(pairs.key + r) * kG + g], acc);
+        if (acc > 0) atomicAdd(c.acc + size_t(target) * c.num_states + t, acc);
       }
-      double acc[kG];
-#pragma unroll
-      for (int g = 0; g < kG; ++g) acc[g] = 0;
-      const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
-      for (int r = __ldg(pairs.pl_rule_begin + pl) + lane; r < rule_end; r += 32) {
-        const int key = __ldg(pairs.key + r);
-        const double w = __ldg(pairs.w + r);
-        const double2* s2 = reinterpret_cast<const double2*>(sh_s + key * kG);
-#pragma unroll
-        for (int q = 0; q < kG / 2; ++q) {
-          const double2 v = s2[q];
-          acc[2 * q] = fma(w, v.x, acc[2 * q]);
-          acc[2 * q + 1] = fma(w, v.y, acc[2 * q + 1]);
-        }
-      }
-#pragma unroll
-      for (int g = 0; g < kG; ++g) {
-#pragma unroll
-        for (int offset = 16; offset > 0; offset >>= 1)
-          acc[g] += __shfl_xor_sync(0xffffffffu, acc[g], offset);
-      }
-      if (lane < kG) {
-        double mine = 0;
-#pragma unroll
-        for (int g = 0; g < kG; ++g)
-          if (g == lane) mine = acc[g];
-        if (mine > 0 && first_item + lane < num_items) {
-          const CellItem it = items[item_offset + first_item + lane];
-          const int target = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+    } else {
+      // Rules: a warp per target state of the tile, lanes over its rules, the G cells at once.
+      for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32) {
+        if (kMode != kInside) {
+          // Outside flows only to a child whose inside is positive (parser/inside_outside.h, as
+          // Berkeley's parser): skip a target state whose inside is zero in every cell of the
+          // group.
           const int t = __ldg(pairs.pl_target + pl);
-          if (kMode == kInside || c.in[size_t(target) * c.num_states + t] > 0) {
-            atomicAdd(c.acc + size_t(target) * c.num_states + t, mine);
+          bool used = false;
+          if (!used && lane < kG && first_item + lane < num_items) {
+            const CellItem it = items[item_offset + first_item + lane];
+            const int target = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+            used = c.in[size_t(target) * c.num_states + t] > 0;
+          }
+          if (!__any_sync(0xffffffffu, used)) continue;
+        }
+        double acc[kG];
+#pragma unroll
+        for (int g = 0; g < kG; ++g) acc[g] = 0;
+        const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
+        for (int r = __ldg(pairs.pl_rule_begin + pl) + lane; r < rule_end; r += 32) {
+          const int key = __ldg(pairs.key + r);
+          const double w = __ldg(pairs.w + r);
+          const double2* s2 = reinterpret_cast<const double2*>(sh_s + key * kG);
+#pragma unroll
+          for (int q = 0; q < kG / 2; ++q) {
+            const double2 v = s2[q];
+            acc[2 * q] = fma(w, v.x, acc[2 * q]);
+            acc[2 * q + 1] = fma(w, v.y, acc[2 * q + 1]);
+          }
+        }
+#pragma unroll
+        for (int g = 0; g < kG; ++g) {
+#pragma unroll
+          for (int offset = 16; offset > 0; offset >>= 1)
+            acc[g] += __shfl_xor_sync(0xffffffffu, acc[g], offset);
+        }
+        if (lane < kG) {
+          double mine = 0;
+#pragma unroll
+          for (int g = 0; g < kG; ++g)
+            if (g == lane) mine = acc[g];
+          if (mine > 0 && first_item + lane < num_items) {
+            const CellItem it = items[item_offset + first_item + lane];
+            const int target = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+            const int t = __ldg(pairs.pl_target + pl);
+            if (kMode == kInside || c.in[size_t(target) * c.num_states + t] > 0) {
+              atomicAdd(c.acc + size_t(target) * c.num_states + t, mine);
+            }
           }
         }
       }
@@ -554,7 +585,7 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// The first version (option max_rule_warp_per_split): a warp per split point, lanes over b, and
+// The first version (option max_rule_kernel = 1): a warp per split point, lanes over b, and
 // thread 0 scanning the splits of each rule in order.
 // A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q),
 // span doubles (per-split candidates), the parent symbol's outpre values.
@@ -780,7 +811,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     num_states_ = g.num_states;
     num_symbols_ = g.num_symbols;
     cells_per_group_ = options.cells_per_group == 16 ? 16 : 8;
-    warp_per_split_ = options.max_rule_warp_per_split;
+    max_rule_kernel_ = options.max_rule_kernel == 1 ? 1 : 2;
+    pair_sum_kernel_ = options.pair_sum_kernel == 1 ? 1 : 2;
     cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
     if (!AllowDynamicShared(UnaryNormalizeKernel, size_t(num_states_) * sizeof(double),
                             max_shared_optin_, "unary", error)) {
@@ -872,22 +904,28 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
 
   ~DeviceInsideOutsideImpl() override {
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
+    for (cudaEvent_t e : kind_events_) cudaEventDestroy(e);
     if (stream_) cudaStreamDestroy(stream_);
   }
 
   void SetProfiling(bool on) override {
     profile_ = on;
     profile_ms_.fill(0);
+    kind_ms_.fill(0);
     profile_batches_ = 0;
   }
 
   std::string ProfileReport() const override {
-    char text[256];
+    char text[512];
     std::snprintf(text, sizeof(text),
                   "%d batches: host wall %.1f ms; device: setup %.1f, inside %.1f, outside %.1f, "
-                  "max-rule %.1f, copy back %.1f ms",
+                  "max-rule %.1f, copy back %.1f ms; kernels: pair-sum inside %.1f, pair-sum "
+                  "outside %.1f, unary+normalize %.1f, max-rule binary %.1f, merge %.1f, unary "
+                  "%.1f, other %.1f ms",
                   profile_batches_, profile_ms_[0], profile_ms_[1], profile_ms_[2], profile_ms_[3],
-                  profile_ms_[4], profile_ms_[5]);
+                  profile_ms_[4], profile_ms_[5], kind_ms_[kKindPairInside],
+                  kind_ms_[kKindPairOutside], kind_ms_[kKindUnary], kind_ms_[kKindMaxcBinary],
+                  kind_ms_[kKindMaxcMerge], kind_ms_[kKindMaxcUnary], kind_ms_[kKindOther]);
     return text;
   }
 
@@ -905,11 +943,38 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         cudaEventElapsedTime(&ms, events_[k], events_[k + 1]);
         profile_ms_[k + 1] += ms;
       }
+      for (size_t k = 0; k + 1 < kind_of_.size(); ++k) {
+        float ms = 0;
+        cudaEventElapsedTime(&ms, kind_events_[k], kind_events_[k + 1]);
+        kind_ms_[kind_of_[k]] += ms;
+      }
     }
     return result;
   }
 
  private:
+  enum KernelKind {
+    kKindPairInside,
+    kKindPairOutside,
+    kKindUnary,
+    kKindMaxcBinary,
+    kKindMaxcMerge,
+    kKindMaxcUnary,
+    kKindOther,
+    kNumKinds
+  };
+  // Profiling: the launches from here to the next Kind() call are of `kind`.
+  void Kind(KernelKind kind) {
+    if (!profile_) return;
+    if (kind_of_.size() == kind_events_.size()) {
+      cudaEvent_t e;
+      cudaEventCreate(&e);
+      kind_events_.push_back(e);
+    }
+    cudaEventRecord(kind_events_[kind_of_.size()], stream_);
+    kind_of_.push_back(kind);
+  }
+
   void Mark(int index) {
     if (!profile_) return;
     while (static_cast<int>(events_.size()) <= index) {
@@ -923,6 +988,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   IoBatchResult Run(const std::vector<IoSentence>& batch, bool keep_charts,
                     std::vector<IoResult>* results, std::string* error) {
     results->assign(batch.size(), IoResult{});
+    kind_of_.clear();
     if (batch.empty()) return IoBatchResult::kOk;
     const int num_sentences = static_cast<int>(batch.size());
     std::vector<int> base(num_sentences), word(num_sentences), top(num_sentences);
@@ -1015,18 +1081,22 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     // Inside.
     for (int span = 1; span <= max_n; ++span) {
       const int offset = level_begin[span], count = level_begin[span + 1] - offset;
+      Kind(kKindOther);
       if (span == 1) {
         LexicalKernel<<<count, kThreads, 0, stream_>>>(c, items_.get(), offset, lexical_.get());
       } else {
         RefScaleKernel<<<(count + 127) / 128, 128, 0, stream_>>>(c, items_.get(), offset, count,
                                                                  span, 0);
+        Kind(kKindPairInside);
         if (!LaunchPairSum<kInside>(c, offset, count, span, span - 1, error))
           return IoBatchResult::kFailed;
       }
+      Kind(kKindUnary);
       UnaryNormalizeKernel<<<count, kThreads, num_states_ * sizeof(double), stream_>>>(
           c, items_.get(), offset, span, up_begin_.get(), up_child_.get(), up_w_.get(),
           state_symbol_.get(), 0);
     }
+    Kind(kKindOther);
     LikelihoodKernel<<<(num_sentences + 127) / 128, 128, 0, stream_>>>(c, top_.get(),
                                                                        num_sentences);
     Mark(2);
@@ -1035,13 +1105,16 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     cudaMemsetAsync(acc_.get(), 0, chart * sizeof(double), stream_);
     for (int span = max_n; span >= 1; --span) {
       const int offset = level_begin[span], count = level_begin[span + 1] - offset;
+      Kind(kKindOther);
       RefScaleKernel<<<(count + 127) / 128, 128, 0, stream_>>>(c, items_.get(), offset, count, span,
                                                                1);
+      Kind(kKindPairOutside);
       if (span < max_n) {
         if (!LaunchPairSum<kOutLeft>(c, offset, count, span, max_n - span, error) ||
             !LaunchPairSum<kOutRight>(c, offset, count, span, max_n - span, error))
           return IoBatchResult::kFailed;
       }
+      Kind(kKindUnary);
       UnaryNormalizeKernel<<<count, kThreads, num_states_ * sizeof(double), stream_>>>(
           c, items_.get(), offset, span, uc_begin_.get(), uc_parent_.get(), uc_w_.get(),
           state_symbol_.get(), 1);
@@ -1057,6 +1130,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     for (int span = 1; span <= max_n; ++span) {
       const int offset = level_begin[span], count = level_begin[span + 1] - offset;
       if (span == 1) {
+        Kind(kKindOther);
         MaxcLexicalKernel<<<count, kThreads, 0, stream_>>>(c, m, r, items_.get(), offset,
                                                            lexical_.get());
       } else {
@@ -1065,7 +1139,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
             span * sizeof(int);
         // AllowDynamicShared counts the kernels' static shared bytes too (a 134-word sentence
         // of gum_sm5.gr failed with "invalid argument" when only the dynamic bytes were).
-        if (warp_per_split_) {
+        Kind(kKindMaxcBinary);
+        if (max_rule_kernel_ == 1) {
           if (!AllowDynamicShared(MaxcBinaryWarpKernel, shared, max_shared_optin_, "max-rule",
                                   error))
             return IoBatchResult::kFailed;
@@ -1081,13 +1156,16 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                 num_chunks_);
         }
         const int threads = count * num_symbols_;
+        Kind(kKindMaxcMerge);
         MaxcMergeKernel<<<(threads + 255) / 256, 256, 0, stream_>>>(
             c, m, r, items_.get(), offset, count, span, candidates_.get(), num_chunks_,
             symbol_chunk_begin_.get());
       }
+      Kind(kKindMaxcUnary);
       MaxcUnaryKernel<<<count, kThreads, (num_symbols_ + num_pairs_) * sizeof(double), stream_>>>(
           c, m, r, items_.get(), offset, span, num_pairs_);
     }
+    Kind(kKindOther);
     Mark(4);
 
     cudaMemcpyAsync(host.score.get(), maxc_score_.get(), maxc * sizeof(double),
@@ -1131,26 +1209,32 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   template <int kMode>
   bool LaunchPairSum(const Charts& c, int offset, int count, int span, int max_partners,
                      std::string* error) {
+    if (pair_sum_kernel_ == 1) {
+      return cells_per_group_ == 16
+                 ? LaunchPairSumG<16, kMode, 1>(c, offset, count, span, max_partners, error)
+                 : LaunchPairSumG<8, kMode, 1>(c, offset, count, span, max_partners, error);
+    }
     return cells_per_group_ == 16
-               ? LaunchPairSumG<16, kMode>(c, offset, count, span, max_partners, error)
-               : LaunchPairSumG<8, kMode>(c, offset, count, span, max_partners, error);
+               ? LaunchPairSumG<16, kMode, 2>(c, offset, count, span, max_partners, error)
+               : LaunchPairSumG<8, kMode, 2>(c, offset, count, span, max_partners, error);
   }
 
-  template <int kG, int kMode>
+  template <int kG, int kMode, int kRules>
   bool LaunchPairSumG(const Charts& c, int offset, int count, int span, int max_partners,
                       std::string* error) {
     const PairLayout& layout = layouts_[kMode];
     if (layout.num_tiles == 0 || max_partners <= 0) return true;
     const size_t shared =
         size_t(kG) * layout.max_bc * sizeof(double) + size_t(kG) * max_partners * 16;
-    if (!AllowDynamicShared(PairSumKernel<kG, kMode>, shared, max_shared_optin_, "pair-sum", error))
+    if (!AllowDynamicShared(PairSumKernel<kG, kMode, kRules>, shared, max_shared_optin_, "pair-sum",
+                            error))
       return false;
     const int groups = (count + kG - 1) / kG;
     const int tiles = layout.num_tiles;
     const int blocks_x = std::max(1, std::min(groups, (num_sms_ * 64 + tiles - 1) / tiles));
     const int per_block = (groups + blocks_x - 1) / blocks_x;
     const int launched_x = (groups + per_block - 1) / per_block;
-    PairSumKernel<kG, kMode><<<dim3(launched_x, tiles), kThreads, shared, stream_>>>(
+    PairSumKernel<kG, kMode, kRules><<<dim3(launched_x, tiles), kThreads, shared, stream_>>>(
         c, items_.get(), offset, span, layout.view(), count, max_partners, layout.max_bc,
         per_block);
     const cudaError_t launch = cudaGetLastError();
@@ -1195,6 +1279,16 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         if (band.empty()) continue;
         std::stable_sort(band.begin(), band.end(),
                          [](const RuleTriple& a, const RuleTriple& b) { return a.t < b.t; });
+        // Target states with the most rules first (the rule phase of variant 2 gives a warp
+        // several targets: neighbours should have about as many rules).
+        {
+          std::map<int, int> rules_of;
+          for (const RuleTriple& r : band) ++rules_of[r.t];
+          std::stable_sort(band.begin(), band.end(), [&](const RuleTriple& a, const RuleTriple& b) {
+            const int ra = rules_of[a.t], rb = rules_of[b.t];
+            return ra != rb ? ra > rb : a.t < b.t;
+          });
+        }
         info.push_back({x_first + lo, hi - lo, y_first, s_y});
         symbols.push_back({x_sym, y_sym});
         tile_rules.push_back(static_cast<int>(band.size()));
@@ -1339,6 +1433,9 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   cudaStream_t stream_ = nullptr;
   bool profile_ = false;
   std::array<double, 6> profile_ms_{};  // host wall, setup, inside, outside, max-rule, copy back
+  std::array<double, kNumKinds> kind_ms_{};
+  std::vector<cudaEvent_t> kind_events_;
+  std::vector<int> kind_of_;  // this batch's Kind() calls
   int profile_batches_ = 0;
   std::vector<cudaEvent_t> events_;
 
@@ -1353,8 +1450,9 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<double> mr_w_, pu_w_, mr_dense_;
   DeviceArray<int2> pair_symbols_;
   int num_chunks_ = 0, num_pairs_ = 0, max_q_ = 1, max_substates_ = 1;
-  int cells_per_group_ = 8;      // pair-sum kernel: 8 or 16
-  bool warp_per_split_ = false;  // max-rule binary kernel: the first version
+  int cells_per_group_ = 8;  // pair-sum kernel: 8 or 16
+  int max_rule_kernel_ = 2;  // max-rule binary kernel variant (options.max_rule_kernel)
+  int pair_sum_kernel_ = 2;  // pair-sum rule phase variant (options.pair_sum_kernel)
   // Batch buffers.
   DeviceArray<double> in_, out_, acc_, scales_, log_likelihood_, lexical_, maxc_score_;
   DeviceArray<unsigned char> present_;

@@ -38,8 +38,10 @@
 //     into bands of X's substates (at most 512 substate pairs a tile), and per group of 8 (or 16)
 //     target cells of one span length: first S[x][y] = sum over partners of scaled X_x * Y_y for
 //     every substate pair (4 x 4 register blocking, partners whose cells lack X or Y skipped by
-//     per-cell symbol presence flags), then every rule adds p * S[x][y] to its target state (a
-//     warp per target state, lanes over its rules, the 8 cells at once), global atomicAdd.
+//     per-cell symbol presence flags), then every rule adds p * S[x][y] to its target state
+//     (variant 2, the default: a thread per (target state, cell), 32 / G targets a warp, each
+//     thread summing its target's rules; variant 1: a warp per target state, lanes over its
+//     rules, the G cells reduced by warp shuffles), global atomicAdd.
 //   unary: a block per cell, the cell's binary sums staged in shared memory, a warp per state.
 //   max-rule binary: a block per (cell, chunk of one parent symbol's base rules); per base rule
 //     A -> B C: Q[b][c] = sum_a outpre(A_a) p(a, b, c) in shared memory (a thread per (b, c) over
@@ -82,9 +84,12 @@ struct DeviceInsideOutsideOptions {
   // Target cells per group in the pair-sum kernel: 8 (default) or 16 (each rule read serves more
   // cells; fewer groups at long spans).
   int cells_per_group = 8;
-  // Max-rule binary kernel: false (default) a thread per (split, b) then per split; true the first
+  // Pair-sum rule phase: 2 (default) a thread per (target state, cell); 1 the first version, a
+  // warp per target state with lanes over its rules (kept for measuring).
+  int pair_sum_kernel = 2;
+  // Max-rule binary kernel: 2 (default) a thread per (split, b) then per split; 1 the first
   // version, a warp per split with lanes over b (kept for measuring).
-  bool max_rule_warp_per_split = false;
+  int max_rule_kernel = 2;
 };
 
 // One sentence of a batch: its length and lexical log-scores (length x num_states, row-major, as
@@ -129,7 +134,8 @@ class DeviceInsideOutside {
   // must be parsed elsewhere.
   virtual int32_t MaxLength() const = 0;
 
-  // When on, batches time their phases with CUDA events; ProfileReport() sums them.
+  // When on, batches time their phases and kernel kinds with CUDA events (an event pair around
+  // each launch group: this adds a little time); ProfileReport() sums them.
   virtual void SetProfiling(bool on) = 0;
   virtual std::string ProfileReport() const = 0;
 
