@@ -116,8 +116,8 @@ void CompareAll(const Grammar& g, const Lexicon& lexicon,
     if (expected_charts[k].log_likelihood > kNegInf)
       ReferenceMaxRuleChart(g, *nonempty[k], expected_charts[k], &expected_maxc[k]);
   }
-  // The default kernels, 16 cells per pair-sum group, the first pair-sum rule phase, and the first
-  // max-rule binary kernel.
+  // The default kernels, 16 cells per pair-sum group, and the earlier pair-sum and max-rule
+  // binary kernel variants (cuda/inside_outside/inside_outside.h).
   struct Variant {
     std::string name;
     cuda::DeviceInsideOutsideOptions options;
@@ -125,7 +125,10 @@ void CompareAll(const Grammar& g, const Lexicon& lexicon,
   const Variant variants[] = {{"default", {}},
                               {"G16", {.cells_per_group = 16}},
                               {"pair-sum 1", {.pair_sum_kernel = 1}},
-                              {"max-rule 1", {.max_rule_kernel = 1}}};
+                              {"pair-sum 2", {.pair_sum_kernel = 2}},
+                              {"max-rule 1", {.max_rule_kernel = 1}},
+                              {"max-rule 2", {.max_rule_kernel = 2}},
+                              {"max-rule 4", {.max_rule_kernel = 4}}};
   for (const Variant& variant : variants) {
     auto device = CudaInsideOutsideBatch(g, nonempty, variant.options);
     ASSERT_TRUE(device.ok()) << device.status().message();

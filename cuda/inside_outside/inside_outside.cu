@@ -131,21 +131,23 @@ __global__ void RefScaleKernel(Charts c, const CellItem* items, int item_offset,
   c.ref_scale[target] = best;
 }
 
-// kG target cells per group. Dynamic shared memory: kG * max_bc doubles (S), then kG * max_partners
-// (factor double, X cell int, Y cell int).
-// kRules: 1 = the first rule phase (a warp per target state, lanes over its rules, the G cells'
-// sums reduced by warp shuffles: 5 shuffles of 2 words per cell and target, which bounded the
-// kernel: targets have 15 rules on average on en_sm6s, so most lanes idled); 2 = a thread per
-// (target state, cell): 32 / kG targets a warp, each thread sums its target's rules for its cell
-// sequentially (no reduction; targets of a tile are ordered by rule count so that a warp's
-// threads run about as long).
+// kG target cells per group. Dynamic shared memory: kStride * max_bc doubles (S), then kG *
+// max_partners (factor double, X cell int, Y cell int). kRules: 1 = the first rule phase (a warp
+// per target state, lanes over its rules, the G cells' sums reduced by warp shuffles: 5 shuffles of
+// 2 words per cell and target, which bounded the kernel: targets have 15 rules on average on
+// en_sm6s, so most lanes idled); 2 = a thread per (target state, cell): 32 / kG targets a warp,
+// each thread sums its target's rules for its cell sequentially (no reduction; targets of a tile
+// are ordered by rule count so that a warp's threads run about as long); 3 = 2 with S's rows padded
+// to kG + 1 doubles a substate pair (the S stores of a warp, same cell and substate pairs 4 apart,
+// hit one bank 20 times over, ncu).
 template <int kG, int kMode, int kRules>
 __global__ void __launch_bounds__(kThreads)
     PairSumKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,
                   int num_items, int max_partners, int max_bc, int groups_per_block) {
+  constexpr int kStride = kRules == 3 ? kG + 1 : kG;  // doubles a substate pair in S
   extern __shared__ double shared[];
-  double* sh_s = shared;                      // [substate pair][G]
-  double* sh_f = sh_s + size_t(kG) * max_bc;  // [G][partner]
+  double* sh_s = shared;                           // [substate pair][G (+ 1)]
+  double* sh_f = sh_s + size_t(kStride) * max_bc;  // [G][partner]
   int* sh_x = reinterpret_cast<int*>(sh_f + kG * max_partners);
   int* sh_y = sh_x + kG * max_partners;
   __shared__ int sh_count[kG];
@@ -225,11 +227,12 @@ __global__ void __launch_bounds__(kThreads)
       for (int i = 0; i < kQuad; ++i)
 #pragma unroll
         for (int j = 0; j < kQuad; ++j)
-          if (x0 + i < info.y && y0 + j < s_y) sh_s[((x0 + i) * s_y + y0 + j) * kG + g] = sum[i][j];
+          if (x0 + i < info.y && y0 + j < s_y)
+            sh_s[((x0 + i) * s_y + y0 + j) * kStride + g] = sum[i][j];
     }
     __syncthreads();
 
-    if constexpr (kRules == 2) {
+    if constexpr (kRules >= 2) {
       // Rules: a thread per (target state, cell of the group).
       constexpr int kSlots = 32 / kG;
       const int g = lane % kG;
@@ -248,7 +251,7 @@ __global__ void __launch_bounds__(kThreads)
         double acc = 0;
         const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
         for (int r = __ldg(pairs.pl_rule_begin + pl); r < rule_end; ++r)
-          acc = fma(__ldg(pairs.w + r), sh_s[__ldg(pairs.key + r) * kG + g], acc);
+          acc = fma(__ldg(pairs.w + r), sh_s[__ldg(pairs.key + r) * kStride + g], acc);
         if (acc > 0) atomicAdd(c.acc + size_t(target) * c.num_states + t, acc);
       }
     } else {
@@ -407,6 +410,13 @@ struct MaxRuleArrays {
   const double* pu_w;          // probability
   const int* symbol_first_state;
   const int* symbol_num_substates;
+  // Sparse base rules for a gather (variant 4): per base rule, gather_first[rule] indexes
+  // entry_begin, whose s_B * s_C + 1 entries bound, per (b, c) in row-major order, that entry's
+  // substate rules in gather_a (a) / gather_w (probability), within the base rule's [z, w).
+  const int* gather_first;
+  const int* entry_begin;
+  const int* gather_a;
+  const double* gather_w;
 };
 
 struct MaxcChart {
@@ -452,6 +462,32 @@ struct Candidate {
   int rule;   // base rule index
   int split;  // split point (absolute position)
 };
+
+// Block reduction of the threads' candidates into *out: the largest score; ties to the smaller
+// rule, then the smaller split. Warp shuffles first, then the warp winners. Every thread calls it.
+__device__ void StoreBlockBest(Candidate best, Candidate* out) {
+  auto better = [](const Candidate& x, const Candidate& y) {  // x before y?
+    return x.score > y.score ||
+           (x.score == y.score && x.rule >= 0 &&
+            (y.rule < 0 || x.rule < y.rule || (x.rule == y.rule && x.split < y.split)));
+  };
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    Candidate other;
+    other.score = __shfl_xor_sync(0xffffffffu, best.score, offset);
+    other.rule = __shfl_xor_sync(0xffffffffu, best.rule, offset);
+    other.split = __shfl_xor_sync(0xffffffffu, best.split, offset);
+    if (better(other, best)) best = other;
+  }
+  __shared__ Candidate sh_best[kThreads / 32];
+  if (threadIdx.x % 32 == 0) sh_best[threadIdx.x / 32] = best;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    Candidate top = sh_best[0];
+    for (int w = 1; w < blockDim.x / 32; ++w)
+      if (better(sh_best[w], top)) top = sh_best[w];
+    *out = top;
+  }
+}
 
 // A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q),
 // span doubles (per-split candidates), the parent symbol's outpre values.
@@ -560,29 +596,140 @@ __global__ void __launch_bounds__(kThreads)
       // The next rule's first barrier (__syncthreads_or) orders these reads before new writes.
     }
   }
-  // Block reduction: the largest score; ties to the smaller rule, then the smaller split. Warp
-  // shuffles first, then the 8 warp winners.
-  auto better = [](const Candidate& x, const Candidate& y) {  // x before y?
-    return x.score > y.score ||
-           (x.score == y.score && x.rule >= 0 &&
-            (y.rule < 0 || x.rule < y.rule || (x.rule == y.rule && x.split < y.split)));
-  };
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    Candidate other;
-    other.score = __shfl_xor_sync(0xffffffffu, best.score, offset);
-    other.rule = __shfl_xor_sync(0xffffffffu, best.rule, offset);
-    other.split = __shfl_xor_sync(0xffffffffu, best.split, offset);
-    if (better(other, best)) best = other;
+  StoreBlockBest(best, candidates + size_t(blockIdx.x) * num_chunks + blockIdx.y);
+}
+
+// Variant 3 (the default): variant 2's mapping, and the usable splits of a base rule A -> B C
+// come from per-block bitmasks, built once: for every split, the symbols with a max-rule score in
+// its left cell and in its right cell. Every thread then skips a base rule without a usable split
+// on its own, with no barrier (variant 2 spent a block barrier on each base rule: about 3 of 4
+// (cell, base rule) pairs have no usable split on en_sm6s, and that barrier was a fifth of the
+// kernel's time, ncu). Dynamic shared: variant 2's Q, outpre and [split][b] rows, then the masks
+// ([split][left, right][mask_words] words).
+template <bool kGather>
+__global__ void __launch_bounds__(kThreads)
+    MaxcBinaryMaskKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
+                         int item_offset, int span, int max_q, int max_substates, int mask_words,
+                         Candidate* candidates, int num_chunks) {
+  extern __shared__ double shared[];
+  double* sh_q = shared;                     // Q[b][c], rows of stride s_c | 1
+  double* sh_out = sh_q + max_q;             // the parent symbol's outpre values
+  double* sh_rows = sh_out + max_substates;  // [split][b]: in_L(b) sum_c Q[b][c] in_R(c)
+  unsigned* sh_mask = reinterpret_cast<unsigned*>(sh_rows + size_t(span) * max_substates);
+  const CellItem it = items[item_offset + blockIdx.x];
+  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+  const int4 chunk = __ldg(r.chunk + blockIdx.y);
+  const int a_sym = chunk.x;
+  Candidate best{kNegInfD, -1, -1};
+  const double log_pw = c.log_likelihood[it.sentence];
+  if (!c.present_out[size_t(cell) * c.num_symbols + a_sym] || !(log_pw > kNegInfD)) {
+    if (threadIdx.x == 0) candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = best;
+    return;  // uniform over the block
   }
-  __shared__ Candidate sh_best[kThreads / 32];
-  if (threadIdx.x % 32 == 0) sh_best[threadIdx.x / 32] = best;
+  const int splits = span - 1;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // Masks: a warp per (split, side, word), a lane per symbol.
+  for (int task = warp; task < splits * 2 * mask_words; task += blockDim.x / 32) {
+    const int k = task / (2 * mask_words), side = (task / mask_words) % 2;
+    const int symbol = (task % mask_words) * 32 + lane;
+    const int mid = it.start + 1 + k;
+    const int x = it.base + (side == 0 ? ChartCellIndex(it.n, it.start, mid)
+                                       : ChartCellIndex(it.n, mid, it.start + span));
+    const bool has =
+        symbol < c.num_symbols && m.score[size_t(x) * c.num_symbols + symbol] > kNegInfD;
+    const unsigned bits = __ballot_sync(0xffffffffu, has);
+    if (lane == 0) sh_mask[task] = bits;
+  }
+  const int a_first = __ldg(r.symbol_first_state + a_sym);
+  const int s_a = __ldg(r.symbol_num_substates + a_sym);
+  const double* out = c.out + size_t(cell) * c.num_states + a_first;
+  for (int a = threadIdx.x; a < s_a; a += blockDim.x) sh_out[a] = out[a];
   __syncthreads();
-  if (threadIdx.x == 0) {
-    Candidate top = sh_best[0];
-    for (int w = 1; w < blockDim.x / 32; ++w)
-      if (better(sh_best[w], top)) top = sh_best[w];
-    candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = top;
+  const double cell_term = c.out_scale[cell] - log_pw;
+  for (int br = chunk.y; br < chunk.z; ++br) {
+    const int4 base = __ldg(r.base + br);
+    const int b_word = base.x >> 5, c_word = base.y >> 5;
+    const unsigned b_bit = 1u << (base.x & 31), c_bit = 1u << (base.y & 31);
+    // Split k is usable when its left cell has B and its right cell has C (max-rule scores).
+    auto usable = [&](int k) {
+      return (sh_mask[(2 * k) * mask_words + b_word] & b_bit) &&
+             (sh_mask[(2 * k + 1) * mask_words + c_word] & c_bit);
+    };
+    bool any = false;
+    for (int k = 0; k < splits && !any; ++k) any = usable(k);
+    if (!any) continue;  // the same for every thread
+    const int b_first = __ldg(r.symbol_first_state + base.x);
+    const int s_b = __ldg(r.symbol_num_substates + base.x);
+    const int c_first = __ldg(r.symbol_first_state + base.y);
+    const int s_c = __ldg(r.symbol_num_substates + base.y);
+    const int stride = s_c | 1;
+    // Q: the previous rule's readers of sh_q passed its [split][b] barrier.
+    if (base.w < 0) {
+      const int bc = s_b * s_c;
+      const double* p = r.dense + base.z;
+      for (int e = threadIdx.x; e < bc; e += blockDim.x) {
+        double q = 0;
+        for (int a = 0; a < s_a; ++a) q = fma(sh_out[a], __ldg(p + size_t(a) * bc + e), q);
+        sh_q[(e / s_c) * stride + e % s_c] = q;
+      }
+    } else if (kGather) {
+      // A thread per (b, c): the sum over its rules (no atomics, no zeroing barrier).
+      const int* begin = r.entry_begin + __ldg(r.gather_first + br);
+      for (int e = threadIdx.x; e < s_b * s_c; e += blockDim.x) {
+        double q = 0;
+        const int end = __ldg(begin + e + 1);
+        for (int u = __ldg(begin + e); u < end; ++u)
+          q = fma(sh_out[__ldg(r.gather_a + u)], __ldg(r.gather_w + u), q);
+        sh_q[(e / s_c) * stride + e % s_c] = q;
+      }
+    } else {
+      for (int e = threadIdx.x; e < s_b * stride; e += blockDim.x) sh_q[e] = 0;
+      __syncthreads();
+      for (int u = base.z + threadIdx.x; u < base.w; u += blockDim.x) {
+        const int key = __ldg(r.mr_key + u);
+        const double o = sh_out[key >> 16];
+        if (o > 0) atomicAdd(sh_q + (key & 0xffff), o * __ldg(r.mr_w + u));
+      }
+    }
+    __syncthreads();
+    // A thread per (split, b): in_L(b) * sum_c Q[b][c] in_R(c).
+    for (int e = threadIdx.x; e < splits * s_b; e += blockDim.x) {
+      const int k = e / s_b, b = e - k * s_b;
+      double v = 0;
+      if (usable(k)) {
+        const int mid = it.start + 1 + k;
+        const double l = c.in[size_t(it.base + ChartCellIndex(it.n, it.start, mid)) * c.num_states +
+                              b_first + b];
+        if (l != 0) {
+          const double* right =
+              c.in + size_t(it.base + ChartCellIndex(it.n, mid, it.start + span)) * c.num_states +
+              c_first;
+          const double* q = sh_q + b * stride;
+          double row = 0;
+          for (int cc = 0; cc < s_c; ++cc) row = fma(q[cc], right[cc], row);
+          v = l * row;
+        }
+      }
+      sh_rows[e] = v;
+    }
+    __syncthreads();
+    // A thread per split: the sum over b, the candidate, the thread's running best. The next
+    // usable rule's first barrier orders these reads before its writes of sh_rows.
+    for (int k = threadIdx.x; k < splits; k += blockDim.x) {
+      if (!usable(k)) continue;
+      double sum = 0;
+      for (int b = 0; b < s_b; ++b) sum += sh_rows[k * s_b + b];
+      if (!(sum > 0)) continue;
+      const int mid = it.start + 1 + k;
+      const int lc = it.base + ChartCellIndex(it.n, it.start, mid);
+      const int rc = it.base + ChartCellIndex(it.n, mid, it.start + span);
+      const double g = m.score[size_t(lc) * c.num_symbols + base.x] +
+                       m.score[size_t(rc) * c.num_symbols + base.y] + log(sum) + cell_term +
+                       c.in_scale[lc] + c.in_scale[rc];
+      if (g > best.score) best = {g, br, mid};
+    }
   }
+  StoreBlockBest(best, candidates + size_t(blockIdx.x) * num_chunks + blockIdx.y);
 }
 
 // The first version (option max_rule_kernel = 1): a warp per split point, lanes over b, and
@@ -789,13 +936,15 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   size_t BatchBudget() const override { return budget_; }
   int32_t MaxLength() const override {
     const int64_t optin = max_shared_optin_;
-    // Max-rule binary kernel: Q, outpre, [split][b] rows, split flags.
-    const int64_t maxc = (optin - int64_t(max_q_ + max_substates_) * 8) / (max_substates_ * 8 + 4);
+    // Max-rule binary kernel: Q, outpre, then per split: [b] rows, a flag or two symbol masks.
+    const int64_t maxc = (optin - int64_t(max_q_ + max_substates_) * 8) /
+                         (max_substates_ * 8 + std::max<int64_t>(4, 8 * mask_words_));
     // Pair-sum kernel: kG cells' S tile, then 16 bytes per partner and cell.
     int64_t pair = std::numeric_limits<int32_t>::max();
     for (const PairLayout& l : layouts_) {
       pair = std::min<int64_t>(
-          pair, (optin - int64_t(cells_per_group_) * l.max_bc * 8) / (cells_per_group_ * 16) + 1);
+          pair,
+          (optin - int64_t(cells_per_group_ + 1) * l.max_bc * 8) / (cells_per_group_ * 16) + 1);
     }
     return static_cast<int32_t>(std::max<int64_t>(1, std::min(maxc, pair)));
   }
@@ -811,8 +960,11 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     num_states_ = g.num_states;
     num_symbols_ = g.num_symbols;
     cells_per_group_ = options.cells_per_group == 16 ? 16 : 8;
-    max_rule_kernel_ = options.max_rule_kernel == 1 ? 1 : 2;
-    pair_sum_kernel_ = options.pair_sum_kernel == 1 ? 1 : 2;
+    max_rule_kernel_ =
+        options.max_rule_kernel >= 1 && options.max_rule_kernel <= 4 ? options.max_rule_kernel : 3;
+    mask_words_ = (g.num_symbols + 31) / 32;
+    pair_sum_kernel_ =
+        options.pair_sum_kernel >= 1 && options.pair_sum_kernel <= 2 ? options.pair_sum_kernel : 3;
     cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
     if (!AllowDynamicShared(UnaryNormalizeKernel, size_t(num_states_) * sizeof(double),
                             max_shared_optin_, "unary", error)) {
@@ -1134,9 +1286,10 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         MaxcLexicalKernel<<<count, kThreads, 0, stream_>>>(c, m, r, items_.get(), offset,
                                                            lexical_.get());
       } else {
+        // Variants 1 and 2: a flag per split; 3: two masks per split.
         const size_t shared =
             (size_t(max_q_) + max_substates_ + size_t(span) * max_substates_) * sizeof(double) +
-            span * sizeof(int);
+            span * (max_rule_kernel_ >= 3 ? 2 * mask_words_ * sizeof(unsigned) : sizeof(int));
         // AllowDynamicShared counts the kernels' static shared bytes too (a 134-word sentence
         // of gum_sm5.gr failed with "invalid argument" when only the dynamic bytes were).
         Kind(kKindMaxcBinary);
@@ -1147,6 +1300,15 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
           if (num_chunks_ > 0)
             MaxcBinaryWarpKernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
                 c, m, r, items_.get(), offset, span, max_q_, candidates_.get(), num_chunks_);
+        } else if (max_rule_kernel_ >= 3) {
+          const auto kernel =
+              max_rule_kernel_ == 4 ? MaxcBinaryMaskKernel<true> : MaxcBinaryMaskKernel<false>;
+          if (!AllowDynamicShared(kernel, shared, max_shared_optin_, "max-rule", error))
+            return IoBatchResult::kFailed;
+          if (num_chunks_ > 0)
+            kernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
+                c, m, r, items_.get(), offset, span, max_q_, max_substates_, mask_words_,
+                candidates_.get(), num_chunks_);
         } else {
           if (!AllowDynamicShared(MaxcBinaryKernel, shared, max_shared_optin_, "max-rule", error))
             return IoBatchResult::kFailed;
@@ -1214,6 +1376,11 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                  ? LaunchPairSumG<16, kMode, 1>(c, offset, count, span, max_partners, error)
                  : LaunchPairSumG<8, kMode, 1>(c, offset, count, span, max_partners, error);
     }
+    if (pair_sum_kernel_ == 3) {
+      return cells_per_group_ == 16
+                 ? LaunchPairSumG<16, kMode, 3>(c, offset, count, span, max_partners, error)
+                 : LaunchPairSumG<8, kMode, 3>(c, offset, count, span, max_partners, error);
+    }
     return cells_per_group_ == 16
                ? LaunchPairSumG<16, kMode, 2>(c, offset, count, span, max_partners, error)
                : LaunchPairSumG<8, kMode, 2>(c, offset, count, span, max_partners, error);
@@ -1224,8 +1391,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                       std::string* error) {
     const PairLayout& layout = layouts_[kMode];
     if (layout.num_tiles == 0 || max_partners <= 0) return true;
-    const size_t shared =
-        size_t(kG) * layout.max_bc * sizeof(double) + size_t(kG) * max_partners * 16;
+    const size_t shared = size_t(kRules == 3 ? kG + 1 : kG) * layout.max_bc * sizeof(double) +
+                          size_t(kG) * max_partners * 16;
     if (!AllowDynamicShared(PairSumKernel<kG, kMode, kRules>, shared, max_shared_optin_, "pair-sum",
                             error))
       return false;
@@ -1330,6 +1497,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     std::vector<int4> base, chunks;
     std::vector<int> keys, chunk_begin{0};
     std::vector<double> w, dense;
+    std::vector<int> gather_first, entry_begin, gather_a;
+    std::vector<double> gather_w;
     auto it = by_base.begin();
     for (int a = 0; a < num_symbols_; ++a) {
       int64_t work = 0;
@@ -1363,7 +1532,27 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
             w.push_back(std::exp(g.binary_log_prob[r]));
           }
         }
-        if (!is_dense) entry.w = static_cast<int>(keys.size());
+        gather_first.push_back(static_cast<int>(entry_begin.size()));
+        if (!is_dense) {
+          entry.w = static_cast<int>(keys.size());
+          // The same rules by (b, c) entry (a counting sort; within an entry, in rule order).
+          std::vector<int> count(size_t(s_b) * s_c + 1, 0);
+          for (int u = entry.z; u < entry.w; ++u) {
+            const int bc = keys[u] & 0xffff;
+            ++count[(bc / stride) * s_c + bc % stride + 1];
+          }
+          for (size_t e = 1; e < count.size(); ++e) count[e] += count[e - 1];
+          for (int& v : count) v += entry.z;
+          entry_begin.insert(entry_begin.end(), count.begin(), count.end());
+          gather_a.resize(keys.size());
+          gather_w.resize(keys.size());
+          for (int u = entry.z; u < entry.w; ++u) {
+            const int bc = keys[u] & 0xffff;
+            const int slot = count[(bc / stride) * s_c + bc % stride]++;
+            gather_a[slot] = keys[u] >> 16;
+            gather_w[slot] = w[u];
+          }
+        }
         if (dense.size() >= size_t(1) << 31) return false;
         const int64_t cost = (is_dense ? cube : int64_t(list.size())) + 8 * int64_t(s_b) * s_c;
         if (work > 0 && work + cost > kChunkWork) {
@@ -1405,7 +1594,10 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
       pair_begin.push_back(static_cast<int>(pair_symbols.size()));
     }
     num_pairs_ = static_cast<int>(pair_symbols.size());
+    if (entry_begin.empty()) entry_begin.push_back(0);
     return mr_base_.Upload(base) && mr_key_.Upload(keys) && mr_w_.Upload(w) &&
+           mr_gather_first_.Upload(gather_first) && mr_entry_begin_.Upload(entry_begin) &&
+           mr_gather_a_.Upload(gather_a) && mr_gather_w_.Upload(gather_w) &&
            mr_dense_.Upload(dense) && mr_chunk_.Upload(chunks) &&
            symbol_chunk_begin_.Upload(chunk_begin) && pair_begin_.Upload(pair_begin) &&
            pair_symbols_.Upload(pair_symbols) && pair_rule_begin_.Upload(pair_rule_begin) &&
@@ -1413,10 +1605,12 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   }
 
   MaxRuleArrays MaxRuleView() const {
-    return {mr_base_.get(),      mr_key_.get(),     mr_w_.get(),         mr_dense_.get(),
-            mr_chunk_.get(),     pair_begin_.get(), pair_symbols_.get(), pair_rule_begin_.get(),
-            pu_parent_.get(),    pu_child_.get(),   pu_w_.get(),         first_state_.get(),
-            num_substates_.get()};
+    return {
+        mr_base_.get(),       mr_key_.get(),          mr_w_.get(),           mr_dense_.get(),
+        mr_chunk_.get(),      pair_begin_.get(),      pair_symbols_.get(),   pair_rule_begin_.get(),
+        pu_parent_.get(),     pu_child_.get(),        pu_w_.get(),           first_state_.get(),
+        num_substates_.get(), mr_gather_first_.get(), mr_entry_begin_.get(), mr_gather_a_.get(),
+        mr_gather_w_.get()};
   }
 
   struct HostBuffers {
@@ -1446,13 +1640,14 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   // Max-rule.
   DeviceArray<int4> mr_base_, mr_chunk_;
   DeviceArray<int> mr_key_, symbol_chunk_begin_, pair_begin_, pair_rule_begin_, pu_parent_,
-      pu_child_;
-  DeviceArray<double> mr_w_, pu_w_, mr_dense_;
+      pu_child_, mr_gather_first_, mr_entry_begin_, mr_gather_a_;
+  DeviceArray<double> mr_w_, pu_w_, mr_dense_, mr_gather_w_;
   DeviceArray<int2> pair_symbols_;
   int num_chunks_ = 0, num_pairs_ = 0, max_q_ = 1, max_substates_ = 1;
   int cells_per_group_ = 8;  // pair-sum kernel: 8 or 16
-  int max_rule_kernel_ = 2;  // max-rule binary kernel variant (options.max_rule_kernel)
-  int pair_sum_kernel_ = 2;  // pair-sum rule phase variant (options.pair_sum_kernel)
+  int max_rule_kernel_ = 3;  // max-rule binary kernel variant (options.max_rule_kernel)
+  int mask_words_ = 1;       // max-rule variant 3: 32-bit words of a symbol mask
+  int pair_sum_kernel_ = 3;  // pair-sum kernel variant (options.pair_sum_kernel)
   // Batch buffers.
   DeviceArray<double> in_, out_, acc_, scales_, log_likelihood_, lexical_, maxc_score_;
   DeviceArray<unsigned char> present_;

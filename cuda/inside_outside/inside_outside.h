@@ -39,16 +39,19 @@
 //     target cells of one span length: first S[x][y] = sum over partners of scaled X_x * Y_y for
 //     every substate pair (4 x 4 register blocking, partners whose cells lack X or Y skipped by
 //     per-cell symbol presence flags), then every rule adds p * S[x][y] to its target state
-//     (variant 2, the default: a thread per (target state, cell), 32 / G targets a warp, each
+//     (variants 2 and 3: a thread per (target state, cell), 32 / G targets a warp, each
 //     thread summing its target's rules; variant 1: a warp per target state, lanes over its
 //     rules, the G cells reduced by warp shuffles), global atomicAdd.
 //   unary: a block per cell, the cell's binary sums staged in shared memory, a warp per state.
-//   max-rule binary: a block per (cell, chunk of one parent symbol's base rules); per base rule
+//   max-rule binary: a block per (cell, chunk of one parent symbol's base rules); (variant 3,
+//     the default) first, per split, masks of the symbols with a max-rule score in its left and
+//     right cells, so that base rules without a usable split are skipped; per base rule
 //     A -> B C: Q[b][c] = sum_a outpre(A_a) p(a, b, c) in shared memory (a thread per (b, c) over
 //     a dense copy of the base rule's probabilities when at least half of its substate triples
-//     are rules, else shared-memory atomics over its rules), then a warp per split
-//     point computes sum_{b,c} in(B_b) in(C_c) Q[b][c]; the block keeps the first best (rule,
-//     split) in grammar order; a merge kernel takes the first best chunk per (cell, symbol).
+//     are rules, else shared-memory atomics over its rules), then a thread per (split, b)
+//     computes in(B_b) sum_c Q[b][c] in(C_c) and a thread per split sums over b (variant 1: a
+//     warp per split); the block keeps the first best (rule, split) in grammar order; a merge
+//     kernel takes the first best chunk per (cell, symbol).
 //   max-rule unary: a block per cell, a warp per (parent, child) base pair.
 #pragma once
 
@@ -84,12 +87,17 @@ struct DeviceInsideOutsideOptions {
   // Target cells per group in the pair-sum kernel: 8 (default) or 16 (each rule read serves more
   // cells; fewer groups at long spans).
   int cells_per_group = 8;
-  // Pair-sum rule phase: 2 (default) a thread per (target state, cell); 1 the first version, a
-  // warp per target state with lanes over its rules (kept for measuring).
-  int pair_sum_kernel = 2;
-  // Max-rule binary kernel: 2 (default) a thread per (split, b) then per split; 1 the first
-  // version, a warp per split with lanes over b (kept for measuring).
-  int max_rule_kernel = 2;
+  // Pair-sum kernel: 3 (default) variant 2 with the S tile's rows padded to G + 1 doubles a
+  // substate pair (its stores had 20-way shared bank conflicts, ncu); 2 the rule phase a thread
+  // per (target state, cell); 1 the first version, a warp per target state with lanes over its
+  // rules (1 and 2 kept for measuring).
+  int pair_sum_kernel = 3;
+  // Max-rule binary kernel: 3 (default) variant 2 with the usable splits from per-block symbol
+  // masks (no barrier for a base rule without a usable split); 4 variant 3 with Q of a sparse
+  // base rule gathered by a thread per (b, c) over its rules (no shared atomics, no zeroing
+  // barrier); 2 a thread per (split, b) then per split, a block barrier per base rule; 1 the
+  // first version, a warp per split with lanes over b (1 and 2 kept for measuring).
+  int max_rule_kernel = 3;
 };
 
 // One sentence of a batch: its length and lexical log-scores (length x num_states, row-major, as
