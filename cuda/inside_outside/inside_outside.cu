@@ -592,150 +592,6 @@ __global__ void __launch_bounds__(kThreads)
   StoreBlockBest(best, candidates + size_t(blockIdx.x) * num_chunks + blockIdx.y);
 }
 
-// The symbol mask of each cell of one span length: bit s of word s / 32 is set when symbol s has a
-// max-rule score there (variant 5 reads its children's masks). A block per cell, a warp per word.
-__global__ void MaxcMaskKernel(Charts c, MaxcChart m, const CellItem* items, int item_offset,
-                               int span, unsigned* cell_mask, int mask_words) {
-  const CellItem it = items[item_offset + blockIdx.x];
-  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
-  const int lane = threadIdx.x % 32;
-  for (int w = threadIdx.x / 32; w < mask_words; w += blockDim.x / 32) {
-    const int symbol = w * 32 + lane;
-    const bool has =
-        symbol < c.num_symbols && m.score[size_t(cell) * c.num_symbols + symbol] > kNegInfD;
-    const unsigned bits = __ballot_sync(0xffffffffu, has);
-    if (lane == 0) cell_mask[size_t(cell) * mask_words + w] = bits;
-  }
-}
-
-// Split k of a block's cell is usable for A -> B C when its left cell has a max-rule score for B
-// and its right cell one for C; sh_mask holds [split][left, right][mask_words] words.
-__device__ __forceinline__ bool SplitUsable(const unsigned* sh_mask, int mask_words, int k,
-                                            int b_sym, int c_sym) {
-  return ((sh_mask[(2 * k) * mask_words + (b_sym >> 5)] >> (b_sym & 31)) & 1u) &&
-         ((sh_mask[(2 * k + 1) * mask_words + (c_sym >> 5)] >> (c_sym & 31)) & 1u);
-}
-
-// Variant 5 (the default): variant 2's mapping without its block barrier per base rule (about 3
-// of 4 (cell, base rule) pairs have no usable split on en_sm6s, and the barrier that found out
-// was a fifth of variant 2's time, ncu). The block copies its splits' child-cell symbol masks
-// (MaxcMaskKernel) to shared memory, a warp per base rule of the chunk flags the rules with a
-// usable split (lanes over splits), one barrier, then the usable rules run as in variant 2.
-// (Variants 3 and 4 built the masks in every block and had every thread scan every split per
-// rule: slower, removed; bench/RESULTS.md.) Dynamic shared: variant 2's Q, outpre and [split][b]
-// rows, the masks, then max_chunk_rules flags.
-__global__ void __launch_bounds__(kThreads)
-    MaxcBinaryFlagKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
-                         int item_offset, int span, int max_q, int max_substates,
-                         const unsigned* cell_mask, int mask_words, Candidate* candidates,
-                         int num_chunks) {
-  extern __shared__ double shared[];
-  double* sh_q = shared;                     // Q[b][c], rows of stride s_c | 1
-  double* sh_out = sh_q + max_q;             // the parent symbol's outpre values
-  double* sh_rows = sh_out + max_substates;  // [split][b]: in_L(b) sum_c Q[b][c] in_R(c)
-  unsigned* sh_mask = reinterpret_cast<unsigned*>(sh_rows + size_t(span) * max_substates);
-  int* sh_usable = reinterpret_cast<int*>(sh_mask + size_t(span) * 2 * mask_words);
-  const CellItem it = items[item_offset + blockIdx.x];
-  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
-  const int4 chunk = __ldg(r.chunk + blockIdx.y);
-  const int a_sym = chunk.x;
-  Candidate best{kNegInfD, -1, -1};
-  const double log_pw = c.log_likelihood[it.sentence];
-  if (!c.present_out[size_t(cell) * c.num_symbols + a_sym] || !(log_pw > kNegInfD)) {
-    if (threadIdx.x == 0) candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = best;
-    return;  // uniform over the block
-  }
-  const int splits = span - 1;
-  for (int e = threadIdx.x; e < splits * 2 * mask_words; e += blockDim.x) {
-    const int k = e / (2 * mask_words), side = (e / mask_words) % 2;
-    const int mid = it.start + 1 + k;
-    const int x = it.base + (side == 0 ? ChartCellIndex(it.n, it.start, mid)
-                                       : ChartCellIndex(it.n, mid, it.start + span));
-    sh_mask[e] = cell_mask[size_t(x) * mask_words + e % mask_words];
-  }
-  const int a_first = __ldg(r.symbol_first_state + a_sym);
-  const int s_a = __ldg(r.symbol_num_substates + a_sym);
-  const double* out = c.out + size_t(cell) * c.num_states + a_first;
-  for (int a = threadIdx.x; a < s_a; a += blockDim.x) sh_out[a] = out[a];
-  __syncthreads();
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  for (int br = chunk.y + warp; br < chunk.z; br += blockDim.x / 32) {
-    const int4 base = __ldg(r.base + br);
-    bool any = false;
-    for (int k = lane; k < splits && !any; k += 32)
-      any = SplitUsable(sh_mask, mask_words, k, base.x, base.y);
-    any = __any_sync(0xffffffffu, any);
-    if (lane == 0) sh_usable[br - chunk.y] = any;
-  }
-  __syncthreads();
-  const double cell_term = c.out_scale[cell] - log_pw;
-  for (int br = chunk.y; br < chunk.z; ++br) {
-    if (!sh_usable[br - chunk.y]) continue;  // the same for every thread
-    const int4 base = __ldg(r.base + br);
-    const int b_first = __ldg(r.symbol_first_state + base.x);
-    const int s_b = __ldg(r.symbol_num_substates + base.x);
-    const int c_first = __ldg(r.symbol_first_state + base.y);
-    const int s_c = __ldg(r.symbol_num_substates + base.y);
-    const int stride = s_c | 1;
-    // Q: the previous usable rule's readers of sh_q passed its [split][b] barrier.
-    if (base.w < 0) {
-      const int bc = s_b * s_c;
-      const double* p = r.dense + base.z;
-      for (int e = threadIdx.x; e < bc; e += blockDim.x) {
-        double q = 0;
-        for (int a = 0; a < s_a; ++a) q = fma(sh_out[a], __ldg(p + size_t(a) * bc + e), q);
-        sh_q[(e / s_c) * stride + e % s_c] = q;
-      }
-    } else {
-      for (int e = threadIdx.x; e < s_b * stride; e += blockDim.x) sh_q[e] = 0;
-      __syncthreads();
-      for (int u = base.z + threadIdx.x; u < base.w; u += blockDim.x) {
-        const int key = __ldg(r.mr_key + u);
-        const double o = sh_out[key >> 16];
-        if (o > 0) atomicAdd(sh_q + (key & 0xffff), o * __ldg(r.mr_w + u));
-      }
-    }
-    __syncthreads();
-    // A thread per (split, b): in_L(b) * sum_c Q[b][c] in_R(c).
-    for (int e = threadIdx.x; e < splits * s_b; e += blockDim.x) {
-      const int k = e / s_b, b = e - k * s_b;
-      double v = 0;
-      if (SplitUsable(sh_mask, mask_words, k, base.x, base.y)) {
-        const int mid = it.start + 1 + k;
-        const double l = c.in[size_t(it.base + ChartCellIndex(it.n, it.start, mid)) * c.num_states +
-                              b_first + b];
-        if (l != 0) {
-          const double* right =
-              c.in + size_t(it.base + ChartCellIndex(it.n, mid, it.start + span)) * c.num_states +
-              c_first;
-          const double* q = sh_q + b * stride;
-          double row = 0;
-          for (int cc = 0; cc < s_c; ++cc) row = fma(q[cc], right[cc], row);
-          v = l * row;
-        }
-      }
-      sh_rows[e] = v;
-    }
-    __syncthreads();
-    // A thread per split: the sum over b, the candidate, the thread's running best. The next
-    // usable rule's first barrier orders these reads before its writes of sh_rows.
-    for (int k = threadIdx.x; k < splits; k += blockDim.x) {
-      if (!SplitUsable(sh_mask, mask_words, k, base.x, base.y)) continue;
-      double sum = 0;
-      for (int b = 0; b < s_b; ++b) sum += sh_rows[k * s_b + b];
-      if (!(sum > 0)) continue;
-      const int mid = it.start + 1 + k;
-      const int lc = it.base + ChartCellIndex(it.n, it.start, mid);
-      const int rc = it.base + ChartCellIndex(it.n, mid, it.start + span);
-      const double g = m.score[size_t(lc) * c.num_symbols + base.x] +
-                       m.score[size_t(rc) * c.num_symbols + base.y] + log(sum) + cell_term +
-                       c.in_scale[lc] + c.in_scale[rc];
-      if (g > best.score) best = {g, br, mid};
-    }
-  }
-  StoreBlockBest(best, candidates + size_t(blockIdx.x) * num_chunks + blockIdx.y);
-}
-
 // The first version (option max_rule_kernel = 1): a warp per split point, lanes over b, and
 // thread 0 scanning the splits of each rule in order.
 // A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q),
@@ -940,10 +796,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   size_t BatchBudget() const override { return budget_; }
   int32_t MaxLength() const override {
     const int64_t optin = max_shared_optin_;
-    // Max-rule binary kernel: Q, outpre, the chunk's rule flags, then per split: [b] rows, a flag
-    // or two symbol masks.
-    const int64_t maxc = (optin - int64_t(max_q_ + max_substates_) * 8 - max_chunk_rules_ * 4) /
-                         (max_substates_ * 8 + std::max<int64_t>(4, 8 * mask_words_));
+    // Max-rule binary kernel: Q, outpre, [split][b] rows, split flags.
+    const int64_t maxc = (optin - int64_t(max_q_ + max_substates_) * 8) / (max_substates_ * 8 + 4);
     // Pair-sum kernel: kG cells' S tile, then 16 bytes per partner and cell.
     int64_t pair = std::numeric_limits<int32_t>::max();
     for (const PairLayout& l : layouts_) {
@@ -965,9 +819,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     num_states_ = g.num_states;
     num_symbols_ = g.num_symbols;
     cells_per_group_ = options.cells_per_group == 16 ? 16 : 8;
-    max_rule_kernel_ =
-        options.max_rule_kernel >= 1 && options.max_rule_kernel <= 2 ? options.max_rule_kernel : 5;
-    mask_words_ = (g.num_symbols + 31) / 32;
+    max_rule_kernel_ = options.max_rule_kernel == 1 ? 1 : 2;
     pair_sum_kernel_ =
         options.pair_sum_kernel >= 1 && options.pair_sum_kernel <= 2 ? options.pair_sum_kernel : 3;
     cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
@@ -1190,11 +1042,9 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         !log_likelihood_.Reserve(num_sentences) || !top_.Reserve(num_sentences) ||
         !lexical_.Reserve(size_t(words) * num_states_) || !items_.Reserve(items.size()) ||
         !maxc_score_.Reserve(maxc) || !maxc_info_.Reserve(maxc) ||
-        !cell_mask_.Reserve(size_t(cells) * mask_words_) ||
         !candidates_.Reserve(size_t(max_level) * num_chunks_)) {
       in_.Free(), out_.Free(), acc_.Free(), scales_.Free(), present_.Free(), lexical_.Free();
       items_.Free(), maxc_score_.Free(), maxc_info_.Free(), candidates_.Free();
-      cell_mask_.Free();
       *error = "cudaMalloc failed for a batch of " + std::to_string(num_sentences) + " sentences";
       return IoBatchResult::kOutOfMemory;
     }
@@ -1293,12 +1143,9 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         MaxcLexicalKernel<<<count, kThreads, 0, stream_>>>(c, m, r, items_.get(), offset,
                                                            lexical_.get());
       } else {
-        // Variants 1 and 2: a flag per split; 3: two masks per split.
         const size_t shared =
             (size_t(max_q_) + max_substates_ + size_t(span) * max_substates_) * sizeof(double) +
-            (max_rule_kernel_ == 5
-                 ? span * 2 * mask_words_ * sizeof(unsigned) + max_chunk_rules_ * sizeof(int)
-                 : span * sizeof(int));
+            span * sizeof(int);
         // AllowDynamicShared counts the kernels' static shared bytes too (a 134-word sentence
         // of gum_sm5.gr failed with "invalid argument" when only the dynamic bytes were).
         Kind(kKindMaxcBinary);
@@ -1309,14 +1156,6 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
           if (num_chunks_ > 0)
             MaxcBinaryWarpKernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
                 c, m, r, items_.get(), offset, span, max_q_, candidates_.get(), num_chunks_);
-        } else if (max_rule_kernel_ == 5) {
-          if (!AllowDynamicShared(MaxcBinaryFlagKernel, shared, max_shared_optin_, "max-rule",
-                                  error))
-            return IoBatchResult::kFailed;
-          if (num_chunks_ > 0)
-            MaxcBinaryFlagKernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
-                c, m, r, items_.get(), offset, span, max_q_, max_substates_, cell_mask_.get(),
-                mask_words_, candidates_.get(), num_chunks_);
         } else {
           if (!AllowDynamicShared(MaxcBinaryKernel, shared, max_shared_optin_, "max-rule", error))
             return IoBatchResult::kFailed;
@@ -1334,10 +1173,6 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
       Kind(kKindMaxcUnary);
       MaxcUnaryKernel<<<count, kThreads, (num_symbols_ + num_pairs_) * sizeof(double), stream_>>>(
           c, m, r, items_.get(), offset, span, num_pairs_);
-      if (max_rule_kernel_ == 5 && span < max_n) {
-        MaxcMaskKernel<<<count, 128, 0, stream_>>>(c, m, items_.get(), offset, span,
-                                                   cell_mask_.get(), mask_words_);
-      }
     }
     Kind(kKindOther);
     Mark(4);
@@ -1558,7 +1393,6 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
       chunk_begin.push_back(static_cast<int>(chunks.size()));
     }
     num_chunks_ = static_cast<int>(chunks.size());
-    for (const int4& k : chunks) max_chunk_rules_ = std::max(max_chunk_rules_, k.z - k.y);
     // Keys hold b * stride + c in 16 bits; Q and the split candidates share a block's memory.
     if (num_chunks_ > 65535 || max_q_ >= (1 << 16)) return false;
 
@@ -1631,16 +1465,13 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<int2> pair_symbols_;
   int num_chunks_ = 0, num_pairs_ = 0, max_q_ = 1, max_substates_ = 1;
   int cells_per_group_ = 8;  // pair-sum kernel: 8 or 16
-  int max_rule_kernel_ = 5;  // max-rule binary kernel variant (options.max_rule_kernel)
-  int mask_words_ = 1;       // max-rule variant 5: 32-bit words of a cell's symbol mask
-  int max_chunk_rules_ = 1;  // the most base rules in a max-rule chunk
+  int max_rule_kernel_ = 2;  // max-rule binary kernel variant (options.max_rule_kernel)
   int pair_sum_kernel_ = 3;  // pair-sum kernel variant (options.pair_sum_kernel)
   // Batch buffers.
   DeviceArray<double> in_, out_, acc_, scales_, log_likelihood_, lexical_, maxc_score_;
   DeviceArray<unsigned char> present_;
   DeviceArray<int> top_;
   DeviceArray<CellItem> items_;
-  DeviceArray<unsigned> cell_mask_;  // max-rule variant 5: [cell][mask_words]
   DeviceArray<int4> maxc_info_;
   DeviceArray<Candidate> candidates_;
   HostBuffers host_[2];

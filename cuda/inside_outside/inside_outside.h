@@ -43,15 +43,14 @@
 //     thread summing its target's rules; variant 1: a warp per target state, lanes over its
 //     rules, the G cells reduced by warp shuffles), global atomicAdd.
 //   unary: a block per cell, the cell's binary sums staged in shared memory, a warp per state.
-//   max-rule binary: a block per (cell, chunk of one parent symbol's base rules); (variant 5,
-//     the default) first a warp per base rule flags those with a usable split (both children
-//     with a max-rule score), from per-cell symbol masks built after each span; per usable rule
-//     A -> B C: Q[b][c] = sum_a outpre(A_a) p(a, b, c) in shared memory (a thread per (b, c) over
-//     a dense copy of the base rule's probabilities when at least half of its substate triples
-//     are rules, else shared-memory atomics over its rules), then a thread per (split, b)
-//     computes in(B_b) sum_c Q[b][c] in(C_c) and a thread per split sums over b (variant 1: a
-//     warp per split); the block keeps the first best (rule, split) in grammar order; a merge
-//     kernel takes the first best chunk per (cell, symbol).
+//   max-rule binary: a block per (cell, chunk of one parent symbol's base rules); per base rule
+//     A -> B C with a usable split (both children with a max-rule score): Q[b][c] = sum_a
+//     outpre(A_a) p(a, b, c) in shared memory (a thread per (b, c) over a dense copy of the base
+//     rule's probabilities when at least half of its substate triples are rules, else shared-memory
+//     atomics over its rules), then a thread per (split, b) computes in(B_b) sum_c Q[b][c] in(C_c)
+//     and a thread per split sums over b (variant 1: a warp per split); the block keeps the first
+//     best (rule, split) in grammar order; a merge kernel takes the first best chunk per (cell,
+//     symbol).
 //   max-rule unary: a block per cell, a warp per (parent, child) base pair.
 #pragma once
 
@@ -92,12 +91,11 @@ struct DeviceInsideOutsideOptions {
   // per (target state, cell); 1 the first version, a warp per target state with lanes over its
   // rules (1 and 2 kept for measuring).
   int pair_sum_kernel = 3;
-  // Max-rule binary kernel: 5 (default) variant 2 without its block barrier per base rule: the
-  // base rules of a chunk with a usable split are flagged first, from per-cell symbol masks; 2 a
-  // thread per (split, b) then per split, a block barrier per base rule; 1 the first version, a
-  // warp per split with lanes over b (1 and 2 kept for measuring; 3 and 4 were slower and
-  // removed, bench/RESULTS.md).
-  int max_rule_kernel = 5;
+  // Max-rule binary kernel: 2 (default) a thread per (split, b) then per split; 1 the first
+  // version, a warp per split with lanes over b (kept for measuring). Variants 3 to 5 (skipping
+  // base rules without a usable split without a block barrier) were no faster and were removed
+  // (bench/RESULTS.md).
+  int max_rule_kernel = 2;
 };
 
 // One sentence of a batch: its length and lexical log-scores (length x num_states, row-major, as
