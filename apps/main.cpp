@@ -41,9 +41,10 @@ std::string MissingCommandMessage(const CLI::App& app, const std::vector<std::st
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "cky: exact constituency parsing with Berkeley latent-variable grammars (max-rule or "
-      "Viterbi decoding, no pruning), on a CUDA GPU when there is one and on all CPU cores "
-      "otherwise; EVALB-identical scoring; membership and dense-PCFG experiments. "
+      "cky: constituency parsing with Berkeley latent-variable grammars (max-rule or Viterbi "
+      "decoding; exact on a CUDA GPU when there is one, coarse-to-fine pruned on all CPU cores "
+      "otherwise, exact with --prune off); split-merge grammar training; EVALB-identical "
+      "scoring; membership and dense-PCFG experiments. "
       "`cky COMMAND --help` explains a command's options; `cky help COMMAND` too."};
   app.name("cky");
   app.require_subcommand(1);

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "common/sentence_file.h"
+#include "common/test_variants.h"
 #include "cuda/common/device.h"
 #include "cuda/common/fault_injection.h"
 #include "cuda/viterbi/viterbi.h"
@@ -58,6 +59,7 @@ void CompareAllKernels(const BerkeleyModel& model, const Lexicon& lexicon,
   for (const ParseOutcome& o : expected) parsed += o.status == ParseStatus::kOk;
   EXPECT_GT(parsed, 0) << "the comparison needs sentences with a parse";
   for (const std::string& kernel : CudaKernelNames()) {
+    if (!TestVariantSelected(kernel)) continue;
     options.kernel = kernel;
     auto backend = MakeCudaBackend(model.grammar, options);
     ASSERT_TRUE(backend.ok()) << kernel << ": " << backend.status().message();
@@ -450,6 +452,7 @@ TEST(CudaBackendTest, EveryKernelParsesAnEightHundredWordSentenceOnTheDevice) {
   const auto expected = reference.Parse(sentences);
   ASSERT_EQ(expected[0].status, ParseStatus::kOk) << expected[0].message;
   for (const std::string& kernel : CudaKernelNames()) {
+    if (!TestVariantSelected(kernel)) continue;
     auto backend = MakeCudaBackend(model.grammar, kernel);
     ASSERT_TRUE(backend.ok()) << kernel << ": " << backend.status().message();
     Parser parser(model.grammar, lexicon, std::move(*backend));
