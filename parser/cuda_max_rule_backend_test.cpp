@@ -16,6 +16,7 @@
 #include <filesystem>
 
 #include "common/sentence_file.h"
+#include "common/test_variants.h"
 #include "cuda/common/device.h"
 #include "lexicon/lexicon.h"
 #include "parser/parser.h"
@@ -122,12 +123,14 @@ void CompareAll(const Grammar& g, const Lexicon& lexicon,
     std::string name;
     cuda::DeviceInsideOutsideOptions options;
   };
+  // CKY_TEST_VARIANTS (common/test_variants.h) may keep only some of them.
   const Variant variants[] = {{"default", {}},
-                              {"G16", {.cells_per_group = 16}},
-                              {"pair-sum 1", {.pair_sum_kernel = 1}},
-                              {"pair-sum 2", {.pair_sum_kernel = 2}},
-                              {"max-rule 1", {.max_rule_kernel = 1}}};
+                              {"g16", {.cells_per_group = 16}},
+                              {"pair-sum-1", {.pair_sum_kernel = 1}},
+                              {"pair-sum-2", {.pair_sum_kernel = 2}},
+                              {"max-rule-1", {.max_rule_kernel = 1}}};
   for (const Variant& variant : variants) {
+    if (!TestVariantSelected(variant.name)) continue;
     auto device = CudaInsideOutsideBatch(g, nonempty, variant.options);
     ASSERT_TRUE(device.ok()) << device.status().message();
     MaxDiff diff;
