@@ -252,7 +252,7 @@ StatusOr<std::unique_ptr<CoarseToFinePruner>> CoarseToFinePruner::Create(
 }
 
 bool CoarseToFinePruner::Prune(const LexicalScores& fine_lexical, ItemMask* fine_mask,
-                               PruningStats* stats) const {
+                               PruningStats* stats, std::vector<ItemMask>* level_survivors) const {
   const int32_t n = fine_lexical.length;
   const int64_t cells = Chart::NumCells(n);
   const int32_t fine_states = fine_.num_states();
@@ -268,6 +268,7 @@ bool CoarseToFinePruner::Prune(const LexicalScores& fine_lexical, ItemMask* fine
     stats->seconds.resize(levels_.size());
   }
   ItemMask mask, survivors;
+  if (level_survivors) level_survivors->clear();
   LexicalScores lexical;
   Chart post, pre;
   std::vector<double> mm;
@@ -275,7 +276,7 @@ bool CoarseToFinePruner::Prune(const LexicalScores& fine_lexical, ItemMask* fine
     const auto level_start = std::chrono::steady_clock::now();
     const Level& level = levels_[k];
     const int32_t states = level.projection->grammar.num_states();
-    const double threshold = options_.thresholds[std::min(k, options_.thresholds.size() - 1)];
+    const double threshold = this->threshold(int32_t(k));
     ProjectLexicalScores(*level.projection, fine_lexical, &lexical);
     if (k > 0) {  // allow the refinements of the previous level's survivors
       mask.length = n;
@@ -305,6 +306,7 @@ bool CoarseToFinePruner::Prune(const LexicalScores& fine_lexical, ItemMask* fine
         ++after;
       }
     }
+    if (level_survivors) level_survivors->push_back(survivors);
     if (stats) {
       stats->items_before[k] += before;
       stats->items_after[k] += after;
