@@ -169,14 +169,14 @@ int main(int argc, char** argv) {
       std::vector<size_t> failed;
       std::string why;
       (*device)->Run(
-          std::span(pointers).first(std::min<size_t>(64, pointers.size())),
-          [](const CudaPrunedBatch&) {}, &failed, &why);
+          std::span(pointers).first(std::min<size_t>(64, pointers.size())), [](CudaPrunedBatch&) {},
+          &failed, &why);
       (*device)->SetProfiling(true);
       PruningStats stats;
       failed.clear();
       const auto start = std::chrono::steady_clock::now();
       (*device)->Run(
-          pointers, [](const CudaPrunedBatch&) {}, &failed, &why, &stats);
+          pointers, [](CudaPrunedBatch&) {}, &failed, &why, &stats);
       const double seconds = Seconds(start);
       std::printf(
           "\n%s thresholds on the device: %.2f s for pruning and the fine inside pass "

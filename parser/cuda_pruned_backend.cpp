@@ -1,7 +1,6 @@
 #include "parser/cuda_pruned_backend.h"
 
 #include <algorithm>
-#include <cstring>
 #include <mutex>
 
 #include "common/thread_pool.h"
@@ -71,7 +70,7 @@ void CudaCoarseToFine::SetProfiling(bool on) { impl_->device->SetProfiling(on); 
 std::string CudaCoarseToFine::ProfileReport() const { return impl_->device->ProfileReport(); }
 
 void CudaCoarseToFine::Run(std::span<const LexicalScores* const> sentences,
-                           const std::function<void(const CudaPrunedBatch&)>& visit,
+                           const std::function<void(CudaPrunedBatch&)>& visit,
                            std::vector<size_t>* failed, std::string* why, PruningStats* stats) {
   cuda::DevicePrunedViterbi& device = *impl_->device;
   std::vector<size_t> order;
@@ -105,7 +104,7 @@ void CudaCoarseToFine::Run(std::span<const LexicalScores* const> sentences,
 
 void CudaCoarseToFine::RunBatch(std::span<const LexicalScores* const> sentences,
                                 const std::vector<size_t>& batch,
-                                const std::function<void(const CudaPrunedBatch&)>& visit,
+                                const std::function<void(CudaPrunedBatch&)>& visit,
                                 std::vector<size_t>* failed, std::string* why,
                                 PruningStats* stats) {
   const CoarseToFinePruner& p = *impl_->pruner;
@@ -147,10 +146,27 @@ void CudaCoarseToFine::RunBatch(std::span<const LexicalScores* const> sentences,
     batch_stats.seconds.assign(charts.items_before.size(), 0.0);
     stats->Add(batch_stats);
   }
+  // The fine charts: -infinity, then the device's finite entries scattered in.
   CudaPrunedBatch out;
   out.indices = batch;
-  out.fine_charts = std::move(charts.fine);
   out.survivors = std::move(charts.survivors);
+  out.fine_charts.resize(batch.size());
+  const int32_t states = p.fine().num_states();
+  std::vector<int32_t> sentence_of_cell;  // batch cell -> batch sentence
+  for (size_t b = 0; b < batch.size(); ++b) {
+    sentence_of_cell.insert(sentence_of_cell.end(), Chart::NumCells(refs[b].length), int32_t(b));
+  }
+  impl_->pool.ParallelFor(int(batch.size()),
+                          [&](int b, int) { out.fine_charts[b] = Chart(refs[b].length, states); });
+  const int chunks = impl_->pool.threads();
+  impl_->pool.ParallelFor(chunks, [&](int c, int) {
+    const size_t begin = charts.fine_count * c / chunks, end = charts.fine_count * (c + 1) / chunks;
+    for (size_t e = begin; e < end; ++e) {
+      const int64_t index = charts.fine_index[e];
+      const int32_t b = sentence_of_cell[index / states];
+      out.fine_charts[b].data()[index - charts.fine_offset[b]] = charts.fine_score[e];
+    }
+  });
   visit(out);
 }
 
@@ -177,18 +193,14 @@ class CudaPrunedBackend : public ViterbiBackend {
     }
     std::vector<size_t> failed, unpruned;
     std::string why;
-    const int32_t states = grammar_.num_states();
     std::mutex mutex;
     device_->Run(
         lexical,
-        [&](const CudaPrunedBatch& batch) {
+        [&](CudaPrunedBatch& batch) {
           pool_.ParallelFor(int(batch.indices.size()), [&](int b, int) {
             const size_t i = index[batch.indices[b]];
-            const SentenceInput& s = sentences[i];
-            Chart chart(s.lexical.length, states);
-            std::memcpy(chart.data().data(), batch.fine_charts[b],
-                        chart.data().size() * sizeof(double));
-            outcomes[i] = ParseWithChart(grammar_, s, chart);
+            outcomes[i] = ParseWithChart(grammar_, sentences[i], batch.fine_charts[b]);
+            batch.fine_charts[b] = Chart();  // its memory back now
             if (outcomes[i].status == ParseStatus::kNoParse) {
               std::lock_guard<std::mutex> lock(mutex);
               unpruned.push_back(i);

@@ -26,6 +26,7 @@
 #include "common/status.h"
 #include "grammar_io/grammar.h"
 #include "parser/backend.h"
+#include "parser/chart.h"
 #include "parser/coarse_to_fine.h"
 
 namespace cky {
@@ -39,8 +40,8 @@ struct CudaPrunedOptions {
 
 // One batch's results, as CudaCoarseToFine::Run hands them over (views, valid during the call).
 struct CudaPrunedBatch {
-  std::vector<size_t> indices;             // which sentences of Run's span, in batch order
-  std::vector<const double*> fine_charts;  // per batch sentence: NumCells(n) * fine states doubles
+  std::vector<size_t> indices;     // which sentences of Run's span, in batch order
+  std::vector<Chart> fine_charts;  // per batch sentence: the fine grammar's masked inside chart
   // keep_level_survivors: [batch sentence][level] -> NumCells(n) * level states bytes (1: kept).
   std::vector<std::vector<const uint8_t*>> survivors;
 };
@@ -55,8 +56,9 @@ class CudaCoarseToFine {
   // Sorts the sentences by length, cuts them into batches that fit the device, runs each and hands
   // it to `visit` (on the calling thread). Sentences the device cannot take even alone are listed
   // in *failed (`why` says why) and not visited. Per-level item counts go to *stats when given.
+  // `visit` may move the charts out.
   void Run(std::span<const LexicalScores* const> sentences,
-           const std::function<void(const CudaPrunedBatch&)>& visit, std::vector<size_t>* failed,
+           const std::function<void(CudaPrunedBatch&)>& visit, std::vector<size_t>* failed,
            std::string* why, PruningStats* stats = nullptr);
   const CoarseToFinePruner& pruner() const { return *pruner_; }
   // The device's per-level timing (DevicePrunedViterbi::ProfileReport), after SetProfiling(true).
@@ -67,8 +69,8 @@ class CudaCoarseToFine {
   struct Impl;
   explicit CudaCoarseToFine(std::unique_ptr<Impl> impl);
   void RunBatch(std::span<const LexicalScores* const> sentences, const std::vector<size_t>& batch,
-                const std::function<void(const CudaPrunedBatch&)>& visit,
-                std::vector<size_t>* failed, std::string* why, PruningStats* stats);
+                const std::function<void(CudaPrunedBatch&)>& visit, std::vector<size_t>* failed,
+                std::string* why, PruningStats* stats);
   std::unique_ptr<Impl> impl_;
   const CoarseToFinePruner* pruner_ = nullptr;
 };

@@ -49,7 +49,7 @@ int64_t ExpectSameAsCpu(const Grammar& g, const std::vector<LexicalScores>& lexi
   int64_t kept = 0;
   (*device)->Run(
       pointers,
-      [&](const CudaPrunedBatch& batch) {
+      [&](CudaPrunedBatch& batch) {
         for (size_t b = 0; b < batch.indices.size(); ++b) {
           ++visited;
           const size_t i = batch.indices[b];
@@ -71,20 +71,21 @@ int64_t ExpectSameAsCpu(const Grammar& g, const std::vector<LexicalScores>& lexi
             EXPECT_EQ(differ, 0) << what << ": sentence " << i << " (" << lex.length
                                  << " words), level " << k;
           }
-          const double* chart = batch.fine_charts[b];
+          const Chart& chart = batch.fine_charts[b];
+          ASSERT_EQ(chart.length(), lex.length);
           if (!pruned) {
             // A pre-parse without a derivation: the CPU stops; on the device every item of the
             // later levels is pruned, and the fine chart has no parse (both then parse exactly).
-            const int32_t n = lex.length;
-            EXPECT_EQ(chart[(cells - 1) * g.num_states() + Grammar::kRootState], kNegInf)
+            EXPECT_EQ(chart.score(0, lex.length, Grammar::kRootState), kNegInf)
                 << what << ": sentence " << i;
-            (void)n;
             continue;
           }
           Chart want;
           fine.Inside(lex, &mask, &want, nullptr);
           int64_t differ = 0;
-          for (size_t j = 0; j < want.data().size(); ++j) differ += want.data()[j] != chart[j];
+          for (size_t j = 0; j < want.data().size(); ++j) {
+            differ += want.data()[j] != chart.data()[j];
+          }
           EXPECT_EQ(differ, 0) << what << ": fine chart of sentence " << i << " (" << lex.length
                                << " words)";
         }

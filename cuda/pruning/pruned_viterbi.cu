@@ -14,6 +14,7 @@
 //      then one thread per state: the outside score below the unary layer (unaries indexed by
 //      child), the max-marginal and the threshold, i.e. the level's survivors.
 //   3. Refine: the next level's allowed items, each state allowed where its coarser state survived.
+//   4. CompactFinite: the fine chart's finite entries, for a copy back of only those.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -240,6 +241,30 @@ __global__ void Refine(const uint8_t* survivors, int coarse_states, const int* t
   if (threadIdx.x % 32 == 0 && count) atomicAdd(allowed_count, count);
 }
 
+// Kernel 4. The finite entries of the batch's fine chart, as (index, score) pairs in no
+// particular order (the host scatters them into -infinity charts): pruned charts are mostly
+// -infinity, and copying them whole dominated the batch.
+__global__ void CompactFinite(const double* chart, long long total, unsigned long long* count,
+                              long long* index, double* score) {
+  const int lane = threadIdx.x % 32;
+  for (long long base = blockIdx.x * (long long)blockDim.x; base < total;
+       base += (long long)gridDim.x * blockDim.x) {
+    const long long i = base + threadIdx.x;
+    const double value = i < total ? chart[i] : -INFINITY;
+    const bool finite = value > -INFINITY;
+    const unsigned votes = __ballot_sync(0xffffffffu, finite);
+    unsigned long long first = 0;
+    if (lane == 0 && votes)
+      first = atomicAdd(count, static_cast<unsigned long long>(__popc(votes)));
+    first = __shfl_sync(0xffffffffu, first, 0);
+    if (finite) {
+      const unsigned long long slot = first + __popc(votes & ((1u << lane) - 1));
+      index[slot] = i;
+      score[slot] = value;
+    }
+  }
+}
+
 // Host side ---------------------------------------------------------------------------------------
 
 // One level's arrays, uploaded.
@@ -381,7 +406,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     cudaMemGetInfo(&free_bytes, &total_bytes);
     budget_ = options_.max_batch_bytes ? options_.max_batch_bytes
                                        : static_cast<size_t>(0.6 * double(free_bytes));
-    if (cudaMalloc(&counters_, 2 * levels_.size() * sizeof(unsigned long long)) != cudaSuccess) {
+    if (cudaMalloc(&counters_, (2 * levels_.size() + 1) * sizeof(unsigned long long)) !=
+        cudaSuccess) {
       cudaGetLastError();
       *error = "cannot allocate device counters";
       return false;
@@ -390,9 +416,10 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   }
   size_t BytesForSentence(int32_t length) const override {
     const size_t cells = size_t(length) * (length + 1) / 2;
-    // post and pre (doubles), out_pre (pre-parse levels), allowed and survivors (bytes), lexical
-    // rows, the cell list.
+    // post and pre (doubles), allowed and survivors (bytes), the fine chart's compacted indices,
+    // out_pre (pre-parse levels), the cell list; lexical rows.
     return cells * (size_t(max_states_) * (2 * sizeof(double) + 2) +
+                    size_t(fine_states_) * sizeof(long long) +
                     size_t(max_pre_states_) * sizeof(double) + sizeof(int2)) +
            size_t(length) * max_states_ * sizeof(double) + 64;
   }
@@ -452,11 +479,11 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         !allowed_.Reserve(chart_entries) || !survivors_.Reserve(chart_entries) ||
         !lexical_.Reserve(size_t(words) * max_states_) || !lengths_.Upload(lengths) ||
         !cell_offset_.Upload(cell_offset) || !word_offset_.Upload(word_offset) ||
-        !items_.Upload(items) || !host_fine_.Reserve(size_t(cells) * fine_states_)) {
+        !items_.Upload(items) || !fine_index_.Reserve(size_t(cells) * fine_states_)) {
       return PrunedBatchResult::kOutOfMemory;
     }
     const BatchView view{lengths_.get(), cell_offset_.get(), word_offset_.get()};
-    cudaMemset(counters_, 0, 2 * num_levels * sizeof(unsigned long long));
+    cudaMemset(counters_, 0, (2 * num_levels + 1) * sizeof(unsigned long long));
     std::vector<double> lexical;
     if (profiling_) events_used_ = 0;
     for (size_t k = 0; k < num_levels; ++k) {
@@ -507,21 +534,35 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       }
     }
     if (cudaGetLastError() != cudaSuccess) return Fail("a pruning kernel launch", error);
-    if (cudaMemcpy(host_fine_.get(), post_.get(), size_t(cells) * fine_states_ * sizeof(double),
-                   cudaMemcpyDeviceToHost) != cudaSuccess) {
-      return Fail("chart copy back", error);
-    }
-    Mark();
-    std::vector<unsigned long long> counters(2 * num_levels);
+    // The fine chart's finite entries: scores into pre_ (free now), indices into fine_index_.
+    const long long total = cells * fine_states_;
+    CompactFinite<<<static_cast<int>(std::min<long long>(8192, (total + kThreads - 1) / kThreads)),
+                    kThreads>>>(post_.get(), total, counters_ + 2 * num_levels, fine_index_.get(),
+                                pre_.get());
+    std::vector<unsigned long long> counters(2 * num_levels + 1);
     if (cudaMemcpy(counters.data(), counters_, counters.size() * sizeof(unsigned long long),
                    cudaMemcpyDeviceToHost) != cudaSuccess) {
       return Fail("counter copy", error);
     }
+    const size_t finite = counters.back();
+    if (!host_index_.Reserve(finite) || !host_score_.Reserve(finite)) {
+      return PrunedBatchResult::kOutOfMemory;
+    }
+    if (finite > 0 && (cudaMemcpy(host_index_.get(), fine_index_.get(), finite * sizeof(long long),
+                                  cudaMemcpyDeviceToHost) != cudaSuccess ||
+                       cudaMemcpy(host_score_.get(), pre_.get(), finite * sizeof(double),
+                                  cudaMemcpyDeviceToHost) != cudaSuccess)) {
+      return Fail("chart copy back", error);
+    }
+    Mark();
     if (profiling_) CollectProfile();
-    charts->fine.resize(sentences);
+    charts->fine_offset.resize(sentences);
+    charts->fine_count = finite;
+    charts->fine_index = host_index_.get();
+    charts->fine_score = host_score_.get();
     charts->survivors.assign(options_.keep_level_survivors ? sentences : 0, {});
     for (int b = 0; b < sentences; ++b) {
-      charts->fine[b] = host_fine_.get() + cell_offset[b] * fine_states_;
+      charts->fine_offset[b] = cell_offset[b] * fine_states_;
       if (!options_.keep_level_survivors) continue;
       for (size_t k = 0; k + 1 < num_levels; ++k) {
         charts->survivors[b].push_back(host_survivors_[k].data() +
@@ -587,7 +628,9 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   DeviceArray<int> lengths_;
   DeviceArray<long long> cell_offset_, word_offset_;
   DeviceArray<int2> items_;
-  PinnedArray<double> host_fine_;
+  DeviceArray<long long> fine_index_;
+  PinnedArray<long long> host_index_;
+  PinnedArray<double> host_score_;
   std::vector<std::vector<uint8_t>> host_survivors_;
   unsigned long long* counters_ = nullptr;
   bool profiling_ = false;

@@ -7,8 +7,9 @@
 // the previous level are skipped whole, one warp per allowed parent state), a max-marginal pass
 // (span by span from the root down, pulling each item's outside score from its parent cells), and
 // the threshold, which gives the level's survivors; the next level allows the refinements of the
-// survivors. The fine grammar then runs the masked inside pass, and its chart (doubles, the CPU
-// chart's layout: parser/chart.h) is copied back for tree extraction on the host.
+// survivors. The fine grammar then runs the masked inside pass, and its chart's finite entries
+// (doubles, indices in the CPU chart's layout: parser/chart.h) are copied back for tree extraction
+// on the host.
 //
 // Arithmetic: everything is double, and every candidate score is formed with the same additions in
 // the same order as parser/coarse_to_fine.cpp's MaskedViterbi (inside: (rule + left) + right and
@@ -65,9 +66,14 @@ struct PrunedSentenceRef {
 
 // A batch's results, valid until the next call.
 struct PrunedBatchCharts {
-  // Per sentence: the fine grammar's masked inside chart (Chart::NumCells(length) * num_states
-  // doubles, -infinity for pruned or underivable items).
-  std::vector<const double*> fine;
+  // The fine grammar's masked inside charts, sparse: the batch's charts laid end to end
+  // (sentence b's Chart::NumCells(length) * num_states doubles from fine_offset[b]), and their
+  // fine_count finite entries, fine_index[i] -> fine_score[i], in no particular order; every other
+  // entry is -infinity (pruned or underivable).
+  std::vector<int64_t> fine_offset;
+  size_t fine_count = 0;
+  const long long* fine_index = nullptr;
+  const double* fine_score = nullptr;
   // keep_level_survivors only: [sentence][level] -> NumCells(length) * level states bytes (1:
   // kept).
   std::vector<std::vector<const uint8_t*>> survivors;
