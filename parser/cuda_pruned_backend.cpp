@@ -1,7 +1,10 @@
 #include "parser/cuda_pruned_backend.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <mutex>
+#include <thread>
 
 #include "common/thread_pool.h"
 #include "cuda/common/device.h"
@@ -66,8 +69,31 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
   return std::unique_ptr<CudaCoarseToFine>(new CudaCoarseToFine(std::move(impl)));
 }
 
-void CudaCoarseToFine::SetProfiling(bool on) { impl_->device->SetProfiling(on); }
-std::string CudaCoarseToFine::ProfileReport() const { return impl_->device->ProfileReport(); }
+void CudaPrunedBatch::FillChart(size_t b, Chart* chart) const {
+  chart->Resize(lengths[b], num_states);
+  double* scores = chart->data().data();
+  for (int64_t j = entry_begin[b]; j < entry_begin[b + 1]; ++j)
+    scores[entry_index[j]] = entry_score[j];
+}
+
+void CudaPrunedBatch::ClearChart(size_t b, Chart* chart) const {
+  double* scores = chart->data().data();
+  for (int64_t j = entry_begin[b]; j < entry_begin[b + 1]; ++j) scores[entry_index[j]] = kNegInf;
+}
+
+void CudaCoarseToFine::SetProfiling(bool on) {
+  impl_->device->SetProfiling(on);
+  project_seconds_ = device_seconds_ = sort_seconds_ = visit_seconds_ = 0;
+}
+
+std::string CudaCoarseToFine::ProfileReport() const {
+  char host[256];
+  std::snprintf(host, sizeof host,
+                "; host s: projected lexical scores %.3f, device batches %.3f, entry sort %.3f, "
+                "visits %.3f",
+                project_seconds_, device_seconds_, sort_seconds_, visit_seconds_);
+  return impl_->device->ProfileReport() + host;
+}
 
 void CudaCoarseToFine::Run(std::span<const LexicalScores* const> sentences,
                            const std::function<void(CudaPrunedBatch&)>& visit,
@@ -109,6 +135,11 @@ void CudaCoarseToFine::RunBatch(std::span<const LexicalScores* const> sentences,
                                 PruningStats* stats) {
   const CoarseToFinePruner& p = *impl_->pruner;
   const int32_t levels = p.num_levels();
+  auto now = [] { return std::chrono::steady_clock::now(); };
+  auto seconds = [](auto since) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  };
+  auto started = now();
   // Each sentence's lexical scores at every pre-parse level, projected on the host.
   std::vector<std::vector<LexicalScores>> projected(batch.size());
   impl_->pool.ParallelFor(int(batch.size()), [&](int b, int) {
@@ -123,9 +154,13 @@ void CudaCoarseToFine::RunBatch(std::span<const LexicalScores* const> sentences,
     for (int32_t k = 0; k < levels; ++k) refs[b].lexical.push_back(projected[b][k].scores.data());
     refs[b].lexical.push_back(sentences[batch[b]]->scores.data());
   }
+  project_seconds_ += seconds(started);
+  started = now();
   cuda::PrunedBatchCharts charts;
   std::string error;
   const cuda::PrunedBatchResult result = impl_->device->ParseBatch(refs, &charts, &error);
+  device_seconds_ += seconds(started);
+  started = now();
   if (result != cuda::PrunedBatchResult::kOk) {
     if (batch.size() == 1) {
       failed->push_back(batch[0]);
@@ -146,28 +181,53 @@ void CudaCoarseToFine::RunBatch(std::span<const LexicalScores* const> sentences,
     batch_stats.seconds.assign(charts.items_before.size(), 0.0);
     stats->Add(batch_stats);
   }
-  // The fine charts: -infinity, then the device's finite entries scattered in.
+  // The device's finite entries, in no order, grouped by sentence (a counting sort, in parallel).
   CudaPrunedBatch out;
   out.indices = batch;
   out.survivors = std::move(charts.survivors);
-  out.fine_charts.resize(batch.size());
   const int32_t states = p.fine().num_states();
+  const size_t sentences_in_batch = batch.size();
+  out.num_states = states;
   std::vector<int32_t> sentence_of_cell;  // batch cell -> batch sentence
-  for (size_t b = 0; b < batch.size(); ++b) {
+  for (size_t b = 0; b < sentences_in_batch; ++b) {
+    out.lengths.push_back(refs[b].length);
     sentence_of_cell.insert(sentence_of_cell.end(), Chart::NumCells(refs[b].length), int32_t(b));
   }
-  impl_->pool.ParallelFor(int(batch.size()),
-                          [&](int b, int) { out.fine_charts[b] = Chart(refs[b].length, states); });
   const int chunks = impl_->pool.threads();
+  const size_t count = charts.fine_count;
+  auto chunk_begin = [&](int c) { return count * c / chunks; };
+  std::vector<std::vector<int64_t>> placed(chunks, std::vector<int64_t>(sentences_in_batch, 0));
   impl_->pool.ParallelFor(chunks, [&](int c, int) {
-    const size_t begin = charts.fine_count * c / chunks, end = charts.fine_count * (c + 1) / chunks;
-    for (size_t e = begin; e < end; ++e) {
-      const int64_t index = charts.fine_index[e];
-      const int32_t b = sentence_of_cell[index / states];
-      out.fine_charts[b].data()[index - charts.fine_offset[b]] = charts.fine_score[e];
+    for (size_t e = chunk_begin(c); e < chunk_begin(c + 1); ++e) {
+      ++placed[c][sentence_of_cell[charts.fine_index[e] / states]];
     }
   });
+  out.entry_begin.assign(sentences_in_batch + 1, 0);
+  int64_t next = 0;
+  for (size_t b = 0; b < sentences_in_batch; ++b) {
+    out.entry_begin[b] = next;
+    for (int c = 0; c < chunks; ++c) {
+      const int64_t here = placed[c][b];
+      placed[c][b] = next;
+      next += here;
+    }
+  }
+  out.entry_begin[sentences_in_batch] = next;
+  out.entry_index.resize(count);
+  out.entry_score.resize(count);
+  impl_->pool.ParallelFor(chunks, [&](int c, int) {
+    for (size_t e = chunk_begin(c); e < chunk_begin(c + 1); ++e) {
+      const int64_t index = charts.fine_index[e];
+      const int32_t b = sentence_of_cell[index / states];
+      const int64_t slot = placed[c][b]++;
+      out.entry_index[slot] = index - charts.fine_offset[b];
+      out.entry_score[slot] = charts.fine_score[e];
+    }
+  });
+  sort_seconds_ += seconds(started);
+  started = now();
   visit(out);
+  visit_seconds_ += seconds(started);
 }
 
 namespace {
@@ -175,7 +235,11 @@ namespace {
 class CudaPrunedBackend : public ViterbiBackend {
  public:
   CudaPrunedBackend(const Grammar& grammar, std::unique_ptr<CudaCoarseToFine> device, int threads)
-      : grammar_(grammar), device_(std::move(device)), threads_(threads), pool_(threads) {}
+      : grammar_(grammar),
+        device_(std::move(device)),
+        threads_(threads),
+        pool_(threads),
+        charts_(pool_.threads()) {}
   std::string name() const override { return "cuda/pruned"; }
 
   std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
@@ -194,20 +258,31 @@ class CudaPrunedBackend : public ViterbiBackend {
     std::vector<size_t> failed, unpruned;
     std::string why;
     std::mutex mutex;
+    // Trees are extracted in the background, in parallel, while the device runs the next batch.
+    std::thread extraction;
+    auto finish = [&] {
+      if (extraction.joinable()) extraction.join();
+    };
     device_->Run(
         lexical,
         [&](CudaPrunedBatch& batch) {
-          pool_.ParallelFor(int(batch.indices.size()), [&](int b, int) {
-            const size_t i = index[batch.indices[b]];
-            outcomes[i] = ParseWithChart(grammar_, sentences[i], batch.fine_charts[b]);
-            batch.fine_charts[b] = Chart();  // its memory back now
-            if (outcomes[i].status == ParseStatus::kNoParse) {
-              std::lock_guard<std::mutex> lock(mutex);
-              unpruned.push_back(i);
-            }
+          finish();
+          extraction = std::thread([&, batch = std::move(batch)] {
+            pool_.ParallelFor(int(batch.indices.size()), [&](int b, int worker) {
+              const size_t i = index[batch.indices[b]];
+              Chart& chart = charts_[worker];
+              batch.FillChart(b, &chart);
+              outcomes[i] = ParseWithChart(grammar_, sentences[i], chart);
+              batch.ClearChart(b, &chart);
+              if (outcomes[i].status == ParseStatus::kNoParse) {
+                std::lock_guard<std::mutex> lock(mutex);
+                unpruned.push_back(i);
+              }
+            });
           });
         },
         &failed, &why);
+    finish();
     for (size_t j : failed) unpruned.push_back(index[j]);
     if (!unpruned.empty()) ParseExactly(sentences, unpruned, &outcomes);
     return outcomes;
@@ -232,6 +307,7 @@ class CudaPrunedBackend : public ViterbiBackend {
   std::unique_ptr<CudaCoarseToFine> device_;
   int threads_;
   ThreadPool pool_;
+  std::vector<Chart> charts_;  // one per extraction worker, all -infinity between sentences
   std::unique_ptr<ViterbiBackend> exact_;
 };
 

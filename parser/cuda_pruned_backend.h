@@ -40,10 +40,22 @@ struct CudaPrunedOptions {
 
 // One batch's results, as CudaCoarseToFine::Run hands them over (views, valid during the call).
 struct CudaPrunedBatch {
-  std::vector<size_t> indices;     // which sentences of Run's span, in batch order
-  std::vector<Chart> fine_charts;  // per batch sentence: the fine grammar's masked inside chart
+  std::vector<size_t> indices;   // which sentences of Run's span, in batch order
+  std::vector<int32_t> lengths;  // their lengths
+  int32_t num_states = 0;        // the fine grammar's
+  // The fine grammar's masked inside charts, sparse: batch sentence b's finite entries are
+  // entry_index[j] -> entry_score[j] for j in [entry_begin[b], entry_begin[b + 1]) (indices into
+  // its Chart's data()); all others are -infinity.
+  std::vector<int64_t> entry_begin, entry_index;
+  std::vector<double> entry_score;
   // keep_level_survivors: [batch sentence][level] -> NumCells(n) * level states bytes (1: kept).
   std::vector<std::vector<const uint8_t*>> survivors;
+
+  // Batch sentence b's fine chart into *chart, which must hold only -infinity (a fresh Chart, or
+  // one ClearChart cleaned): memory is reused, only the finite entries are written.
+  void FillChart(size_t b, Chart* chart) const;
+  // Sets the entries FillChart wrote back to -infinity.
+  void ClearChart(size_t b, Chart* chart) const;
 };
 
 // The device passes over batches of sentences.
@@ -56,7 +68,6 @@ class CudaCoarseToFine {
   // Sorts the sentences by length, cuts them into batches that fit the device, runs each and hands
   // it to `visit` (on the calling thread). Sentences the device cannot take even alone are listed
   // in *failed (`why` says why) and not visited. Per-level item counts go to *stats when given.
-  // `visit` may move the charts out.
   void Run(std::span<const LexicalScores* const> sentences,
            const std::function<void(CudaPrunedBatch&)>& visit, std::vector<size_t>* failed,
            std::string* why, PruningStats* stats = nullptr);
@@ -73,6 +84,8 @@ class CudaCoarseToFine {
                 std::string* why, PruningStats* stats);
   std::unique_ptr<Impl> impl_;
   const CoarseToFinePruner* pruner_ = nullptr;
+  // Host seconds: projected lexical scores, device batches, sorting the entries, the visits.
+  double project_seconds_ = 0, device_seconds_ = 0, sort_seconds_ = 0, visit_seconds_ = 0;
 };
 
 // The pruned Viterbi backend on the device (see above). Fails without a device.

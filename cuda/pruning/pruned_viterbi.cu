@@ -6,11 +6,15 @@
 //   1. InsideSpan: the masked max-plus inside pass of one span length. One warp per parent state
 //      allowed in the cell (a state the previous level pruned costs one byte read, its rules are
 //      never touched: the per-cell bitmask of Hall et al. 2014 at the granularity of one parent's
-//      rule tile); its lanes take the parent's rules, each over every split point. Then the cell's
-//      unary layer, one thread per state.
+//      rule tile); its lanes take the parent's rules, each over every split point, skipping a rule
+//      whose left or right child is absent from every left or right child cell (bitmasks of the
+//      states present, built first in shared memory). Then the cell's unary layer, one thread per
+//      state.
 //   2. OutsideSpan: the max-marginal pass of one span length, from the root down. One warp per item
 //      present in the cell pulls its outside score (post-unary) from the parent cells it can be a
-//      left or a right child in (rules indexed by left and by right child), into shared memory;
+//      left or a right child in (rules indexed by left and by right child; bitmasks of the parents
+//      with an outside score and the siblings present skip the rules that cannot apply), into
+//      shared memory;
 //      then one thread per state: the outside score below the unary layer (unaries indexed by
 //      child), the max-marginal and the threshold, i.e. the level's survivors.
 //   3. Refine: the next level's allowed items, each state allowed where its coarser state survived.
@@ -75,6 +79,26 @@ __device__ __forceinline__ double WarpMax(double v) {
   return v;
 }
 
+__device__ __forceinline__ bool Has(const unsigned* bits, int s) {
+  return (bits[s >> 5] >> (s & 31)) & 1u;
+}
+
+// Sets in `bits` (words of 32 states) the states with a finite score in any of the `count` cells
+// cell_of(0 .. count - 1) (chart offsets), one warp per (cell, word) job. The caller zeroes `bits`
+// and syncs before and after.
+template <typename CellOf>
+__device__ __forceinline__ void OrPresent(const double* chart, int states, int count,
+                                          CellOf cell_of, unsigned* bits) {
+  const int words = (states + 31) / 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int job = warp; job < count * words; job += kWarps) {
+    const int w = job % words, s = w * 32 + lane;
+    const bool present = s < states && chart[cell_of(job / words) * states + s] > -INFINITY;
+    const unsigned votes = __ballot_sync(0xffffffffu, present);
+    if (lane == 0 && votes) atomicOr(&bits[w], votes);
+  }
+}
+
 // Kernel 1. Block (one cell) = items[blockIdx.x] = (sentence, start) at this span length.
 __global__ void __launch_bounds__(kThreads)
     InsideSpan(LevelView g, BatchView batch, const int2* items, int span, const uint8_t* allowed,
@@ -94,6 +118,22 @@ __global__ void __launch_bounds__(kThreads)
       pre_cell[s] = (!ok || ok[s]) ? word[s] : neg_inf;
     }
   } else {
+    // The states present in some left child cell and in some right child cell: a rule whose
+    // children are absent from every split point is skipped without reading the chart (most
+    // states are absent once the coarser levels pruned).
+    extern __shared__ unsigned present[];
+    const int words = (states + 31) / 32;
+    unsigned* left_any = present;
+    unsigned* right_any = present + words;
+    for (int w = threadIdx.x; w < 2 * words; w += blockDim.x) present[w] = 0;
+    __syncthreads();
+    OrPresent(
+        post, states, span - 1,
+        [&](int k) { return base + ChartCellIndex(n, start, start + 1 + k); }, left_any);
+    OrPresent(
+        post, states, span - 1, [&](int k) { return base + ChartCellIndex(n, start + 1 + k, end); },
+        right_any);
+    __syncthreads();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     for (int p = warp; p < states; p += kWarps) {
       if (ok && !ok[p]) {
@@ -101,16 +141,29 @@ __global__ void __launch_bounds__(kThreads)
         continue;
       }
       double best = neg_inf;
-      for (int r = g.parent_begin[p] + lane; r < g.parent_begin[p + 1]; r += 32) {
-        const int left = g.left[r], right = g.right[r];
-        const double rule = g.log_prob[r];
-        for (int split = start + 1; split < end; ++split) {
-          const double l = post[(base + ChartCellIndex(n, start, split)) * states + left];
-          if (l == neg_inf) continue;
-          const double rr = post[(base + ChartCellIndex(n, split, end)) * states + right];
-          // parser/coarse_to_fine.cpp's order: (rule + left) + right.
-          const double score = (rule + l) + rr;
-          if (score > best) best = score;
+      const int first = g.parent_begin[p], rules = g.parent_begin[p + 1] - first;
+      // One candidate: rule r at split point `split`, in parser/coarse_to_fine.cpp's order of
+      // additions, (rule + left) + right.
+      auto candidate = [&](int r, int split) {
+        const double l = post[(base + ChartCellIndex(n, start, split)) * states + g.left[r]];
+        if (l == neg_inf) return;
+        const double rr = post[(base + ChartCellIndex(n, split, end)) * states + g.right[r]];
+        const double score = (g.log_prob[r] + l) + rr;
+        if (score > best) best = score;
+      };
+      if (rules < 32) {
+        // Few rules (the coarse levels): lanes take (rule, split point) pairs.
+        const int splits = span - 1;
+        for (int j = lane; j < rules * splits; j += 32) {
+          const int r = first + j / splits;
+          if (Has(left_any, g.left[r]) && Has(right_any, g.right[r])) {
+            candidate(r, start + 1 + j % splits);
+          }
+        }
+      } else {
+        for (int r = first + lane; r < first + rules; r += 32) {
+          if (!Has(left_any, g.left[r]) || !Has(right_any, g.right[r])) continue;
+          for (int split = start + 1; split < end; ++split) candidate(r, split);
         }
       }
       best = WarpMax(best);
@@ -139,7 +192,7 @@ __global__ void __launch_bounds__(kThreads)
 __global__ void __launch_bounds__(kThreads)
     OutsideSpan(LevelView g, BatchView batch, const int2* items, int span, const double* post,
                 const double* pre, double* out_pre, uint8_t* survivors, unsigned long long* kept) {
-  extern __shared__ double out_post[];
+  extern __shared__ double out_post[];  // num_states, then the presence bits below
   const int2 item = items[blockIdx.x];
   const int b = item.x, start = item.y, end = start + span;
   const int n = batch.length[b];
@@ -154,6 +207,29 @@ __global__ void __launch_bounds__(kThreads)
       out_post[x] = x == kRootState ? 0.0 : neg_inf;
     }
   } else {
+    // Parents with an outside score and siblings with an inside score in some parent cell where
+    // this cell is the left child (cells (start, k), (end, k), k > end) and the right child (cells
+    // (k, end), (k, start), k < start): rules absent from all are skipped.
+    const int words = (states + 31) / 32;
+    unsigned* parent_of_left = reinterpret_cast<unsigned*>(out_post + states);
+    unsigned* right_sibling = parent_of_left + words;
+    unsigned* parent_of_right = right_sibling + words;
+    unsigned* left_sibling = parent_of_right + words;
+    for (int w = threadIdx.x; w < 4 * words; w += blockDim.x) parent_of_left[w] = 0;
+    __syncthreads();
+    OrPresent(
+        out_pre, states, n - end,
+        [&](int k) { return base + ChartCellIndex(n, start, end + 1 + k); }, parent_of_left);
+    OrPresent(
+        post, states, n - end, [&](int k) { return base + ChartCellIndex(n, end, end + 1 + k); },
+        right_sibling);
+    OrPresent(
+        out_pre, states, start, [&](int k) { return base + ChartCellIndex(n, k, end); },
+        parent_of_right);
+    OrPresent(
+        post, states, start, [&](int k) { return base + ChartCellIndex(n, k, start); },
+        left_sibling);
+    __syncthreads();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     for (int x = warp; x < states; x += kWarps) {
       if (post_cell[x] == neg_inf) {
@@ -164,6 +240,7 @@ __global__ void __launch_bounds__(kThreads)
       // x as the left child of (start, k), beside (end, k).
       for (int r = g.by_left_begin[x] + lane; r < g.by_left_begin[x + 1]; r += 32) {
         const int parent = g.by_left_parent[r], sibling = g.by_left_right[r];
+        if (!Has(parent_of_left, parent) || !Has(right_sibling, sibling)) continue;
         const double rule = g.by_left_log_prob[r];
         for (int k = end + 1; k <= n; ++k) {
           const double above = out_pre[(base + ChartCellIndex(n, start, k)) * states + parent];
@@ -177,6 +254,7 @@ __global__ void __launch_bounds__(kThreads)
       // x as the right child of (k, end), beside (k, start).
       for (int r = g.by_right_begin[x] + lane; r < g.by_right_begin[x + 1]; r += 32) {
         const int parent = g.by_right_parent[r], sibling = g.by_right_left[r];
+        if (!Has(parent_of_right, parent) || !Has(left_sibling, sibling)) continue;
         const double rule = g.by_right_log_prob[r];
         for (int k = 0; k < start; ++k) {
           const double above = out_pre[(base + ChartCellIndex(n, k, end)) * states + parent];
@@ -266,6 +344,12 @@ __global__ void CompactFinite(const double* chart, long long total, unsigned lon
 }
 
 // Host side ---------------------------------------------------------------------------------------
+
+// Dynamic shared memory: kernel 1's two presence masks; kernel 2's outside scores and four masks.
+size_t InsideShared(int states) { return 2 * size_t((states + 31) / 32) * sizeof(unsigned); }
+size_t OutsideShared(int states) {
+  return size_t(states) * sizeof(double) + 4 * size_t((states + 31) / 32) * sizeof(unsigned);
+}
 
 // One level's arrays, uploaded.
 struct DeviceLevel {
@@ -394,12 +478,12 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       if (k + 1 < levels.size()) max_pre_states_ = std::max(max_pre_states_, levels[k].num_states);
     }
     fine_states_ = levels.back().num_states;
-    const int shared = max_pre_states_ * int(sizeof(double));
+    const size_t shared = OutsideShared(max_pre_states_);
     int device = 0, max_optin = 0;
     cudaGetDevice(&device);
     cudaDeviceGetAttribute(&max_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
     if (max_pre_states_ > 0 &&
-        !AllowDynamicShared(OutsideSpan, size_t(shared), max_optin, "pruning outside", error)) {
+        !AllowDynamicShared(OutsideSpan, shared, max_optin, "pruning outside", error)) {
       return false;
     }
     size_t free_bytes = 0, total_bytes = 0;
@@ -511,14 +595,15 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       Mark();
       for (int span = 1; span <= longest; ++span) {
         const int count = static_cast<int>(span_begin[span + 1] - span_begin[span]);
-        InsideSpan<<<count, kThreads>>>(level.View(), view, items_.get() + span_begin[span], span,
-                                        allowed, lexical_.get(), post_.get(), pre_.get());
+        InsideSpan<<<count, kThreads, InsideShared(states)>>>(
+            level.View(), view, items_.get() + span_begin[span], span, allowed, lexical_.get(),
+            post_.get(), pre_.get());
       }
       Mark();
       if (fine) break;
       for (int span = longest; span >= 1; --span) {
         const int count = static_cast<int>(span_begin[span + 1] - span_begin[span]);
-        OutsideSpan<<<count, kThreads, states * sizeof(double)>>>(
+        OutsideSpan<<<count, kThreads, OutsideShared(states)>>>(
             level.View(), view, items_.get() + span_begin[span], span, post_.get(), pre_.get(),
             out_pre_.get(), survivors_.get(), counters_ + 2 * k + 1);
       }
