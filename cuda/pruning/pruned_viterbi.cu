@@ -99,21 +99,35 @@ __device__ __forceinline__ void OrPresent(const double* chart, int states, int c
   }
 }
 
+// The chart cell a block of kernels 1 and 2 works on: items[blockIdx.x] = (sentence, start).
+struct BlockCell {
+  int start, end, n;
+  long long base, cell;  // the sentence's first cell in the batch, this cell
+};
+__device__ __forceinline__ BlockCell ThisBlocksCell(const BatchView& batch, const int2* items,
+                                                    int span) {
+  const int2 item = items[blockIdx.x];
+  BlockCell c;
+  c.start = item.y;
+  c.end = item.y + span;
+  c.n = batch.length[item.x];
+  c.base = batch.cell_offset[item.x];
+  c.cell = c.base + ChartCellIndex(c.n, c.start, c.end);
+  return c;
+}
+
 // Kernel 1. Block (one cell) = items[blockIdx.x] = (sentence, start) at this span length.
 __global__ void __launch_bounds__(kThreads)
     InsideSpan(LevelView g, BatchView batch, const int2* items, int span, const uint8_t* allowed,
                const double* lexical, double* post, double* pre) {
-  const int2 item = items[blockIdx.x];
-  const int b = item.x, start = item.y, end = start + span;
-  const int n = batch.length[b];
-  const int states = g.num_states;
-  const long long base = batch.cell_offset[b];
-  const long long cell = base + ChartCellIndex(n, start, end);
+  const BlockCell here = ThisBlocksCell(batch, items, span);
+  const int start = here.start, end = here.end, n = here.n, states = g.num_states;
+  const long long base = here.base, cell = here.cell;
   const uint8_t* ok = allowed ? allowed + cell * states : nullptr;
   double* pre_cell = pre + cell * states;
   const double neg_inf = -INFINITY;
   if (span == 1) {
-    const double* word = lexical + (batch.word_offset[b] + start) * states;
+    const double* word = lexical + (batch.word_offset[items[blockIdx.x].x] + start) * states;
     for (int s = threadIdx.x; s < states; s += blockDim.x) {
       pre_cell[s] = (!ok || ok[s]) ? word[s] : neg_inf;
     }
@@ -193,12 +207,9 @@ __global__ void __launch_bounds__(kThreads)
     OutsideSpan(LevelView g, BatchView batch, const int2* items, int span, const double* post,
                 const double* pre, double* out_pre, uint8_t* survivors, unsigned long long* kept) {
   extern __shared__ double out_post[];  // num_states, then the presence bits below
-  const int2 item = items[blockIdx.x];
-  const int b = item.x, start = item.y, end = start + span;
-  const int n = batch.length[b];
-  const int states = g.num_states;
-  const long long base = batch.cell_offset[b];
-  const long long cell = base + ChartCellIndex(n, start, end);
+  const BlockCell here = ThisBlocksCell(batch, items, span);
+  const int start = here.start, end = here.end, n = here.n, states = g.num_states;
+  const long long base = here.base, cell = here.cell;
   const double* post_cell = post + cell * states;
   const double* pre_cell = pre + cell * states;
   const double neg_inf = -INFINITY;
