@@ -125,7 +125,17 @@ __global__ void __launch_bounds__(kThreads)
   const long long base = here.base, cell = here.cell;
   const uint8_t* ok = allowed ? allowed + cell * states : nullptr;
   double* pre_cell = pre + cell * states;
+  double* post_cell = post + cell * states;
   const double neg_inf = -INFINITY;
+  if (ok) {
+    // A cell the previous level pruned whole (most cells of long spans) costs one read of its mask.
+    bool any = false;
+    for (int s = threadIdx.x; s < states; s += blockDim.x) any = any || ok[s];
+    if (!__syncthreads_or(any)) {
+      for (int s = threadIdx.x; s < states; s += blockDim.x) pre_cell[s] = post_cell[s] = neg_inf;
+      return;
+    }
+  }
   if (span == 1) {
     const double* word = lexical + (batch.word_offset[items[blockIdx.x].x] + start) * states;
     for (int s = threadIdx.x; s < states; s += blockDim.x) {
@@ -185,7 +195,6 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   __syncthreads();
-  double* post_cell = post + cell * states;
   for (int a = threadIdx.x; a < states; a += blockDim.x) {
     if (ok && !ok[a]) {
       post_cell[a] = neg_inf;
@@ -213,6 +222,18 @@ __global__ void __launch_bounds__(kThreads)
   const double* post_cell = post + cell * states;
   const double* pre_cell = pre + cell * states;
   const double neg_inf = -INFINITY;
+  {
+    // A cell without any item (pruned whole, or underivable) has no outside scores, no survivors.
+    bool any = false;
+    for (int s = threadIdx.x; s < states; s += blockDim.x) any = any || post_cell[s] > neg_inf;
+    if (!__syncthreads_or(any)) {
+      for (int s = threadIdx.x; s < states; s += blockDim.x) {
+        out_pre[cell * states + s] = neg_inf;
+        survivors[cell * states + s] = 0;
+      }
+      return;
+    }
+  }
   if (span == n) {
     for (int x = threadIdx.x; x < states; x += blockDim.x) {
       out_post[x] = x == kRootState ? 0.0 : neg_inf;
