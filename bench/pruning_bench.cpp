@@ -34,6 +34,15 @@ double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
+// A named setting (PruningOptions::Named, or "exact": every threshold -infinity); a
+// non-negative `min_rule_prob` replaces its rule floor.
+StatusOr<PruningOptions> Setting(const std::string& name, double min_rule_prob) {
+  auto options = name == "exact" ? StatusOr<PruningOptions>(PruningOptions::Exact())
+                                 : PruningOptions::Named(name);
+  if (options.ok() && min_rule_prob >= 0) options->min_rule_prob = min_rule_prob;
+  return options;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -41,6 +50,7 @@ int main(int argc, char** argv) {
   std::string grammar_path, sentences_path, decoder = "max-rule", backend_kind = "cpu",
                                             lengths_path;
   int threads = 1, count = 0;
+  double min_rule_prob = -1;
   bool no_exact = false;
   std::vector<std::string> settings = {"fast", "accurate", "safe"};
   app.add_option("-g,--grammar", grammar_path, "Grammar (any format cky parse reads)")->required();
@@ -54,7 +64,11 @@ int main(int argc, char** argv) {
                  "Sentence lengths, one a line: the bench's sentences have these lengths, words "
                  "from --sentences");
   app.add_option("--count", count, "With --lengths: this many sentences (0: one per length)");
-  app.add_option("--thresholds", settings, "Pruning settings to run (fast, accurate, safe)")
+  app.add_option("--min-rule-prob", min_rule_prob,
+                 "Leave out projected rules below this probability (default: the setting's, "
+                 "1e-4; 0 for exact)");
+  app.add_option("--thresholds", settings,
+                 "Pruning settings to run (fast, accurate, safe; exact: thresholds -infinity)")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows as they come (long runs under a time limit)
@@ -127,7 +141,7 @@ int main(int argc, char** argv) {
                 sentences->size() / seconds, "-");
   }
   for (const std::string& setting : settings) {
-    auto named = PruningOptions::Named(setting);
+    auto named = Setting(setting, min_rule_prob);
     if (!named.ok()) {
       std::fprintf(stderr, "%s\n", named.status().message().c_str());
       return 1;
@@ -164,7 +178,7 @@ int main(int argc, char** argv) {
     for (const auto& l : lexical) pointers.push_back(&l);
     for (const std::string& setting : settings) {
       auto device =
-          CudaCoarseToFine::Create(g, *PruningOptions::Named(setting), {.threads = threads});
+          CudaCoarseToFine::Create(g, *Setting(setting, min_rule_prob), {.threads = threads});
       if (!device.ok()) return 1;
       std::vector<size_t> failed;
       std::string why;
@@ -199,7 +213,7 @@ int main(int argc, char** argv) {
 
   // Where the time goes: the pre-parse levels alone, one thread.
   for (const std::string& setting : settings) {
-    auto pruner = CoarseToFinePruner::Create(g, *PruningOptions::Named(setting));
+    auto pruner = CoarseToFinePruner::Create(g, *Setting(setting, min_rule_prob));
     Parser scorer(g, *lexicon, MakeCpuBackend(g, 1));
     PruningStats stats;
     for (const auto& s : *sentences) {

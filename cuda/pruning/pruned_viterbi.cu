@@ -25,6 +25,7 @@
 #include <cmath>
 #include <numeric>
 #include <sstream>
+#include <thread>
 
 #include "cuda/common/device_helpers.cuh"
 #include "cuda/pruning/pruned_viterbi.h"
@@ -269,32 +270,57 @@ __global__ void __launch_bounds__(kThreads)
         continue;
       }
       double best = neg_inf;
-      // x as the left child of (start, k), beside (end, k).
-      for (int r = g.by_left_begin[x] + lane; r < g.by_left_begin[x + 1]; r += 32) {
-        const int parent = g.by_left_parent[r], sibling = g.by_left_right[r];
-        if (!Has(parent_of_left, parent) || !Has(right_sibling, sibling)) continue;
-        const double rule = g.by_left_log_prob[r];
-        for (int k = end + 1; k <= n; ++k) {
-          const double above = out_pre[(base + ChartCellIndex(n, start, k)) * states + parent];
-          if (above == neg_inf) continue;
-          const double other = post[(base + ChartCellIndex(n, end, k)) * states + sibling];
-          if (other == neg_inf) continue;
-          const double score = (above + rule) + other;  // the CPU's (below[p] + rule) + right
-          if (score > best) best = score;
+      // One candidate: the parent cell `parent_cell`, rule (parent, sibling), the sibling's cell;
+      // the CPU's order of additions, (outside_pre(parent) + rule) + sibling.
+      auto candidate = [&](long long parent_cell, int parent, double rule, long long sibling_cell,
+                           int sibling) {
+        const double above = out_pre[(base + parent_cell) * states + parent];
+        if (above == neg_inf) return;
+        const double other = post[(base + sibling_cell) * states + sibling];
+        if (other == neg_inf) return;
+        const double score = (above + rule) + other;
+        if (score > best) best = score;
+      };
+      // x as the left child of (start, k), beside (end, k), k = end + 1 .. n.
+      const int first_left = g.by_left_begin[x], left_rules = g.by_left_begin[x + 1] - first_left;
+      auto usable_left = [&](int r) {
+        return Has(parent_of_left, g.by_left_parent[r]) && Has(right_sibling, g.by_left_right[r]);
+      };
+      auto as_left = [&](int r, int k) {
+        candidate(ChartCellIndex(n, start, k), g.by_left_parent[r], g.by_left_log_prob[r],
+                  ChartCellIndex(n, end, k), g.by_left_right[r]);
+      };
+      // x as the right child of (k, end), beside (k, start), k = 0 .. start - 1.
+      const int first_right = g.by_right_begin[x];
+      const int right_rules = g.by_right_begin[x + 1] - first_right;
+      auto usable_right = [&](int r) {
+        return Has(parent_of_right, g.by_right_parent[r]) && Has(left_sibling, g.by_right_left[r]);
+      };
+      auto as_right = [&](int r, int k) {
+        candidate(ChartCellIndex(n, k, end), g.by_right_parent[r], g.by_right_log_prob[r],
+                  ChartCellIndex(n, k, start), g.by_right_left[r]);
+      };
+      const int above_left = n - end, above_right = start;  // parent cells of each kind
+      if (left_rules < 32) {  // few rules (coarse levels): lanes take (rule, parent cell) pairs
+        for (int j = lane; j < left_rules * above_left; j += 32) {
+          const int r = first_left + j / above_left;
+          if (usable_left(r)) as_left(r, end + 1 + j % above_left);
+        }
+      } else {
+        for (int r = first_left + lane; r < first_left + left_rules; r += 32) {
+          if (!usable_left(r)) continue;
+          for (int k = end + 1; k <= n; ++k) as_left(r, k);
         }
       }
-      // x as the right child of (k, end), beside (k, start).
-      for (int r = g.by_right_begin[x] + lane; r < g.by_right_begin[x + 1]; r += 32) {
-        const int parent = g.by_right_parent[r], sibling = g.by_right_left[r];
-        if (!Has(parent_of_right, parent) || !Has(left_sibling, sibling)) continue;
-        const double rule = g.by_right_log_prob[r];
-        for (int k = 0; k < start; ++k) {
-          const double above = out_pre[(base + ChartCellIndex(n, k, end)) * states + parent];
-          if (above == neg_inf) continue;
-          const double other = post[(base + ChartCellIndex(n, k, start)) * states + sibling];
-          if (other == neg_inf) continue;
-          const double score = (above + rule) + other;
-          if (score > best) best = score;
+      if (right_rules < 32) {
+        for (int j = lane; j < right_rules * above_right; j += 32) {
+          const int r = first_right + j / above_right;
+          if (usable_right(r)) as_right(r, j % above_right);
+        }
+      } else {
+        for (int r = first_right + lane; r < first_right + right_rules; r += 32) {
+          if (!usable_right(r)) continue;
+          for (int k = 0; k < start; ++k) as_right(r, k);
         }
       }
       best = WarpMax(best);
@@ -510,6 +536,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       if (k + 1 < levels.size()) max_pre_states_ = std::max(max_pre_states_, levels[k].num_states);
     }
     fine_states_ = levels.back().num_states;
+    for (const PruningLevelArrays& level : levels) total_states_ += level.num_states;
     const size_t shared = OutsideShared(max_pre_states_);
     int device = 0, max_optin = 0;
     cudaGetDevice(&device);
@@ -537,7 +564,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     return cells * (size_t(max_states_) * (2 * sizeof(double) + 2) +
                     size_t(fine_states_) * sizeof(long long) +
                     size_t(max_pre_states_) * sizeof(double) + sizeof(int2)) +
-           size_t(length) * max_states_ * sizeof(double) + 64;
+           size_t(length) * total_states_ * sizeof(double) + 64;
   }
   size_t BatchBudget() const override { return budget_; }
 
@@ -593,29 +620,48 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     if (!post_.Reserve(chart_entries) || !pre_.Reserve(chart_entries) ||
         !out_pre_.Reserve(std::max<size_t>(1, size_t(cells) * max_pre_states_)) ||
         !allowed_.Reserve(chart_entries) || !survivors_.Reserve(chart_entries) ||
-        !lexical_.Reserve(size_t(words) * max_states_) || !lengths_.Upload(lengths) ||
-        !cell_offset_.Upload(cell_offset) || !word_offset_.Upload(word_offset) ||
-        !items_.Upload(items) || !fine_index_.Reserve(size_t(cells) * fine_states_)) {
+        !lengths_.Upload(lengths) || !cell_offset_.Upload(cell_offset) ||
+        !word_offset_.Upload(word_offset) || !items_.Upload(items) ||
+        !fine_index_.Reserve(size_t(cells) * fine_states_)) {
       return PrunedBatchResult::kOutOfMemory;
     }
     const BatchView view{lengths_.get(), cell_offset_.get(), word_offset_.get()};
     cudaMemset(counters_, 0, (2 * num_levels + 1) * sizeof(unsigned long long));
-    std::vector<double> lexical;
     if (profiling_) events_used_ = 0;
+    // Every level's lexical rows (level by level, each sentence's words in order), gathered into
+    // pinned memory on all host threads and uploaded at once.
+    std::vector<size_t> lexical_offset(num_levels + 1, 0);
+    for (size_t k = 0; k < num_levels; ++k) {
+      lexical_offset[k + 1] = lexical_offset[k] + size_t(words) * levels_[k]->num_states;
+    }
+    if (!lexical_.Reserve(lexical_offset.back()) || !host_lexical_.Reserve(lexical_offset.back())) {
+      return PrunedBatchResult::kOutOfMemory;
+    }
+    {
+      const int threads =
+          static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1u, 16u));
+      std::vector<std::thread> gather;
+      for (int t = 0; t < threads; ++t) {
+        gather.emplace_back([&, t] {
+          for (int b = t; b < sentences; b += threads) {
+            for (size_t k = 0; k < num_levels; ++k) {
+              const size_t states = levels_[k]->num_states;
+              std::copy(batch[b].lexical[k], batch[b].lexical[k] + size_t(lengths[b]) * states,
+                        host_lexical_.get() + lexical_offset[k] + word_offset[b] * states);
+            }
+          }
+        });
+      }
+      for (std::thread& thread : gather) thread.join();
+    }
+    if (cudaMemcpy(lexical_.get(), host_lexical_.get(), lexical_offset.back() * sizeof(double),
+                   cudaMemcpyHostToDevice) != cudaSuccess) {
+      return Fail("lexical upload", error);
+    }
     for (size_t k = 0; k < num_levels; ++k) {
       const DeviceLevel& level = *levels_[k];
       const int states = level.num_states;
       const bool fine = k + 1 == num_levels;
-      // Lexical rows of this level, every sentence's words in order.
-      lexical.resize(size_t(words) * states);
-      for (int b = 0; b < sentences; ++b) {
-        std::copy(batch[b].lexical[k], batch[b].lexical[k] + size_t(lengths[b]) * states,
-                  lexical.begin() + word_offset[b] * states);
-      }
-      if (cudaMemcpy(lexical_.get(), lexical.data(), lexical.size() * sizeof(double),
-                     cudaMemcpyHostToDevice) != cudaSuccess) {
-        return Fail("lexical upload", error);
-      }
       if (k > 0) {
         const int blocks =
             static_cast<int>(std::min<long long>(4096, (cells * states + kThreads - 1) / kThreads));
@@ -628,8 +674,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       for (int span = 1; span <= longest; ++span) {
         const int count = static_cast<int>(span_begin[span + 1] - span_begin[span]);
         InsideSpan<<<count, kThreads, InsideShared(states)>>>(
-            level.View(), view, items_.get() + span_begin[span], span, allowed, lexical_.get(),
-            post_.get(), pre_.get());
+            level.View(), view, items_.get() + span_begin[span], span, allowed,
+            lexical_.get() + lexical_offset[k], post_.get(), pre_.get());
       }
       Mark();
       if (fine) break;
@@ -739,8 +785,10 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   DevicePrunedViterbiOptions options_;
   std::vector<std::unique_ptr<DeviceLevel>> levels_;
   int max_states_ = 0, max_pre_states_ = 0, fine_states_ = 0;
+  int total_states_ = 0;  // summed over the levels (the lexical rows of every level)
   size_t budget_ = 0;
   DeviceArray<double> post_, pre_, out_pre_, lexical_;
+  PinnedArray<double> host_lexical_;
   DeviceArray<uint8_t> allowed_, survivors_;
   DeviceArray<int> lengths_;
   DeviceArray<long long> cell_offset_, word_offset_;
