@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <optional>
+#include <thread>
 #include <tuple>
 
 #include "common/thread_pool.h"
@@ -224,8 +226,18 @@ StatusOr<std::unique_ptr<CoarseToFinePruner>> CoarseToFinePruner::Create(
   if (options.thresholds.empty()) return Status::Error("pruning needs at least one threshold");
   std::unique_ptr<CoarseToFinePruner> pruner(new CoarseToFinePruner(fine, options));
   const int32_t levels = NumProjectionLevels(fine);
+  // The levels' projections are independent: one thread each (en_sm6s: about 3 s in a row).
+  std::vector<std::optional<StatusOr<ProjectedGrammar>>> projections(levels);
+  {
+    std::vector<std::thread> threads;
+    for (int32_t k = 0; k < levels; ++k) {
+      threads.emplace_back(
+          [&, k] { projections[k].emplace(ProjectGrammar(fine, k, options.min_rule_prob)); });
+    }
+    for (std::thread& thread : threads) thread.join();
+  }
   for (int32_t k = 0; k < levels; ++k) {
-    auto projection = ProjectGrammar(fine, k, options.min_rule_prob);
+    StatusOr<ProjectedGrammar>& projection = *projections[k];
     if (!projection.ok()) return projection.status();
     Level level;
     level.projection = std::make_unique<ProjectedGrammar>(std::move(*projection));
