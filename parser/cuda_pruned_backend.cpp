@@ -36,19 +36,11 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
   const CoarseToFinePruner& p = *impl->pruner;
   std::vector<cuda::PruningLevelArrays> levels;
   auto arrays = [](const Grammar& g) {
-    cuda::PruningLevelArrays a;
-    a.num_states = g.num_states();
-    a.num_binary = g.num_binary_rules();
-    a.binary_parent = g.binary_parent.data();
-    a.binary_left = g.binary_left.data();
-    a.binary_right = g.binary_right.data();
-    a.binary_log_prob = g.binary_log_prob.data();
-    a.binary_parent_begin = g.binary_parent_begin.data();
-    a.num_unary = g.num_unary_rules();
-    a.unary_child = g.unary_child.data();
-    a.unary_log_prob = g.unary_log_prob.data();
-    a.unary_parent_begin = g.unary_parent_begin.data();
-    return a;
+    const cuda::GrammarArrays v = CudaGrammarArrays(g);  // the exact backend's view of g
+    return cuda::PruningLevelArrays{v.num_states,          v.num_binary,        v.binary_parent,
+                                    v.binary_left,         v.binary_right,      v.binary_log_prob,
+                                    v.binary_parent_begin, v.num_unary,         v.unary_child,
+                                    v.unary_log_prob,      v.unary_parent_begin};
   };
   for (int32_t k = 0; k < p.num_levels(); ++k) {
     cuda::PruningLevelArrays a = arrays(p.level(k).grammar);

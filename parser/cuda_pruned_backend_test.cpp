@@ -23,13 +23,9 @@ namespace {
 #define SKIP_WITHOUT_DEVICE() \
   if (!cuda::BuiltWithCuda() || !cuda::DeviceAvailable()) GTEST_SKIP() << "no CUDA device"
 
+// The coarse_to_fine_test grammars: 5 phrasal symbols, 4 tags, 4 substates (two pre-parse levels).
 BerkeleyModel RandomModel(uint64_t seed, int substates = 4) {
-  RandomGrammarOptions options;
-  options.phrasal_symbols = 5;
-  options.tags = 4;
-  options.substates = substates;
-  options.seed = seed;
-  return MakeRandomModel(options);
+  return MakeRandomModel({.phrasal_symbols = 5, .tags = 4, .substates = substates, .seed = seed});
 }
 
 // Runs the device over `sentences` and checks every level's survivors and the fine chart against
