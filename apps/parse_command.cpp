@@ -476,20 +476,20 @@ void AddParseCommand(CLI::App& app) {
             ->check(OneOf({"viterbi", "max-rule"}))
             ->capture_default_str(),
         "{max-rule,viterbi}");
-  Shown(
-      cmd->add_option("--prune", args->prune,
-                      "Coarse-to-fine pruning (Petrov & Klein 2007, as the Berkeley parser): "
-                      "parse first with coarser projections of the grammar and skip the chart "
-                      "items they find very unlikely (cpu backend only). off: exact, every item "
-                      "considered; fast (or on): the Berkeley parser's default thresholds (2.8x "
-                      "its speed on one core, F1 0.1-0.6 below exact on GUM); accurate: its "
-                      "-accurate ones (2.1x its default's speed); safe: 4 nats below those "
-                      "(exact parsing's trees on 97-99% of GUM test sentences, F1 within 0.05); "
-                      "auto: safe on the cpu backend, off on the GPU (no GPU pruning yet) and for "
-                      "the reference backend")
-          ->check(OneOf({"auto", "off", "on", "fast", "accurate", "safe"}))
-          ->capture_default_str(),
-      "{auto,off,fast,accurate,safe}");
+  Shown(cmd->add_option("--prune", args->prune,
+                        "Coarse-to-fine pruning (Petrov & Klein 2007, as the Berkeley parser): "
+                        "parse first with coarser projections of the grammar and skip the chart "
+                        "items they find very unlikely (cpu backend; cuda with --decoder viterbi, "
+                        "the same trees as the cpu's). off: exact, every item "
+                        "considered; fast (or on): the Berkeley parser's default thresholds (2.8x "
+                        "its speed on one core, F1 0.1-0.6 below exact on GUM); accurate: its "
+                        "-accurate ones (2.1x its default's speed); safe: 4 nats below those "
+                        "(exact parsing's trees on 97-99% of GUM test sentences, F1 within 0.05); "
+                        "auto: safe on the cpu backend; off on cuda (pruned GPU parsing measured "
+                        "barely faster than exact there) and for the reference backend")
+            ->check(OneOf({"auto", "off", "on", "fast", "accurate", "safe"}))
+            ->capture_default_str(),
+        "{auto,off,fast,accurate,safe}");
   cmd->add_flag("--accurate", args->accurate,
                 "Same as --prune accurate (the Berkeley parser's -accurate)");
   Shown(cmd->add_option("--kbest", args->kbest,

@@ -1,19 +1,29 @@
 // Coarse-to-fine pruning against exact parsing, same grammar, same sentences, same run: sentences/s
-// of the pruned CPU backends (parser/coarse_to_fine.h's fast, accurate, safe) and of the exact CPU
-// backends, trees identical to the exact ones, and per pre-parse level the share of chart items
-// kept and the time spent. Times are wall-clock: run it on an otherwise idle machine. Sentences:
-// one tokenized sentence per line.
+// of the pruned backends (parser/coarse_to_fine.h's fast, accurate, safe; on the CPU, or on the GPU
+// with --backend cuda: parser/cuda_pruned_backend.h, Viterbi) and of the exact backend of the same
+// kind, trees identical to the exact ones, and per pre-parse level the share of chart items kept
+// and the time spent. Times are wall-clock through Parser::Parse (lexical scoring, pruning,
+// decoding, tree extraction; the grammar loaded and the backend started beforehand, and on the GPU
+// after a warm-up on the first 64 sentences): run it on an otherwise idle machine. Sentences: one
+// tokenized sentence per line, or with --lengths, sentences of those lengths (cycled up to
+// --count) filled with consecutive tokens of the --sentences file.
 //
 //   pruning_bench --grammar gum_sm5.gr --sentences s50.words --threads 1 [--decoder max-rule]
 //                 [--thresholds fast accurate safe] [--no-exact]
+//   pruning_bench --backend cuda --decoder viterbi --grammar ../shared/grammars/en_sm6s/en_sm6s
+//                 --sentences gum.words --lengths ../shared/bench/wsj23-sentence-lengths.txt
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 
 #include "common/sentence_file.h"
+#include "cuda/common/device.h"
 #include "grammar_io/grammar_argument.h"
 #include "lexicon/lexicon.h"
 #include "parser/coarse_to_fine.h"
+#include "parser/cuda_pruned_backend.h"
 #include "parser/parser.h"
 
 namespace {
@@ -24,12 +34,23 @@ double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
+// A named setting (PruningOptions::Named, or "exact": every threshold -infinity); a
+// non-negative `min_rule_prob` replaces its rule floor.
+StatusOr<PruningOptions> Setting(const std::string& name, double min_rule_prob) {
+  auto options = name == "exact" ? StatusOr<PruningOptions>(PruningOptions::Exact())
+                                 : PruningOptions::Named(name);
+  if (options.ok() && min_rule_prob >= 0) options->min_rule_prob = min_rule_prob;
+  return options;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Coarse-to-fine pruning against exact parsing (CPU)"};
-  std::string grammar_path, sentences_path, decoder = "max-rule";
-  int threads = 1;
+  std::string grammar_path, sentences_path, decoder = "max-rule", backend_kind = "cpu",
+                                            lengths_path;
+  int threads = 1, count = 0;
+  double min_rule_prob = -1;
   bool no_exact = false;
   std::vector<std::string> settings = {"fast", "accurate", "safe"};
   app.add_option("-g,--grammar", grammar_path, "Grammar (any format cky parse reads)")->required();
@@ -37,9 +58,20 @@ int main(int argc, char** argv) {
   app.add_option("--decoder", decoder, "max-rule or viterbi")->capture_default_str();
   app.add_option("-t,--threads", threads, "CPU threads")->capture_default_str();
   app.add_flag("--no-exact", no_exact, "Skip the exact (unpruned) run");
-  app.add_option("--thresholds", settings, "Pruning settings to run (fast, accurate, safe)")
+  app.add_option("--backend", backend_kind, "cpu or cuda (cuda: Viterbi only)")
+      ->capture_default_str();
+  app.add_option("--lengths", lengths_path,
+                 "Sentence lengths, one a line: the bench's sentences have these lengths, words "
+                 "from --sentences");
+  app.add_option("--count", count, "With --lengths: this many sentences (0: one per length)");
+  app.add_option("--min-rule-prob", min_rule_prob,
+                 "Leave out projected rules below this probability (default: the setting's, "
+                 "1e-4; 0 for exact)");
+  app.add_option("--thresholds", settings,
+                 "Pruning settings to run (fast, accurate, safe; exact: thresholds -infinity)")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows as they come (long runs under a time limit)
 
   auto model = LoadGrammarArgument(grammar_path, {});
   if (!model.ok()) {
@@ -53,19 +85,55 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cannot build the lexicon or read %s\n", sentences_path.c_str());
     return 1;
   }
+  const bool gpu = backend_kind == "cuda";
+  if (gpu && decoder != "viterbi") {
+    std::fprintf(stderr, "the cuda backend prunes with Viterbi decoding only\n");
+    return 1;
+  }
+  if (!lengths_path.empty()) {
+    std::vector<std::string> tokens;
+    for (const auto& s : *sentences) tokens.insert(tokens.end(), s.begin(), s.end());
+    std::vector<int> lengths;
+    std::ifstream in(lengths_path);
+    for (int n; in >> n;) lengths.push_back(n);
+    if (lengths.empty() || tokens.empty()) {
+      std::fprintf(stderr, "no lengths in %s or no words\n", lengths_path.c_str());
+      return 1;
+    }
+    const int total = count > 0 ? count : int(lengths.size());
+    sentences->clear();
+    size_t position = 0;
+    for (int i = 0; i < total; ++i) {
+      std::vector<std::string> sentence;
+      for (int k = 0; k < lengths[i % lengths.size()]; ++k) {
+        sentence.push_back(tokens[position++ % tokens.size()]);
+      }
+      sentences->push_back(std::move(sentence));
+    }
+  }
+  if (gpu) std::printf("device: %s\n", cuda::DeviceDescription().c_str());
   size_t words = 0;
   for (const auto& s : *sentences) words += s.size();
   std::printf(
-      "grammar %s: %d states, %lld binary rules; %zu sentences, mean length %.1f; %s, %d "
+      "grammar %s: %d states, %lld binary rules; %zu sentences, mean length %.1f; %s, %s, %d "
       "thread(s)\n\n",
       grammar_path.c_str(), g.num_states(), (long long)g.num_binary_rules(), sentences->size(),
-      double(words) / sentences->size(), decoder.c_str(), threads);
+      double(words) / sentences->size(), backend_kind.c_str(), decoder.c_str(), threads);
+  // The GPU backends grow their buffers on the first batches: warm them up first.
+  const std::vector<std::vector<std::string>> warm_up(
+      sentences->begin(), sentences->begin() + std::min<size_t>(64, sentences->size()));
 
   std::vector<ParseOutcome> exact;
   std::printf("%-28s %10s %12s %10s\n", "backend", "seconds", "sentences/s", "= exact");
   if (!no_exact) {
-    auto backend = MakeBackend(g, {.backend = "cpu", .threads = threads, .decoder = decoder});
+    auto backend = MakeBackend(
+        g, {.backend = backend_kind, .threads = threads, .decoder = decoder, .prune = "off"});
+    if (!backend.ok()) {
+      std::fprintf(stderr, "%s\n", backend.status().message().c_str());
+      return 1;
+    }
     Parser parser(g, *lexicon, std::move(*backend));
+    if (gpu) parser.Parse(warm_up);
     const auto start = std::chrono::steady_clock::now();
     exact = parser.Parse(*sentences);
     const double seconds = Seconds(start);
@@ -73,20 +141,22 @@ int main(int argc, char** argv) {
                 sentences->size() / seconds, "-");
   }
   for (const std::string& setting : settings) {
-    auto named = PruningOptions::Named(setting);
+    auto named = Setting(setting, min_rule_prob);
     if (!named.ok()) {
       std::fprintf(stderr, "%s\n", named.status().message().c_str());
       return 1;
     }
     const PruningOptions options = *named;
     const auto setup_start = std::chrono::steady_clock::now();
-    auto backend = MakePrunedCpuBackend(g, decoder, options, threads);
+    auto backend = gpu ? MakeCudaPrunedBackend(g, options, {.threads = threads})
+                       : MakePrunedCpuBackend(g, decoder, options, threads);
     if (!backend.ok()) {
       std::fprintf(stderr, "%s\n", backend.status().message().c_str());
       return 1;
     }
     const double setup = Seconds(setup_start);
     Parser parser(g, *lexicon, std::move(*backend));
+    if (gpu) parser.Parse(warm_up);
     const auto start = std::chrono::steady_clock::now();
     auto pruned = parser.Parse(*sentences);
     const double seconds = Seconds(start);
@@ -99,9 +169,51 @@ int main(int argc, char** argv) {
                 agree, setup);
   }
 
+  if (gpu) {
+    // Where the device's time goes: per level, items in and kept, and device time of the passes.
+    Parser scorer(g, *lexicon, MakeCpuBackend(g, 1));
+    std::vector<LexicalScores> lexical;
+    for (const auto& s : *sentences) lexical.push_back(scorer.ScoreWords(s));
+    std::vector<const LexicalScores*> pointers;
+    for (const auto& l : lexical) pointers.push_back(&l);
+    for (const std::string& setting : settings) {
+      auto device =
+          CudaCoarseToFine::Create(g, *Setting(setting, min_rule_prob), {.threads = threads});
+      if (!device.ok()) return 1;
+      std::vector<size_t> failed;
+      std::string why;
+      (*device)->Run(
+          std::span(pointers).first(std::min<size_t>(64, pointers.size())), [](CudaPrunedBatch&) {},
+          &failed, &why);
+      (*device)->SetProfiling(true);
+      PruningStats stats;
+      failed.clear();
+      const auto start = std::chrono::steady_clock::now();
+      (*device)->Run(
+          pointers, [](CudaPrunedBatch&) {}, &failed, &why, &stats);
+      const double seconds = Seconds(start);
+      std::printf(
+          "\n%s thresholds on the device: %.2f s for pruning and the fine inside pass "
+          "(%.0f sentences/s; no extraction), %zu sentences not taken\n%s\n",
+          setting.c_str(), seconds, sentences->size() / seconds, failed.size(),
+          (*device)->ProfileReport().c_str());
+      std::printf("%6s %8s %10s %14s %14s %8s\n", "level", "states", "rules", "items in",
+                  "items kept", "kept");
+      const CoarseToFinePruner& pruner = (*device)->pruner();
+      for (int k = 0; k < pruner.num_levels() && k < int(stats.items_before.size()); ++k) {
+        std::printf("%6d %8d %10lld %14lld %14lld %7.2f%%\n", k,
+                    pruner.level(k).grammar.num_states(),
+                    (long long)pruner.level(k).grammar.num_binary_rules(),
+                    (long long)stats.items_before[k], (long long)stats.items_after[k],
+                    100.0 * stats.items_after[k] / std::max<int64_t>(1, stats.items_before[k]));
+      }
+    }
+    return 0;
+  }
+
   // Where the time goes: the pre-parse levels alone, one thread.
   for (const std::string& setting : settings) {
-    auto pruner = CoarseToFinePruner::Create(g, *PruningOptions::Named(setting));
+    auto pruner = CoarseToFinePruner::Create(g, *Setting(setting, min_rule_prob));
     Parser scorer(g, *lexicon, MakeCpuBackend(g, 1));
     PruningStats stats;
     for (const auto& s : *sentences) {

@@ -15,6 +15,7 @@ include(CMakePackageConfigHelpers)
 set(CKY_INSTALLED_LIBRARIES
     cky_common cky_treebank cky_grammar_io cky_default_grammar cky_lexicon cky_cuda_common
     cky_cuda_viterbi cky_cuda_inside_outside cky_cuda_membership cky_cuda_dense cky_cuda_train
+    cky_cuda_pruning
     cky_parser
     cky_membership cky_dense cky_train cky_eval cky_text)
 foreach(lib ${CKY_INSTALLED_LIBRARIES})

@@ -24,6 +24,15 @@ class Chart {
         num_states_(num_states),
         scores_(static_cast<size_t>(NumCells(length)) * num_states, kNegInf) {}
 
+  // Changes the length and state count, keeping the scores already there (new ones are
+  // -infinity) and the memory: a caller that set every score back to -infinity reuses the chart
+  // for another sentence without reallocating or refilling it.
+  void Resize(int32_t length, int32_t num_states) {
+    length_ = length;
+    num_states_ = num_states;
+    scores_.resize(static_cast<size_t>(NumCells(length)) * num_states, kNegInf);
+  }
+
   int32_t length() const { return length_; }
   int32_t num_states() const { return num_states_; }
 

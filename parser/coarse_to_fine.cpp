@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <optional>
+#include <thread>
 #include <tuple>
 
 #include "common/thread_pool.h"
@@ -224,8 +226,18 @@ StatusOr<std::unique_ptr<CoarseToFinePruner>> CoarseToFinePruner::Create(
   if (options.thresholds.empty()) return Status::Error("pruning needs at least one threshold");
   std::unique_ptr<CoarseToFinePruner> pruner(new CoarseToFinePruner(fine, options));
   const int32_t levels = NumProjectionLevels(fine);
+  // The levels' projections are independent: one thread each (en_sm6s: about 3 s in a row).
+  std::vector<std::optional<StatusOr<ProjectedGrammar>>> projections(levels);
+  {
+    std::vector<std::thread> threads;
+    for (int32_t k = 0; k < levels; ++k) {
+      threads.emplace_back(
+          [&, k] { projections[k].emplace(ProjectGrammar(fine, k, options.min_rule_prob)); });
+    }
+    for (std::thread& thread : threads) thread.join();
+  }
   for (int32_t k = 0; k < levels; ++k) {
-    auto projection = ProjectGrammar(fine, k, options.min_rule_prob);
+    StatusOr<ProjectedGrammar>& projection = *projections[k];
     if (!projection.ok()) return projection.status();
     Level level;
     level.projection = std::make_unique<ProjectedGrammar>(std::move(*projection));
@@ -252,7 +264,7 @@ StatusOr<std::unique_ptr<CoarseToFinePruner>> CoarseToFinePruner::Create(
 }
 
 bool CoarseToFinePruner::Prune(const LexicalScores& fine_lexical, ItemMask* fine_mask,
-                               PruningStats* stats) const {
+                               PruningStats* stats, std::vector<ItemMask>* level_survivors) const {
   const int32_t n = fine_lexical.length;
   const int64_t cells = Chart::NumCells(n);
   const int32_t fine_states = fine_.num_states();
@@ -268,6 +280,7 @@ bool CoarseToFinePruner::Prune(const LexicalScores& fine_lexical, ItemMask* fine
     stats->seconds.resize(levels_.size());
   }
   ItemMask mask, survivors;
+  if (level_survivors) level_survivors->clear();
   LexicalScores lexical;
   Chart post, pre;
   std::vector<double> mm;
@@ -275,7 +288,7 @@ bool CoarseToFinePruner::Prune(const LexicalScores& fine_lexical, ItemMask* fine
     const auto level_start = std::chrono::steady_clock::now();
     const Level& level = levels_[k];
     const int32_t states = level.projection->grammar.num_states();
-    const double threshold = options_.thresholds[std::min(k, options_.thresholds.size() - 1)];
+    const double threshold = this->threshold(int32_t(k));
     ProjectLexicalScores(*level.projection, fine_lexical, &lexical);
     if (k > 0) {  // allow the refinements of the previous level's survivors
       mask.length = n;
@@ -305,6 +318,7 @@ bool CoarseToFinePruner::Prune(const LexicalScores& fine_lexical, ItemMask* fine
         ++after;
       }
     }
+    if (level_survivors) level_survivors->push_back(survivors);
     if (stats) {
       stats->items_before[k] += before;
       stats->items_after[k] += after;

@@ -19,6 +19,7 @@
 // documents with gum_sm3.gr and gum_sm5.gr, both decoders (bench/RESULTS.md).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -95,10 +96,20 @@ class CoarseToFinePruner {
 
   // The fine-grammar items that survive every pre-parse level. Returns false when a pre-parse
   // finds no derivation (the caller then parses without pruning, as Berkeley does).
-  bool Prune(const LexicalScores& fine_lexical, ItemMask* fine_mask,
-             PruningStats* stats = nullptr) const;
+  // `level_survivors`, when given, gets each pre-parse level's survivors (the levels run so far).
+  bool Prune(const LexicalScores& fine_lexical, ItemMask* fine_mask, PruningStats* stats = nullptr,
+             std::vector<ItemMask>* level_survivors = nullptr) const;
   int32_t num_levels() const { return int32_t(levels_.size()); }
   const ProjectedGrammar& level(int32_t k) const { return *levels_[k].projection; }
+  // Level k's state -> level k - 1's state (empty for level 0).
+  const std::vector<int32_t>& to_coarser(int32_t k) const { return levels_[k].to_coarser; }
+  // Fine state -> the last pre-parse level's state (empty without levels).
+  const std::vector<int32_t>& fine_to_last() const { return fine_to_last_; }
+  // Level k's threshold.
+  double threshold(int32_t k) const {
+    return options_.thresholds[std::min<size_t>(k, options_.thresholds.size() - 1)];
+  }
+  const Grammar& fine() const { return fine_; }
 
  private:
   struct Level {

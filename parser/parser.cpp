@@ -8,6 +8,7 @@
 #include "parser/coarse_to_fine.h"
 #include "parser/cuda_backend.h"
 #include "parser/cuda_max_rule_backend.h"
+#include "parser/cuda_pruned_backend.h"
 #include "parser/max_rule.h"
 #include "parser/multi_device_backend.h"
 #include "parser/tree_likelihood.h"
@@ -111,9 +112,15 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
   if (prune != "off") {
     auto thresholds = PruningOptions::Named(prune);
     if (!thresholds.ok()) return thresholds.status();
+    // Pruned Viterbi runs on the GPU too (parser/cuda_pruned_backend.h); pruned max-rule on the
+    // CPU only.
+    const bool gpu = options.decoder == "viterbi" &&
+                     (name == "cuda" || (name == "auto" && CudaBackendAvailable()));
+    if (gpu) return MakeCudaPrunedBackend(grammar, *thresholds, {.threads = options.threads});
     if (name != "cpu" && name != "auto") {
-      return Status::Error("pruning runs on the cpu backend only (asked for " + name +
-                           "); use --prune off or --backend cpu");
+      return Status::Error("pruning runs on the cpu backend, and on " + name +
+                           " with --decoder viterbi only; use --prune off, --backend cpu or "
+                           "--decoder viterbi");
     }
     return MakePrunedCpuBackend(grammar, options.decoder, *thresholds, options.threads, decoding);
   }

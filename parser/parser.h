@@ -31,8 +31,9 @@ struct BackendOptions {
   std::string decoder = "viterbi";
   // Coarse-to-fine pruning (parser/coarse_to_fine.h): "off" (exact); "fast", "accurate" or "safe"
   // (PruningOptions::Named; "on" is "fast"); or "auto": "safe" for the cpu backend (the fastest
-  // setting within 0.05 F1 of exact on GUM with both decoders, bench/RESULTS.md), off for cuda (no
-  // GPU pruning yet) and reference (the exact oracle).
+  // setting within 0.05 F1 of exact on GUM with both decoders, bench/RESULTS.md), off for cuda and
+  // reference (the exact oracle). Pruned Viterbi runs on cuda (parser/cuda_pruned_backend.h);
+  // pruned max-rule on the cpu backend only.
   std::string prune = "off";
   // CUDA devices to parse on, one backend each, all at once (parser/multi_device_backend.h); a
   // device may repeat (two backends share it). Empty: one backend on the current device.

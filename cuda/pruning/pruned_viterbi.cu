@@ -1,0 +1,824 @@
+// Coarse-to-fine pruned Viterbi on the device (cuda/pruning/pruned_viterbi.h): public API, then the
+// batch dispatch (levels, spans, launch shapes), then the kernels.
+//
+// Kernels (one launch per span length and pass, every sentence of the batch in it; one block of
+// kThreads per chart cell):
+//   1. InsideSpan: the masked max-plus inside pass of one span length. One warp per parent state
+//      allowed in the cell (a state the previous level pruned costs one byte read, its rules are
+//      never touched: the per-cell bitmask of Hall et al. 2014 at the granularity of one parent's
+//      rule tile); its lanes take the parent's rules, each over every split point, skipping a rule
+//      whose left or right child is absent from every left or right child cell (bitmasks of the
+//      states present, built first in shared memory). Then the cell's unary layer, one thread per
+//      state.
+//   2. OutsideSpan: the max-marginal pass of one span length, from the root down. One warp per item
+//      present in the cell pulls its outside score (post-unary) from the parent cells it can be a
+//      left or a right child in (rules indexed by left and by right child; bitmasks of the parents
+//      with an outside score and the siblings present skip the rules that cannot apply), into
+//      shared memory;
+//      then one thread per state: the outside score below the unary layer (unaries indexed by
+//      child), the max-marginal and the threshold, i.e. the level's survivors.
+//   3. Refine: the next level's allowed items, each state allowed where its coarser state survived.
+//   4. CompactFinite: the fine chart's finite entries, for a copy back of only those.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+#include <thread>
+
+#include "cuda/common/device_helpers.cuh"
+#include "cuda/pruning/pruned_viterbi.h"
+
+namespace cky::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+constexpr int kRootState = 0;  // ROOT_0 (grammar_io/grammar.h)
+
+// One level's grammar on the device.
+struct LevelView {
+  int num_states;
+  // Binary rules by parent.
+  const int* parent_begin;
+  const int* left;
+  const int* right;
+  const double* log_prob;
+  // The same rules by left child: parent and right child; and by right child: parent, left child.
+  const int* by_left_begin;
+  const int* by_left_parent;
+  const int* by_left_right;
+  const double* by_left_log_prob;
+  const int* by_right_begin;
+  const int* by_right_parent;
+  const int* by_right_left;
+  const double* by_right_log_prob;
+  // Closed unaries by parent, and by child.
+  const int* unary_begin;
+  const int* unary_child;
+  const double* unary_log_prob;
+  const int* unary_by_child_begin;
+  const int* unary_by_child_parent;
+  const double* unary_by_child_log_prob;
+  const int* to_coarser;
+  double threshold;
+};
+
+// The batch's sentences: length, first cell and first word in the batch's arrays.
+struct BatchView {
+  const int* length;
+  const long long* cell_offset;
+  const long long* word_offset;
+};
+
+__device__ __forceinline__ double WarpMax(double v) {
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const double other = __shfl_xor_sync(0xffffffffu, v, offset);
+    v = other > v ? other : v;
+  }
+  return v;
+}
+
+__device__ __forceinline__ bool Has(const unsigned* bits, int s) {
+  return (bits[s >> 5] >> (s & 31)) & 1u;
+}
+
+// Sets in `bits` (words of 32 states) the states with a finite score in any of the `count` cells
+// cell_of(0 .. count - 1) (chart offsets), one warp per (cell, word) job. The caller zeroes `bits`
+// and syncs before and after.
+template <typename CellOf>
+__device__ __forceinline__ void OrPresent(const double* chart, int states, int count,
+                                          CellOf cell_of, unsigned* bits) {
+  const int words = (states + 31) / 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int job = warp; job < count * words; job += kWarps) {
+    const int w = job % words, s = w * 32 + lane;
+    const bool present = s < states && chart[cell_of(job / words) * states + s] > -INFINITY;
+    const unsigned votes = __ballot_sync(0xffffffffu, present);
+    if (lane == 0 && votes) atomicOr(&bits[w], votes);
+  }
+}
+
+// The chart cell a block of kernels 1 and 2 works on: items[blockIdx.x] = (sentence, start).
+struct BlockCell {
+  int start, end, n;
+  long long base, cell;  // the sentence's first cell in the batch, this cell
+};
+__device__ __forceinline__ BlockCell ThisBlocksCell(const BatchView& batch, const int2* items,
+                                                    int span) {
+  const int2 item = items[blockIdx.x];
+  BlockCell c;
+  c.start = item.y;
+  c.end = item.y + span;
+  c.n = batch.length[item.x];
+  c.base = batch.cell_offset[item.x];
+  c.cell = c.base + ChartCellIndex(c.n, c.start, c.end);
+  return c;
+}
+
+// Kernel 1. Block (one cell) = items[blockIdx.x] = (sentence, start) at this span length.
+__global__ void __launch_bounds__(kThreads)
+    InsideSpan(LevelView g, BatchView batch, const int2* items, int span, const uint8_t* allowed,
+               const double* lexical, double* post, double* pre) {
+  const BlockCell here = ThisBlocksCell(batch, items, span);
+  const int start = here.start, end = here.end, n = here.n, states = g.num_states;
+  const long long base = here.base, cell = here.cell;
+  const uint8_t* ok = allowed ? allowed + cell * states : nullptr;
+  double* pre_cell = pre + cell * states;
+  double* post_cell = post + cell * states;
+  const double neg_inf = -INFINITY;
+  if (ok) {
+    // A cell the previous level pruned whole (most cells of long spans) costs one read of its mask.
+    bool any = false;
+    for (int s = threadIdx.x; s < states; s += blockDim.x) any = any || ok[s];
+    if (!__syncthreads_or(any)) {
+      for (int s = threadIdx.x; s < states; s += blockDim.x) pre_cell[s] = post_cell[s] = neg_inf;
+      return;
+    }
+  }
+  if (span == 1) {
+    const double* word = lexical + (batch.word_offset[items[blockIdx.x].x] + start) * states;
+    for (int s = threadIdx.x; s < states; s += blockDim.x) {
+      pre_cell[s] = (!ok || ok[s]) ? word[s] : neg_inf;
+    }
+  } else {
+    // The states present in some left child cell and in some right child cell: a rule whose
+    // children are absent from every split point is skipped without reading the chart (most
+    // states are absent once the coarser levels pruned).
+    extern __shared__ unsigned present[];
+    const int words = (states + 31) / 32;
+    unsigned* left_any = present;
+    unsigned* right_any = present + words;
+    for (int w = threadIdx.x; w < 2 * words; w += blockDim.x) present[w] = 0;
+    __syncthreads();
+    OrPresent(
+        post, states, span - 1,
+        [&](int k) { return base + ChartCellIndex(n, start, start + 1 + k); }, left_any);
+    OrPresent(
+        post, states, span - 1, [&](int k) { return base + ChartCellIndex(n, start + 1 + k, end); },
+        right_any);
+    __syncthreads();
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    for (int p = warp; p < states; p += kWarps) {
+      if (ok && !ok[p]) {
+        if (lane == 0) pre_cell[p] = neg_inf;
+        continue;
+      }
+      double best = neg_inf;
+      const int first = g.parent_begin[p], rules = g.parent_begin[p + 1] - first;
+      // One candidate: rule r at split point `split`, in parser/coarse_to_fine.cpp's order of
+      // additions, (rule + left) + right.
+      auto candidate = [&](int r, int split) {
+        const double l = post[(base + ChartCellIndex(n, start, split)) * states + g.left[r]];
+        if (l == neg_inf) return;
+        const double rr = post[(base + ChartCellIndex(n, split, end)) * states + g.right[r]];
+        const double score = (g.log_prob[r] + l) + rr;
+        if (score > best) best = score;
+      };
+      if (rules < 32) {
+        // Few rules (the coarse levels): lanes take (rule, split point) pairs.
+        const int splits = span - 1;
+        for (int j = lane; j < rules * splits; j += 32) {
+          const int r = first + j / splits;
+          if (Has(left_any, g.left[r]) && Has(right_any, g.right[r])) {
+            candidate(r, start + 1 + j % splits);
+          }
+        }
+      } else {
+        for (int r = first + lane; r < first + rules; r += 32) {
+          if (!Has(left_any, g.left[r]) || !Has(right_any, g.right[r])) continue;
+          for (int split = start + 1; split < end; ++split) candidate(r, split);
+        }
+      }
+      best = WarpMax(best);
+      if (lane == 0) pre_cell[p] = best;
+    }
+  }
+  __syncthreads();
+  for (int a = threadIdx.x; a < states; a += blockDim.x) {
+    if (ok && !ok[a]) {
+      post_cell[a] = neg_inf;
+      continue;
+    }
+    double best = pre_cell[a];
+    for (int u = g.unary_begin[a]; u < g.unary_begin[a + 1]; ++u) {
+      const double score = g.unary_log_prob[u] + pre_cell[g.unary_child[u]];
+      if (score > best) best = score;
+    }
+    post_cell[a] = best;
+  }
+}
+
+// Kernel 2. Block = one cell, as kernel 1; dynamic shared memory: the cell's outside scores above
+// its unary layer (num_states doubles). Writes the cell's outside scores below the unary layer
+// (read by its children, later launches) and its survivors; counts them into *kept.
+__global__ void __launch_bounds__(kThreads)
+    OutsideSpan(LevelView g, BatchView batch, const int2* items, int span, const double* post,
+                const double* pre, double* out_pre, uint8_t* survivors, unsigned long long* kept) {
+  extern __shared__ double out_post[];  // num_states, then the presence bits below
+  const BlockCell here = ThisBlocksCell(batch, items, span);
+  const int start = here.start, end = here.end, n = here.n, states = g.num_states;
+  const long long base = here.base, cell = here.cell;
+  const double* post_cell = post + cell * states;
+  const double* pre_cell = pre + cell * states;
+  const double neg_inf = -INFINITY;
+  {
+    // A cell without any item (pruned whole, or underivable) has no outside scores, no survivors.
+    bool any = false;
+    for (int s = threadIdx.x; s < states; s += blockDim.x) any = any || post_cell[s] > neg_inf;
+    if (!__syncthreads_or(any)) {
+      for (int s = threadIdx.x; s < states; s += blockDim.x) {
+        out_pre[cell * states + s] = neg_inf;
+        survivors[cell * states + s] = 0;
+      }
+      return;
+    }
+  }
+  if (span == n) {
+    for (int x = threadIdx.x; x < states; x += blockDim.x) {
+      out_post[x] = x == kRootState ? 0.0 : neg_inf;
+    }
+  } else {
+    // Parents with an outside score and siblings with an inside score in some parent cell where
+    // this cell is the left child (cells (start, k), (end, k), k > end) and the right child (cells
+    // (k, end), (k, start), k < start): rules absent from all are skipped.
+    const int words = (states + 31) / 32;
+    unsigned* parent_of_left = reinterpret_cast<unsigned*>(out_post + states);
+    unsigned* right_sibling = parent_of_left + words;
+    unsigned* parent_of_right = right_sibling + words;
+    unsigned* left_sibling = parent_of_right + words;
+    for (int w = threadIdx.x; w < 4 * words; w += blockDim.x) parent_of_left[w] = 0;
+    __syncthreads();
+    OrPresent(
+        out_pre, states, n - end,
+        [&](int k) { return base + ChartCellIndex(n, start, end + 1 + k); }, parent_of_left);
+    OrPresent(
+        post, states, n - end, [&](int k) { return base + ChartCellIndex(n, end, end + 1 + k); },
+        right_sibling);
+    OrPresent(
+        out_pre, states, start, [&](int k) { return base + ChartCellIndex(n, k, end); },
+        parent_of_right);
+    OrPresent(
+        post, states, start, [&](int k) { return base + ChartCellIndex(n, k, start); },
+        left_sibling);
+    __syncthreads();
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    for (int x = warp; x < states; x += kWarps) {
+      if (post_cell[x] == neg_inf) {
+        if (lane == 0) out_post[x] = neg_inf;
+        continue;
+      }
+      double best = neg_inf;
+      // One candidate: the parent cell `parent_cell`, rule (parent, sibling), the sibling's cell;
+      // the CPU's order of additions, (outside_pre(parent) + rule) + sibling.
+      auto candidate = [&](long long parent_cell, int parent, double rule, long long sibling_cell,
+                           int sibling) {
+        const double above = out_pre[(base + parent_cell) * states + parent];
+        if (above == neg_inf) return;
+        const double other = post[(base + sibling_cell) * states + sibling];
+        if (other == neg_inf) return;
+        const double score = (above + rule) + other;
+        if (score > best) best = score;
+      };
+      // x as the left child of (start, k), beside (end, k), k = end + 1 .. n.
+      const int first_left = g.by_left_begin[x], left_rules = g.by_left_begin[x + 1] - first_left;
+      auto usable_left = [&](int r) {
+        return Has(parent_of_left, g.by_left_parent[r]) && Has(right_sibling, g.by_left_right[r]);
+      };
+      auto as_left = [&](int r, int k) {
+        candidate(ChartCellIndex(n, start, k), g.by_left_parent[r], g.by_left_log_prob[r],
+                  ChartCellIndex(n, end, k), g.by_left_right[r]);
+      };
+      // x as the right child of (k, end), beside (k, start), k = 0 .. start - 1.
+      const int first_right = g.by_right_begin[x];
+      const int right_rules = g.by_right_begin[x + 1] - first_right;
+      auto usable_right = [&](int r) {
+        return Has(parent_of_right, g.by_right_parent[r]) && Has(left_sibling, g.by_right_left[r]);
+      };
+      auto as_right = [&](int r, int k) {
+        candidate(ChartCellIndex(n, k, end), g.by_right_parent[r], g.by_right_log_prob[r],
+                  ChartCellIndex(n, k, start), g.by_right_left[r]);
+      };
+      const int above_left = n - end, above_right = start;  // parent cells of each kind
+      if (left_rules < 32) {  // few rules (coarse levels): lanes take (rule, parent cell) pairs
+        for (int j = lane; j < left_rules * above_left; j += 32) {
+          const int r = first_left + j / above_left;
+          if (usable_left(r)) as_left(r, end + 1 + j % above_left);
+        }
+      } else {
+        for (int r = first_left + lane; r < first_left + left_rules; r += 32) {
+          if (!usable_left(r)) continue;
+          for (int k = end + 1; k <= n; ++k) as_left(r, k);
+        }
+      }
+      if (right_rules < 32) {
+        for (int j = lane; j < right_rules * above_right; j += 32) {
+          const int r = first_right + j / above_right;
+          if (usable_right(r)) as_right(r, j % above_right);
+        }
+      } else {
+        for (int r = first_right + lane; r < first_right + right_rules; r += 32) {
+          if (!usable_right(r)) continue;
+          for (int k = 0; k < start; ++k) as_right(r, k);
+        }
+      }
+      best = WarpMax(best);
+      if (lane == 0) out_post[x] = best;
+    }
+  }
+  __syncthreads();
+  const double best_root = post[(base + ChartCellIndex(n, 0, n)) * states + kRootState];
+  double* out_pre_cell = out_pre + cell * states;
+  uint8_t* kept_cell = survivors + cell * states;
+  const int lane = threadIdx.x % 32;
+  for (int c0 = 0; c0 < states; c0 += blockDim.x) {
+    const int c = c0 + threadIdx.x;
+    bool keep = false;
+    if (c < states) {
+      const double in_pre = pre_cell[c];
+      double below = in_pre > neg_inf ? out_post[c] : neg_inf;
+      if (in_pre > neg_inf) {
+        for (int u = g.unary_by_child_begin[c]; u < g.unary_by_child_begin[c + 1]; ++u) {
+          const int a = g.unary_by_child_parent[u];
+          if (out_post[a] == neg_inf || post_cell[a] == neg_inf) continue;
+          const double score = out_post[a] + g.unary_by_child_log_prob[u];
+          if (score > below) below = score;
+        }
+      }
+      out_pre_cell[c] = below;
+      const double through_post = post_cell[c] + out_post[c];
+      const double through_pre = in_pre + below;
+      const double m = through_post < through_pre ? through_pre : through_post;  // std::max
+      keep = m > neg_inf && m - best_root > g.threshold;
+      kept_cell[c] = keep ? 1 : 0;
+    }
+    const unsigned votes = __ballot_sync(0xffffffffu, keep);
+    if (lane == 0 && votes) atomicAdd(kept, static_cast<unsigned long long>(__popc(votes)));
+  }
+}
+
+// Kernel 3. allowed[cell][s] = survivors[cell][to_coarser[s]], every cell of the batch.
+__global__ void Refine(const uint8_t* survivors, int coarse_states, const int* to_coarser,
+                       int states, long long cells, uint8_t* allowed,
+                       unsigned long long* allowed_count) {
+  const long long total = cells * states;
+  unsigned long long count = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+       i += (long long)gridDim.x * blockDim.x) {
+    const long long cell = i / states;
+    const int s = static_cast<int>(i - cell * states);
+    const uint8_t a = survivors[cell * coarse_states + to_coarser[s]];
+    allowed[i] = a;
+    count += a;
+  }
+  for (int offset = 16; offset > 0; offset >>= 1)
+    count += __shfl_xor_sync(0xffffffffu, count, offset);
+  if (threadIdx.x % 32 == 0 && count) atomicAdd(allowed_count, count);
+}
+
+// Kernel 4. The finite entries of the batch's fine chart, as (index, score) pairs in no
+// particular order (the host scatters them into -infinity charts): pruned charts are mostly
+// -infinity, and copying them whole dominated the batch.
+__global__ void CompactFinite(const double* chart, long long total, unsigned long long* count,
+                              long long* index, double* score) {
+  const int lane = threadIdx.x % 32;
+  for (long long base = blockIdx.x * (long long)blockDim.x; base < total;
+       base += (long long)gridDim.x * blockDim.x) {
+    const long long i = base + threadIdx.x;
+    const double value = i < total ? chart[i] : -INFINITY;
+    const bool finite = value > -INFINITY;
+    const unsigned votes = __ballot_sync(0xffffffffu, finite);
+    unsigned long long first = 0;
+    if (lane == 0 && votes)
+      first = atomicAdd(count, static_cast<unsigned long long>(__popc(votes)));
+    first = __shfl_sync(0xffffffffu, first, 0);
+    if (finite) {
+      const unsigned long long slot = first + __popc(votes & ((1u << lane) - 1));
+      index[slot] = i;
+      score[slot] = value;
+    }
+  }
+}
+
+// Host side ---------------------------------------------------------------------------------------
+
+// Dynamic shared memory: kernel 1's two presence masks; kernel 2's outside scores and four masks.
+size_t InsideShared(int states) { return 2 * size_t((states + 31) / 32) * sizeof(unsigned); }
+size_t OutsideShared(int states) {
+  return size_t(states) * sizeof(double) + 4 * size_t((states + 31) / 32) * sizeof(unsigned);
+}
+
+// One level's arrays, uploaded.
+struct DeviceLevel {
+  int num_states = 0;
+  double threshold = 0;
+  DeviceArray<int> parent_begin, left, right;
+  DeviceArray<double> log_prob;
+  DeviceArray<int> by_left_begin, by_left_parent, by_left_right;
+  DeviceArray<double> by_left_log_prob;
+  DeviceArray<int> by_right_begin, by_right_parent, by_right_left;
+  DeviceArray<double> by_right_log_prob;
+  DeviceArray<int> unary_begin, unary_child;
+  DeviceArray<double> unary_log_prob;
+  DeviceArray<int> unary_by_child_begin, unary_by_child_parent;
+  DeviceArray<double> unary_by_child_log_prob;
+  DeviceArray<int> to_coarser;
+
+  LevelView View() const {
+    return {num_states,
+            parent_begin.get(),
+            left.get(),
+            right.get(),
+            log_prob.get(),
+            by_left_begin.get(),
+            by_left_parent.get(),
+            by_left_right.get(),
+            by_left_log_prob.get(),
+            by_right_begin.get(),
+            by_right_parent.get(),
+            by_right_left.get(),
+            by_right_log_prob.get(),
+            unary_begin.get(),
+            unary_child.get(),
+            unary_log_prob.get(),
+            unary_by_child_begin.get(),
+            unary_by_child_parent.get(),
+            unary_by_child_log_prob.get(),
+            to_coarser.get(),
+            threshold};
+  }
+};
+
+template <typename T>
+std::vector<T> Copy(const T* data, int64_t count) {
+  return count > 0 ? std::vector<T>(data, data + count) : std::vector<T>();
+}
+
+// Rules regrouped by `key` (stable: within a key, the parent order), with begin offsets.
+void GroupBy(const std::vector<int>& key, int states, std::vector<int>* begin,
+             std::vector<int>* order) {
+  begin->assign(states + 1, 0);
+  for (int k : key) ++(*begin)[k + 1];
+  std::partial_sum(begin->begin(), begin->end(), begin->begin());
+  order->resize(key.size());
+  std::vector<int> next(begin->begin(), begin->end() - 1);
+  for (size_t r = 0; r < key.size(); ++r) (*order)[next[key[r]]++] = static_cast<int>(r);
+}
+
+template <typename T>
+std::vector<T> Gather(const std::vector<T>& values, const std::vector<int>& order) {
+  std::vector<T> out(order.size());
+  for (size_t i = 0; i < order.size(); ++i) out[i] = values[order[i]];
+  return out;
+}
+
+bool UploadLevel(const PruningLevelArrays& a, DeviceLevel* d) {
+  const int states = a.num_states;
+  d->num_states = states;
+  d->threshold = a.threshold;
+  const auto parent = Copy(a.binary_parent, a.num_binary);
+  const auto left = Copy(a.binary_left, a.num_binary);
+  const auto right = Copy(a.binary_right, a.num_binary);
+  const auto log_prob = Copy(a.binary_log_prob, a.num_binary);
+  std::vector<int> begin, order;
+  bool ok = d->parent_begin.Upload(Copy(a.binary_parent_begin, states + 1)) &&
+            d->left.Upload(left) && d->right.Upload(right) && d->log_prob.Upload(log_prob);
+  GroupBy(left, states, &begin, &order);
+  ok = ok && d->by_left_begin.Upload(begin) && d->by_left_parent.Upload(Gather(parent, order)) &&
+       d->by_left_right.Upload(Gather(right, order)) &&
+       d->by_left_log_prob.Upload(Gather(log_prob, order));
+  GroupBy(right, states, &begin, &order);
+  ok = ok && d->by_right_begin.Upload(begin) && d->by_right_parent.Upload(Gather(parent, order)) &&
+       d->by_right_left.Upload(Gather(left, order)) &&
+       d->by_right_log_prob.Upload(Gather(log_prob, order));
+  const auto unary_begin = Copy(a.unary_parent_begin, states + 1);
+  const auto unary_child = Copy(a.unary_child, a.num_unary);
+  const auto unary_log_prob = Copy(a.unary_log_prob, a.num_unary);
+  std::vector<int> unary_parent(a.num_unary);
+  for (int p = 0; p < states; ++p) {
+    for (int u = unary_begin[p]; u < unary_begin[p + 1]; ++u) unary_parent[u] = p;
+  }
+  ok = ok && d->unary_begin.Upload(unary_begin) && d->unary_child.Upload(unary_child) &&
+       d->unary_log_prob.Upload(unary_log_prob);
+  GroupBy(unary_child, states, &begin, &order);
+  ok = ok && d->unary_by_child_begin.Upload(begin) &&
+       d->unary_by_child_parent.Upload(Gather(unary_parent, order)) &&
+       d->unary_by_child_log_prob.Upload(Gather(unary_log_prob, order));
+  if (a.to_coarser) ok = ok && d->to_coarser.Upload(Copy(a.to_coarser, states));
+  return ok;
+}
+
+class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
+ public:
+  explicit DevicePrunedViterbiImpl(const DevicePrunedViterbiOptions& options) : options_(options) {}
+  ~DevicePrunedViterbiImpl() override {
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+    if (counters_) cudaFree(counters_);
+  }
+
+  bool Init(const std::vector<PruningLevelArrays>& levels, std::string* error) {
+    if (levels.empty()) {
+      *error = "no grammar";
+      return false;
+    }
+    for (size_t k = 0; k < levels.size(); ++k) {
+      levels_.push_back(std::make_unique<DeviceLevel>());
+      if (k > 0 && !levels[k].to_coarser) {
+        *error = "level " + std::to_string(k) + " has no map to the previous level";
+        return false;
+      }
+      if (!UploadLevel(levels[k], levels_[k].get())) {
+        *error = "the grammars do not fit in device memory";
+        return false;
+      }
+      max_states_ = std::max(max_states_, levels[k].num_states);
+      if (k + 1 < levels.size()) max_pre_states_ = std::max(max_pre_states_, levels[k].num_states);
+    }
+    fine_states_ = levels.back().num_states;
+    for (const PruningLevelArrays& level : levels) total_states_ += level.num_states;
+    const size_t shared = OutsideShared(max_pre_states_);
+    int device = 0, max_optin = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&max_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    if (max_pre_states_ > 0 &&
+        !AllowDynamicShared(OutsideSpan, shared, max_optin, "pruning outside", error)) {
+      return false;
+    }
+    size_t free_bytes = 0, total_bytes = 0;
+    cudaMemGetInfo(&free_bytes, &total_bytes);
+    budget_ = options_.max_batch_bytes ? options_.max_batch_bytes
+                                       : static_cast<size_t>(0.6 * double(free_bytes));
+    if (cudaMalloc(&counters_, (2 * levels_.size() + 1) * sizeof(unsigned long long)) !=
+        cudaSuccess) {
+      cudaGetLastError();
+      *error = "cannot allocate device counters";
+      return false;
+    }
+    return true;
+  }
+  size_t BytesForSentence(int32_t length) const override {
+    const size_t cells = size_t(length) * (length + 1) / 2;
+    // post and pre (doubles), allowed and survivors (bytes), the fine chart's compacted indices,
+    // out_pre (pre-parse levels), the cell list; lexical rows.
+    return cells * (size_t(max_states_) * (2 * sizeof(double) + 2) +
+                    size_t(fine_states_) * sizeof(long long) +
+                    size_t(max_pre_states_) * sizeof(double) + sizeof(int2)) +
+           size_t(length) * total_states_ * sizeof(double) + 64;
+  }
+  size_t BatchBudget() const override { return budget_; }
+
+  void SetProfiling(bool on) override {
+    profiling_ = on;
+    profile_ms_.assign(2 * levels_.size() + 1, 0.0);
+    profile_batches_ = 0;
+  }
+  std::string ProfileReport() const override {
+    std::ostringstream out;
+    out << profile_batches_ << " batches, device ms:";
+    for (size_t k = 0; k < levels_.size(); ++k) {
+      out << " L" << k << " inside " << profile_ms_[2 * k];
+      if (k + 1 < levels_.size()) out << " outside " << profile_ms_[2 * k + 1];
+      out << ";";
+    }
+    out << " copy back " << profile_ms_.back();
+    return out.str();
+  }
+
+  PrunedBatchResult ParseBatch(const std::vector<PrunedSentenceRef>& batch,
+                               PrunedBatchCharts* charts, std::string* error) override {
+    const int sentences = static_cast<int>(batch.size());
+    const size_t num_levels = levels_.size();
+    std::vector<int> lengths(sentences);
+    std::vector<long long> cell_offset(sentences), word_offset(sentences);
+    long long cells = 0, words = 0;
+    int longest = 0;
+    for (int b = 0; b < sentences; ++b) {
+      const int n = batch[b].length;
+      if (n < 1 || batch[b].lexical.size() != num_levels) {
+        *error = "bad sentence in batch";
+        return PrunedBatchResult::kFailed;
+      }
+      lengths[b] = n;
+      cell_offset[b] = cells;
+      word_offset[b] = words;
+      cells += (long long)n * (n + 1) / 2;
+      words += n;
+      longest = std::max(longest, n);
+    }
+    // The cells of each span length: (sentence, start).
+    std::vector<int2> items;
+    std::vector<size_t> span_begin(longest + 2, 0);
+    for (int span = 1; span <= longest; ++span) {
+      span_begin[span] = items.size();
+      for (int b = 0; b < sentences; ++b) {
+        for (int start = 0; start + span <= lengths[b]; ++start) items.push_back({b, start});
+      }
+    }
+    span_begin[longest + 1] = items.size();
+    const size_t chart_entries = size_t(cells) * max_states_;
+    if (!post_.Reserve(chart_entries) || !pre_.Reserve(chart_entries) ||
+        !out_pre_.Reserve(std::max<size_t>(1, size_t(cells) * max_pre_states_)) ||
+        !allowed_.Reserve(chart_entries) || !survivors_.Reserve(chart_entries) ||
+        !lengths_.Upload(lengths) || !cell_offset_.Upload(cell_offset) ||
+        !word_offset_.Upload(word_offset) || !items_.Upload(items) ||
+        !fine_index_.Reserve(size_t(cells) * fine_states_)) {
+      return PrunedBatchResult::kOutOfMemory;
+    }
+    const BatchView view{lengths_.get(), cell_offset_.get(), word_offset_.get()};
+    cudaMemset(counters_, 0, (2 * num_levels + 1) * sizeof(unsigned long long));
+    if (profiling_) events_used_ = 0;
+    // Every level's lexical rows (level by level, each sentence's words in order), gathered into
+    // pinned memory on all host threads and uploaded at once.
+    std::vector<size_t> lexical_offset(num_levels + 1, 0);
+    for (size_t k = 0; k < num_levels; ++k) {
+      lexical_offset[k + 1] = lexical_offset[k] + size_t(words) * levels_[k]->num_states;
+    }
+    if (!lexical_.Reserve(lexical_offset.back()) || !host_lexical_.Reserve(lexical_offset.back())) {
+      return PrunedBatchResult::kOutOfMemory;
+    }
+    {
+      const int threads =
+          static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1u, 16u));
+      std::vector<std::thread> gather;
+      for (int t = 0; t < threads; ++t) {
+        gather.emplace_back([&, t] {
+          for (int b = t; b < sentences; b += threads) {
+            for (size_t k = 0; k < num_levels; ++k) {
+              const size_t states = levels_[k]->num_states;
+              std::copy(batch[b].lexical[k], batch[b].lexical[k] + size_t(lengths[b]) * states,
+                        host_lexical_.get() + lexical_offset[k] + word_offset[b] * states);
+            }
+          }
+        });
+      }
+      for (std::thread& thread : gather) thread.join();
+    }
+    if (cudaMemcpy(lexical_.get(), host_lexical_.get(), lexical_offset.back() * sizeof(double),
+                   cudaMemcpyHostToDevice) != cudaSuccess) {
+      return Fail("lexical upload", error);
+    }
+    for (size_t k = 0; k < num_levels; ++k) {
+      const DeviceLevel& level = *levels_[k];
+      const int states = level.num_states;
+      const bool fine = k + 1 == num_levels;
+      if (k > 0) {
+        const int blocks =
+            static_cast<int>(std::min<long long>(4096, (cells * states + kThreads - 1) / kThreads));
+        Refine<<<blocks, kThreads>>>(survivors_.get(), levels_[k - 1]->num_states,
+                                     level.to_coarser.get(), states, cells, allowed_.get(),
+                                     counters_ + 2 * k);
+      }
+      const uint8_t* allowed = k > 0 ? allowed_.get() : nullptr;
+      Mark();
+      for (int span = 1; span <= longest; ++span) {
+        const int count = static_cast<int>(span_begin[span + 1] - span_begin[span]);
+        InsideSpan<<<count, kThreads, InsideShared(states)>>>(
+            level.View(), view, items_.get() + span_begin[span], span, allowed,
+            lexical_.get() + lexical_offset[k], post_.get(), pre_.get());
+      }
+      Mark();
+      if (fine) break;
+      for (int span = longest; span >= 1; --span) {
+        const int count = static_cast<int>(span_begin[span + 1] - span_begin[span]);
+        OutsideSpan<<<count, kThreads, OutsideShared(states)>>>(
+            level.View(), view, items_.get() + span_begin[span], span, post_.get(), pre_.get(),
+            out_pre_.get(), survivors_.get(), counters_ + 2 * k + 1);
+      }
+      Mark();
+      if (cudaGetLastError() != cudaSuccess) return Fail("a pruning kernel launch", error);
+      if (options_.keep_level_survivors) {
+        if (host_survivors_.size() < num_levels) host_survivors_.resize(num_levels);
+        host_survivors_[k].resize(size_t(cells) * states);
+        if (cudaMemcpy(host_survivors_[k].data(), survivors_.get(), host_survivors_[k].size(),
+                       cudaMemcpyDeviceToHost) != cudaSuccess) {
+          return Fail("survivor copy", error);
+        }
+      }
+    }
+    if (cudaGetLastError() != cudaSuccess) return Fail("a pruning kernel launch", error);
+    // The fine chart's finite entries: scores into pre_ (free now), indices into fine_index_.
+    const long long total = cells * fine_states_;
+    CompactFinite<<<static_cast<int>(std::min<long long>(8192, (total + kThreads - 1) / kThreads)),
+                    kThreads>>>(post_.get(), total, counters_ + 2 * num_levels, fine_index_.get(),
+                                pre_.get());
+    std::vector<unsigned long long> counters(2 * num_levels + 1);
+    if (cudaMemcpy(counters.data(), counters_, counters.size() * sizeof(unsigned long long),
+                   cudaMemcpyDeviceToHost) != cudaSuccess) {
+      return Fail("counter copy", error);
+    }
+    const size_t finite = counters.back();
+    if (!host_index_.Reserve(finite) || !host_score_.Reserve(finite)) {
+      return PrunedBatchResult::kOutOfMemory;
+    }
+    if (finite > 0 && (cudaMemcpy(host_index_.get(), fine_index_.get(), finite * sizeof(long long),
+                                  cudaMemcpyDeviceToHost) != cudaSuccess ||
+                       cudaMemcpy(host_score_.get(), pre_.get(), finite * sizeof(double),
+                                  cudaMemcpyDeviceToHost) != cudaSuccess)) {
+      return Fail("chart copy back", error);
+    }
+    Mark();
+    if (profiling_) CollectProfile();
+    charts->fine_offset.resize(sentences);
+    charts->fine_count = finite;
+    charts->fine_index = host_index_.get();
+    charts->fine_score = host_score_.get();
+    charts->survivors.assign(options_.keep_level_survivors ? sentences : 0, {});
+    for (int b = 0; b < sentences; ++b) {
+      charts->fine_offset[b] = cell_offset[b] * fine_states_;
+      if (!options_.keep_level_survivors) continue;
+      for (size_t k = 0; k + 1 < num_levels; ++k) {
+        charts->survivors[b].push_back(host_survivors_[k].data() +
+                                       cell_offset[b] * levels_[k]->num_states);
+      }
+    }
+    charts->items_before.assign(num_levels - 1, 0);
+    charts->items_after.assign(num_levels - 1, 0);
+    for (size_t k = 0; k + 1 < num_levels; ++k) {
+      charts->items_before[k] =
+          k == 0 ? cells * levels_[0]->num_states : static_cast<int64_t>(counters[2 * k]);
+      charts->items_after[k] = static_cast<int64_t>(counters[2 * k + 1]);
+    }
+    return PrunedBatchResult::kOk;
+  }
+
+ private:
+  PrunedBatchResult Fail(const char* what, std::string* error) {
+    const cudaError_t err = cudaGetLastError();
+    *error = std::string(what) + " failed: " + cudaGetErrorString(err);
+    return err == cudaErrorMemoryAllocation ? PrunedBatchResult::kOutOfMemory
+                                            : PrunedBatchResult::kFailed;
+  }
+
+  // Records the next profiling event (inside start, inside end, outside end per level, then the
+  // copy back).
+  void Mark() {
+    if (!profiling_) return;
+    if (events_used_ == events_.size()) {
+      cudaEvent_t e;
+      cudaEventCreate(&e);
+      events_.push_back(e);
+    }
+    cudaEventRecord(events_[events_used_++]);
+  }
+  void CollectProfile() {
+    cudaEventSynchronize(events_[events_used_ - 1]);
+    // Events: per pre-parse level 3 (start, after inside, after outside), fine 2, copy 1.
+    size_t e = 0;
+    float ms = 0;
+    for (size_t k = 0; k < levels_.size(); ++k) {
+      cudaEventElapsedTime(&ms, events_[e], events_[e + 1]);
+      profile_ms_[2 * k] += ms;
+      if (k + 1 < levels_.size()) {
+        cudaEventElapsedTime(&ms, events_[e + 1], events_[e + 2]);
+        profile_ms_[2 * k + 1] += ms;
+        e += 3;
+      } else {
+        e += 2;
+      }
+    }
+    cudaEventElapsedTime(&ms, events_[e - 1], events_[e]);
+    profile_ms_.back() += ms;
+    ++profile_batches_;
+  }
+
+  DevicePrunedViterbiOptions options_;
+  std::vector<std::unique_ptr<DeviceLevel>> levels_;
+  int max_states_ = 0, max_pre_states_ = 0, fine_states_ = 0;
+  int total_states_ = 0;  // summed over the levels (the lexical rows of every level)
+  size_t budget_ = 0;
+  DeviceArray<double> post_, pre_, out_pre_, lexical_;
+  PinnedArray<double> host_lexical_;
+  DeviceArray<uint8_t> allowed_, survivors_;
+  DeviceArray<int> lengths_;
+  DeviceArray<long long> cell_offset_, word_offset_;
+  DeviceArray<int2> items_;
+  DeviceArray<long long> fine_index_;
+  PinnedArray<long long> host_index_;
+  PinnedArray<double> host_score_;
+  std::vector<std::vector<uint8_t>> host_survivors_;
+  unsigned long long* counters_ = nullptr;
+  bool profiling_ = false;
+  std::vector<cudaEvent_t> events_;
+  size_t events_used_ = 0;
+  std::vector<double> profile_ms_;
+  int profile_batches_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<DevicePrunedViterbi> DevicePrunedViterbi::Create(
+    const std::vector<PruningLevelArrays>& levels, const DevicePrunedViterbiOptions& options,
+    std::string* error) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    *error = "no CUDA device";
+    return nullptr;
+  }
+  auto device = std::make_unique<DevicePrunedViterbiImpl>(options);
+  if (!device->Init(levels, error)) return nullptr;
+  return device;
+}
+
+}  // namespace cky::cuda

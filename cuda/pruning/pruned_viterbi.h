@@ -1,0 +1,111 @@
+// Coarse-to-fine pruned Viterbi parsing on a CUDA device, in plain C++ (no CUDA types): the device
+// side of parser/cuda_pruned_backend.h, the GPU twin of parser/coarse_to_fine.h's CPU path.
+//
+// The grammars of every pre-parse level and the fine grammar are uploaded once. A batch of
+// sentences then goes through the levels on the device, all sentences of the batch at once: at
+// each pre-parse level a masked max-plus inside pass (span by span; a cell's items not allowed by
+// the previous level are skipped whole, one warp per allowed parent state), a max-marginal pass
+// (span by span from the root down, pulling each item's outside score from its parent cells), and
+// the threshold, which gives the level's survivors; the next level allows the refinements of the
+// survivors. The fine grammar then runs the masked inside pass, and its chart's finite entries
+// (doubles, indices in the CPU chart's layout: parser/chart.h) are copied back for tree extraction
+// on the host.
+//
+// Arithmetic: everything is double, and every candidate score is formed with the same additions in
+// the same order as parser/coarse_to_fine.cpp's MaskedViterbi (inside: (rule + left) + right and
+// unary + below; outside: (outside_pre(parent) + rule) + sibling, outside_post(parent) + unary;
+// max-marginal max(in_post + out_post, in_pre + out_pre) - best). Maxima are exact whatever the
+// order, so the device's charts and max-marginals are bit-identical to the CPU's, given the same
+// lexical scores (the caller projects them on the host with the CPU's code): an item whose
+// max-marginal lies next to the threshold is decided the same way on both, there are no ties to
+// break. (The kernels are compiled without fused multiply-add; they multiply nothing anyway.)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cky::cuda {
+
+// One level's grammar, as views into cky::Grammar's arrays (binary rules sorted by parent, closed
+// unaries sorted by parent, identities removed), plus how the level hangs on the previous one.
+struct PruningLevelArrays {
+  int32_t num_states = 0;
+  int64_t num_binary = 0;
+  const int32_t* binary_parent = nullptr;
+  const int32_t* binary_left = nullptr;
+  const int32_t* binary_right = nullptr;
+  const double* binary_log_prob = nullptr;
+  const int32_t* binary_parent_begin = nullptr;  // num_states + 1
+  int64_t num_unary = 0;
+  const int32_t* unary_child = nullptr;
+  const double* unary_log_prob = nullptr;
+  const int32_t* unary_parent_begin = nullptr;  // num_states + 1
+  // This level's state -> the previous level's state (num_states entries); null for level 0.
+  const int32_t* to_coarser = nullptr;
+  // Items with max-marginal <= threshold are pruned (natural log); unused for the fine level.
+  double threshold = 0;
+};
+
+struct DevicePrunedViterbiOptions {
+  // Device bytes a batch may use; 0 = 60% of the free memory at creation (the rest is left to an
+  // exact backend that takes the sentences pruning loses).
+  size_t max_batch_bytes = 0;
+  // Copy every pre-parse level's survivors back (tests compare them with the CPU's).
+  bool keep_level_survivors = false;
+};
+
+// One sentence: its length and, per level (pre-parse levels, then the fine grammar), its lexical
+// log-scores (length x that level's num_states, row-major).
+struct PrunedSentenceRef {
+  int32_t length = 0;
+  std::vector<const double*> lexical;
+};
+
+// A batch's results, valid until the next call.
+struct PrunedBatchCharts {
+  // The fine grammar's masked inside charts, sparse: the batch's charts laid end to end
+  // (sentence b's Chart::NumCells(length) * num_states doubles from fine_offset[b]), and their
+  // fine_count finite entries, fine_index[i] -> fine_score[i], in no particular order; every other
+  // entry is -infinity (pruned or underivable).
+  std::vector<int64_t> fine_offset;
+  size_t fine_count = 0;
+  const long long* fine_index = nullptr;
+  const double* fine_score = nullptr;
+  // keep_level_survivors only: [sentence][level] -> NumCells(length) * level states bytes (1:
+  // kept).
+  std::vector<std::vector<const uint8_t*>> survivors;
+  // Per level: allowed items going in and surviving, summed over the batch.
+  std::vector<int64_t> items_before, items_after;
+};
+
+enum class PrunedBatchResult { kOk, kOutOfMemory, kFailed };
+
+class DevicePrunedViterbi {
+ public:
+  virtual ~DevicePrunedViterbi() = default;
+  // levels: the pre-parse levels, coarsest first, then the fine grammar (its to_coarser maps fine
+  // states to the last pre-parse level). Returns null and sets *error without a device or when the
+  // grammars do not fit.
+  static std::unique_ptr<DevicePrunedViterbi> Create(const std::vector<PruningLevelArrays>& levels,
+                                                     const DevicePrunedViterbiOptions& options,
+                                                     std::string* error);
+
+  // Device bytes one sentence of `length` words needs in a batch.
+  virtual size_t BytesForSentence(int32_t length) const = 0;
+  virtual size_t BatchBudget() const = 0;
+
+  // Turns on timing of each level's inside and max-marginal passes and the copy back (CUDA
+  // events); ProfileReport() sums them since.
+  virtual void SetProfiling(bool on) = 0;
+  virtual std::string ProfileReport() const = 0;
+
+  // Prunes and parses every sentence of the batch (lengths >= 1). kOutOfMemory: nothing was
+  // computed (split the batch and retry).
+  virtual PrunedBatchResult ParseBatch(const std::vector<PrunedSentenceRef>& batch,
+                                       PrunedBatchCharts* charts, std::string* error) = 0;
+};
+
+}  // namespace cky::cuda

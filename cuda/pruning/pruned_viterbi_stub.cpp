@@ -1,0 +1,12 @@
+// CUDA-less builds: no DevicePrunedViterbi can be created.
+#include "cuda/pruning/pruned_viterbi.h"
+
+namespace cky::cuda {
+
+std::unique_ptr<DevicePrunedViterbi> DevicePrunedViterbi::Create(
+    const std::vector<PruningLevelArrays>&, const DevicePrunedViterbiOptions&, std::string* error) {
+  *error = "this build has no CUDA support";
+  return nullptr;
+}
+
+}  // namespace cky::cuda

@@ -1,0 +1,95 @@
+// Coarse-to-fine pruned Viterbi parsing on a CUDA device: parser/coarse_to_fine.h's pruning and
+// pruned Viterbi decoding, with the passes on the GPU (cuda/pruning/pruned_viterbi.h) and batches
+// of many sentences at once.
+//
+// The projections, thresholds and level maps are the CPU pruner's (CoarseToFinePruner); each
+// sentence's projected lexical scores are computed on the host with the CPU's code; the device runs
+// every pre-parse level (masked inside, max-marginals, threshold) and the fine grammar's masked
+// inside pass in double precision with the CPU's additions in the CPU's order, so its survivors at
+// every level and its fine chart are bit-identical to the CPU pruner's (tested), and trees are
+// extracted on the host from the copied-back chart (parser/tree_extraction.h), on all hardware
+// threads. A sentence whose pruned chart has no parse (a pre-parse found no derivation, or pruning
+// cut every fine one) is parsed exactly instead, by the exact CUDA Viterbi backend (the CPU's one
+// when that cannot start): the CPU pruned backend does the same with its exact pass.
+//
+// Max-rule decoding over the pruned chart is not on the GPU (yet): MakeBackend refuses
+// --prune with --decoder max-rule on the cuda backend.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "common/status.h"
+#include "grammar_io/grammar.h"
+#include "parser/backend.h"
+#include "parser/chart.h"
+#include "parser/coarse_to_fine.h"
+
+namespace cky {
+
+struct CudaPrunedOptions {
+  size_t max_batch_bytes = 0;  // device bytes per batch; 0 = 60% of free device memory
+  int max_batch_sentences = 1024;
+  int threads = 0;  // host threads (projected lexical scores, extraction); 0 = all
+  bool keep_level_survivors = false;  // tests: copy every level's survivors back
+};
+
+// One batch's results, as CudaCoarseToFine::Run hands them over (views, valid during the call).
+struct CudaPrunedBatch {
+  std::vector<size_t> indices;   // which sentences of Run's span, in batch order
+  std::vector<int32_t> lengths;  // their lengths
+  int32_t num_states = 0;        // the fine grammar's
+  // The fine grammar's masked inside charts, sparse: batch sentence b's finite entries are
+  // entry_index[j] -> entry_score[j] for j in [entry_begin[b], entry_begin[b + 1]) (indices into
+  // its Chart's data()); all others are -infinity.
+  std::vector<int64_t> entry_begin, entry_index;
+  std::vector<double> entry_score;
+  // keep_level_survivors: [batch sentence][level] -> NumCells(n) * level states bytes (1: kept).
+  std::vector<std::vector<const uint8_t*>> survivors;
+
+  // Batch sentence b's fine chart into *chart, which must hold only -infinity (a fresh Chart, or
+  // one ClearChart cleaned): memory is reused, only the finite entries are written.
+  void FillChart(size_t b, Chart* chart) const;
+  // Sets the entries FillChart wrote back to -infinity.
+  void ClearChart(size_t b, Chart* chart) const;
+};
+
+// The device passes over batches of sentences.
+class CudaCoarseToFine {
+ public:
+  ~CudaCoarseToFine();
+  static StatusOr<std::unique_ptr<CudaCoarseToFine>> Create(const Grammar& fine,
+                                                            const PruningOptions& pruning,
+                                                            const CudaPrunedOptions& options);
+  // Sorts the sentences by length, cuts them into batches that fit the device, runs each and hands
+  // it to `visit` (on the calling thread). Sentences the device cannot take even alone are listed
+  // in *failed (`why` says why) and not visited. Per-level item counts go to *stats when given.
+  void Run(std::span<const LexicalScores* const> sentences,
+           const std::function<void(CudaPrunedBatch&)>& visit, std::vector<size_t>* failed,
+           std::string* why, PruningStats* stats = nullptr);
+  const CoarseToFinePruner& pruner() const { return *pruner_; }
+  // The device's per-level timing (DevicePrunedViterbi::ProfileReport), after SetProfiling(true).
+  void SetProfiling(bool on);
+  std::string ProfileReport() const;
+
+ private:
+  struct Impl;
+  explicit CudaCoarseToFine(std::unique_ptr<Impl> impl);
+  void RunBatch(std::span<const LexicalScores* const> sentences, const std::vector<size_t>& batch,
+                const std::function<void(CudaPrunedBatch&)>& visit, std::vector<size_t>* failed,
+                std::string* why, PruningStats* stats);
+  std::unique_ptr<Impl> impl_;
+  const CoarseToFinePruner* pruner_ = nullptr;
+  // Host seconds: projected lexical scores, device batches, sorting the entries, the visits.
+  double project_seconds_ = 0, device_seconds_ = 0, sort_seconds_ = 0, visit_seconds_ = 0;
+};
+
+// The pruned Viterbi backend on the device (see above). Fails without a device.
+StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaPrunedBackend(
+    const Grammar& grammar, const PruningOptions& pruning, const CudaPrunedOptions& options = {});
+
+}  // namespace cky

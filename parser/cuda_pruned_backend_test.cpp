@@ -1,0 +1,227 @@
+// GPU coarse-to-fine pruning (parser/cuda_pruned_backend.h) against the CPU pruner
+// (parser/coarse_to_fine.h): the same survivors at every pre-parse level and the same fine chart,
+// bit for bit, on seeded random grammars and on small_sm2.gr and gum_sm3.gr (sentences of 1, 2 and
+// many words); the pruned backend's trees equal the CPU pruned backend's, and with thresholds of
+// -infinity the exact trees. Skips without a CUDA device (and the shared-grammar cases without
+// ../shared or $CKY_SHARED_DIR).
+#include "parser/cuda_pruned_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "common/sentence_file.h"
+#include "cuda/common/device.h"
+#include "grammar_io/berkeley_model.h"
+#include "lexicon/lexicon.h"
+#include "parser/parser.h"
+#include "parser/random_grammar.h"
+
+namespace cky {
+namespace {
+
+#define SKIP_WITHOUT_DEVICE() \
+  if (!cuda::BuiltWithCuda() || !cuda::DeviceAvailable()) GTEST_SKIP() << "no CUDA device"
+
+// The coarse_to_fine_test grammars: 5 phrasal symbols, 4 tags, 4 substates (two pre-parse levels).
+BerkeleyModel RandomModel(uint64_t seed, int substates = 4) {
+  return MakeRandomModel({.phrasal_symbols = 5, .tags = 4, .substates = substates, .seed = seed});
+}
+
+// Runs the device over `sentences` and checks every level's survivors and the fine chart against
+// the CPU pruner's. Returns how many items were compared at pre-parse levels (kept ones).
+int64_t ExpectSameAsCpu(const Grammar& g, const std::vector<LexicalScores>& lexical,
+                        const PruningOptions& pruning, const std::string& what) {
+  auto device = CudaCoarseToFine::Create(g, pruning, {.keep_level_survivors = true});
+  EXPECT_TRUE(device.ok()) << device.status().message();
+  if (!device.ok()) return 0;
+  const CoarseToFinePruner& pruner = (*device)->pruner();
+  MaskedViterbi fine(g);
+  std::vector<const LexicalScores*> pointers;
+  for (const auto& l : lexical) pointers.push_back(&l);
+  std::vector<size_t> failed;
+  std::string why;
+  int visited = 0;
+  int64_t kept = 0;
+  (*device)->Run(
+      pointers,
+      [&](CudaPrunedBatch& batch) {
+        for (size_t b = 0; b < batch.indices.size(); ++b) {
+          ++visited;
+          const size_t i = batch.indices[b];
+          const LexicalScores& lex = lexical[i];
+          const int64_t cells = Chart::NumCells(lex.length);
+          ItemMask mask;
+          std::vector<ItemMask> levels;
+          const bool pruned = pruner.Prune(lex, &mask, nullptr, &levels);
+          ASSERT_EQ(batch.survivors[b].size(), size_t(pruner.num_levels()));
+          for (size_t k = 0; k < levels.size(); ++k) {
+            const uint8_t* got = batch.survivors[b][k];
+            const std::vector<uint8_t>& want = levels[k].allowed;
+            ASSERT_EQ(want.size(), size_t(cells) * pruner.level(int32_t(k)).grammar.num_states());
+            int64_t differ = 0;
+            for (size_t j = 0; j < want.size(); ++j) {
+              differ += want[j] != got[j];
+              kept += want[j];
+            }
+            EXPECT_EQ(differ, 0) << what << ": sentence " << i << " (" << lex.length
+                                 << " words), level " << k;
+          }
+          Chart chart;
+          batch.FillChart(b, &chart);
+          ASSERT_EQ(chart.length(), lex.length);
+          if (!pruned) {
+            // A pre-parse without a derivation: the CPU stops; on the device every item of the
+            // later levels is pruned, and the fine chart has no parse (both then parse exactly).
+            EXPECT_EQ(chart.score(0, lex.length, Grammar::kRootState), kNegInf)
+                << what << ": sentence " << i;
+            continue;
+          }
+          Chart want;
+          fine.Inside(lex, &mask, &want, nullptr);
+          int64_t differ = 0;
+          for (size_t j = 0; j < want.data().size(); ++j) {
+            differ += want.data()[j] != chart.data()[j];
+          }
+          EXPECT_EQ(differ, 0) << what << ": fine chart of sentence " << i << " (" << lex.length
+                               << " words)";
+        }
+      },
+      &failed, &why);
+  EXPECT_TRUE(failed.empty()) << why;
+  EXPECT_EQ(visited, int(lexical.size()));
+  return kept;
+}
+
+std::vector<std::vector<std::string>> RandomSentences(const BerkeleyModel& model, uint64_t seed,
+                                                      int longest) {
+  auto sentences = MakeRandomSentences(model, 12, 1, 16, seed);
+  sentences.push_back({"w1"});
+  sentences.push_back({"w2", "w3"});
+  sentences.push_back(std::vector<std::string>(longest, "w0"));
+  return sentences;
+}
+
+// Pruned trees from the device equal the CPU pruned backend's (and their scores, bit for bit).
+void ExpectSameTreesAsCpu(const BerkeleyModel& model, const Lexicon& lexicon,
+                          const std::vector<std::vector<std::string>>& sentences,
+                          const PruningOptions& pruning, const std::string& what,
+                          bool against_exact = false) {
+  const Grammar& g = model.grammar;
+  auto cpu = against_exact ? StatusOr<std::unique_ptr<ViterbiBackend>>(MakeCpuBackend(g, 2))
+                           : MakePrunedCpuBackend(g, "viterbi", pruning, 2);
+  auto gpu = MakeCudaPrunedBackend(g, pruning, {.max_batch_sentences = 7});
+  ASSERT_TRUE(cpu.ok() && gpu.ok()) << gpu.status().message();
+  Parser cpu_parser(g, lexicon, std::move(*cpu));
+  Parser gpu_parser(g, lexicon, std::move(*gpu));
+  const auto want = cpu_parser.Parse(sentences);
+  const auto got = gpu_parser.Parse(sentences);
+  ASSERT_EQ(want.size(), got.size());
+  int parsed = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(want[i].status, got[i].status) << what << " " << i << ": " << got[i].message;
+    EXPECT_EQ(want[i].tree, got[i].tree) << what << " " << i;
+    if (want[i].status != ParseStatus::kOk) continue;
+    ++parsed;
+    EXPECT_NEAR(want[i].log_score, got[i].log_score, 1e-5 * std::abs(want[i].log_score))
+        << what << " " << i;
+  }
+  EXPECT_GT(parsed * 2, int(want.size())) << what;
+}
+
+class CudaPrunedRandomTest : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(CudaPrunedRandomTest, SameSurvivorsAndChartsAsTheCpu) {
+  SKIP_WITHOUT_DEVICE();
+  BerkeleyModel model = RandomModel(GetParam());
+  Lexicon lexicon = *Lexicon::Build(model);
+  Parser scorer(model.grammar, lexicon, MakeCpuBackend(model.grammar, 1));
+  std::vector<LexicalScores> lexical;
+  for (const auto& words : RandomSentences(model, GetParam(), 60)) {
+    lexical.push_back(scorer.ScoreWords(words));
+  }
+  // Thresholds that prune a good share of the items of these small grammars, Berkeley's, and none.
+  PruningOptions tight;
+  tight.thresholds = {-2, -3};
+  int64_t kept = ExpectSameAsCpu(model.grammar, lexical, tight, "tight");
+  EXPECT_GT(kept, 0);
+  ExpectSameAsCpu(model.grammar, lexical, PruningOptions::Berkeley(false), "fast");
+  ExpectSameAsCpu(model.grammar, lexical, PruningOptions::Exact(), "exact");
+}
+
+TEST_P(CudaPrunedRandomTest, SameTreesAsTheCpuAndExactTreesWithoutThresholds) {
+  SKIP_WITHOUT_DEVICE();
+  BerkeleyModel model = RandomModel(GetParam());
+  Lexicon lexicon = *Lexicon::Build(model);
+  const auto sentences = RandomSentences(model, GetParam(), 60);
+  PruningOptions tight;
+  tight.thresholds = {-2, -3};
+  ExpectSameTreesAsCpu(model, lexicon, sentences, tight, "tight");
+  ExpectSameTreesAsCpu(model, lexicon, sentences, PruningOptions::Berkeley(false), "fast");
+  ExpectSameTreesAsCpu(model, lexicon, sentences, PruningOptions::Exact(), "exact",
+                       /*against_exact=*/true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, CudaPrunedRandomTest, ::testing::Values(1, 21, 33));
+
+TEST(CudaPrunedTest, UnsplitGrammarRunsTheFineGrammarAlone) {
+  SKIP_WITHOUT_DEVICE();
+  BerkeleyModel model = RandomModel(4, 1);
+  Lexicon lexicon = *Lexicon::Build(model);
+  ExpectSameTreesAsCpu(model, lexicon, RandomSentences(model, 4, 30),
+                       PruningOptions::Berkeley(false), "unsplit", /*against_exact=*/true);
+}
+
+void CompareOnSharedGrammar(const std::string& grammar, size_t max_sentences) {
+  const std::string shared = SharedDataDir();
+  const std::string path = shared + "/grammars/" + grammar;
+  const std::string sentences_path = shared + "/grammars/reference/small_sm2/sentences.txt";
+  if (!std::filesystem::exists(path) || !std::filesystem::exists(sentences_path)) {
+    GTEST_SKIP() << "no " << path;
+  }
+  auto model = LoadBerkeleyModel(path);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  Lexicon lexicon = *Lexicon::Build(*model);
+  auto read = ReadTokenizedSentences(sentences_path);
+  ASSERT_TRUE(read.ok());
+  std::vector<std::vector<std::string>> sentences = *read;
+  if (sentences.size() > max_sentences) sentences.resize(max_sentences);
+  size_t longest = 0;
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    if (sentences[i].size() > sentences[longest].size()) longest = i;
+  }
+  sentences.push_back({sentences[0][0]});
+  sentences.push_back({sentences[0][0], sentences[0][1]});
+  // A long one: the longest sentence twice over.
+  std::vector<std::string> twice = sentences[longest];
+  twice.insert(twice.end(), sentences[longest].begin(), sentences[longest].end());
+  sentences.push_back(twice);
+  Parser scorer(model->grammar, lexicon, MakeCpuBackend(model->grammar, 1));
+  std::vector<LexicalScores> lexical;
+  for (const auto& words : sentences) lexical.push_back(scorer.ScoreWords(words));
+  for (const std::string setting : {"fast", "safe"}) {
+    const PruningOptions pruning = *PruningOptions::Named(setting);
+    EXPECT_GT(ExpectSameAsCpu(model->grammar, lexical, pruning, grammar + " " + setting), 0);
+    ExpectSameTreesAsCpu(*model, lexicon, sentences, pruning, grammar + " " + setting);
+  }
+}
+
+TEST(CudaPrunedTest, SameAsTheCpuOnSmallSm2) {
+  SKIP_WITHOUT_DEVICE();
+  CompareOnSharedGrammar("berkeley-small/small_sm2.gr", 40);
+}
+
+TEST(CudaPrunedTest, SameAsTheCpuOnGumSm3) {
+  SKIP_WITHOUT_DEVICE();
+  CompareOnSharedGrammar("berkeley-gum/gum_sm3.gr", 25);
+}
+
+TEST(CudaPrunedTest, WithoutADeviceCreationFailsCleanly) {
+  if (cuda::BuiltWithCuda() && cuda::DeviceAvailable()) GTEST_SKIP() << "a device is present";
+  BerkeleyModel model = RandomModel(1);
+  auto backend = MakeCudaPrunedBackend(model.grammar, PruningOptions::Berkeley(false));
+  EXPECT_FALSE(backend.ok());
+}
+
+}  // namespace
+}  // namespace cky
