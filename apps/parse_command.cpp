@@ -485,8 +485,10 @@ void AddParseCommand(CLI::App& app) {
                         "its speed on one core, F1 0.1-0.6 below exact on GUM); accurate: its "
                         "-accurate ones (2.1x its default's speed); safe: 4 nats below those "
                         "(exact parsing's trees on 97-99% of GUM test sentences, F1 within 0.05); "
-                        "auto: safe on the cpu backend; off on cuda (pruned GPU parsing measured "
-                        "barely faster than exact there) and for the reference backend")
+                        "auto: safe on the cpu backend (but off for Viterbi with a grammar of "
+                        "under 10,000 binary rules, where exact is faster); off on cuda (pruned "
+                        "GPU parsing measured barely faster than exact there) and for the "
+                        "reference backend")
             ->check(OneOf({"auto", "off", "on", "fast", "accurate", "safe"}))
             ->capture_default_str(),
         "{auto,off,fast,accurate,safe}");

@@ -297,6 +297,23 @@ TEST_P(ExactPruningTest, GivesTheUnprunedTrees) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, ExactPruningTest, ::testing::Values(1, 21, 33));
 
+// --prune auto on the cpu backend: safe, except Viterbi with a small grammar (exact is faster).
+TEST(CoarseToFinePrunerTest, AutoLeavesSmallGrammarsUnprunedForViterbiOnly) {
+  BerkeleyModel small = MakeRandomModel({.phrasal_symbols = 4, .substates = 2, .seed = 3});
+  ASSERT_LT(small.grammar.num_binary_rules(), 10000);
+  auto name = [&](const BerkeleyModel& m, const std::string& decoder) {
+    auto backend = MakeBackend(
+        m.grammar, {.backend = "cpu", .threads = 1, .decoder = decoder, .prune = "auto"});
+    EXPECT_TRUE(backend.ok()) << backend.status().message();
+    return backend.ok() ? (*backend)->name() : std::string();
+  };
+  EXPECT_EQ(name(small, "viterbi"), "cpu");
+  EXPECT_EQ(name(small, "max-rule"), "cpu/pruned-max-rule");
+  BerkeleyModel large = MakeRandomModel({.phrasal_symbols = 12, .substates = 4, .seed = 3});
+  ASSERT_GE(large.grammar.num_binary_rules(), 10000);
+  EXPECT_EQ(name(large, "viterbi"), "cpu/pruned");
+}
+
 TEST(CoarseToFinePrunerTest, UnsplitGrammarHasNoLevelsAndPrunesNothing) {
   BerkeleyModel model = RandomModel(4, 1);
   auto pruner = CoarseToFinePruner::Create(model.grammar, PruningOptions::Berkeley(false));

@@ -244,9 +244,8 @@ TEST(MultiDeviceBackendTest, AThrowingSlotHandsItsSentencesToTheOthers) {
   Fixture f = MakeFixture(4);
   auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
   Gate a_failed;  // b waits for it, so that a surely reaches its second batch
-  auto multi =
-      Multi({{.label = "a", .make = Flaky(f.model.grammar, 2, -1, 0, &a_failed)},
-             {.label = "b", .make = Gated(Cpu(f.model.grammar, "viterbi"), &a_failed)}});
+  auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 2, -1, 0, &a_failed)},
+                      {.label = "b", .make = Gated(Cpu(f.model.grammar, "viterbi"), &a_failed)}});
   ViterbiBackend* raw = multi.get();
   Parser parser(f.model.grammar, f.lexicon, std::move(multi));
   EXPECT_EQ(Printed(parser.Parse(f.sentences)), expected);
