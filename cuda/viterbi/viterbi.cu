@@ -387,7 +387,8 @@ __device__ __forceinline__ void MaxPlusSplit(const LevelArgs& a, const PairTile&
 // Max over split points per substate pair (b, c) of the tile, for each cell g of the group:
 // register blocking, a 4 x 4 block of (b, c) per thread (8 loads per 16 max-plus updates), stored
 // at sh_best[BestOffset<G, kPad>(b * s_c + c) + g]. kSplitUnroll > 0 unrolls the split loop that
-// many times (loads of the next split issued before the max-plus); 0 leaves it to the compiler.
+// many times (loads of the next split issued before the max-plus); 0 leaves it to the compiler;
+// -1 (aligned rows only) prefetches the next split's rows explicitly.
 // Ends with a barrier.
 template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kReadOnly>
 __device__ __forceinline__ void SplitMaxima(const LevelArgs& a, const PairTile& t,
@@ -404,7 +405,29 @@ __device__ __forceinline__ void SplitMaxima(const LevelArgs& a, const PairTile& 
     const int count = sh_count[g];
     const int* left = sh_left + g * max_splits;
     const int* right = sh_right + g * max_splits;
-    if constexpr (kSplitUnroll > 0) {
+    if constexpr (kSplitUnroll < 0) {
+      // Software pipelining (aligned rows): the next split's two float4 loads are issued before
+      // the current split's max-plus.
+      static_assert(kAligned, "prefetching reads the aligned rows");
+      const float* lbase = a.aligned_chart + t.info.x + b0;
+      const float* rbase = a.aligned_chart + t.info.z + c0;
+      auto load = [&](const float* base, int cell) {
+        return __ldg(reinterpret_cast<const float4*>(base + size_t(cell) * a.row_stride));
+      };
+      if (count > 0) {
+        float4 lv = load(lbase, left[0]), rv = load(rbase, right[0]);
+        for (int s = 1; s <= count; ++s) {
+          float4 next_l = lv, next_r = rv;
+          if (s < count) next_l = load(lbase, left[s]), next_r = load(rbase, right[s]);
+          const float l[kQuad] = {lv.x, lv.y, lv.z, lv.w}, r[kQuad] = {rv.x, rv.y, rv.z, rv.w};
+#pragma unroll
+          for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+            for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
+          lv = next_l, rv = next_r;
+        }
+      }
+    } else if constexpr (kSplitUnroll > 0) {
 #pragma unroll kSplitUnroll
       for (int s = 0; s < count; ++s)
         MaxPlusSplit<kAligned, kReadOnly>(a, t, left[s], right[s], b0, c0, best);
@@ -713,8 +736,8 @@ __device__ __forceinline__ void SegRulesForCount(const PairArrays& pairs, const 
   }
 }
 
-template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask>
-__global__ void __launch_bounds__(kThreads)
+template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask, int kMinBlocks = 1>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
     PairSegKernel(LevelArgs a, PairArrays pairs, const unsigned char* present, int num_symbols,
                   int num_items, int max_splits, int max_bc, int groups_per_block,
                   const unsigned* left_mask, const unsigned* right_mask, int mask_words) {
@@ -976,6 +999,10 @@ enum class Variant {
   kPairSeg8Aligned,
   kPairSeg16Aligned,
   kPairSeg8AlignedMask,
+  kPairSeg8AlignedMask512,
+  kPairSeg8AlignedMask512Min6,
+  kPairSeg8AlignedMask512Min8,
+  kPairSeg8AlignedMaskPrefetch,
   kThreadAtomicGlobal,
   kThreadAtomicShared,
   kBlockAtomicShared,
@@ -998,6 +1025,10 @@ const std::vector<VariantSpec>& Variants() {
   static const std::vector<VariantSpec> kVariants = {
       {"pair-seg-g8-a4-m", Variant::kPairSeg8AlignedMask, 9},
       {"pair-seg-g8-a4", Variant::kPairSeg8Aligned, 9},
+      {"pair-seg-g8-a4-m-b512", Variant::kPairSeg8AlignedMask512, 9},
+      {"pair-seg-g8-a4-m-b512-o6", Variant::kPairSeg8AlignedMask512Min6, 9},
+      {"pair-seg-g8-a4-m-b512-o8", Variant::kPairSeg8AlignedMask512Min8, 9},
+      {"pair-seg-g8-a4-m-p", Variant::kPairSeg8AlignedMaskPrefetch, 9},
       {"pair-fused-g8-wide", Variant::kPairFused8Wide, 7},
       {"pair-fused-g16-wide", Variant::kPairFused16Wide, 7},
       {"pair-fused-g16", Variant::kPairFused16, 7},
@@ -1101,12 +1132,20 @@ class DeviceViterbiImpl : public DeviceViterbi {
         variant_ == Variant::kPairSeg8 || variant_ == Variant::kPairSeg8Unroll2 ||
         variant_ == Variant::kPairSeg16 || variant_ == Variant::kPairSeg8NoPad ||
         variant_ == Variant::kPairSeg8Aligned || variant_ == Variant::kPairSeg16Aligned ||
-        variant_ == Variant::kPairSeg8AlignedMask)
+        variant_ == Variant::kPairSeg8AlignedMask ||
+        variant_ == Variant::kPairSeg8AlignedMaskPrefetch)
       band_limit_ = 1024;
+    const bool masked_512 = variant_ == Variant::kPairSeg8AlignedMask512 ||
+                            variant_ == Variant::kPairSeg8AlignedMask512Min6 ||
+                            variant_ == Variant::kPairSeg8AlignedMask512Min8;
     if (variant_ == Variant::kPairSeg8Aligned || variant_ == Variant::kPairSeg16Aligned ||
-        variant_ == Variant::kPairSeg8AlignedMask)
+        variant_ == Variant::kPairSeg8AlignedMask || masked_512 ||
+        variant_ == Variant::kPairSeg8AlignedMaskPrefetch)
       aligned_ = true;
-    if (variant_ == Variant::kPairSeg8AlignedMask) mask_group_ = 8;
+    if (variant_ == Variant::kPairSeg8AlignedMask || masked_512 ||
+        variant_ == Variant::kPairSeg8AlignedMaskPrefetch)
+      mask_group_ = 8;
+    if (masked_512) band_limit_ = 512;
     mask_words_ = (num_symbols_ + 31) / 32;
     if (variant_ == Variant::kPairFused8Classes) size_classes_ = true;
 
@@ -1649,7 +1688,17 @@ class DeviceViterbiImpl : public DeviceViterbi {
         if (!LaunchPairSeg<16, 1, true, true, false>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8AlignedMask:
+      case Variant::kPairSeg8AlignedMask512:
         if (!LaunchPairSeg<8, 1, true, true, true>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8AlignedMask512Min6:
+        if (!LaunchPairSeg<8, 1, true, true, true, 6>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8AlignedMask512Min8:
+        if (!LaunchPairSeg<8, 1, true, true, true, 8>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8AlignedMaskPrefetch:
+        if (!LaunchPairSeg<8, -1, true, true, true>(a, count, error)) return false;
         break;
       case Variant::kPairFused16:
       case Variant::kPairFused16Wide:
@@ -1696,21 +1745,21 @@ class DeviceViterbiImpl : public DeviceViterbi {
     return true;
   }
 
-  template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask>
+  template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask, int kMinBlocks = 1>
   bool LaunchPairSeg(const LevelArgs& a, int count, std::string* error) {
     const int max_splits = a.span - 1;
     const int groups = (count + G - 1) / G;
     const SizeClass& c = classes_[0];  // every tile, heaviest first
     const size_t shared =
         (size_t(BestFloats(G, c.max_bc)) + 2 * size_t(G) * max_splits) * sizeof(float);
-    if (!AllowDynamicShared(PairSegKernel<G, kSplitUnroll, kPad, kAligned, kMask>, shared,
-                            max_shared_optin_, "pair-seg", error))
+    if (!AllowDynamicShared(PairSegKernel<G, kSplitUnroll, kPad, kAligned, kMask, kMinBlocks>,
+                            shared, max_shared_optin_, "pair-seg", error))
       return false;
     const PairArrays p = PairArraysFor(c);
     const int tiles = static_cast<int>(c.pairs.size());
     const GroupGrid grid = GroupGridFor(groups, tiles, num_sms_);
     const size_t masks = kMask ? size_t(mask_offset_[a.span]) * mask_words_ : 0;
-    PairSegKernel<G, kSplitUnroll, kPad, kAligned, kMask>
+    PairSegKernel<G, kSplitUnroll, kPad, kAligned, kMask, kMinBlocks>
         <<<dim3(grid.launched_x, tiles), kThreads, shared, stream_>>>(
             a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc, grid.per_block,
             kMask ? left_mask_.get() + masks : nullptr, kMask ? right_mask_.get() + masks : nullptr,
