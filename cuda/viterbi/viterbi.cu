@@ -1002,6 +1002,8 @@ enum class Variant {
   kPairSeg8AlignedMask512,
   kPairSeg8AlignedMask512Min6,
   kPairSeg8AlignedMask512Min8,
+  kPairSeg8AlignedMask512Min7,
+  kPairSeg8AlignedMask640Min8,
   kPairSeg8AlignedMaskPrefetch,
   kThreadAtomicGlobal,
   kThreadAtomicShared,
@@ -1023,11 +1025,13 @@ struct VariantSpec {
 
 const std::vector<VariantSpec>& Variants() {
   static const std::vector<VariantSpec> kVariants = {
+      {"pair-seg-g8-a4-m-b512-o8", Variant::kPairSeg8AlignedMask512Min8, 9},
       {"pair-seg-g8-a4-m", Variant::kPairSeg8AlignedMask, 9},
       {"pair-seg-g8-a4", Variant::kPairSeg8Aligned, 9},
       {"pair-seg-g8-a4-m-b512", Variant::kPairSeg8AlignedMask512, 9},
       {"pair-seg-g8-a4-m-b512-o6", Variant::kPairSeg8AlignedMask512Min6, 9},
-      {"pair-seg-g8-a4-m-b512-o8", Variant::kPairSeg8AlignedMask512Min8, 9},
+      {"pair-seg-g8-a4-m-b512-o7", Variant::kPairSeg8AlignedMask512Min7, 9},
+      {"pair-seg-g8-a4-m-b640-o8", Variant::kPairSeg8AlignedMask640Min8, 9},
       {"pair-seg-g8-a4-m-p", Variant::kPairSeg8AlignedMaskPrefetch, 9},
       {"pair-fused-g8-wide", Variant::kPairFused8Wide, 7},
       {"pair-fused-g16-wide", Variant::kPairFused16Wide, 7},
@@ -1135,17 +1139,19 @@ class DeviceViterbiImpl : public DeviceViterbi {
         variant_ == Variant::kPairSeg8AlignedMask ||
         variant_ == Variant::kPairSeg8AlignedMaskPrefetch)
       band_limit_ = 1024;
-    const bool masked_512 = variant_ == Variant::kPairSeg8AlignedMask512 ||
-                            variant_ == Variant::kPairSeg8AlignedMask512Min6 ||
-                            variant_ == Variant::kPairSeg8AlignedMask512Min8;
+    const bool small_bands = variant_ == Variant::kPairSeg8AlignedMask512 ||
+                             variant_ == Variant::kPairSeg8AlignedMask512Min6 ||
+                             variant_ == Variant::kPairSeg8AlignedMask512Min8 ||
+                             variant_ == Variant::kPairSeg8AlignedMask512Min7 ||
+                             variant_ == Variant::kPairSeg8AlignedMask640Min8;
     if (variant_ == Variant::kPairSeg8Aligned || variant_ == Variant::kPairSeg16Aligned ||
-        variant_ == Variant::kPairSeg8AlignedMask || masked_512 ||
+        variant_ == Variant::kPairSeg8AlignedMask || small_bands ||
         variant_ == Variant::kPairSeg8AlignedMaskPrefetch)
       aligned_ = true;
-    if (variant_ == Variant::kPairSeg8AlignedMask || masked_512 ||
+    if (variant_ == Variant::kPairSeg8AlignedMask || small_bands ||
         variant_ == Variant::kPairSeg8AlignedMaskPrefetch)
       mask_group_ = 8;
-    if (masked_512) band_limit_ = 512;
+    if (small_bands) band_limit_ = variant_ == Variant::kPairSeg8AlignedMask640Min8 ? 640 : 512;
     mask_words_ = (num_symbols_ + 31) / 32;
     if (variant_ == Variant::kPairFused8Classes) size_classes_ = true;
 
@@ -1695,7 +1701,11 @@ class DeviceViterbiImpl : public DeviceViterbi {
         if (!LaunchPairSeg<8, 1, true, true, true, 6>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8AlignedMask512Min8:
+      case Variant::kPairSeg8AlignedMask640Min8:
         if (!LaunchPairSeg<8, 1, true, true, true, 8>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8AlignedMask512Min7:
+        if (!LaunchPairSeg<8, 1, true, true, true, 7>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8AlignedMaskPrefetch:
         if (!LaunchPairSeg<8, -1, true, true, true>(a, count, error)) return false;

@@ -5,11 +5,13 @@ namespace cky::cuda {
 
 std::vector<std::string> ViterbiKernelNames() {
   // The same names, in the same order, as viterbi.cu's Variants().
-  return {"pair-seg-g8-a4-m",
+  return {"pair-seg-g8-a4-m-b512-o8",
+          "pair-seg-g8-a4-m",
           "pair-seg-g8-a4",
           "pair-seg-g8-a4-m-b512",
           "pair-seg-g8-a4-m-b512-o6",
-          "pair-seg-g8-a4-m-b512-o8",
+          "pair-seg-g8-a4-m-b512-o7",
+          "pair-seg-g8-a4-m-b640-o8",
           "pair-seg-g8-a4-m-p",
           "pair-fused-g8-wide",
           "pair-fused-g16-wide",
