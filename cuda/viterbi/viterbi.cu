@@ -736,11 +736,12 @@ __device__ __forceinline__ void SegRulesForCount(const PairArrays& pairs, const 
   }
 }
 
-template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask, int kMinBlocks = 1>
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
-    PairSegKernel(LevelArgs a, PairArrays pairs, const unsigned char* present, int num_symbols,
-                  int num_items, int max_splits, int max_bc, int groups_per_block,
-                  const unsigned* left_mask, const unsigned* right_mask, int mask_words) {
+template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask>
+__device__ __forceinline__ void PairSegBody(LevelArgs a, PairArrays pairs,
+                                            const unsigned char* present, int num_symbols,
+                                            int num_items, int max_splits, int max_bc,
+                                            int groups_per_block, const unsigned* left_mask,
+                                            const unsigned* right_mask, int mask_words) {
   extern __shared__ float shared[];
   static_assert(G % 4 == 0, "G cells are read as float4");
   float* sh_best = shared;  // BestOffset(substate pair) + g: BestFloats(G, max_bc) floats
@@ -785,6 +786,32 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
       SegRulesForCount<G, kPad>(pairs, sh_best, sh_target, a.pre, pl, lane);
   }
 }
+
+#define CKY_PAIR_SEG_PARAMS                                                                    \
+  LevelArgs a, PairArrays pairs, const unsigned char *present, int num_symbols, int num_items, \
+      int max_splits, int max_bc, int groups_per_block, const unsigned *left_mask,             \
+      const unsigned *right_mask, int mask_words
+#define CKY_PAIR_SEG_ARGS                                                                     \
+  a, pairs, present, num_symbols, num_items, max_splits, max_bc, groups_per_block, left_mask, \
+      right_mask, mask_words
+
+template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask>
+__global__ void __launch_bounds__(kThreads) PairSegKernel(CKY_PAIR_SEG_PARAMS) {
+  PairSegBody<G, kSplitUnroll, kPad, kAligned, kMask>(CKY_PAIR_SEG_ARGS);
+}
+
+// The same with at least kMinBlocks blocks per SM: the compiler caps the registers to fit them
+// (kMinBlocks 6, 7, 8: 40, 36, 32 registers). A kernel of its own: nvcc 13 compiles
+// __launch_bounds__(kThreads, 1) differently from __launch_bounds__(kThreads) (72 to 80
+// registers instead of 48 for pair-seg-g8-a4-m, and 3 blocks per SM instead of 5).
+template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    PairSegKernelMinBlocks(CKY_PAIR_SEG_PARAMS) {
+  PairSegBody<G, kSplitUnroll, kPad, kAligned, kMask>(CKY_PAIR_SEG_ARGS);
+}
+
+#undef CKY_PAIR_SEG_PARAMS
+#undef CKY_PAIR_SEG_ARGS
 
 // ---------------------------------------------------------------------------------------------
 // Tree extraction on the device (ParseTrees): parser/tree_extraction.cpp's search, one block per
@@ -1025,8 +1052,8 @@ struct VariantSpec {
 
 const std::vector<VariantSpec>& Variants() {
   static const std::vector<VariantSpec> kVariants = {
-      {"pair-seg-g8-a4-m-b512-o8", Variant::kPairSeg8AlignedMask512Min8, 9},
       {"pair-seg-g8-a4-m", Variant::kPairSeg8AlignedMask, 9},
+      {"pair-seg-g8-a4-m-b512-o8", Variant::kPairSeg8AlignedMask512Min8, 9},
       {"pair-seg-g8-a4", Variant::kPairSeg8Aligned, 9},
       {"pair-seg-g8-a4-m-b512", Variant::kPairSeg8AlignedMask512, 9},
       {"pair-seg-g8-a4-m-b512-o6", Variant::kPairSeg8AlignedMask512Min6, 9},
@@ -1755,25 +1782,30 @@ class DeviceViterbiImpl : public DeviceViterbi {
     return true;
   }
 
-  template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask, int kMinBlocks = 1>
+  // kMinBlocks > 0: PairSegKernelMinBlocks, else PairSegKernel.
+  template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask, int kMinBlocks = 0>
   bool LaunchPairSeg(const LevelArgs& a, int count, std::string* error) {
+    const auto kernel = [] {
+      if constexpr (kMinBlocks > 0) {
+        return &PairSegKernelMinBlocks<G, kSplitUnroll, kPad, kAligned, kMask, kMinBlocks>;
+      } else {
+        return &PairSegKernel<G, kSplitUnroll, kPad, kAligned, kMask>;
+      }
+    }();
     const int max_splits = a.span - 1;
     const int groups = (count + G - 1) / G;
     const SizeClass& c = classes_[0];  // every tile, heaviest first
     const size_t shared =
         (size_t(BestFloats(G, c.max_bc)) + 2 * size_t(G) * max_splits) * sizeof(float);
-    if (!AllowDynamicShared(PairSegKernel<G, kSplitUnroll, kPad, kAligned, kMask, kMinBlocks>,
-                            shared, max_shared_optin_, "pair-seg", error))
-      return false;
+    if (!AllowDynamicShared(kernel, shared, max_shared_optin_, "pair-seg", error)) return false;
     const PairArrays p = PairArraysFor(c);
     const int tiles = static_cast<int>(c.pairs.size());
     const GroupGrid grid = GroupGridFor(groups, tiles, num_sms_);
     const size_t masks = kMask ? size_t(mask_offset_[a.span]) * mask_words_ : 0;
-    PairSegKernel<G, kSplitUnroll, kPad, kAligned, kMask, kMinBlocks>
-        <<<dim3(grid.launched_x, tiles), kThreads, shared, stream_>>>(
-            a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc, grid.per_block,
-            kMask ? left_mask_.get() + masks : nullptr, kMask ? right_mask_.get() + masks : nullptr,
-            mask_words_);
+    kernel<<<dim3(grid.launched_x, tiles), kThreads, shared, stream_>>>(
+        a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc, grid.per_block,
+        kMask ? left_mask_.get() + masks : nullptr, kMask ? right_mask_.get() + masks : nullptr,
+        mask_words_);
     return true;
   }
 

@@ -5,8 +5,8 @@ namespace cky::cuda {
 
 std::vector<std::string> ViterbiKernelNames() {
   // The same names, in the same order, as viterbi.cu's Variants().
-  return {"pair-seg-g8-a4-m-b512-o8",
-          "pair-seg-g8-a4-m",
+  return {"pair-seg-g8-a4-m",
+          "pair-seg-g8-a4-m-b512-o8",
           "pair-seg-g8-a4",
           "pair-seg-g8-a4-m-b512",
           "pair-seg-g8-a4-m-b512-o6",
