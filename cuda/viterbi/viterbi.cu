@@ -1340,10 +1340,11 @@ class DeviceViterbiImpl : public DeviceViterbi {
   }
 
   // Grows a batch buffer with a quarter of headroom, so that a long run's slightly larger batches
-  // do not each free and allocate again (device memory only: pinned growth costs more, RESULTS.md).
+  // do not each free and allocate again (device memory only: pinned growth costs more, RESULTS.md);
+  // the exact size when the headroom does not fit.
   template <typename Buffer>
   static bool Grow(Buffer& buffer, size_t count) {
-    return count <= buffer.size() || buffer.Reserve(count + count / 4);
+    return count <= buffer.size() || buffer.Reserve(count + count / 4) || buffer.Reserve(count);
   }
 
   BatchResult InsideBatchImpl(const std::vector<SentenceRef>& batch,

@@ -16,6 +16,7 @@
 // anything. SentenceRef::allowed is the input a caller can add to this (coarse-to-fine pruning):
 // a per-cell, per-symbol mask ANDed into the presence flags and the scores (a symbol not allowed
 // in a cell gets -infinity there), which makes the pass pruned, no longer exhaustive.
+// (parser/cuda_backend.h passes none yet: SentenceInput carries no mask.)
 //
 // The recurrence is parser/viterbi_reference.h's: per span length, a binary pass (each kernel
 // variant below computes pre[A] = max over rules A -> B C and split points of
