@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <future>
 #include <iostream>
 
 #include "apps/command_util.h"
@@ -15,6 +16,7 @@
 #include "apps/sentence_source.h"
 #include "common/input_file.h"
 #include "common/sentence_file.h"
+#include "common/timeline.h"
 #include "cuda/common/device.h"
 #include "grammar_io/grammar_argument.h"
 #include "parser/cuda_backend.h"
@@ -45,6 +47,7 @@ struct ParseArgs {
   bool no_retry = false;
   bool progress = false;
   bool no_progress = false;
+  bool timeline = false;
   bool tokenized = false;
   std::string hyphens = "auto";
   std::string decoder = "max-rule";
@@ -92,13 +95,28 @@ struct ShardResults {
       backend_warnings;  // a device retired, ... (ViterbiBackend::TakeWarnings)
 };
 
-// Parses `batch`, whose first sentence is sentence number `first_number` (from 1) of the input.
-ShardResults ParseShard(Parser& parser, long first_number,
-                        const std::vector<std::vector<std::string>>& batch,
-                        const ResultFormatOptions& format) {
+// A batch's outcomes and the backend's warnings of that time.
+struct ParsedBatch {
+  std::vector<ParseOutcome> outcomes;
+  std::vector<std::string> backend_warnings;
+};
+
+ParsedBatch ParseOnly(Parser& parser, const std::vector<std::vector<std::string>>& batch) {
+  timeline::Scope scope("parse (batch)");
+  ParsedBatch parsed;
+  parsed.outcomes = parser.Parse(batch);
+  parsed.backend_warnings = parser.backend().TakeWarnings();
+  return parsed;
+}
+
+// The printed results of `batch`, whose first sentence is sentence number `first_number` (from 1)
+// of the input.
+ShardResults FormatShard(long first_number, const std::vector<std::vector<std::string>>& batch,
+                         ParsedBatch parsed, const ResultFormatOptions& format) {
+  timeline::Scope scope("format");
   ShardResults results;
-  std::vector<ParseOutcome> outcomes = parser.Parse(batch);
-  results.backend_warnings = parser.backend().TakeWarnings();
+  results.backend_warnings = std::move(parsed.backend_warnings);
+  const std::vector<ParseOutcome>& outcomes = parsed.outcomes;
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const long number = first_number + static_cast<long>(i);
     results.texts.push_back(FormatResult(number, batch[i], outcomes[i], format));
@@ -117,7 +135,15 @@ ShardResults ParseShard(Parser& parser, long first_number,
   return results;
 }
 
+// Parses `batch` and formats its results.
+ShardResults ParseShard(Parser& parser, long first_number,
+                        const std::vector<std::vector<std::string>>& batch,
+                        const ResultFormatOptions& format) {
+  return FormatShard(first_number, batch, ParseOnly(parser, batch), format);
+}
+
 void WriteShard(const ShardResults& results, ResultWriter& writer) {
+  timeline::Scope scope("write");
   for (const std::string& warning : results.backend_warnings) spdlog::warn("{}", warning);
   for (size_t i = 0; i < results.texts.size(); ++i) {
     writer.Write(results.texts[i]);
@@ -152,19 +178,49 @@ void FinishInput(const ParseArgs& args, InputFile& input, long sentences, long f
 }
 
 // Reads sentences, parses them in batches and writes one result per sentence, in input order.
+// Two stages overlap: a worker thread parses one batch while this thread formats and writes the
+// previous batch's results and reads the next batch, if it has arrived (a co-process that waits
+// for its tree before it writes more gets the tree at once: nothing waits for input then).
 void ParseStream(const ParseArgs& args, Parser& parser, SentenceSource& source, InputFile& input,
                  ResultWriter& writer, const ResultFormatOptions& format, int batch_size) {
   ProgressMeter progress("sentences", input.size(), ShowProgress(args.progress, args.no_progress));
-  long sentence_number = 0, failures = 0;
-  std::vector<std::vector<std::string>> batch;
-  while (ReadBatch(source, batch_size, &batch)) {
-    ShardResults results = ParseShard(parser, sentence_number + 1, batch, format);
-    WriteShard(results, writer);
-    sentence_number += static_cast<long>(batch.size());
-    failures += results.failures;
-    progress.Update(sentence_number, input.BytesConsumed());
+  struct InFlight {
+    long first_number = 0;
+    std::vector<std::vector<std::string>> batch;
+    std::future<ParsedBatch> parsed;
+  };
+  std::unique_ptr<InFlight> parsing;  // the batch being parsed
+  long read = 0, written = 0, failures = 0;
+  bool input_left = true;
+  while (input_left || parsing) {
+    std::vector<std::vector<std::string>> batch;
+    bool have_batch = false;
+    if (input_left && (!parsing || source.Ready())) {
+      timeline::Scope scope("read");
+      have_batch = ReadBatch(source, batch_size, &batch);
+      input_left = have_batch;
+    }
+    std::unique_ptr<InFlight> done = std::move(parsing);
+    ParsedBatch parsed;
+    if (done) parsed = done->parsed.get();
+    if (have_batch) {
+      parsing = std::make_unique<InFlight>();
+      parsing->first_number = read + 1;
+      parsing->batch = std::move(batch);
+      read += static_cast<long>(parsing->batch.size());
+      parsing->parsed =
+          std::async(std::launch::async, ParseOnly, std::ref(parser), std::cref(parsing->batch));
+    }
+    if (done) {
+      const ShardResults results =
+          FormatShard(done->first_number, done->batch, std::move(parsed), format);
+      WriteShard(results, writer);
+      written += static_cast<long>(results.texts.size());
+      failures += results.failures;
+      progress.Update(written, input.BytesConsumed());
+    }
   }
-  FinishInput(args, input, sentence_number, failures);
+  FinishInput(args, input, written, failures);
 }
 
 // `mpirun -np N cky parse --mpi`, rank 0: reads shards of --batch-size sentences, deals them out
@@ -290,6 +346,7 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
   std::unique_ptr<LoadedParser> loaded;
   if (parses) {
     const auto load_start = std::chrono::steady_clock::now();
+    timeline::Scope load_scope("load grammar and backend");
     auto made = LoadedParser::Load(
         {.grammar = args.grammar,
          .grammar_options = GrammarOptionsForCommand(args.min_rule_prob, !args.no_cache),
@@ -348,6 +405,7 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
     MpiCoordinate(args, *link, **source, **input, writer);
   }
   if (!out.flush()) Fail("write error on " + args.output);
+  if (args.timeline) std::fputs(timeline::Report().c_str(), stderr);
 }
 
 }  // namespace
@@ -549,7 +607,14 @@ void AddParseCommand(CLI::App& app) {
                 "Show progress (sentences, rate, share of the input, time left) on stderr even "
                 "when it is not a terminal");
   cmd->add_flag("--no-progress", args->no_progress, "Never show progress");
-  cmd->callback([args] { RunParse(*args); });
+  cmd->add_flag("--timeline", args->timeline,
+                "At the end, print on stderr where the time went: each phase (loading, reading, "
+                "lexical scoring, the device's batches and their breakdown, formatting, writing) "
+                "with its calls, total seconds and first start and last end since the start");
+  cmd->callback([args] {
+    if (args->timeline) timeline::Enable();
+    RunParse(*args);
+  });
 }
 
 }  // namespace cky::apps

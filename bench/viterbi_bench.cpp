@@ -1,6 +1,8 @@
 // Viterbi CKY throughput: every CUDA kernel variant and the CPU backends, same host, same run, on
 // sentences whose lengths follow a length list (WSJ section 23 by default) and whose words are
-// consecutive tokens of GUM sentences. Prints one table per grammar:
+// consecutive tokens of GUM sentences, or on a tokenized corpus (--corpus). With --cky, the
+// whole-process `cky parse` of the same sentences is timed beside the kernels (the job users run:
+// loading, reading, lexical scoring, device, output). Prints one table per grammar:
 //
 //   backend                 sentences  seconds  sent/s   rule-apps/s  agree
 //
@@ -8,18 +10,23 @@
 // |R| * sum over sentences of (n^3 - n) / 6, whatever a kernel actually evaluates (pair-fused
 // evaluates fewer), so that figures compare across formulations. Times are end to end through the
 // ViterbiBackend interface (lexical scores precomputed): upload, inside pass, copy back, tree
-// extraction. "agree" counts sentences whose tree equals the fast CPU backend's (on the sentences
-// the CPU parsed), or "-".
+// extraction (on the device by default; "host extraction" rows copy the charts back and extract on
+// the CPU). "agree" counts sentences whose tree equals the fast CPU backend's (on the sentences
+// the CPU parsed), or "-". --presence prints, per span length, the symbols present per cell and
+// the share of (tile, cell group) iterations the default kernel's presence masks skip.
 //
 //   viterbi_bench --grammar ../shared/grammars/en_sm6s/en_sm6s --count 2416 --paper-count 48
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <thread>
 
+#include "common/sentence_file.h"
 #include "cuda/common/device.h"
 #include "cuda/viterbi/viterbi.h"
 #include "lexicon/lexicon.h"
@@ -125,6 +132,53 @@ Row TimeInsideOnly(const std::string& kernel, const Grammar& g,
   return row;
 }
 
+// The whole `cky parse` process on `corpus` (one tokenized sentence a line), output discarded.
+Row TimeCkyParse(const std::string& cky, const std::string& grammar, const std::string& corpus,
+                 size_t sentences, const std::string& kernel, const std::string& extra) {
+  Row row{"cky parse (whole process)", sentences, 0, 0};
+  const std::string command = "'" + cky + "' parse --tokenized --decoder viterbi -b cuda -g '" +
+                              grammar + "'" + (kernel.empty() ? "" : " --kernel " + kernel) + " " +
+                              extra + " --no-progress -i '" + corpus + "' > /dev/null";
+  const auto begin = std::chrono::steady_clock::now();
+  const int status = std::system(command.c_str());
+  row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  row.note = command + (status == 0 ? "" : " (exit status " + std::to_string(status) + ")");
+  return row;
+}
+
+// Symbols present per cell and the share of (tile, group) iterations the masks skip, per span
+// length, over the whole sentence set (kernel `kernel`, batches of 256).
+void PrintPresence(const std::string& kernel, const Grammar& g,
+                   std::span<const SentenceInput> inputs) {
+  std::string error;
+  auto device = cuda::DeviceViterbi::Create(CudaGrammarArrays(g), {.kernel = kernel}, &error);
+  if (!device) return;
+  device->SetPresenceStats(true);
+  std::vector<const float*> charts;
+  for (size_t first = 0; first < inputs.size(); first += 256) {
+    std::vector<cuda::SentenceRef> batch;
+    for (size_t k = first; k < std::min(inputs.size(), first + 256); ++k)
+      batch.push_back(
+          {static_cast<int32_t>(inputs[k].words.size()), inputs[k].lexical.scores.data()});
+    if (device->InsideBatch(batch, &charts, &error) != cuda::BatchResult::kOk) return;
+  }
+  const std::vector<double> present = device->PresentSymbolsBySpan();
+  const std::vector<double> skipped = device->SkippedGroupsBySpan();
+  std::printf(
+      "\nPresence (%s, %d symbols): per span length, symbols present per cell (mean) and "
+      "(tile, 8-cell group) iterations skipped by the masks\n\n",
+      kernel.c_str(), g.num_symbols());
+  std::printf(
+      "| span | symbols present | share of symbols | skipped |\n| ---: | ---: | ---: | ---: |\n");
+  for (size_t w = 1; w < present.size(); ++w) {
+    const double skip = w < skipped.size() ? skipped[w] : 0.0;
+    std::printf("| %zu | %.1f | %.1f%% | %s |\n", w, present[w],
+                100.0 * present[w] / g.num_symbols(),
+                w >= 2 ? (std::to_string(int(100.0 * skip + 0.5)) + "%").c_str() : "-");
+  }
+  std::fflush(stdout);
+}
+
 void Print(const Row& r) {
   std::printf("| %-24s | %9zu | %9.3f | %10.2f | %12.3e | %9s |\n", r.name.c_str(), r.sentences,
               r.seconds, r.sentences / r.seconds, r.rule_apps / r.seconds, r.agree.c_str());
@@ -143,7 +197,8 @@ int main(int argc, char** argv) {
   int count = 0, paper_count = 32, cpu_count = 16, cpu_max_length = 15, reference_count = 1,
       threads = 0;
   std::vector<std::string> kernels;
-  bool steady = false;
+  bool steady = false, presence = false;
+  std::string corpus_file, cky_path, cky_args;
   app.add_option("--grammar", grammars, "grammar prefixes (LoadBerkeleyModel specs)")->required();
   app.add_option("--lengths", lengths_file, "sentence lengths, one a line (WSJ23 by default)");
   app.add_option("--sentences", sentence_files, "tokenized sentences whose tokens fill the bench");
@@ -155,15 +210,35 @@ int main(int argc, char** argv) {
   app.add_option("--reference-count", reference_count, "sentences for the CPU reference");
   app.add_option("--threads", threads, "CPU threads (0 = all)");
   app.add_option("--kernels", kernels, "CUDA kernels to time (default: all)");
+  app.add_option("--corpus", corpus_file,
+                 "a tokenized corpus (one sentence a line) to parse instead of --lengths and "
+                 "--sentences");
+  app.add_option("--cky", cky_path,
+                 "the cky binary: also time the whole `cky parse --tokenized --decoder viterbi "
+                 "-b cuda` process on the same sentences, once per grammar (first kernel)");
+  app.add_option("--cky-args", cky_args, "more options for that `cky parse` (e.g. --timeline)");
+  app.add_flag("--presence", presence,
+               "print symbols present per span length and the mask skip share (first kernel)");
   app.add_flag("--steady", steady,
                "warm each CUDA backend up on the whole sentence set first, so that its device and "
                "pinned host buffers already have their full size (a long parse's steady state); "
                "by default only 8 sentences warm it up and buffer growth is timed");
   CLI11_PARSE(app, argc, argv);
 
-  const std::vector<int> lengths = ReadLengths(lengths_file);
-  const std::vector<std::string> tokens = ReadTokens(sentence_files);
-  if (lengths.empty() || tokens.empty()) {
+  std::vector<std::vector<std::string>> corpus;
+  if (!corpus_file.empty()) {
+    auto read = ReadTokenizedSentences(corpus_file);
+    if (!read.ok()) {
+      std::fprintf(stderr, "viterbi_bench: %s\n", read.status().message().c_str());
+      return 1;
+    }
+    for (auto& sentence : *read)
+      if (!sentence.empty()) corpus.push_back(std::move(sentence));
+  }
+  const std::vector<int> lengths = corpus.empty() ? ReadLengths(lengths_file) : std::vector<int>{};
+  const std::vector<std::string> tokens =
+      corpus.empty() ? ReadTokens(sentence_files) : std::vector<std::string>{};
+  if (corpus.empty() && (lengths.empty() || tokens.empty())) {
     std::fprintf(stderr, "viterbi_bench: no lengths or no tokens\n");
     return 1;
   }
@@ -185,16 +260,22 @@ int main(int argc, char** argv) {
     }
     const Grammar& g = model->grammar;
     Parser scorer(g, *lexicon, MakeReferenceBackend(g));
-    // Sentences: lengths in file order (cycled), words from consecutive tokens.
-    const int total = count > 0 ? count : static_cast<int>(lengths.size());
+    // Sentences: the corpus's (cycled), or lengths in file order (cycled) with words from
+    // consecutive tokens.
+    const int total =
+        count > 0 ? count : static_cast<int>(corpus.empty() ? lengths.size() : corpus.size());
     std::vector<SentenceInput> inputs;
     size_t position = 0;
     double words = 0;
     for (int i = 0; i < total; ++i) {
-      const int n = lengths[i % lengths.size()];
       std::vector<std::string> sentence;
-      for (int k = 0; k < n; ++k) sentence.push_back(tokens[position++ % tokens.size()]);
-      words += n;
+      if (!corpus.empty()) {
+        sentence = corpus[i % corpus.size()];
+      } else {
+        const int n = lengths[i % lengths.size()];
+        for (int k = 0; k < n; ++k) sentence.push_back(tokens[position++ % tokens.size()]);
+      }
+      words += static_cast<double>(sentence.size());
       inputs.push_back({sentence, scorer.ScoreWords(sentence)});
     }
     const double load_seconds =
@@ -252,6 +333,28 @@ int main(int argc, char** argv) {
       Print(Time("cuda/" + kernel, **backend, sentences, g, &cpu_indices, &cpu_outcomes, nullptr));
       if (fast) Print(TimeInsideOnly(kernel, g, all, steady));
       if (kernel == kernels.front()) {
+        // Trees extracted on the host from copied-back charts (as before device extraction).
+        auto host = MakeCudaBackend(
+            g, CudaBackendOptions{
+                   .kernel = kernel, .extraction_threads = threads, .device_trees = false});
+        if (host.ok()) {
+          (*host)->ParseBatch(steady ? all : first(8));
+          Print(Time("  host extraction", **host, all, g, &cpu_indices, &cpu_outcomes, nullptr));
+        }
+        if (presence) PrintPresence(kernel, g, all);
+        if (!cky_path.empty()) {
+          // The same sentences as a file, unless they are the corpus itself.
+          std::string file = corpus_file;
+          if (file.empty() || count > 0) {
+            file = (std::filesystem::temp_directory_path() / "viterbi_bench_corpus.txt").string();
+            std::ofstream out(file);
+            for (const SentenceInput& s : inputs) {
+              for (size_t k = 0; k < s.words.size(); ++k) out << (k ? " " : "") << s.words[k];
+              out << "\n";
+            }
+          }
+          Print(TimeCkyParse(cky_path, spec, file, inputs.size(), kernel, cky_args));
+        }
         // Batch size: the same kernel with batches of up to 256 and 4096 sentences.
         for (int max_batch : {256, 4096}) {
           auto sized = MakeCudaBackend(g, CudaBackendOptions{.kernel = kernel,

@@ -5,12 +5,33 @@
 #include <thread>
 
 #include "common/thread_pool.h"
+#include "common/timeline.h"
 #include "cuda/common/device.h"
 #include "cuda/viterbi/viterbi.h"
+#include "parser/tree_extraction.h"
 #include "parser/viterbi_cpu.h"
 
 namespace cky {
-namespace {}  // namespace
+namespace {
+
+// The tree whose preorder nodes start at (*next) (cuda/viterbi/viterbi.h's DeviceTreeNode), as
+// ExtractViterbiTree builds it from the chart: labels, chart scores, words as leaves.
+Tree BuildDeviceTree(const Grammar& g, const std::vector<cuda::DeviceTreeNode>& nodes,
+                     const std::vector<std::string>& words, size_t* next) {
+  const cuda::DeviceTreeNode& node = nodes[(*next)++];
+  Tree tree(ViterbiNodeLabel(g, node.state));
+  tree.score = static_cast<double>(node.score);
+  if (node.kind == cuda::DeviceTreeNode::kPreterminal) {
+    tree.children.emplace_back(words[node.start]);
+  } else {
+    const int children = node.kind == cuda::DeviceTreeNode::kBinary ? 2 : 1;
+    for (int c = 0; c < children; ++c)
+      tree.children.push_back(BuildDeviceTree(g, nodes, words, next));
+  }
+  return tree;
+}
+
+}  // namespace
 
 cuda::GrammarArrays CudaGrammarArrays(const Grammar& g) {
   cuda::GrammarArrays a;
@@ -29,6 +50,7 @@ cuda::GrammarArrays CudaGrammarArrays(const Grammar& g) {
   a.unary_child = g.unary_child.data();
   a.unary_log_prob = g.unary_log_prob.data();
   a.unary_parent_begin = g.unary_parent_begin.data();
+  a.symbol_is_phrasal = g.symbol_is_phrasal.data();
   return a;
 }
 
@@ -41,7 +63,10 @@ class CudaBackend : public ViterbiBackend {
       : grammar_(g),
         device_(std::move(device)),
         options_(options),
-        extraction_pool_(options.extraction_threads) {}
+        extraction_pool_(options.extraction_threads) {
+    // `cky parse --timeline`: the device's own breakdown (CUDA events) goes into the notes.
+    if (timeline::Enabled()) device_->SetProfiling(true);
+  }
 
   ~CudaBackend() override { FinishExtraction(); }
 
@@ -79,6 +104,8 @@ class CudaBackend : public ViterbiBackend {
     }
     if (!batch.empty()) RunBatch(sentences, batch, &outcomes);
     FinishExtraction();
+    if (timeline::Enabled())
+      timeline::Note("cuda device (" + name() + ")", device_->ProfileReport());
     return outcomes;
   }
 
@@ -108,8 +135,15 @@ class CudaBackend : public ViterbiBackend {
     for (size_t i : batch)
       refs.push_back({Length(sentences[i]), sentences[i].lexical.scores.data()});
     std::vector<const float*> charts;
+    std::vector<cuda::DeviceTree> trees;
     std::string error;
-    const cuda::BatchResult result = device_->InsideBatch(refs, &charts, &error);
+    const bool on_device = options_.device_trees && device_->SupportsTrees();
+    cuda::BatchResult result;
+    {
+      timeline::Scope scope(on_device ? "cuda batch (to trees)" : "cuda batch (to charts)");
+      result = on_device ? device_->ParseTrees(refs, &trees, &error)
+                         : device_->InsideBatch(refs, &charts, &error);
+    }
     if (result != cuda::BatchResult::kOk) {
       // Out of memory or any other device failure stays local: the batch is retried in halves,
       // down to single sentences, and a sentence that fails alone is parsed on the CPU. The
@@ -137,10 +171,18 @@ class CudaBackend : public ViterbiBackend {
       RunBatch(sentences, std::vector<size_t>(middle, batch.end()), outcomes);
       return;
     }
+    if (on_device) {
+      // Trees read on the device: only their nodes came back.
+      timeline::Scope scope("trees from device nodes");
+      for (size_t k = 0; k < batch.size(); ++k)
+        (*outcomes)[batch[k]] = OutcomeOfDeviceTree(sentences[batch[k]], trees[k]);
+      return;
+    }
     // Tree extraction from the copied-back charts, in parallel and in the background, while the
     // device computes the next batch (the device keeps two host chart buffers).
     FinishExtraction();
     extraction_ = std::thread([this, sentences, batch, charts = std::move(charts), outcomes] {
+      timeline::Scope scope("tree extraction on the host");
       const int32_t num_states = grammar_.num_states();
       extraction_pool_.ParallelFor(static_cast<int>(batch.size()), [&](int k, int) {
         const SentenceInput& s = sentences[batch[k]];
@@ -151,6 +193,30 @@ class CudaBackend : public ViterbiBackend {
         (*outcomes)[batch[k]] = ParseWithChart(grammar_, s, chart);
       });
     });
+  }
+
+  ParseOutcome OutcomeOfDeviceTree(const SentenceInput& s, const cuda::DeviceTree& tree) const {
+    ParseOutcome outcome;
+    switch (tree.status) {
+      case cuda::DeviceTree::kNoParse:
+        outcome.status = ParseStatus::kNoParse;
+        outcome.message = "no parse";
+        return outcome;
+      case cuda::DeviceTree::kChart: {  // the device search stopped: the host's gives the answer
+        Chart chart(Length(s), grammar_.num_states());
+        std::vector<double>& dst = chart.data();
+        for (size_t j = 0; j < dst.size(); ++j) dst[j] = tree.chart[j];
+        return ParseWithChart(grammar_, s, chart);
+      }
+      case cuda::DeviceTree::kTree:
+        break;
+    }
+    size_t next = 0;
+    outcome.tree = BuildDeviceTree(grammar_, tree.nodes, s.words, &next);
+    outcome.status = ParseStatus::kOk;
+    outcome.log_score = outcome.tree.score;  // the root's chart score
+    outcome.log_likelihood = outcome.log_score;
+    return outcome;
   }
 
   void FinishExtraction() {

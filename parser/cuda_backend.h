@@ -36,6 +36,10 @@ struct CudaBackendOptions {
   size_t max_batch_bytes = 0;     // device bytes per batch; 0 = 85% of free device memory
   int max_batch_sentences = 256;  // smaller batches overlap extraction better (bench/RESULTS.md)
   int extraction_threads = 0;     // CPU threads for tree extraction; 0 = all
+  // Read the trees on the device, so that only their nodes come back (cuda/viterbi/viterbi.h:
+  // the same trees); false: copy the charts back and extract on the CPU (as before; the bench's
+  // comparison). Device backends without it (test fakes) extract on the CPU either way.
+  bool device_trees = true;
   // A sentence that fails on the device on its own (out of memory, a device error) is parsed on
   // the CPU; false: its outcome says kOutOfMemory or kFailed instead (the multi-device backend
   // then hands it, or the whole device's work, elsewhere).

@@ -120,6 +120,105 @@ TEST(CudaBackendTest, EveryKernelMatchesReferenceWithManySubstates) {
   CompareAllKernels(model, lexicon, sentences);
 }
 
+// A sparse grammar (few rules, one tag per word, few unaries), and a batch of 8 copies each of 8
+// sentences of 10 words: each group of 8 cells holds one sentence's cell, so the presence masks
+// skip most (tile, group) iterations of pair-seg-g8-a4-m (92% by a CPU count of the same masks).
+// Every kernel still gives the reference's trees, read on the device and on the host.
+TEST(CudaBackendTest, PresenceMasksSkipMostTilesAndKeepTheTrees) {
+  SKIP_WITHOUT_DEVICE();
+  RandomGrammarOptions options;
+  options.phrasal_symbols = 30;
+  options.tags = 12;
+  options.substates = 2;
+  options.base_rule_density = 0.008;
+  options.unary_density = 0.005;
+  options.vocabulary = 40;
+  options.tags_per_word = 1;
+  options.seed = 3;
+  BerkeleyModel model = MakeRandomModel(options);
+  Lexicon lexicon = *Lexicon::Build(model);
+  std::vector<std::vector<std::string>> sentences;
+  for (const auto& sentence : MakeRandomSentences(model, 8, 10, 10, 5))
+    for (int copy = 0; copy < 8; ++copy) sentences.push_back(sentence);
+
+  std::string error;
+  auto device = cuda::DeviceViterbi::Create(CudaGrammarArrays(model.grammar),
+                                            {.kernel = "pair-seg-g8-a4-m"}, &error);
+  ASSERT_TRUE(device) << error;
+  Parser scorer(model.grammar, lexicon, MakeReferenceBackend(model.grammar));
+  std::vector<LexicalScores> lexical;
+  for (const auto& words : sentences) lexical.push_back(scorer.ScoreWords(words));
+  std::vector<cuda::SentenceRef> refs;
+  for (const LexicalScores& l : lexical) refs.push_back({l.length, l.scores.data()});
+  device->SetPresenceStats(true);
+  std::vector<const float*> charts;
+  ASSERT_EQ(device->InsideBatch(refs, &charts, &error), cuda::BatchResult::kOk) << error;
+  const std::vector<double> skipped = device->SkippedGroupsBySpan();
+  const std::vector<double> present = device->PresentSymbolsBySpan();
+  double mean_skipped = 0;
+  int spans = 0;
+  for (size_t w = 2; w < skipped.size(); ++w, ++spans) mean_skipped += skipped[w];
+  ASSERT_GT(spans, 0);
+  mean_skipped /= spans;
+  EXPECT_GT(mean_skipped, 0.5) << "the masks should skip most (tile, group) iterations";
+  ASSERT_GT(present.size(), 1u);
+  EXPECT_LT(present[1], 0.5 * model.grammar.num_symbols());
+
+  CompareAllKernels(model, lexicon, sentences);
+  CompareAllKernels(model, lexicon, sentences, CudaBackendOptions{.device_trees = false});
+  // Sentences of other lengths mixed in (groups then hold several sentences' cells).
+  auto mixed = MakeRandomSentences(model, 24, 2, 14, 6);
+  CompareAllKernels(model, lexicon, mixed);
+}
+
+// SentenceRef::allowed (the input for coarse-to-fine pruning): all ones changes nothing; a symbol
+// pruned from every cell gets -infinity everywhere.
+TEST(CudaBackendTest, AllowedMaskPrunesSymbols) {
+  SKIP_WITHOUT_DEVICE();
+  RandomGrammarOptions options;
+  options.seed = 4;
+  BerkeleyModel model = MakeRandomModel(options);
+  const Grammar& g = model.grammar;
+  Lexicon lexicon = *Lexicon::Build(model);
+  Parser scorer(g, lexicon, MakeReferenceBackend(g));
+  const std::vector<std::string> words = {"w1", "w2", "w3", "w4", "w5", "w6"};
+  const LexicalScores lexical = scorer.ScoreWords(words);
+  const size_t cells = Chart::NumCells(lexical.length);
+  std::string error;
+  auto device = cuda::DeviceViterbi::Create(CudaGrammarArrays(g), {}, &error);
+  ASSERT_TRUE(device) << error;
+  std::vector<const float*> charts;
+  ASSERT_EQ(device->InsideBatch({{lexical.length, lexical.scores.data()}}, &charts, &error),
+            cuda::BatchResult::kOk);
+  const std::vector<float> plain(charts[0], charts[0] + cells * g.num_states());
+  std::vector<uint8_t> all(cells * g.num_symbols(), 1);
+  ASSERT_EQ(
+      device->InsideBatch({{lexical.length, lexical.scores.data(), all.data()}}, &charts, &error),
+      cuda::BatchResult::kOk);
+  EXPECT_EQ(plain, std::vector<float>(charts[0], charts[0] + cells * g.num_states()));
+  int32_t pruned = -1;  // a symbol other than ROOT's with a finite score somewhere
+  for (size_t i = 0; i < plain.size() && pruned < 0; ++i) {
+    const int32_t state = static_cast<int32_t>(i % g.num_states());
+    if (plain[i] > kNegInf && g.state_symbol[state] != g.state_symbol[Grammar::kRootState])
+      pruned = g.state_symbol[state];
+  }
+  ASSERT_GE(pruned, 0);
+  std::vector<uint8_t> mask = all;
+  for (size_t c = 0; c < cells; ++c) mask[c * g.num_symbols() + pruned] = 0;
+  ASSERT_EQ(
+      device->InsideBatch({{lexical.length, lexical.scores.data(), mask.data()}}, &charts, &error),
+      cuda::BatchResult::kOk);
+  int finite_before = 0;
+  for (size_t c = 0; c < cells; ++c) {
+    for (int32_t s = 0; s < g.num_states(); ++s) {
+      if (g.state_symbol[s] != pruned) continue;
+      finite_before += plain[c * g.num_states() + s] > kNegInf;
+      EXPECT_EQ(charts[0][c * g.num_states() + s], -std::numeric_limits<float>::infinity());
+    }
+  }
+  EXPECT_GT(finite_before, 0) << "pick a symbol that the sentence uses";
+}
+
 TEST(CudaBackendTest, VirtualParentsForAParentWithMoreRulesThanABlock) {
   SKIP_WITHOUT_DEVICE();
   RandomGrammarOptions options;

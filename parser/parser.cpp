@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/thread_pool.h"
+#include "common/timeline.h"
 #include "cuda/common/device.h"
 #include "parser/coarse_to_fine.h"
 #include "parser/cuda_backend.h"
@@ -175,6 +176,7 @@ void Parser::ScoreSentences(std::vector<SentenceInput>* inputs, bool widen) {
   // The serial front end of every backend: on all cores, so that it does not cap several GPUs
   // (bench/lexical_scoring_bench). Each sentence's scores are the same whichever thread computes
   // them.
+  timeline::Scope scope("lexical scoring");
   if (!scoring_pool_) scoring_pool_ = std::make_unique<ThreadPool>(options_.scoring_threads);
   scoring_pool_->ParallelFor(static_cast<int>(inputs->size()), [&](int i, int) {
     (*inputs)[i].lexical = ScoreWords((*inputs)[i].words, widen);

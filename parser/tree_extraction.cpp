@@ -5,9 +5,7 @@
 namespace cky {
 namespace {
 
-std::string NodeLabel(const Grammar& g, int32_t state) {
-  return g.SymbolOfState(state) + "-" + std::to_string(g.state_substate[state]);
-}
+std::string NodeLabel(const Grammar& g, int32_t state) { return ViterbiNodeLabel(g, state); }
 
 class Extractor {
  public:
@@ -116,6 +114,10 @@ class Extractor {
 };
 
 }  // namespace
+
+std::string ViterbiNodeLabel(const Grammar& g, int32_t state) {
+  return g.SymbolOfState(state) + "-" + std::to_string(g.state_substate[state]);
+}
 
 bool ScoresMatch(double x, double y, double tolerance) {
   return std::abs(x - y) / (std::abs(x) + std::abs(y) + 1e-10) < tolerance;

@@ -24,6 +24,9 @@
 
 namespace cky {
 
+// A node's label in extracted trees: Berkeley's "SYMBOL-substate" ("@NP-3").
+std::string ViterbiNodeLabel(const Grammar& grammar, int32_t state);
+
 // Berkeley's test: |x - y| / (|x| + |y| + 1e-10) < tolerance.
 bool ScoresMatch(double x, double y, double tolerance);
 

@@ -2,6 +2,7 @@
 // side: the variant table (Variants(): every --kernel name, numbered by the kernel it launches),
 // dispatch (one launch sequence per batch) and the public API (DeviceViterbi).
 #include <cuda_runtime.h>
+#include <math_constants.h>
 
 #include <algorithm>
 #include <array>
@@ -76,7 +77,8 @@ __global__ void LexicalKernel(LevelArgs a, const float* lexical) {
     a.pre[cell * a.num_states + s] = row[s];
 }
 
-// The unary layer of one span length, and the cell's symbol presence flags. One block per cell:
+// The unary layer of one span length, and the cell's symbol presence flags (ANDed with the
+// caller's allowed mask, when there is one: viterbi.h). One block per cell:
 // the cell's binary maxima are staged in shared memory, then a warp per parent state reads its
 // unary rules coalesced (a thread per state would read each lane's rules from a different line).
 // Dynamic shared: num_states floats.
@@ -84,7 +86,8 @@ __global__ void UnaryKernel(LevelArgs a, float* chart, const int* __restrict__ u
                             const int* __restrict__ unary_child, const float* __restrict__ unary_w,
                             const int* __restrict__ state_symbol, unsigned char* present,
                             int num_symbols, float* aligned_chart,
-                            const int* __restrict__ aligned_index) {
+                            const int* __restrict__ aligned_index,
+                            const unsigned char* __restrict__ allowed) {
   extern __shared__ float sh_pre[];
   const CellItem it = a.items[a.item_offset + blockIdx.x];
   const size_t cell = size_t(it.base) + ChartCellIndex(it.n, it.start, it.start + a.span);
@@ -102,6 +105,8 @@ __global__ void UnaryKernel(LevelArgs a, float* chart, const int* __restrict__ u
     for (int offset = 16; offset > 0; offset >>= 1)
       best = fmaxf(best, __shfl_xor_sync(0xffffffffu, best, offset));
     if (lane == 0) {
+      // A caller's mask (SentenceRef::allowed) prunes the symbol from the cell.
+      if (allowed && !allowed[cell * num_symbols + __ldg(state_symbol + s)]) best = kNegInfF;
       out[s] = best;
       if (aligned_chart) aligned_chart[cell * a.row_stride + __ldg(aligned_index + s)] = best;
       if (best > kNegInfF) present[cell * num_symbols + __ldg(state_symbol + s)] = 1;
@@ -382,7 +387,8 @@ __device__ __forceinline__ void MaxPlusSplit(const LevelArgs& a, const PairTile&
 // Max over split points per substate pair (b, c) of the tile, for each cell g of the group:
 // register blocking, a 4 x 4 block of (b, c) per thread (8 loads per 16 max-plus updates), stored
 // at sh_best[BestOffset<G, kPad>(b * s_c + c) + g]. kSplitUnroll > 0 unrolls the split loop that
-// many times (loads of the next split issued before the max-plus); 0 leaves it to the compiler.
+// many times (loads of the next split issued before the max-plus); 0 leaves it to the compiler;
+// -1 (aligned rows only) prefetches the next split's rows explicitly.
 // Ends with a barrier.
 template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kReadOnly>
 __device__ __forceinline__ void SplitMaxima(const LevelArgs& a, const PairTile& t,
@@ -399,7 +405,29 @@ __device__ __forceinline__ void SplitMaxima(const LevelArgs& a, const PairTile& 
     const int count = sh_count[g];
     const int* left = sh_left + g * max_splits;
     const int* right = sh_right + g * max_splits;
-    if constexpr (kSplitUnroll > 0) {
+    if constexpr (kSplitUnroll < 0) {
+      // Software pipelining (aligned rows): the next split's two float4 loads are issued before
+      // the current split's max-plus.
+      static_assert(kAligned, "prefetching reads the aligned rows");
+      const float* lbase = a.aligned_chart + t.info.x + b0;
+      const float* rbase = a.aligned_chart + t.info.z + c0;
+      auto load = [&](const float* base, int cell) {
+        return __ldg(reinterpret_cast<const float4*>(base + size_t(cell) * a.row_stride));
+      };
+      if (count > 0) {
+        float4 lv = load(lbase, left[0]), rv = load(rbase, right[0]);
+        for (int s = 1; s <= count; ++s) {
+          float4 next_l = lv, next_r = rv;
+          if (s < count) next_l = load(lbase, left[s]), next_r = load(rbase, right[s]);
+          const float l[kQuad] = {lv.x, lv.y, lv.z, lv.w}, r[kQuad] = {rv.x, rv.y, rv.z, rv.w};
+#pragma unroll
+          for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+            for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
+          lv = next_l, rv = next_r;
+        }
+      }
+    } else if constexpr (kSplitUnroll > 0) {
 #pragma unroll kSplitUnroll
       for (int s = 0; s < count; ++s)
         MaxPlusSplit<kAligned, kReadOnly>(a, t, left[s], right[s], b0, c0, best);
@@ -552,6 +580,74 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Presence masks per cell group (viterbi.h): for the group of G cells starting at item
+// group * G of a span length, bit B of left[group][B / 32] is set when symbol B is present in the
+// left child cell of some split point of some cell of the group, and likewise right[] for the
+// right child cells. Kernel 9 (kMask) skips a (tile, group) whose B or C bit is clear: no split
+// point of any of its cells can have both children (exact). grid = groups, block = 256.
+__global__ void GroupMaskKernel(LevelArgs a, const unsigned char* __restrict__ present,
+                                int num_symbols, int num_items, int group_size, int words,
+                                unsigned* left_mask, unsigned* right_mask) {
+  extern __shared__ unsigned sh_mask[];  // left: words, right: words
+  for (int i = threadIdx.x; i < 2 * words; i += blockDim.x) sh_mask[i] = 0;
+  __syncthreads();
+  const int splits = a.span - 1;
+  const int first_item = blockIdx.x * group_size;
+  const int cells = min(group_size, num_items - first_item);
+  for (int e = threadIdx.x; e < cells * splits * words; e += blockDim.x) {
+    const int word = e % words, rest = e / words;
+    const int k = rest % splits, g = rest / splits;
+    const CellItem it = a.items[a.item_offset + first_item + g];
+    const int mid = it.start + 1 + k;
+    const size_t lc = size_t(it.base) + ChartCellIndex(it.n, it.start, mid);
+    const size_t rc = size_t(it.base) + ChartCellIndex(it.n, mid, it.start + a.span);
+    unsigned lbits = 0, rbits = 0;
+    const int first = word * 32, last = min(32, num_symbols - first);
+    for (int b = 0; b < last; ++b) {
+      lbits |= unsigned(present[lc * num_symbols + first + b] != 0) << b;
+      rbits |= unsigned(present[rc * num_symbols + first + b] != 0) << b;
+    }
+    if (lbits) atomicOr(&sh_mask[word], lbits);
+    if (rbits) atomicOr(&sh_mask[words + word], rbits);
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < words; i += blockDim.x) {
+    left_mask[size_t(blockIdx.x) * words + i] = sh_mask[i];
+    right_mask[size_t(blockIdx.x) * words + i] = sh_mask[words + i];
+  }
+}
+
+__device__ __forceinline__ bool GroupMayHavePair(const unsigned* left_mask,
+                                                 const unsigned* right_mask, int words, int group,
+                                                 int2 sym) {
+  const unsigned l = __ldg(left_mask + size_t(group) * words + (sym.x >> 5));
+  const unsigned r = __ldg(right_mask + size_t(group) * words + (sym.y >> 5));
+  return ((l >> (sym.x & 31)) & (r >> (sym.y & 31)) & 1u) != 0;
+}
+
+// Profiling only: (tile, group) iterations of one span length, and those the masks skip.
+__global__ void SkipStatsKernel(const int2* __restrict__ symbols, int tiles, int groups,
+                                const unsigned* left_mask, const unsigned* right_mask, int words,
+                                unsigned long long* skipped) {
+  unsigned long long mine = 0;
+  for (long long e = blockIdx.x * size_t(blockDim.x) + threadIdx.x; e < (long long)tiles * groups;
+       e += size_t(gridDim.x) * blockDim.x)
+    mine +=
+        !GroupMayHavePair(left_mask, right_mask, words, int(e / tiles), __ldg(symbols + e % tiles));
+  if (mine) atomicAdd(skipped, mine);
+}
+
+// Profiling only: symbols present over the cells of one span length.
+__global__ void PresenceStatsKernel(LevelArgs a, const unsigned char* __restrict__ present,
+                                    int num_symbols, unsigned long long* count) {
+  const CellItem it = a.items[a.item_offset + blockIdx.x];
+  const size_t cell = size_t(it.base) + ChartCellIndex(it.n, it.start, it.start + a.span);
+  unsigned mine = 0;
+  for (int s = threadIdx.x; s < num_symbols; s += blockDim.x)
+    mine += present[cell * num_symbols + s];
+  if (mine) atomicAdd(count, (unsigned long long)mine);
+}
+
 // Kernel 9 (pair-seg-gG): pair-fused-gG-wide with three fixes of per-(tile, cell group) and
 // per-(tile, parent) costs that an instruction count of en_sm6s shows to dominate:
 //  - the split maxima are stored to shared memory without bank conflicts of 32 ways: a warp's 32
@@ -640,10 +736,12 @@ __device__ __forceinline__ void SegRulesForCount(const PairArrays& pairs, const 
   }
 }
 
-template <int G, int kSplitUnroll, bool kPad, bool kAligned>
-__global__ void __launch_bounds__(kThreads)
-    PairSegKernel(LevelArgs a, PairArrays pairs, const unsigned char* present, int num_symbols,
-                  int num_items, int max_splits, int max_bc, int groups_per_block) {
+template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask>
+__device__ __forceinline__ void PairSegBody(LevelArgs a, PairArrays pairs,
+                                            const unsigned char* present, int num_symbols,
+                                            int num_items, int max_splits, int max_bc,
+                                            int groups_per_block, const unsigned* left_mask,
+                                            const unsigned* right_mask, int mask_words) {
   extern __shared__ float shared[];
   static_assert(G % 4 == 0, "G cells are read as float4");
   float* sh_best = shared;  // BestOffset(substate pair) + g: BestFloats(G, max_bc) floats
@@ -661,6 +759,11 @@ __global__ void __launch_bounds__(kThreads)
   const int pl_first = __ldg(pairs.pl_begin + pair), pl_end = __ldg(pairs.pl_begin + pair + 1);
 
   for (int group = blockIdx.x * groups_per_block; group < group_end; ++group) {
+    // kMask: skip before any load or barrier when no split point of the group can hold B and C
+    // (the same for every thread of the block).
+    if constexpr (kMask) {
+      if (!GroupMayHavePair(left_mask, right_mask, mask_words, group, tile.sym)) continue;
+    }
     const int first_item = group * G;
     __syncthreads();  // the previous group is done with shared memory
     if (threadIdx.x < G) {
@@ -684,6 +787,226 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+#define CKY_PAIR_SEG_PARAMS                                                                    \
+  LevelArgs a, PairArrays pairs, const unsigned char *present, int num_symbols, int num_items, \
+      int max_splits, int max_bc, int groups_per_block, const unsigned *left_mask,             \
+      const unsigned *right_mask, int mask_words
+#define CKY_PAIR_SEG_ARGS                                                                     \
+  a, pairs, present, num_symbols, num_items, max_splits, max_bc, groups_per_block, left_mask, \
+      right_mask, mask_words
+
+template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask>
+__global__ void __launch_bounds__(kThreads) PairSegKernel(CKY_PAIR_SEG_PARAMS) {
+  PairSegBody<G, kSplitUnroll, kPad, kAligned, kMask>(CKY_PAIR_SEG_ARGS);
+}
+
+// The same with at least kMinBlocks blocks per SM: the compiler caps the registers to fit them
+// (kMinBlocks 6, 7, 8: 40, 36, 32 registers). A kernel of its own: nvcc 13 compiles
+// __launch_bounds__(kThreads, 1) differently from __launch_bounds__(kThreads) (72 to 80
+// registers instead of 48 for pair-seg-g8-a4-m, and 3 blocks per SM instead of 5).
+template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    PairSegKernelMinBlocks(CKY_PAIR_SEG_PARAMS) {
+  PairSegBody<G, kSplitUnroll, kPad, kAligned, kMask>(CKY_PAIR_SEG_ARGS);
+}
+
+#undef CKY_PAIR_SEG_PARAMS
+#undef CKY_PAIR_SEG_ARGS
+
+// ---------------------------------------------------------------------------------------------
+// Tree extraction on the device (ParseTrees): parser/tree_extraction.cpp's search, one block per
+// sentence. Each node's candidates are tried in the CPU's order (binaries by split point, then
+// rule; then unaries by rule), a block-wide chunk at a time; the first chunk with a match gives
+// the smallest matching index, which is the CPU's choice. Scores are the CPU's doubles: the
+// chart's floats widened, added in the same order (no multiply, so no contraction), the same
+// relative-tolerance test. Anything the CPU would handle with more than that (a one-word phrasal
+// node with no unary to a tag, no matching rule, the unary chain bound, full buffers) marks the
+// sentence for the host.
+struct ExtractArgs {
+  const float* chart;
+  int num_states;
+  const int* sentence_base;    // per sentence: its first cell in the batch
+  const int* sentence_length;  // per sentence
+  const int* node_offset;      // per sentence + 1: its node slots
+  int* node_count;             // out, per sentence: nodes, -1 no parse, -2 extract on the host
+  int4* nodes;                 // out: DeviceTreeNode's layout
+  const int* bin_begin;
+  const int* bin_left;
+  const int* bin_right;
+  const double* bin_w;
+  const int* un_begin;
+  const int* un_child;
+  const double* un_w;
+  const int* state_symbol;
+  const unsigned char* phrasal;
+  double tolerance;
+};
+
+constexpr int kExtractThreads = 256;
+constexpr int kExtractStack = 512;
+constexpr int kExtractPerThread = 4;      // candidates per thread per chunk
+constexpr int kMaxUnaryChainDevice = 64;  // tree_extraction.cpp's kMaxUnaryChain
+
+__device__ __forceinline__ bool ScoresMatchDevice(double x, double y, double tolerance) {
+  return __ddiv_rn(fabs(__dsub_rn(x, y)), __dadd_rn(__dadd_rn(fabs(x), fabs(y)), 1e-10)) <
+         tolerance;
+}
+
+__device__ __forceinline__ int4 PackNode(int state, int start, int end, float score, int kind) {
+  return make_int4(state, (start & 0xffff) | (end << 16), __float_as_int(score), kind);
+}
+
+__global__ void __launch_bounds__(kExtractThreads) ExtractTreesKernel(ExtractArgs a) {
+  __shared__ int4 stack[kExtractStack];  // state, start, end, unary edges above
+  __shared__ int top, count, to_host, found;
+  __shared__ double warp_score[kExtractThreads / 32];
+  __shared__ int warp_index[kExtractThreads / 32];
+  const int sentence = blockIdx.x;
+  const int n = a.sentence_length[sentence];
+  const size_t base = a.sentence_base[sentence];
+  const int capacity = a.node_offset[sentence + 1] - a.node_offset[sentence];
+  int4* out = a.nodes + a.node_offset[sentence];
+  const double neg_inf = -CUDART_INF;
+  auto score_at = [&](int start, int end, int state) -> double {
+    return double(a.chart[(base + ChartCellIndex(n, start, end)) * size_t(a.num_states) + state]);
+  };
+  if (!(score_at(0, n, 0) > neg_inf)) {
+    if (threadIdx.x == 0) a.node_count[sentence] = -1;
+    return;
+  }
+  if (threadIdx.x == 0) {
+    top = 1, count = 0, to_host = 0;
+    stack[0] = make_int4(0, 0, n, 0);
+  }
+  auto emit = [&](int state, int start, int end, double score, int kind) {  // thread 0
+    if (count < capacity) {
+      out[count++] = PackNode(state, start, end, float(score), kind);
+    } else {
+      to_host = 1;
+    }
+  };
+  auto push = [&](int4 entry) {  // thread 0
+    if (top < kExtractStack) {
+      stack[top++] = entry;
+    } else {
+      to_host = 1;
+    }
+  };
+  // The smallest index among the block's `hit`s (INT_MAX if none) into `found`.
+  auto block_min = [&](int hit) {
+    if (threadIdx.x == 0) found = INT_MAX;
+    __syncthreads();
+    if (hit != INT_MAX) atomicMin(&found, hit);
+    __syncthreads();
+  };
+  for (;;) {
+    __syncthreads();
+    if (top == 0 || to_host) break;  // uniform: read after the barrier, written only below it
+    const int4 cur = stack[top - 1];
+    __syncthreads();
+    if (threadIdx.x == 0) --top;
+    const int state = cur.x, start = cur.y, end = cur.z, chain = cur.w;
+    const double best = score_at(start, end, state);
+    const bool phrasal = a.phrasal[a.state_symbol[state]];
+    if (end - start == 1 && !phrasal) {
+      if (threadIdx.x == 0) emit(state, start, end, best, DeviceTreeNode::kPreterminal);
+      continue;
+    }
+    if (end - start == 1) {
+      // The best unary down to a POS tag; ties go to the last rule.
+      double mine = neg_inf;
+      int mine_u = -1;
+      const int ub = a.un_begin[state], ue = a.un_begin[state + 1];
+      for (int u = ub + threadIdx.x; u < ue; u += blockDim.x) {
+        const int child = a.un_child[u];
+        if (a.phrasal[a.state_symbol[child]]) continue;
+        const double score = __dadd_rn(score_at(start, end, child), a.un_w[u]);
+        if (score >= mine && score > neg_inf) mine = score, mine_u = u;
+      }
+      for (int offset = 16; offset > 0; offset >>= 1) {
+        const double other = __shfl_xor_sync(0xffffffffu, mine, offset);
+        const int other_u = __shfl_xor_sync(0xffffffffu, mine_u, offset);
+        if (other_u >= 0 && (mine_u < 0 || other > mine || (other == mine && other_u > mine_u)))
+          mine = other, mine_u = other_u;
+      }
+      if (threadIdx.x % 32 == 0)
+        warp_score[threadIdx.x / 32] = mine, warp_index[threadIdx.x / 32] = mine_u;
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        double b = neg_inf;
+        int bu = -1;
+        for (int w = 0; w < kExtractThreads / 32; ++w) {
+          const int u = warp_index[w];
+          if (u >= 0 && (bu < 0 || warp_score[w] > b || (warp_score[w] == b && u > bu)))
+            b = warp_score[w], bu = u;
+        }
+        if (bu < 0) {
+          to_host = 1;  // tree_extraction.cpp's OneWordWithoutTag reads the lexical scores
+        } else {
+          const int tag = a.un_child[bu];
+          emit(state, start, end, best, DeviceTreeNode::kUnary);
+          emit(tag, start, end, score_at(start, end, tag), DeviceTreeNode::kPreterminal);
+        }
+      }
+      continue;
+    }
+    // Binaries: the first (split, rule) in the CPU's order whose score matches.
+    const int rb = a.bin_begin[state], rules = a.bin_begin[state + 1] - rb;
+    const int total = rules * (end - start - 1);
+    int match = INT_MAX;
+    for (int chunk = 0; chunk < total; chunk += kExtractThreads * kExtractPerThread) {
+      int hit = INT_MAX;
+      for (int q = 0; q < kExtractPerThread && hit == INT_MAX; ++q) {
+        const int idx = chunk + q * kExtractThreads + threadIdx.x;
+        if (idx >= total) break;
+        const int split = start + 1 + idx / rules, r = rb + idx % rules;
+        const double score = __dadd_rn(__dadd_rn(a.bin_w[r], score_at(start, split, a.bin_left[r])),
+                                       score_at(split, end, a.bin_right[r]));
+        if (score > neg_inf && ScoresMatchDevice(score, best, a.tolerance)) hit = idx;
+      }
+      if (__syncthreads_or(hit != INT_MAX)) {
+        block_min(hit);
+        match = found;
+        break;
+      }
+    }
+    if (match != INT_MAX) {
+      if (threadIdx.x == 0) {
+        const int split = start + 1 + match / rules, r = rb + match % rules;
+        emit(state, start, end, best, DeviceTreeNode::kBinary);
+        push(make_int4(a.bin_right[r], split, end, chain));
+        push(make_int4(a.bin_left[r], start, split, chain));
+      }
+      continue;
+    }
+    // Unaries: the first rule whose score matches.
+    const int ub = a.un_begin[state], ue = a.un_begin[state + 1];
+    int unary = INT_MAX;
+    for (int chunk = ub; chunk < ue; chunk += kExtractThreads) {
+      const int u = chunk + threadIdx.x;
+      int hit = INT_MAX;
+      if (u < ue) {
+        const double score = __dadd_rn(a.un_w[u], score_at(start, end, a.un_child[u]));
+        if (score > neg_inf && ScoresMatchDevice(score, best, a.tolerance)) hit = u;
+      }
+      if (__syncthreads_or(hit != INT_MAX)) {
+        block_min(hit);
+        unary = found;
+        break;
+      }
+    }
+    if (threadIdx.x == 0) {
+      if (unary == INT_MAX || chain + 1 > kMaxUnaryChainDevice) {
+        to_host = 1;  // the host fails the same way
+      } else {
+        emit(state, start, end, best, DeviceTreeNode::kUnary);
+        push(make_int4(a.un_child[unary], start, end, chain + 1));
+      }
+    }
+  }
+  if (threadIdx.x == 0) a.node_count[sentence] = to_host ? -2 : count;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Host side
 
@@ -702,6 +1025,13 @@ enum class Variant {
   kPairSeg8NoPad,
   kPairSeg8Aligned,
   kPairSeg16Aligned,
+  kPairSeg8AlignedMask,
+  kPairSeg8AlignedMask512,
+  kPairSeg8AlignedMask512Min6,
+  kPairSeg8AlignedMask512Min8,
+  kPairSeg8AlignedMask512Min7,
+  kPairSeg8AlignedMask640Min8,
+  kPairSeg8AlignedMaskPrefetch,
   kThreadAtomicGlobal,
   kThreadAtomicShared,
   kBlockAtomicShared,
@@ -722,7 +1052,14 @@ struct VariantSpec {
 
 const std::vector<VariantSpec>& Variants() {
   static const std::vector<VariantSpec> kVariants = {
+      {"pair-seg-g8-a4-m", Variant::kPairSeg8AlignedMask, 9},
+      {"pair-seg-g8-a4-m-b512-o8", Variant::kPairSeg8AlignedMask512Min8, 9},
       {"pair-seg-g8-a4", Variant::kPairSeg8Aligned, 9},
+      {"pair-seg-g8-a4-m-b512", Variant::kPairSeg8AlignedMask512, 9},
+      {"pair-seg-g8-a4-m-b512-o6", Variant::kPairSeg8AlignedMask512Min6, 9},
+      {"pair-seg-g8-a4-m-b512-o7", Variant::kPairSeg8AlignedMask512Min7, 9},
+      {"pair-seg-g8-a4-m-b640-o8", Variant::kPairSeg8AlignedMask640Min8, 9},
+      {"pair-seg-g8-a4-m-p", Variant::kPairSeg8AlignedMaskPrefetch, 9},
       {"pair-fused-g8-wide", Variant::kPairFused8Wide, 7},
       {"pair-fused-g16-wide", Variant::kPairFused16Wide, 7},
       {"pair-fused-g16", Variant::kPairFused16, 7},
@@ -809,14 +1146,40 @@ class DeviceViterbiImpl : public DeviceViterbi {
     bool ok = state_symbol_.Upload(ints(g.state_symbol, g.num_states)) &&
               unary_begin_.Upload(ints(g.unary_parent_begin, g.num_states + 1)) &&
               unary_child_.Upload(ints(g.unary_child, g.num_unary)) && unary_w_.Upload(uw);
+    if (g.symbol_is_phrasal) {
+      // Tree extraction on the device reads the rules in double, as the CPU does.
+      std::vector<double> bw(g.binary_log_prob, g.binary_log_prob + g.num_binary);
+      std::vector<double> uwd(g.unary_log_prob, g.unary_log_prob + g.num_unary);
+      supports_trees_ = ok && ex_bin_begin_.Upload(ints(g.binary_parent_begin, g.num_states + 1)) &&
+                        ex_bin_left_.Upload(ints(g.binary_left, g.num_binary)) &&
+                        ex_bin_right_.Upload(ints(g.binary_right, g.num_binary)) &&
+                        ex_bin_w_.Upload(bw) && ex_un_w_.Upload(uwd) &&
+                        phrasal_.Upload(std::vector<unsigned char>(
+                            g.symbol_is_phrasal, g.symbol_is_phrasal + g.num_symbols));
+      ok = ok && supports_trees_;
+    }
     const bool paper = variant_ >= Variant::kThreadAtomicGlobal;
     if (variant_ == Variant::kPairFused16Wide || variant_ == Variant::kPairFused8Wide ||
         variant_ == Variant::kPairSeg8 || variant_ == Variant::kPairSeg8Unroll2 ||
         variant_ == Variant::kPairSeg16 || variant_ == Variant::kPairSeg8NoPad ||
-        variant_ == Variant::kPairSeg8Aligned || variant_ == Variant::kPairSeg16Aligned)
+        variant_ == Variant::kPairSeg8Aligned || variant_ == Variant::kPairSeg16Aligned ||
+        variant_ == Variant::kPairSeg8AlignedMask ||
+        variant_ == Variant::kPairSeg8AlignedMaskPrefetch)
       band_limit_ = 1024;
-    if (variant_ == Variant::kPairSeg8Aligned || variant_ == Variant::kPairSeg16Aligned)
+    const bool small_bands = variant_ == Variant::kPairSeg8AlignedMask512 ||
+                             variant_ == Variant::kPairSeg8AlignedMask512Min6 ||
+                             variant_ == Variant::kPairSeg8AlignedMask512Min8 ||
+                             variant_ == Variant::kPairSeg8AlignedMask512Min7 ||
+                             variant_ == Variant::kPairSeg8AlignedMask640Min8;
+    if (variant_ == Variant::kPairSeg8Aligned || variant_ == Variant::kPairSeg16Aligned ||
+        variant_ == Variant::kPairSeg8AlignedMask || small_bands ||
+        variant_ == Variant::kPairSeg8AlignedMaskPrefetch)
       aligned_ = true;
+    if (variant_ == Variant::kPairSeg8AlignedMask || small_bands ||
+        variant_ == Variant::kPairSeg8AlignedMaskPrefetch)
+      mask_group_ = 8;
+    if (small_bands) band_limit_ = variant_ == Variant::kPairSeg8AlignedMask640Min8 ? 640 : 512;
+    mask_words_ = (num_symbols_ + 31) / 32;
     if (variant_ == Variant::kPairFused8Classes) size_classes_ = true;
 
     if (paper) {
@@ -905,7 +1268,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
     char text[256];
     std::snprintf(text, sizeof(text),
                   "%d batches: host wall %.1f ms; device: setup %.1f, binary %.1f, unary %.1f, "
-                  "copy back %.1f ms",
+                  "copy back (charts, or the trees read on the device) %.1f ms",
                   profile_batches_, profile_ms_[0], profile_ms_[1], profile_ms_[2], profile_ms_[3],
                   profile_ms_[4]);
     return text;
@@ -915,25 +1278,55 @@ class DeviceViterbiImpl : public DeviceViterbi {
                           std::string* error) override {
     const auto wall_begin = std::chrono::steady_clock::now();
     BatchResult result = InsideBatchImpl(batch, charts, error);
-    if (profile_ && result == BatchResult::kOk) {
-      ++profile_batches_;
-      profile_ms_[0] +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_begin)
-              .count();
-      const int spans = static_cast<int>(level_begin_.size()) - 2;
-      float ms = 0;
-      cudaEventElapsedTime(&ms, events_[0], events_[1]);
-      profile_ms_[1] += ms;
-      for (int w = 1; w <= spans; ++w) {
-        cudaEventElapsedTime(&ms, events_[2 * w - 1], events_[2 * w]);
-        profile_ms_[2] += ms;
-        cudaEventElapsedTime(&ms, events_[2 * w], events_[2 * w + 1]);
-        profile_ms_[3] += ms;
-      }
-      cudaEventElapsedTime(&ms, events_[2 * spans + 1], events_[2 * spans + 2]);
-      profile_ms_[4] += ms;
-    }
+    if (profile_ && result == BatchResult::kOk) AddProfile(wall_begin);
     return result;
+  }
+
+  bool SupportsTrees() const override { return supports_trees_; }
+
+  BatchResult ParseTrees(const std::vector<SentenceRef>& batch, std::vector<DeviceTree>* trees,
+                         std::string* error) override {
+    if (!supports_trees_) return DeviceViterbi::ParseTrees(batch, trees, error);
+    const auto wall_begin = std::chrono::steady_clock::now();
+    BatchResult result = ParseTreesImpl(batch, trees, error);
+    if (profile_ && result == BatchResult::kOk) AddProfile(wall_begin);
+    return result;
+  }
+
+  void SetPresenceStats(bool on) override {
+    stats_ = on;
+    present_sum_.clear(), cells_sum_.clear(), skipped_sum_.clear(), iterations_sum_.clear();
+  }
+  std::vector<double> PresentSymbolsBySpan() const override {
+    std::vector<double> out(present_sum_.size(), 0.0);
+    for (size_t w = 0; w < out.size(); ++w)
+      if (cells_sum_[w] > 0) out[w] = present_sum_[w] / cells_sum_[w];
+    return out;
+  }
+  std::vector<double> SkippedGroupsBySpan() const override {
+    std::vector<double> out(skipped_sum_.size(), 0.0);
+    for (size_t w = 0; w < out.size(); ++w)
+      if (iterations_sum_[w] > 0) out[w] = skipped_sum_[w] / iterations_sum_[w];
+    return out;
+  }
+
+  void AddProfile(std::chrono::steady_clock::time_point wall_begin) {
+    ++profile_batches_;
+    profile_ms_[0] +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_begin)
+            .count();
+    const int spans = static_cast<int>(level_begin_.size()) - 2;
+    float ms = 0;
+    cudaEventElapsedTime(&ms, events_[0], events_[1]);
+    profile_ms_[1] += ms;
+    for (int w = 1; w <= spans; ++w) {
+      cudaEventElapsedTime(&ms, events_[2 * w - 1], events_[2 * w]);
+      profile_ms_[2] += ms;
+      cudaEventElapsedTime(&ms, events_[2 * w], events_[2 * w + 1]);
+      profile_ms_[3] += ms;
+    }
+    cudaEventElapsedTime(&ms, events_[2 * spans + 1], events_[2 * spans + 2]);
+    profile_ms_[4] += ms;
   }
 
   void Mark(int index) {
@@ -946,23 +1339,197 @@ class DeviceViterbiImpl : public DeviceViterbi {
     cudaEventRecord(events_[index], stream_);
   }
 
+  // Grows a batch buffer with a quarter of headroom, so that a long run's slightly larger batches
+  // do not each free and allocate again (device memory only: pinned growth costs more, RESULTS.md);
+  // the exact size when the headroom does not fit.
+  template <typename Buffer>
+  static bool Grow(Buffer& buffer, size_t count) {
+    return count <= buffer.size() || buffer.Reserve(count + count / 4) || buffer.Reserve(count);
+  }
+
   BatchResult InsideBatchImpl(const std::vector<SentenceRef>& batch,
                               std::vector<const float*>* charts, std::string* error) {
     charts->assign(batch.size(), nullptr);
     if (batch.empty()) return BatchResult::kOk;
+    BatchResult result = RunInside(batch, error);
+    if (result != BatchResult::kOk) return result;
+    const size_t chart_floats = size_t(batch_cells_) * num_states_;
+    PinnedArray<float>& host_chart = host_chart_[next_host_chart_];
+    if (!host_chart.Reserve(chart_floats)) {
+      cudaStreamSynchronize(stream_);
+      *error = "cudaMallocHost failed";
+      return BatchResult::kOutOfMemory;
+    }
+    const int max_n = static_cast<int>(level_begin_.size()) - 2;
+    Mark(2 * max_n + 1);
+    next_host_chart_ = 1 - next_host_chart_;
+    cudaMemcpyAsync(host_chart.get(), chart_.get(), chart_floats * sizeof(float),
+                    cudaMemcpyDeviceToHost, stream_);
+    Mark(2 * max_n + 2);
+    if ((result = Finish(error)) != BatchResult::kOk) return result;
+    for (size_t i = 0; i < batch.size(); ++i)
+      (*charts)[i] = host_chart.get() + size_t(base_[i]) * num_states_;
+    return BatchResult::kOk;
+  }
+
+  BatchResult ParseTreesImpl(const std::vector<SentenceRef>& batch, std::vector<DeviceTree>* trees,
+                             std::string* error) {
+    trees->assign(batch.size(), {});
+    if (batch.empty()) return BatchResult::kOk;
+    BatchResult result = RunInside(batch, error);
+    if (result != BatchResult::kOk) return result;
     const int num_sentences = static_cast<int>(batch.size());
-    std::vector<int> base(num_sentences), word(num_sentences);
+    std::vector<int> offset(num_sentences + 1, 0), length(num_sentences);
+    for (int i = 0; i < num_sentences; ++i) {
+      length[i] = batch[i].length;
+      offset[i + 1] = offset[i] + 6 * batch[i].length + 32;  // nodes: see DeviceTreeNode
+    }
+    // One upload: base, length, offset.
+    std::vector<int> meta;
+    meta.reserve(3 * num_sentences + 1);
+    meta.insert(meta.end(), base_.begin(), base_.end());
+    meta.insert(meta.end(), length.begin(), length.end());
+    meta.insert(meta.end(), offset.begin(), offset.end());
+    if (!Grow(tree_meta_, meta.size()) || !Grow(node_count_, num_sentences) ||
+        !Grow(nodes_, offset.back()) || !host_meta_.Reserve(meta.size() + num_sentences) ||
+        !host_nodes_.Reserve(offset.back())) {
+      cudaStreamSynchronize(stream_);
+      *error = "could not allocate the tree buffers";
+      return BatchResult::kOutOfMemory;
+    }
+    int* host_meta = host_meta_.get();
+    std::copy(meta.begin(), meta.end(), host_meta);
+    const int max_n = static_cast<int>(level_begin_.size()) - 2;
+    Mark(2 * max_n + 1);
+    cudaMemcpyAsync(tree_meta_.get(), host_meta, meta.size() * sizeof(int), cudaMemcpyHostToDevice,
+                    stream_);
+    ExtractArgs x{chart_.get(),
+                  num_states_,
+                  tree_meta_.get(),
+                  tree_meta_.get() + num_sentences,
+                  tree_meta_.get() + 2 * num_sentences,
+                  node_count_.get(),
+                  nodes_.get(),
+                  ex_bin_begin_.get(),
+                  ex_bin_left_.get(),
+                  ex_bin_right_.get(),
+                  ex_bin_w_.get(),
+                  unary_begin_.get(),
+                  unary_child_.get(),
+                  ex_un_w_.get(),
+                  state_symbol_.get(),
+                  phrasal_.get(),
+                  1e-5};
+    ExtractTreesKernel<<<num_sentences, kExtractThreads, 0, stream_>>>(x);
+    int* host_count = host_meta + meta.size();
+    cudaMemcpyAsync(host_count, node_count_.get(), num_sentences * sizeof(int),
+                    cudaMemcpyDeviceToHost, stream_);
+    cudaMemcpyAsync(host_nodes_.get(), nodes_.get(), size_t(offset.back()) * sizeof(int4),
+                    cudaMemcpyDeviceToHost, stream_);
+    Mark(2 * max_n + 2);
+    if ((result = Finish(error)) != BatchResult::kOk) return result;
+    for (int i = 0; i < num_sentences; ++i) {
+      DeviceTree& tree = (*trees)[i];
+      const int count = host_count[i];
+      if (count == -1) {
+        tree.status = DeviceTree::kNoParse;
+      } else if (count >= 0) {
+        tree.status = DeviceTree::kTree;
+        tree.nodes.resize(count);
+        const int4* src = host_nodes_.get() + offset[i];
+        for (int k = 0; k < count; ++k) {
+          DeviceTreeNode& node = tree.nodes[k];
+          node.state = src[k].x;
+          node.start = static_cast<int16_t>(src[k].y & 0xffff);
+          node.end = static_cast<int16_t>(src[k].y >> 16);
+          std::memcpy(&node.score, &src[k].z, sizeof(float));
+          node.kind = src[k].w;
+        }
+      } else {
+        // The host extracts this one: its chart is still on the device.
+        tree.status = DeviceTree::kChart;
+        tree.chart.resize(size_t(NumCells(batch[i].length)) * num_states_);
+        if (cudaMemcpy(tree.chart.data(), chart_.get() + size_t(base_[i]) * num_states_,
+                       tree.chart.size() * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess) {
+          *error = std::string("CUDA error: ") + cudaGetErrorString(cudaGetLastError());
+          return BatchResult::kFailed;
+        }
+      }
+    }
+    return BatchResult::kOk;
+  }
+
+  // Waits for the batch; on success, gathers the presence statistics when they are on.
+  BatchResult Finish(std::string* error) {
+    cudaError_t status = cudaStreamSynchronize(stream_);
+    if (status == cudaSuccess) status = cudaGetLastError();  // a launch error of the last span
+    if (status != cudaSuccess) {
+      *error = std::string("CUDA error: ") + cudaGetErrorString(status);
+      cudaGetLastError();
+      return BatchResult::kFailed;
+    }
+    if (stats_) GatherStats();
+    return BatchResult::kOk;
+  }
+
+  void GatherStats() {
+    const int max_n = static_cast<int>(level_begin_.size()) - 2;
+    DeviceArray<unsigned long long> counters;
+    if (!counters.Reserve(2 * size_t(max_n + 1))) return;
+    cudaMemsetAsync(counters.get(), 0, 2 * size_t(max_n + 1) * sizeof(unsigned long long), stream_);
+    std::vector<unsigned long long> iterations(max_n + 1, 0);
+    const int tiles = static_cast<int>(classes_[0].pairs.size());
+    for (int span = 1; span <= max_n; ++span) {
+      const int count = level_begin_[span + 1] - level_begin_[span];
+      if (count == 0) continue;
+      LevelArgs a{chart_.get(), pre_.get(),  items_.get(), level_begin_[span],
+                  span,         num_states_, nullptr,      0};
+      PresenceStatsKernel<<<count, 128, 0, stream_>>>(a, present_.get(), num_symbols_,
+                                                      counters.get() + span);
+      if (mask_group_ > 0 && span >= 2) {
+        const int groups = (count + mask_group_ - 1) / mask_group_;
+        const size_t at = size_t(mask_offset_[span]) * mask_words_;
+        SkipStatsKernel<<<256, 256, 0, stream_>>>(pair_symbols_.get(), tiles, groups,
+                                                  left_mask_.get() + at, right_mask_.get() + at,
+                                                  mask_words_, counters.get() + max_n + 1 + span);
+        iterations[span] = static_cast<unsigned long long>(tiles) * groups;
+      }
+    }
+    std::vector<unsigned long long> host(2 * size_t(max_n + 1));
+    cudaMemcpy(host.data(), counters.get(), host.size() * sizeof(unsigned long long),
+               cudaMemcpyDeviceToHost);
+    if (present_sum_.size() < size_t(max_n + 1)) {
+      present_sum_.resize(max_n + 1), cells_sum_.resize(max_n + 1);
+      skipped_sum_.resize(max_n + 1), iterations_sum_.resize(max_n + 1);
+    }
+    for (int span = 1; span <= max_n; ++span) {
+      present_sum_[span] += double(host[span]);
+      cells_sum_[span] += level_begin_[span + 1] - level_begin_[span];
+      skipped_sum_[span] += double(host[max_n + 1 + span]);
+      iterations_sum_[span] += double(iterations[span]);
+    }
+  }
+
+  // The batch's layout, buffers, uploads and every span length's kernels, queued on stream_ (the
+  // chart stays on the device). Sets base_ (each sentence's first cell) and batch_cells_.
+  BatchResult RunInside(const std::vector<SentenceRef>& batch, std::string* error) {
+    const int num_sentences = static_cast<int>(batch.size());
+    base_.assign(num_sentences, 0);
+    std::vector<int> word(num_sentences);
     int64_t cells = 0, words = 0;
     int max_n = 0;
     size_t bytes = 0;
+    bool any_allowed = false;
     for (int i = 0; i < num_sentences; ++i) {
-      base[i] = static_cast<int>(cells);
+      base_[i] = static_cast<int>(cells);
       word[i] = static_cast<int>(words);
       cells += NumCells(batch[i].length);
       words += batch[i].length;
       max_n = std::max(max_n, batch[i].length);
       bytes += BytesForSentence(batch[i].length);
+      any_allowed = any_allowed || batch[i].allowed != nullptr;
     }
+    batch_cells_ = cells;
     if (bytes > budget_ || cells >= std::numeric_limits<int>::max() / 2) {
       *error = "batch needs " + std::to_string(bytes) + " device bytes, over the budget";
       return BatchResult::kOutOfMemory;
@@ -972,33 +1539,47 @@ class DeviceViterbiImpl : public DeviceViterbi {
     items.reserve(cells);
     level_begin_.assign(max_n + 2, 0);
     start_begin_.assign(max_n + 2, {});
+    mask_offset_.assign(max_n + 2, 0);
     for (int span = 1; span <= max_n; ++span) {
       level_begin_[span] = static_cast<int>(items.size());
       for (int start = 0; start + span <= max_n; ++start) {
         start_begin_[span].push_back(static_cast<int>(items.size()));
         for (int i = 0; i < num_sentences; ++i)
           if (start + span <= batch[i].length)
-            items.push_back({base[i], batch[i].length, start, word[i]});
+            items.push_back({base_[i], batch[i].length, start, word[i]});
       }
       start_begin_[span].push_back(static_cast<int>(items.size()));
     }
     level_begin_[max_n + 1] = static_cast<int>(items.size());
+    // Group masks: the groups of every span length, one after another.
+    if (mask_group_ > 0) {
+      for (int span = 1; span <= max_n; ++span) {
+        const int count = level_begin_[span + 1] - level_begin_[span];
+        mask_offset_[span + 1] = mask_offset_[span] + (count + mask_group_ - 1) / mask_group_;
+      }
+    }
+    const size_t mask_entries = size_t(mask_offset_[max_n + 1]) * mask_words_;
 
     const size_t chart_floats = size_t(cells) * num_states_;
-    if (faults_.FailAllocation() || !chart_.Reserve(chart_floats) || !pre_.Reserve(chart_floats) ||
-        !present_.Reserve(size_t(cells) * num_symbols_) ||
-        !lexical_.Reserve(size_t(words) * num_states_) || !items_.Reserve(items.size()) ||
-        (aligned_ && !aligned_chart_.Reserve(size_t(cells) * aligned_states_))) {
+    if (faults_.FailAllocation() || !Grow(chart_, chart_floats) || !Grow(pre_, chart_floats) ||
+        !Grow(present_, size_t(cells) * num_symbols_) ||
+        !Grow(lexical_, size_t(words) * num_states_) || !Grow(items_, items.size()) ||
+        (aligned_ && !Grow(aligned_chart_, size_t(cells) * aligned_states_)) ||
+        (mask_entries > 0 &&
+         (!Grow(left_mask_, mask_entries) || !Grow(right_mask_, mask_entries))) ||
+        (any_allowed && !Grow(allowed_, size_t(cells) * num_symbols_))) {
       chart_.Free(), pre_.Free(), present_.Free(), lexical_.Free(), items_.Free();
-      aligned_chart_.Free();
+      aligned_chart_.Free(), left_mask_.Free(), right_mask_.Free(), allowed_.Free();
       *error = "cudaMalloc failed for a batch of " + std::to_string(num_sentences) + " sentences";
       return BatchResult::kOutOfMemory;
     }
-    PinnedArray<float>& host_chart = host_chart_[next_host_chart_];
-    if (!host_lexical_.Reserve(size_t(words) * num_states_) || !host_chart.Reserve(chart_floats)) {
+    if (!host_lexical_.Reserve(size_t(words) * num_states_) ||
+        (any_allowed && !host_allowed_.Reserve(size_t(cells) * num_symbols_))) {
       *error = "cudaMallocHost failed";
       return BatchResult::kOutOfMemory;
     }
+    // The previous batch's uploads read these pinned buffers: wait for them (the stream is idle
+    // after each call's synchronization anyway).
     float* lex = host_lexical_.get();
     for (int i = 0; i < num_sentences; ++i) {
       const size_t count = size_t(batch[i].length) * num_states_;
@@ -1006,11 +1587,25 @@ class DeviceViterbiImpl : public DeviceViterbi {
       float* dst = lex + size_t(word[i]) * num_states_;
       for (size_t k = 0; k < count; ++k) dst[k] = static_cast<float>(src[k]);
     }
+    if (any_allowed) {
+      unsigned char* dst = host_allowed_.get();
+      for (int i = 0; i < num_sentences; ++i) {
+        const size_t count = size_t(NumCells(batch[i].length)) * num_symbols_;
+        if (batch[i].allowed) {
+          std::memcpy(dst + size_t(base_[i]) * num_symbols_, batch[i].allowed, count);
+        } else {
+          std::memset(dst + size_t(base_[i]) * num_symbols_, 1, count);
+        }
+      }
+    }
     Mark(0);
     cudaMemcpyAsync(lexical_.get(), lex, size_t(words) * num_states_ * sizeof(float),
                     cudaMemcpyHostToDevice, stream_);
     cudaMemcpyAsync(items_.get(), items.data(), items.size() * sizeof(CellItem),
                     cudaMemcpyHostToDevice, stream_);
+    if (any_allowed)
+      cudaMemcpyAsync(allowed_.get(), host_allowed_.get(), size_t(cells) * num_symbols_,
+                      cudaMemcpyHostToDevice, stream_);
     FillKernel<<<1024, 256, 0, stream_>>>(pre_.get(), chart_floats, kNegInfF);
     cudaMemsetAsync(present_.get(), 0, size_t(cells) * num_symbols_, stream_);
     if (aligned_)  // float4 loads read the padding between symbols (unused): no uninitialized read
@@ -1036,31 +1631,27 @@ class DeviceViterbiImpl : public DeviceViterbi {
       Mark(2 * span - 1);  // span 1: the end of the setup
       if (span == 1) {
         LexicalKernel<<<count, 256, 0, stream_>>>(a, lexical_.get());
-      } else if (!LaunchBinary(a, count, error)) {
-        cudaStreamSynchronize(stream_);  // nothing of this batch runs on into the next one
-        cudaGetLastError();
-        return BatchResult::kFailed;
+      } else {
+        if (mask_group_ > 0) {
+          const size_t at = size_t(mask_offset_[span]) * mask_words_;
+          GroupMaskKernel<<<mask_offset_[span + 1] - mask_offset_[span], 256,
+                            2 * mask_words_ * sizeof(unsigned), stream_>>>(
+              a, present_.get(), num_symbols_, count, mask_group_, mask_words_,
+              left_mask_.get() + at, right_mask_.get() + at);
+        }
+        if (!LaunchBinary(a, count, error)) {
+          cudaStreamSynchronize(stream_);  // nothing of this batch runs on into the next one
+          cudaGetLastError();
+          return BatchResult::kFailed;
+        }
       }
       Mark(2 * span);
       UnaryKernel<<<count, 256, num_states_ * sizeof(float), stream_>>>(
           a, chart_.get(), unary_begin_.get(), unary_child_.get(), unary_w_.get(),
           state_symbol_.get(), present_.get(), num_symbols_,
-          aligned_ ? aligned_chart_.get() : nullptr, aligned_index_.get());
+          aligned_ ? aligned_chart_.get() : nullptr, aligned_index_.get(),
+          any_allowed ? allowed_.get() : nullptr);
     }
-    Mark(2 * max_n + 1);
-    next_host_chart_ = 1 - next_host_chart_;
-    cudaMemcpyAsync(host_chart.get(), chart_.get(), chart_floats * sizeof(float),
-                    cudaMemcpyDeviceToHost, stream_);
-    Mark(2 * max_n + 2);
-    cudaError_t status = cudaStreamSynchronize(stream_);
-    if (status == cudaSuccess) status = cudaGetLastError();  // a launch error of the last span
-    if (status != cudaSuccess) {
-      *error = std::string("CUDA error: ") + cudaGetErrorString(status);
-      cudaGetLastError();
-      return BatchResult::kFailed;
-    }
-    for (int i = 0; i < num_sentences; ++i)
-      (*charts)[i] = host_chart.get() + size_t(base[i]) * num_states_;
     return BatchResult::kOk;
   }
 
@@ -1113,22 +1704,39 @@ class DeviceViterbiImpl : public DeviceViterbi {
         if (!LaunchPairAcc<16>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8:
-        if (!LaunchPairSeg<8, 1, true, false>(a, count, error)) return false;
+        if (!LaunchPairSeg<8, 1, true, false, false>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8Unroll2:
-        if (!LaunchPairSeg<8, 2, true, false>(a, count, error)) return false;
+        if (!LaunchPairSeg<8, 2, true, false, false>(a, count, error)) return false;
         break;
       case Variant::kPairSeg16:
-        if (!LaunchPairSeg<16, 1, true, false>(a, count, error)) return false;
+        if (!LaunchPairSeg<16, 1, true, false, false>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8NoPad:
-        if (!LaunchPairSeg<8, 1, false, false>(a, count, error)) return false;
+        if (!LaunchPairSeg<8, 1, false, false, false>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8Aligned:
-        if (!LaunchPairSeg<8, 1, true, true>(a, count, error)) return false;
+        if (!LaunchPairSeg<8, 1, true, true, false>(a, count, error)) return false;
         break;
       case Variant::kPairSeg16Aligned:
-        if (!LaunchPairSeg<16, 1, true, true>(a, count, error)) return false;
+        if (!LaunchPairSeg<16, 1, true, true, false>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8AlignedMask:
+      case Variant::kPairSeg8AlignedMask512:
+        if (!LaunchPairSeg<8, 1, true, true, true>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8AlignedMask512Min6:
+        if (!LaunchPairSeg<8, 1, true, true, true, 6>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8AlignedMask512Min8:
+      case Variant::kPairSeg8AlignedMask640Min8:
+        if (!LaunchPairSeg<8, 1, true, true, true, 8>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8AlignedMask512Min7:
+        if (!LaunchPairSeg<8, 1, true, true, true, 7>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8AlignedMaskPrefetch:
+        if (!LaunchPairSeg<8, -1, true, true, true>(a, count, error)) return false;
         break;
       case Variant::kPairFused16:
       case Variant::kPairFused16Wide:
@@ -1175,22 +1783,30 @@ class DeviceViterbiImpl : public DeviceViterbi {
     return true;
   }
 
-  template <int G, int kSplitUnroll, bool kPad, bool kAligned>
+  // kMinBlocks > 0: PairSegKernelMinBlocks, else PairSegKernel.
+  template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask, int kMinBlocks = 0>
   bool LaunchPairSeg(const LevelArgs& a, int count, std::string* error) {
+    const auto kernel = [] {
+      if constexpr (kMinBlocks > 0) {
+        return &PairSegKernelMinBlocks<G, kSplitUnroll, kPad, kAligned, kMask, kMinBlocks>;
+      } else {
+        return &PairSegKernel<G, kSplitUnroll, kPad, kAligned, kMask>;
+      }
+    }();
     const int max_splits = a.span - 1;
     const int groups = (count + G - 1) / G;
     const SizeClass& c = classes_[0];  // every tile, heaviest first
     const size_t shared =
         (size_t(BestFloats(G, c.max_bc)) + 2 * size_t(G) * max_splits) * sizeof(float);
-    if (!AllowDynamicShared(PairSegKernel<G, kSplitUnroll, kPad, kAligned>, shared,
-                            max_shared_optin_, "pair-seg", error))
-      return false;
+    if (!AllowDynamicShared(kernel, shared, max_shared_optin_, "pair-seg", error)) return false;
     const PairArrays p = PairArraysFor(c);
     const int tiles = static_cast<int>(c.pairs.size());
     const GroupGrid grid = GroupGridFor(groups, tiles, num_sms_);
-    PairSegKernel<G, kSplitUnroll, kPad, kAligned>
-        <<<dim3(grid.launched_x, tiles), kThreads, shared, stream_>>>(
-            a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc, grid.per_block);
+    const size_t masks = kMask ? size_t(mask_offset_[a.span]) * mask_words_ : 0;
+    kernel<<<dim3(grid.launched_x, tiles), kThreads, shared, stream_>>>(
+        a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc, grid.per_block,
+        kMask ? left_mask_.get() + masks : nullptr, kMask ? right_mask_.get() + masks : nullptr,
+        mask_words_);
     return true;
   }
 
@@ -1308,6 +1924,28 @@ class DeviceViterbiImpl : public DeviceViterbi {
   std::vector<int> aligned_first_;  // per symbol: its first position in an aligned row
   size_t budget_ = 0;
   cudaStream_t stream_ = nullptr;
+  // Presence masks per cell group (kernel 9 with kMask): cells per group (0: no masks), 32-bit
+  // words per mask, each span length's first group.
+  int mask_group_ = 0;
+  int mask_words_ = 1;
+  std::vector<int> mask_offset_;
+  DeviceArray<unsigned> left_mask_, right_mask_;
+  DeviceArray<unsigned char> allowed_;  // SentenceRef::allowed, the batch's cells
+  PinnedArray<unsigned char> host_allowed_;
+  // Presence statistics (SetPresenceStats), per span length.
+  bool stats_ = false;
+  std::vector<double> present_sum_, cells_sum_, skipped_sum_, iterations_sum_;
+  // Device tree extraction (ParseTrees).
+  bool supports_trees_ = false;
+  DeviceArray<int> ex_bin_begin_, ex_bin_left_, ex_bin_right_;
+  DeviceArray<double> ex_bin_w_, ex_un_w_;
+  DeviceArray<unsigned char> phrasal_;
+  DeviceArray<int> tree_meta_, node_count_;
+  DeviceArray<int4> nodes_;
+  PinnedArray<int> host_meta_;
+  PinnedArray<int4> host_nodes_;
+  std::vector<int> base_;  // the batch's sentences' first cells
+  int64_t batch_cells_ = 0;
 
   DeviceArray<int> state_symbol_, unary_begin_, unary_child_;
   DeviceArray<int> aligned_index_;    // per state: its position in an aligned_chart_ row

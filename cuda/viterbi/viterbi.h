@@ -3,8 +3,20 @@
 // The grammar is uploaded once (log-probabilities converted to float); batches of sentences then
 // stream through: the caller hands over each sentence's lexical log-scores and gets back the
 // sentence's chart, in parser/chart.h's layout (cells by span length, then start; each cell holds
-// num_states post-unary float scores, -infinity where a state cannot cover the span). Trees are
-// read from those charts by the caller (parser/cuda_backend.cpp does it on the CPU).
+// num_states post-unary float scores, -infinity where a state cannot cover the span)
+// (InsideBatch), or only the best tree's nodes, read from the chart on the device (ParseTrees:
+// parser/tree_extraction.h's search, in the same order and the same double arithmetic, so the
+// trees are the CPU's; only the nodes come back).
+//
+// Presence masks (exact skipping): after each span length's unary pass, present[cell][symbol] is 1
+// where some substate of the symbol has a finite score. Before the binary pass of the next span
+// lengths, one bitmask per group of G cells and side (the OR over the group's cells and split
+// points of the left, resp. right, child cells' presence) lets kernel 9 skip a (tile, cell group)
+// whose left symbol B or right symbol C is absent from every such child cell before it loads
+// anything. SentenceRef::allowed is the input a caller can add to this (coarse-to-fine pruning):
+// a per-cell, per-symbol mask ANDed into the presence flags and the scores (a symbol not allowed
+// in a cell gets -infinity there), which makes the pass pruned, no longer exhaustive.
+// (parser/cuda_backend.h passes none yet: SentenceInput carries no mask.)
 //
 // The recurrence is parser/viterbi_reference.h's: per span length, a binary pass (each kernel
 // variant below computes pre[A] = max over rules A -> B C and split points of
@@ -42,6 +54,8 @@ struct GrammarArrays {
   const int32_t* unary_child = nullptr;
   const double* unary_log_prob = nullptr;
   const int32_t* unary_parent_begin = nullptr;  // num_states + 1
+  // For ParseTrees (null: no device trees): per symbol, 1 when phrasal (grammar.h).
+  const uint8_t* symbol_is_phrasal = nullptr;
 };
 
 // The variant names; the first is the default (the fastest measured).
@@ -58,6 +72,31 @@ struct DeviceViterbiOptions {
 struct SentenceRef {
   int32_t length = 0;
   const double* lexical = nullptr;
+  // Optional: Chart::NumCells(length) x num_symbols bytes in chart cell order, 0 = the symbol is
+  // pruned from the cell (its states get -infinity after the cell's unary pass), else allowed.
+  // Null = every symbol allowed (exact).
+  const uint8_t* allowed = nullptr;
+};
+
+// One node of a tree read on the device, in preorder (a node, then its children's subtrees left to
+// right). kind: kBinary (two children follow), kUnary (one child follows), kPreterminal (its child
+// is the word at `start`). score: the state's chart score over [start, end).
+struct DeviceTreeNode {
+  enum Kind : int32_t { kPreterminal = 0, kUnary = 1, kBinary = 2 };
+  int32_t state = 0;
+  int16_t start = 0, end = 0;
+  float score = 0;
+  int32_t kind = kPreterminal;
+};
+
+// One sentence of ParseTrees: its tree (kTree), no parse (the root's score is -infinity), or its
+// whole chart (kChart: the device search did not finish, e.g. a one-word phrasal node without a
+// unary to a tag, no rule reproducing a score, or the node buffer full; the caller extracts on the
+// host, which gives the same result or the same error as the CPU).
+struct DeviceTree {
+  enum Status { kTree, kNoParse, kChart } status = kNoParse;
+  std::vector<DeviceTreeNode> nodes;
+  std::vector<float> chart;  // kChart only
 };
 
 // Device bytes one sentence of `length` words needs in a batch: chart and binary maxima (floats),
@@ -99,6 +138,24 @@ class DeviceViterbi {
   // computed; split it and retry).
   virtual BatchResult InsideBatch(const std::vector<SentenceRef>& batch,
                                   std::vector<const float*>* charts, std::string* error) = 0;
+
+  // Whether ParseTrees works here (the grammar arrays came with the extraction's inputs).
+  virtual bool SupportsTrees() const { return false; }
+  // The inside pass and the best trees, read on the device: (*trees)[i] is sentence i's. Same
+  // failure contract as InsideBatch; the chart stays on the device.
+  virtual BatchResult ParseTrees(const std::vector<SentenceRef>& batch,
+                                 std::vector<DeviceTree>* trees, std::string* error) {
+    (void)batch, (void)trees;
+    *error = "this device backend reads no trees";
+    return BatchResult::kFailed;
+  }
+  // Presence statistics for the bench: when on, each batch also counts, per span length w (index
+  // w), the symbols present per cell, and the share of (tile, cell group) iterations of kernel 9
+  // that the group masks skip (extra kernels after the batch: not for timed runs). The two
+  // getters average over the batches since it was turned on.
+  virtual void SetPresenceStats(bool on) { (void)on; }
+  virtual std::vector<double> PresentSymbolsBySpan() const { return {}; }
+  virtual std::vector<double> SkippedGroupsBySpan() const { return {}; }
 };
 
 }  // namespace cky::cuda

@@ -5,13 +5,33 @@ namespace cky::cuda {
 
 std::vector<std::string> ViterbiKernelNames() {
   // The same names, in the same order, as viterbi.cu's Variants().
-  return {"pair-seg-g8-a4",       "pair-fused-g8-wide",  "pair-fused-g16-wide",
-          "pair-fused-g16",       "pair-fused-g8",       "pair-fused-g8-classes",
-          "pair-fused-g4",        "pair-acc-g8",         "pair-acc-g16",
-          "pair-seg-g8",          "pair-seg-g8-u2",      "pair-seg-g16",
-          "pair-seg-g8-nopad",    "pair-seg-g16-a4",     "thread-atomic-global",
-          "thread-atomic-shared", "block-atomic-shared", "block-reduce",
-          "block-reduce-staged",  "block-reduce-seq"};
+  return {"pair-seg-g8-a4-m",
+          "pair-seg-g8-a4-m-b512-o8",
+          "pair-seg-g8-a4",
+          "pair-seg-g8-a4-m-b512",
+          "pair-seg-g8-a4-m-b512-o6",
+          "pair-seg-g8-a4-m-b512-o7",
+          "pair-seg-g8-a4-m-b640-o8",
+          "pair-seg-g8-a4-m-p",
+          "pair-fused-g8-wide",
+          "pair-fused-g16-wide",
+          "pair-fused-g16",
+          "pair-fused-g8",
+          "pair-fused-g8-classes",
+          "pair-fused-g4",
+          "pair-acc-g8",
+          "pair-acc-g16",
+          "pair-seg-g8",
+          "pair-seg-g8-u2",
+          "pair-seg-g16",
+          "pair-seg-g8-nopad",
+          "pair-seg-g16-a4",
+          "thread-atomic-global",
+          "thread-atomic-shared",
+          "block-atomic-shared",
+          "block-reduce",
+          "block-reduce-staged",
+          "block-reduce-seq"};
 }
 
 std::unique_ptr<DeviceViterbi> DeviceViterbi::Create(const GrammarArrays&,
