@@ -1420,6 +1420,9 @@ class DeviceViterbiImpl : public DeviceViterbi {
                   state_symbol_.get(),
                   phrasal_.get(),
                   1e-5};
+    // A sentence's tree fills only the first of its 6n + 32 node slots, and the copy below takes
+    // every slot: zeroed, it reads no uninitialized device memory (compute-sanitizer initcheck).
+    cudaMemsetAsync(nodes_.get(), 0, size_t(offset.back()) * sizeof(int4), stream_);
     ExtractTreesKernel<<<num_sentences, kExtractThreads, 0, stream_>>>(x);
     int* host_count = host_meta + meta.size();
     cudaMemcpyAsync(host_count, node_count_.get(), num_sentences * sizeof(int),
