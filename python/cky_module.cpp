@@ -52,7 +52,10 @@ struct ParserSettings {
   int max_length = 0;
   double min_rule_prob = -1.0;
   bool use_cache = true;
-  std::string hyphens;  // "auto", "split" or "keep": parse_text's tokenizer
+  std::string hyphens;                // "auto", "split" or "keep": parse_text's tokenizer
+  int kbest = 1;                      // max-rule: the K best trees of each sentence
+  std::string kbest_style = "exact";  // "exact" or "berkeley" (`cky parse --kbest-style`)
+  bool tree_scores = false;           // log P(T, w) and log P(T | w) of every tree
 };
 
 // The debinarized tree (root label "") as nested factory(label, children) calls, leaves as str.
@@ -69,15 +72,20 @@ class Parser {
     StatusOr<std::unique_ptr<LoadedParser>> loaded = Status::Error("not loaded");
     {
       py::gil_scoped_release release;
-      loaded = LoadedParser::Load({.grammar = settings.grammar,
-                                   .grammar_options = {.min_rule_prob = settings.min_rule_prob,
-                                                       .use_cache = settings.use_cache},
-                                   .backend = {.backend = settings.backend,
-                                               .threads = settings.threads,
-                                               .kernel = settings.kernel,
-                                               .decoder = settings.decoder,
-                                               .prune = settings.accurate ? "accurate" : settings.prune},
-                                   .parser = {.max_length = settings.max_length}});
+      loaded =
+          LoadedParser::Load({.grammar = settings.grammar,
+                              .grammar_options = {.min_rule_prob = settings.min_rule_prob,
+                                                  .use_cache = settings.use_cache},
+                              .backend = {.backend = settings.backend,
+                                          .threads = settings.threads,
+                                          .kernel = settings.kernel,
+                                          .decoder = settings.decoder,
+                                          .prune = settings.accurate ? "accurate" : settings.prune,
+                                          .kbest = settings.kbest,
+                                          .kbest_style = settings.kbest_style},
+                              .parser = {.max_length = settings.max_length,
+                                         .tree_likelihood = settings.tree_scores,
+                                         .confidence = settings.tree_scores}});
     }
     ThrowIfError(loaded.status());
     loaded_ = std::move(*loaded);
@@ -103,6 +111,58 @@ class Parser {
                                  : BuildTree(Debinarize(outcome.tree), factory);
       }
       results.append(py::make_tuple(tree, outcome.message));
+    }
+    return results;
+  }
+
+  // One dict per sentence, in order, with what `cky parse --format json` reports: "tree" (as
+  // Parse's, None without one), "message", "model_score" (the max-rule score or the Viterbi
+  // log-score: Berkeley's -modelScore), "log_likelihood" (log P(w); Viterbi: the best derivation's
+  // score), and with tree_scores "tree_log_likelihood" (log P(T, w)) and "confidence" (log P(T |
+  // w)); with kbest > 1 "kbest", a list of dicts (tree, model_score, the tree scores), best first.
+  // Scores of a sentence without a tree are None.
+  py::list ParseScored(const std::vector<std::vector<std::string>>& sentences,
+                       const py::object& factory) {
+    std::vector<ParseOutcome> outcomes;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      outcomes = loaded_->Parse(sentences);
+    }
+    auto score = [](double value) -> py::object {
+      return value == kNegInf ? py::object(py::none()) : py::object(py::float_(value));
+    };
+    auto tree_of = [&](const Tree& tree) -> py::object {
+      return factory.is_none() ? py::object(py::str(FormatTree(tree, {})))
+                               : BuildTree(Debinarize(tree), factory);
+    };
+    py::list results;
+    for (const ParseOutcome& outcome : outcomes) {
+      const bool ok = outcome.status == ParseStatus::kOk;
+      py::dict d;
+      d["tree"] = ok ? tree_of(outcome.tree) : py::object(py::none());
+      d["message"] = outcome.message;
+      d["model_score"] = ok ? score(outcome.log_score) : py::object(py::none());
+      d["log_likelihood"] = ok ? score(outcome.log_likelihood) : py::object(py::none());
+      if (settings_.tree_scores) {
+        d["tree_log_likelihood"] = ok ? score(outcome.tree_log_likelihood) : py::object(py::none());
+        d["confidence"] = ok ? score(outcome.confidence) : py::object(py::none());
+      }
+      if (settings_.kbest > 1) {
+        py::list kbest;
+        for (const ScoredTree& t : outcome.kbest) {
+          py::dict k;
+          k["tree"] = tree_of(t.tree);
+          k["model_score"] = score(t.log_score);
+          if (settings_.tree_scores) {
+            k["tree_log_likelihood"] = score(t.tree_log_likelihood);
+            k["confidence"] = score(t.confidence);
+          }
+          kbest.append(k);
+        }
+        d["kbest"] = kbest;
+      }
+      results.append(d);
     }
     return results;
   }
@@ -241,11 +301,15 @@ PYBIND11_MODULE(_cky, m) {
       .def_readwrite("max_length", &ParserSettings::max_length)
       .def_readwrite("min_rule_prob", &ParserSettings::min_rule_prob)
       .def_readwrite("use_cache", &ParserSettings::use_cache)
-      .def_readwrite("hyphens", &ParserSettings::hyphens);
+      .def_readwrite("hyphens", &ParserSettings::hyphens)
+      .def_readwrite("kbest", &ParserSettings::kbest)
+      .def_readwrite("kbest_style", &ParserSettings::kbest_style)
+      .def_readwrite("tree_scores", &ParserSettings::tree_scores);
 
   py::class_<Parser>(m, "Parser")
       .def(py::init<const ParserSettings&>())
       .def("parse", &Parser::Parse, py::arg("sentences"), py::arg("factory"))
+      .def("parse_scored", &Parser::ParseScored, py::arg("sentences"), py::arg("factory"))
       .def("tokenize", &Parser::Tokenize, py::arg("text"))
       .def_property_readonly("backend_name", &Parser::backend_name);
 

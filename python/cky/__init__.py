@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from dataclasses import dataclass, field
 from typing import Iterable, List, Optional, Sequence, Union
 
 from . import _cky
@@ -28,7 +29,7 @@ try:  # NLTK is optional: without it trees are bracketed strings.
 except ImportError:  # pragma: no cover - depends on the machine
     _NltkTree = None
 
-__all__ = ["Parser", "evalb", "Error", "HAVE_NLTK"]
+__all__ = ["Parser", "ScoredParse", "evalb", "Error", "HAVE_NLTK"]
 __version__ = "0.1.0"
 
 HAVE_NLTK = _NltkTree is not None
@@ -45,6 +46,33 @@ _BRACKET_TOKENS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": 
                    "}": "-RCB-"}
 
 ParseResult = Union["_NltkTree", str]  # an nltk.Tree, or a bracketed string
+
+
+@dataclass
+class ScoredParse:
+    """A tree with the scores `cky parse --format json` reports (natural logs; None where the
+    sentence got no tree, or where the Parser was not asked for them).
+
+    tree: as Parser.parse returns it ("(())" when the sentence got no tree).
+    model_score: the decoder's score of the tree: the max-rule score, or the Viterbi log-score
+        (the Berkeley parser's -modelScore; "model_score" in `cky parse --format json`).
+    log_likelihood: log P(w), the sum over all trees (max-rule); with Viterbi the best
+        derivation's log-score, as the Berkeley parser's -viterbi -sentence_likelihood prints it.
+    tree_log_likelihood, confidence: log P(T, w) and log P(T | w) (the Berkeley parser's
+        -tree_likelihood and -confidence), with Parser(tree_scores=True).
+    kbest: with Parser(kbest=K > 1), the K best max-rule trees, best first, each a ScoredParse
+        (its log_likelihood is the sentence's); kbest[0].tree is `tree`.
+    message: why there is no tree, or a note about this one (e.g. parsed on the CPU after the
+        GPU failed); "" otherwise.
+    """
+
+    tree: ParseResult
+    model_score: Optional[float] = None
+    log_likelihood: Optional[float] = None
+    tree_log_likelihood: Optional[float] = None
+    confidence: Optional[float] = None
+    kbest: List["ScoredParse"] = field(default_factory=list)
+    message: str = ""
 
 
 def _choice(name: str, value: str, allowed: Sequence[str]) -> str:
@@ -71,7 +99,8 @@ class Parser:
         "viterbi" (the single best derivation).
     threads: CPU threads of the cpu backend; 0 = all cores.
     prune, accurate: coarse-to-fine pruning, as `cky parse --prune --accurate`: "auto" ("safe"
-        on the cpu backend, off on the GPU and for the reference), "off" (exact), "fast" (or
+        on the cpu backend, except Viterbi with a grammar of under 10,000 binary rules; off on
+        the GPU and for the reference), "off" (exact), "fast" (or
         "on": the Berkeley parser's thresholds), "accurate" (its -accurate ones) or "safe";
         accurate=True means prune="accurate".
     max_length: sentences with more tokens get no tree (0 = no limit), as `cky parse --max-length`.
@@ -80,6 +109,10 @@ class Parser:
         kept whole for any other), "split" or "keep".
     use_cache, min_rule_prob: as `cky parse --no-cache` and `--min-rule-prob` (None: the
         default for the grammar's format).
+    kbest, kbest_style: with decoder="max-rule", parse_scored's ScoredParse.kbest lists the K best
+        trees, as `cky parse --kbest K --kbest-style exact|berkeley`.
+    tree_scores: parse_scored also gives log P(T, w) and log P(T | w) of every tree (`cky parse
+        --tree-likelihood --confidence`; with max-rule the grammar must be a .gr file).
 
     Loading fails with cky.Error (a RuntimeError) naming the file and what is wrong. A Parser may
     be shared between threads: calls run one at a time, with the GIL released while parsing.
@@ -89,7 +122,8 @@ class Parser:
                  decoder: str = "max-rule", threads: int = 0, *, prune: str = "auto",
                  accurate: bool = False, max_length: int = 200,
                  strings: bool = False, hyphens: str = "auto", use_cache: bool = True,
-                 min_rule_prob: Optional[float] = None, kernel: str = ""):
+                 min_rule_prob: Optional[float] = None, kernel: str = "", kbest: int = 1,
+                 kbest_style: str = "exact", tree_scores: bool = False):
         settings = _cky.ParserSettings()
         if grammar is None:
             settings.grammar = ""
@@ -110,6 +144,13 @@ class Parser:
                 raise ValueError(f"min_rule_prob={min_rule_prob!r}: expected 0 to 1")
             settings.min_rule_prob = float(min_rule_prob)
         settings.kernel = kernel
+        if _count("kbest", kbest) < 1:
+            raise ValueError("kbest=0: expected a whole number >= 1")
+        if kbest > 1 and decoder != "max-rule":
+            raise ValueError(f"kbest={kbest}: k-best lists are max-rule trees (decoder='max-rule')")
+        settings.kbest = kbest
+        settings.kbest_style = _choice("kbest_style", kbest_style, ("exact", "berkeley"))
+        settings.tree_scores = bool(tree_scores)
         self._impl = _cky.Parser(settings)
         self._factory = None if strings or _NltkTree is None else _NltkTree
         self.grammar = grammar
@@ -136,16 +177,28 @@ class Parser:
     def parse_many(self, sentences: Iterable[Sequence[str]]) -> List[ParseResult]:
         """The trees of many tokenized sentences, in input order, one per sentence. On a GPU,
         sentences are parsed in batches: pass many at once for speed."""
+        return self._batched(sentences, self._parse_batch)
+
+    @staticmethod
+    def _batched(sentences, parse_batch) -> list:
         batch: List[List[str]] = []
-        trees: List[ParseResult] = []
+        results: list = []
         for number, tokens in enumerate(sentences, 1):
             batch.append(_checked_tokens(tokens, number))
             if len(batch) == _BATCH_SIZE:
-                trees += self._parse_batch(batch, len(trees))
+                results += parse_batch(batch, len(results))
                 batch = []
         if batch:
-            trees += self._parse_batch(batch, len(trees))
-        return trees
+            results += parse_batch(batch, len(results))
+        return results
+
+    def parse_scored(self, tokens: Sequence[str]) -> ScoredParse:
+        """The tree of one tokenized sentence with its scores (see ScoredParse)."""
+        return self.parse_many_scored([tokens])[0]
+
+    def parse_many_scored(self, sentences: Iterable[Sequence[str]]) -> List[ScoredParse]:
+        """parse_many with scores: one ScoredParse per sentence, in input order."""
+        return self._batched(sentences, self._parse_scored_batch)
 
     def parse_text(self, text: str) -> List[ParseResult]:
         """Raw text in, one tree per sentence out: the text is split into sentences and tokenized
@@ -160,18 +213,34 @@ class Parser:
         return self._impl.tokenize(text)
 
     def _parse_batch(self, batch: List[List[str]], first: int) -> List[ParseResult]:
-        trees = []
+        trees = []  # a loop, not a comprehension: a frame more in 3.11 would shift stacklevel
         for offset, (tree, message) in enumerate(self._impl.parse(batch, self._factory)):
-            words = len(batch[offset])
-            if tree is None:
-                warnings.warn(f"sentence {first + offset + 1} ({words} words): {message}; "
-                              "returned (())", RuntimeWarning, stacklevel=3)
-                tree = "(())" if self._factory is None else _NltkTree.fromstring("(())")
-            elif message:
-                warnings.warn(f"sentence {first + offset + 1} ({words} words): {message}",
-                              RuntimeWarning, stacklevel=3)
-            trees.append(tree)
+            trees.append(self._checked_tree(tree, message, len(batch[offset]), first + offset + 1))
         return trees
+
+    def _parse_scored_batch(self, batch: List[List[str]], first: int) -> List[ScoredParse]:
+        results = []
+        for offset, d in enumerate(self._impl.parse_scored(batch, self._factory)):
+            tree = self._checked_tree(d["tree"], d["message"], len(batch[offset]),
+                                      first + offset + 1)
+            kbest = [ScoredParse(k["tree"], k["model_score"], d["log_likelihood"],
+                                 k.get("tree_log_likelihood"), k.get("confidence"))
+                     for k in d.get("kbest", [])]
+            results.append(ScoredParse(tree, d["model_score"], d["log_likelihood"],
+                                       d.get("tree_log_likelihood"), d.get("confidence"), kbest,
+                                       d["message"]))
+        return results
+
+    def _checked_tree(self, tree, message: str, words: int, number: int) -> ParseResult:
+        """The tree, or "(())" with a warning when there is none; a note becomes a warning."""
+        if tree is None:
+            warnings.warn(f"sentence {number} ({words} words): {message}; returned (())",
+                          RuntimeWarning, stacklevel=5)
+            return "(())" if self._factory is None else _NltkTree.fromstring("(())")
+        if message:
+            warnings.warn(f"sentence {number} ({words} words): {message}", RuntimeWarning,
+                          stacklevel=5)
+        return tree
 
     def __repr__(self) -> str:
         grammar = "built-in" if self.grammar is None else os.fspath(self.grammar)

@@ -159,3 +159,48 @@ def test_backend_auto_resolves():
     parser = cky.Parser(decoder="viterbi", threads=1)
     assert parser.backend.startswith(("cpu", "cuda"))
     assert "cky.Parser(grammar='built-in'" in repr(parser)
+
+
+def test_parse_scored_gives_the_scores_of_cky_parse_json(run_cky):
+    import json
+    flags = ["--kbest", "3", "--tree-likelihood", "--confidence", "--sentence-likelihood",
+             "--model-score"]
+    lines = cli_lines(run_cky("parse", "--tokenized", "-b", "cpu", "--format", "json",
+                              "--no-progress", *flags,
+                              stdin="".join(" ".join(s) + "\n" for s in SENTENCES)))
+    expected = [json.loads(line) for line in lines]
+    parser = cky.Parser(backend="cpu", strings=True, kbest=3, tree_scores=True)
+    got = parser.parse_many_scored(SENTENCES)
+    assert len(got) == len(expected) == len(SENTENCES)
+    for g, e in zip(got, expected):
+        assert g.tree == e["tree"] and g.message == ""
+        for name in ("model_score", "log_likelihood", "tree_log_likelihood", "confidence"):
+            assert getattr(g, name) == pytest.approx(e[name], rel=1e-12, abs=1e-12), name
+        assert len(g.kbest) == len(e["kbest"]) and 1 <= len(g.kbest) <= 3
+        assert g.kbest[0].tree == g.tree
+        for k, ek in zip(g.kbest, e["kbest"]):
+            assert k.tree == ek["tree"]
+            assert k.model_score == pytest.approx(ek["model_score"], rel=1e-12, abs=1e-12)
+            assert k.confidence == pytest.approx(ek["confidence"], rel=1e-12, abs=1e-12)
+            assert k.log_likelihood == g.log_likelihood
+    # The plain trees are parse_many's; without tree_scores those scores are None.
+    assert [g.tree for g in got] == cky.Parser(backend="cpu", strings=True).parse_many(SENTENCES)
+    plain = cky.Parser(backend="cpu", strings=True).parse_scored(SENTENCES[0])
+    assert plain.tree_log_likelihood is None and plain.confidence is None and plain.kbest == []
+    assert plain.model_score == pytest.approx(got[0].model_score)
+
+
+def test_parse_scored_marks_a_sentence_without_a_tree():
+    parser = cky.Parser(backend="cpu", strings=True, max_length=3, decoder="viterbi")
+    with pytest.warns(RuntimeWarning, match=r"sentence 2 \(4 words\): .*over the limit of 3"):
+        got = parser.parse_many_scored([["Dogs", "bark", "."], "The cat sat .".split()])
+    assert got[1].tree == "(())" and got[1].model_score is None and "limit" in got[1].message
+    assert got[0].model_score is not None and got[0].model_score < 0
+    assert got[0].log_likelihood == got[0].model_score  # Viterbi: the best derivation's score
+
+
+def test_kbest_needs_the_max_rule_decoder():
+    with pytest.raises(ValueError, match="max-rule"):
+        cky.Parser(backend="cpu", decoder="viterbi", kbest=2)
+    with pytest.raises(ValueError, match="kbest"):
+        cky.Parser(backend="cpu", kbest=0)
