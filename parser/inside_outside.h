@@ -82,6 +82,10 @@ struct SumProductRules {
   std::vector<int32_t> left_begin;  // num_states + 1: rules with left child l are [l], [l + 1])
   std::vector<int32_t> parent, right, base;
   std::vector<double> prob;
+  // The same rules in runs of one (left, right) child pair, so that an absent right child skips
+  // its run with one test: left child l's pairs are [left_pair_begin[l], left_pair_begin[l + 1]),
+  // pair p has right child pair_right[p] and the rules [pair_begin[p], pair_begin[p + 1]).
+  std::vector<int32_t> left_pair_begin, pair_right, pair_begin;
   struct BaseBinary {
     int32_t parent, left, right;
   };

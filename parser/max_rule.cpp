@@ -86,13 +86,16 @@ void MaxRuleChartWith(const Grammar& g, const SumProductRules& base, const Lexic
           touched.clear();
           for (int32_t l : nonzero[in.CellIndex(start, split)]) {
             const double lv = left[l];
-            for (int32_t r = base.left_begin[l]; r < base.left_begin[l + 1]; ++r) {
-              const double o = outside[base.parent[r]];
-              const double rr = right[base.right[r]];
-              if (o == 0 || rr == 0) continue;
-              double& sum = binary_sum[base.base[r]];
-              if (sum == 0) touched.push_back(base.base[r]);
-              sum += o * base.prob[r] * lv * rr;
+            for (int32_t p = base.left_pair_begin[l]; p < base.left_pair_begin[l + 1]; ++p) {
+              const double rr = right[base.pair_right[p]];
+              if (rr == 0) continue;
+              for (int32_t r = base.pair_begin[p]; r < base.pair_begin[p + 1]; ++r) {
+                const double o = outside[base.parent[r]];
+                if (o == 0) continue;
+                double& sum = binary_sum[base.base[r]];
+                if (sum == 0) touched.push_back(base.base[r]);
+                sum += o * base.prob[r] * lv * rr;
+              }
             }
           }
           // Base rule order decides ties, as in the dense loop this replaces.
