@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 
 namespace cky {
 
@@ -10,19 +11,29 @@ CpuViterbi::CpuViterbi(const Grammar& g) : grammar_(g) {
   const int64_t rules = g.num_binary_rules();
   std::vector<int32_t> order(rules);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int32_t a, int32_t b) { return g.binary_left[a] < g.binary_left[b]; });
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return std::tie(g.binary_left[a], g.binary_right[a]) <
+           std::tie(g.binary_left[b], g.binary_right[b]);
+  });
   left_begin_.assign(g.num_states() + 1, 0);
+  left_pair_begin_.assign(g.num_states() + 1, 0);
   parent_.reserve(rules);
-  right_.reserve(rules);
   log_prob_.reserve(rules);
+  int32_t last_left = -1;
   for (int32_t r : order) {
+    if (g.binary_left[r] != last_left || g.binary_right[r] != pair_right_.back()) {
+      pair_begin_.push_back(int32_t(parent_.size()));
+      pair_right_.push_back(g.binary_right[r]);
+      ++left_pair_begin_[g.binary_left[r] + 1];
+      last_left = g.binary_left[r];
+    }
     ++left_begin_[g.binary_left[r] + 1];
     parent_.push_back(g.binary_parent[r]);
-    right_.push_back(g.binary_right[r]);
     log_prob_.push_back(g.binary_log_prob[r]);
   }
   std::partial_sum(left_begin_.begin(), left_begin_.end(), left_begin_.begin());
+  std::partial_sum(left_pair_begin_.begin(), left_pair_begin_.end(), left_pair_begin_.begin());
+  pair_begin_.push_back(int32_t(parent_.size()));
 }
 
 void CpuViterbi::Inside(const LexicalScores& lexical, Chart* chart) const {
@@ -49,12 +60,14 @@ void CpuViterbi::Inside(const LexicalScores& lexical, Chart* chart) const {
           }
           for (int32_t l : active) {
             const double left_score = left[l];
-            for (int32_t k = left_begin_[l]; k < left_begin_[l + 1]; ++k) {
-              const double right_score = right[right_[k]];
+            for (int32_t p = left_pair_begin_[l]; p < left_pair_begin_[l + 1]; ++p) {
+              const double right_score = right[pair_right_[p]];
               if (right_score == kNegInf) continue;
-              const double score = log_prob_[k] + left_score + right_score;
-              double& best = pre[parent_[k]];
-              if (score > best) best = score;
+              for (int32_t k = pair_begin_[p]; k < pair_begin_[p + 1]; ++k) {
+                const double score = log_prob_[k] + left_score + right_score;
+                double& best = pre[parent_[k]];
+                if (score > best) best = score;
+              }
             }
           }
         }
