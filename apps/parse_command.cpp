@@ -544,7 +544,7 @@ void AddParseCommand(CLI::App& app) {
                         "-accurate ones (2.1x its default's speed); safe: 4 nats below those "
                         "(exact parsing's trees on 97-99% of GUM test sentences, F1 within 0.05); "
                         "auto: safe on the cpu backend (but off for Viterbi with a grammar of "
-                        "under 10,000 binary rules, where exact is faster); off on cuda (pruned "
+                        "under 50,000 binary rules, where exact is faster); off on cuda (pruned "
                         "GPU parsing measured barely faster than exact there) and for the "
                         "reference backend")
             ->check(OneOf({"auto", "off", "on", "fast", "accurate", "safe"}))

@@ -300,7 +300,7 @@ INSTANTIATE_TEST_SUITE_P(Seeds, ExactPruningTest, ::testing::Values(1, 21, 33));
 // --prune auto on the cpu backend: safe, except Viterbi with a small grammar (exact is faster).
 TEST(CoarseToFinePrunerTest, AutoLeavesSmallGrammarsUnprunedForViterbiOnly) {
   BerkeleyModel small = MakeRandomModel({.phrasal_symbols = 4, .substates = 2, .seed = 3});
-  ASSERT_LT(small.grammar.num_binary_rules(), 10000);
+  ASSERT_LT(small.grammar.num_binary_rules(), 50000);
   auto name = [&](const BerkeleyModel& m, const std::string& decoder) {
     auto backend = MakeBackend(
         m.grammar, {.backend = "cpu", .threads = 1, .decoder = decoder, .prune = "auto"});
@@ -310,7 +310,7 @@ TEST(CoarseToFinePrunerTest, AutoLeavesSmallGrammarsUnprunedForViterbiOnly) {
   EXPECT_EQ(name(small, "viterbi"), "cpu");
   EXPECT_EQ(name(small, "max-rule"), "cpu/pruned-max-rule");
   BerkeleyModel large = MakeRandomModel({.phrasal_symbols = 12, .substates = 4, .seed = 3});
-  ASSERT_GE(large.grammar.num_binary_rules(), 10000);
+  ASSERT_GE(large.grammar.num_binary_rules(), 50000);
   EXPECT_EQ(name(large, "viterbi"), "cpu/pruned");
 }
 

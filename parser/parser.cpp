@@ -19,7 +19,7 @@ namespace cky {
 namespace {
 
 // Below this many binary rules, exact Viterbi on the CPU is faster than pruned (see MakeBackend).
-constexpr int64_t kSmallGrammarBinaryRules = 10000;
+constexpr int64_t kSmallGrammarBinaryRules = 50000;
 
 // One CUDA backend per entry of options.devices, dealt batches by MakeMultiDeviceBackend; the CPU
 // backend of the same decoder takes what the devices cannot parse. The device backends report
@@ -112,9 +112,10 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
   if (prune == "auto") {
     const bool cpu = name == "cpu" || (name == "auto" && !CudaBackendAvailable());
     // On the CPU the pre-parses pay for themselves except for Viterbi with a small grammar: one
-    // thread, 100 GUM sentences, small_sm2.gr (4,858 binary rules) exact 1.37 s against safe
-    // 2.17 s; gum_sm3.gr (27,594) exact 7.44 s against 5.24 s; max-rule gains on both
-    // (bench/RESULTS.md, "--prune auto on small grammars").
+    // thread, 100 GUM sentences, exact against safe: small_sm2.gr (4,858 binary rules) 0.9 s
+    // against 1.9 s, gum_sm3.gr (27,594) 3.6 s against 4.8 s, the built-in grammar (99,773)
+    // 9.8 s against 6.2 s; max-rule gains on all (bench/RESULTS.md, "--prune auto on small
+    // grammars").
     const bool small_viterbi =
         options.decoder == "viterbi" && grammar.num_binary_rules() < kSmallGrammarBinaryRules;
     prune = cpu && !small_viterbi ? "safe" : "off";

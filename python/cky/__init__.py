@@ -99,7 +99,7 @@ class Parser:
         "viterbi" (the single best derivation).
     threads: CPU threads of the cpu backend; 0 = all cores.
     prune, accurate: coarse-to-fine pruning, as `cky parse --prune --accurate`: "auto" ("safe"
-        on the cpu backend, except Viterbi with a grammar of under 10,000 binary rules; off on
+        on the cpu backend, except Viterbi with a grammar of under 50,000 binary rules; off on
         the GPU and for the reference), "off" (exact), "fast" (or
         "on": the Berkeley parser's thresholds), "accurate" (its -accurate ones) or "safe";
         accurate=True means prune="accurate".
