@@ -353,7 +353,9 @@ int main(int argc, char** argv) {
               out << "\n";
             }
           }
-          Print(TimeCkyParse(cky_path, spec, file, inputs.size(), kernel, cky_args));
+          Row whole = TimeCkyParse(cky_path, spec, file, inputs.size(), kernel, cky_args);
+          whole.rule_apps = RuleApplications(g, inputs);  // the same sentences' work
+          Print(whole);
         }
         // Batch size: the same kernel with batches of up to 256 and 4096 sentences.
         for (int max_batch : {256, 4096}) {
