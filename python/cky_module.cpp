@@ -97,12 +97,7 @@ class Parser {
   // failed).
   py::list Parse(const std::vector<std::vector<std::string>>& sentences,
                  const py::object& factory) {
-    std::vector<ParseOutcome> outcomes;
-    {
-      py::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex_);
-      outcomes = loaded_->Parse(sentences);
-    }
+    const std::vector<ParseOutcome> outcomes = Outcomes(sentences);
     py::list results;
     for (const ParseOutcome& outcome : outcomes) {
       py::object tree = py::none();
@@ -123,12 +118,7 @@ class Parser {
   // Scores of a sentence without a tree are None.
   py::list ParseScored(const std::vector<std::vector<std::string>>& sentences,
                        const py::object& factory) {
-    std::vector<ParseOutcome> outcomes;
-    {
-      py::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex_);
-      outcomes = loaded_->Parse(sentences);
-    }
+    const std::vector<ParseOutcome> outcomes = Outcomes(sentences);
     auto score = [](double value) -> py::object {
       return value == kNegInf ? py::object(py::none()) : py::object(py::float_(value));
     };
@@ -185,6 +175,13 @@ class Parser {
   std::string backend_name() { return loaded_->parser().backend().name(); }
 
  private:
+  // The parse, one call at a time, with the GIL released.
+  std::vector<ParseOutcome> Outcomes(const std::vector<std::vector<std::string>>& sentences) {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    return loaded_->Parse(sentences);
+  }
+
   ParserSettings settings_;
   std::unique_ptr<LoadedParser> loaded_;
   std::optional<Tokenizer> tokenizer_;  // made on first use
