@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <numeric>
 #include <optional>
 #include <thread>
-#include <tuple>
 
 #include "common/thread_pool.h"
+#include "parser/child_pair_runs.h"
 #include "parser/inside_outside.h"
 #include "parser/max_rule.h"
 
@@ -74,27 +73,14 @@ void PresentLeftStates(const double* cell, const std::vector<int32_t>& left_begi
 }  // namespace
 
 MaskedViterbi::MaskedViterbi(const Grammar& g) : grammar_(g) {
-  const int64_t rules = g.num_binary_rules();
-  std::vector<int32_t> order(rules);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    return std::tie(g.binary_left[a], g.binary_right[a]) <
-           std::tie(g.binary_left[b], g.binary_right[b]);
-  });
-  left_begin_.assign(g.num_states() + 1, 0);
-  for (size_t i = 0; i < order.size(); ++i) {
-    const int32_t r = order[i];
-    if (i == 0 || g.binary_left[order[i - 1]] != g.binary_left[r] ||
-        g.binary_right[order[i - 1]] != g.binary_right[r]) {
-      ++left_begin_[g.binary_left[r] + 1];
-      pair_right_.push_back(g.binary_right[r]);
-      pair_begin_.push_back(int32_t(parent_.size()));
-    }
+  ChildPairRuns runs(g);
+  for (int32_t r : runs.order) {
     parent_.push_back(g.binary_parent[r]);
     log_prob_.push_back(g.binary_log_prob[r]);
   }
-  pair_begin_.push_back(int32_t(parent_.size()));
-  std::partial_sum(left_begin_.begin(), left_begin_.end(), left_begin_.begin());
+  left_begin_ = std::move(runs.left_pair_begin);
+  pair_right_ = std::move(runs.pair_right);
+  pair_begin_ = std::move(runs.pair_begin);
 }
 
 void MaskedViterbi::Inside(const LexicalScores& lexical, const ItemMask* mask, Chart* post,

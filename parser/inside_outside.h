@@ -79,13 +79,13 @@ void ReferenceInsideOutside(const Grammar& grammar, const LexicalScores& lexical
 // (parent, left, right symbols; for unaries parent, child) for max-rule sums.
 struct SumProductRules {
   explicit SumProductRules(const Grammar& grammar);
-  std::vector<int32_t> left_begin;  // num_states + 1: rules with left child l are [l], [l + 1])
-  std::vector<int32_t> parent, right, base;
-  std::vector<double> prob;
-  // The same rules in runs of one (left, right) child pair, so that an absent right child skips
-  // its run with one test: left child l's pairs are [left_pair_begin[l], left_pair_begin[l + 1]),
-  // pair p has right child pair_right[p] and the rules [pair_begin[p], pair_begin[p + 1]).
+  // Binary rules in runs of one (left, right) child pair (parser/child_pair_runs.h), so that an
+  // absent right child skips its run with one test: left child l's pairs are [left_pair_begin[l],
+  // left_pair_begin[l + 1]), pair p has right child pair_right[p] and the rules [pair_begin[p],
+  // pair_begin[p + 1]) of parent, base and prob.
   std::vector<int32_t> left_pair_begin, pair_right, pair_begin;
+  std::vector<int32_t> parent, base;
+  std::vector<double> prob;
   struct BaseBinary {
     int32_t parent, left, right;
   };

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "parser/child_pair_runs.h"
 #include "parser/inside_outside.h"
 
 namespace cky {
@@ -23,32 +24,17 @@ SumProductRules::SumProductRules(const Grammar& g) {
     id = int32_t(base_binaries.size());
     base_binaries.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key)});
   }
-  std::vector<int64_t> order(rules);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return std::tie(g.binary_left[a], g.binary_right[a]) <
-           std::tie(g.binary_left[b], g.binary_right[b]);
-  });
-  left_begin.assign(g.num_states() + 1, 0);
-  left_pair_begin.assign(g.num_states() + 1, 0);
-  for (int64_t r : order) {
-    if (pair_right.empty() || g.binary_left[r] != g.binary_left[order[pair_begin.back()]] ||
-        g.binary_right[r] != pair_right.back()) {
-      pair_begin.push_back(int32_t(parent.size()));
-      pair_right.push_back(g.binary_right[r]);
-      ++left_pair_begin[g.binary_left[r] + 1];
-    }
-    ++left_begin[g.binary_left[r] + 1];
+  ChildPairRuns runs(g);
+  for (int32_t r : runs.order) {
     parent.push_back(g.binary_parent[r]);
-    right.push_back(g.binary_right[r]);
     prob.push_back(std::exp(g.binary_log_prob[r]));
     base.push_back(base_ids.at(std::make_tuple(g.state_symbol[g.binary_parent[r]],
                                                g.state_symbol[g.binary_left[r]],
                                                g.state_symbol[g.binary_right[r]])));
   }
-  std::partial_sum(left_begin.begin(), left_begin.end(), left_begin.begin());
-  std::partial_sum(left_pair_begin.begin(), left_pair_begin.end(), left_pair_begin.begin());
-  pair_begin.push_back(int32_t(parent.size()));
+  left_pair_begin = std::move(runs.left_pair_begin);
+  pair_right = std::move(runs.pair_right);
+  pair_begin = std::move(runs.pair_begin);
 
   std::map<std::pair<int32_t, int32_t>, int32_t> unary_ids;
   for (size_t u = 0; u < g.sum_unary_parent.size(); ++u) {
@@ -78,7 +64,8 @@ SumProductRules::SumProductRules(const Grammar& g) {
 namespace {
 
 // The unary layers of inside_outside.h visiting only the nonzero states' rules; each sum receives
-// its terms in the reference's order (InsideUnaryLayer, OutsideUnaryLayer), so the values are equal.
+// its terms in the reference's order (InsideUnaryLayer, OutsideUnaryLayer), so the values are
+// equal.
 void SparseInsideUnaryLayer(const Grammar& g, const SumProductRules& rules,
                             const std::vector<double>& pre, std::vector<double>* post) {
   *post = pre;
@@ -164,7 +151,7 @@ void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const Lex
       std::copy(post.begin(), post.end(), cell);
       NormalizeScaledCell(cell, states, scale, &in.log_scale[index]);
       for (int32_t s = 0; s < states; ++s) {
-        if (cell[s] != 0 && rules.left_begin[s] < rules.left_begin[s + 1]) {
+        if (cell[s] != 0 && rules.left_pair_begin[s] < rules.left_pair_begin[s + 1]) {
           nonzero[index].push_back(s);
         }
       }

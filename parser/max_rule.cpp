@@ -51,7 +51,8 @@ void MaxRuleChartWith(const Grammar& g, const SumProductRules& base, const Lexic
       const double* cell = in.cell(start, start + span);
       auto& list = nonzero[in.CellIndex(start, start + span)];
       for (int32_t l = 0; l < states; ++l) {
-        if (cell[l] != 0 && base.left_begin[l] < base.left_begin[l + 1]) list.push_back(l);
+        if (cell[l] != 0 && base.left_pair_begin[l] < base.left_pair_begin[l + 1])
+          list.push_back(l);
       }
     }
   }
@@ -271,8 +272,9 @@ void AddKBest(const Grammar& grammar, const std::vector<std::string>& words,
               const InsideOutsideCharts& charts, const MaxRuleChart& maxc,
               const DecoderOptions& decoder, ParseOutcome* outcome) {
   if (decoder.kbest <= 1 || outcome->status != ParseStatus::kOk) return;
-  auto trees = KBestMaxRuleTrees(grammar, charts, maxc, words, decoder.kbest,
-                                 decoder.kbest_berkeley ? KBestStyle::kBerkeley : KBestStyle::kExact);
+  auto trees =
+      KBestMaxRuleTrees(grammar, charts, maxc, words, decoder.kbest,
+                        decoder.kbest_berkeley ? KBestStyle::kBerkeley : KBestStyle::kExact);
   if (!trees.ok()) {
     outcome->status = ParseStatus::kFailed;
     outcome->message = "k-best: " + trees.status().message();

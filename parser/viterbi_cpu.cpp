@@ -2,38 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
-#include <tuple>
+
+#include "parser/child_pair_runs.h"
 
 namespace cky {
 
 CpuViterbi::CpuViterbi(const Grammar& g) : grammar_(g) {
-  const int64_t rules = g.num_binary_rules();
-  std::vector<int32_t> order(rules);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    return std::tie(g.binary_left[a], g.binary_right[a]) <
-           std::tie(g.binary_left[b], g.binary_right[b]);
-  });
-  left_begin_.assign(g.num_states() + 1, 0);
-  left_pair_begin_.assign(g.num_states() + 1, 0);
-  parent_.reserve(rules);
-  log_prob_.reserve(rules);
-  int32_t last_left = -1;
-  for (int32_t r : order) {
-    if (g.binary_left[r] != last_left || g.binary_right[r] != pair_right_.back()) {
-      pair_begin_.push_back(int32_t(parent_.size()));
-      pair_right_.push_back(g.binary_right[r]);
-      ++left_pair_begin_[g.binary_left[r] + 1];
-      last_left = g.binary_left[r];
-    }
-    ++left_begin_[g.binary_left[r] + 1];
+  ChildPairRuns runs(g);
+  parent_.reserve(runs.order.size());
+  log_prob_.reserve(runs.order.size());
+  for (int32_t r : runs.order) {
     parent_.push_back(g.binary_parent[r]);
     log_prob_.push_back(g.binary_log_prob[r]);
   }
-  std::partial_sum(left_begin_.begin(), left_begin_.end(), left_begin_.begin());
-  std::partial_sum(left_pair_begin_.begin(), left_pair_begin_.end(), left_pair_begin_.begin());
-  pair_begin_.push_back(int32_t(parent_.size()));
+  left_pair_begin_ = std::move(runs.left_pair_begin);
+  pair_right_ = std::move(runs.pair_right);
+  pair_begin_ = std::move(runs.pair_begin);
 }
 
 void CpuViterbi::Inside(const LexicalScores& lexical, Chart* chart) const {
@@ -56,7 +40,9 @@ void CpuViterbi::Inside(const LexicalScores& lexical, Chart* chart) const {
           const double* right = chart->cell(split, end);
           active.clear();
           for (int32_t l = 0; l < num_states; ++l) {
-            if (left[l] > kNegInf && left_begin_[l] < left_begin_[l + 1]) active.push_back(l);
+            if (left[l] > kNegInf && left_pair_begin_[l] < left_pair_begin_[l + 1]) {
+              active.push_back(l);
+            }
           }
           for (int32_t l : active) {
             const double left_score = left[l];

@@ -20,11 +20,11 @@ class CpuViterbi {
 
  private:
   const Grammar& grammar_;
-  std::vector<int32_t> left_begin_;  // rules of left child l: [left_begin_[l], left_begin_[l+1])
-  // The rules in runs of one (left, right) pair, so that an absent right child skips its run:
-  // left child l's pairs are [left_pair_begin_[l], left_pair_begin_[l + 1]), pair p has right
-  // child pair_right_[p] and the rules [pair_begin_[p], pair_begin_[p + 1]). (A maximum does not
-  // depend on the order of its terms: the chart is the same in any rule order.)
+  // The rules in runs of one (left, right) pair (parser/child_pair_runs.h), so that an absent
+  // right child skips its run: left child l's pairs are [left_pair_begin_[l], left_pair_begin_[l +
+  // 1]), pair p has right child pair_right_[p] and the rules [pair_begin_[p], pair_begin_[p + 1])
+  // of parent_ and log_prob_. (A maximum does not depend on the order of its terms: the chart is
+  // the same in any rule order.)
   std::vector<int32_t> left_pair_begin_, pair_right_, pair_begin_;
   std::vector<int32_t> parent_;
   std::vector<double> log_prob_;

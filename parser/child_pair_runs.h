@@ -1,0 +1,24 @@
+// Binary rules in runs of one (left child, right child) pair, left child by left child: the layout
+// the CPU passes (CpuViterbi, MaskedViterbi, the sum-product rules) iterate, so that a right child
+// absent from its cell skips all the rules of its pair with one test.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "grammar_io/grammar.h"
+
+namespace cky {
+
+struct ChildPairRuns {
+  explicit ChildPairRuns(const Grammar& grammar);
+  // The grammar's binary rule indices, stably sorted by (left, right): position k holds rule
+  // order[k]. Callers lay their per-rule arrays out in this order.
+  std::vector<int32_t> order;
+  // Left child l's pairs are [left_pair_begin[l], left_pair_begin[l + 1]) (num_states + 1
+  // entries); pair p has right child pair_right[p] and the positions [pair_begin[p],
+  // pair_begin[p + 1]) of `order` (one entry more than there are pairs).
+  std::vector<int32_t> left_pair_begin, pair_right, pair_begin;
+};
+
+}  // namespace cky
