@@ -28,9 +28,6 @@ cuda::SumGrammarArrays CudaSumGrammarArrays(const Grammar& g) {
   return a;
 }
 
-namespace {
-
-// The device's max-rule arrays of one sentence as a MaxRuleChart.
 void FillMaxRuleChart(const cuda::IoResult& r, int32_t length, int32_t symbols,
                       MaxRuleChart* maxc) {
   maxc->Reset(length, symbols);
@@ -45,18 +42,18 @@ void FillMaxRuleChart(const cuda::IoResult& r, int32_t length, int32_t symbols,
   }
 }
 
-// The device's inside and outside charts of one sentence (copied back on request).
 void FillCharts(const cuda::IoResult& r, int32_t length, int32_t states,
                 InsideOutsideCharts* charts) {
   charts->log_likelihood = r.log_likelihood;
-  for (auto [chart, values, scales] :
-       {std::tuple{&charts->inside, r.inside, r.inside_scale},
-        std::tuple{&charts->outside, r.outside, r.outside_scale}}) {
+  for (auto [chart, values, scales] : {std::tuple{&charts->inside, r.inside, r.inside_scale},
+                                       std::tuple{&charts->outside, r.outside, r.outside_scale}}) {
     chart->Reset(length, states);
     std::copy(values, values + chart->values.size(), chart->values.begin());
     std::copy(scales, scales + chart->log_scale.size(), chart->log_scale.begin());
   }
 }
+
+namespace {
 
 class CudaMaxRuleBackend : public ViterbiBackend {
  public:

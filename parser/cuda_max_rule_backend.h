@@ -43,6 +43,12 @@ struct CudaMaxRuleOptions {
 // The grammar's arrays as cuda/inside_outside/inside_outside.h takes them (views into `grammar`).
 cuda::SumGrammarArrays CudaSumGrammarArrays(const Grammar& grammar);
 
+// One sentence's device results as the host's structures: the max-rule arrays, and the inside and
+// outside charts (when the batch kept them).
+void FillMaxRuleChart(const cuda::IoResult& r, int32_t length, int32_t symbols, MaxRuleChart* maxc);
+void FillCharts(const cuda::IoResult& r, int32_t length, int32_t states,
+                InsideOutsideCharts* charts);
+
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaMaxRuleBackend(
     const Grammar& grammar, const CudaMaxRuleOptions& options = {});
 

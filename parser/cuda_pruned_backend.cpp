@@ -10,6 +10,8 @@
 #include "cuda/common/device.h"
 #include "cuda/pruning/pruned_viterbi.h"
 #include "parser/cuda_backend.h"
+#include "parser/cuda_max_rule_backend.h"
+#include "parser/max_rule.h"
 
 namespace cky {
 
@@ -55,7 +57,8 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
   impl->device =
       cuda::DevicePrunedViterbi::Create(levels,
                                         {.max_batch_bytes = options.max_batch_bytes,
-                                         .keep_level_survivors = options.keep_level_survivors},
+                                         .keep_level_survivors = options.keep_level_survivors,
+                                         .fine_mask_only = options.fine_mask_only},
                                         &error);
   if (!impl->device) return Status::Error("CUDA pruned backend: " + error);
   return std::unique_ptr<CudaCoarseToFine>(new CudaCoarseToFine(std::move(impl)));
@@ -91,10 +94,15 @@ void CudaCoarseToFine::Run(std::span<const LexicalScores* const> sentences,
                            const std::function<void(CudaPrunedBatch&)>& visit,
                            std::vector<size_t>* failed, std::string* why, PruningStats* stats) {
   cuda::DevicePrunedViterbi& device = *impl_->device;
+  const CudaPrunedOptions& options = impl_->options;
+  auto also_needs = [&](int32_t length) -> size_t {
+    return options.also_needs ? options.also_needs(length) : 0;
+  };
   std::vector<size_t> order;
   for (size_t i = 0; i < sentences.size(); ++i) {
     if (sentences[i]->length < 1 ||
-        device.BytesForSentence(sentences[i]->length) > device.BatchBudget()) {
+        device.BytesForSentence(sentences[i]->length) > device.BatchBudget() ||
+        (options.also_needs && also_needs(sentences[i]->length) > options.also_budget)) {
       failed->push_back(i);
       *why = "does not fit the device batch budget";
     } else {
@@ -105,17 +113,20 @@ void CudaCoarseToFine::Run(std::span<const LexicalScores* const> sentences,
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return sentences[a]->length > sentences[b]->length; });
   std::vector<size_t> batch;
-  size_t bytes = 0;
+  size_t bytes = 0, also_bytes = 0;
   for (size_t i : order) {
     const size_t need = device.BytesForSentence(sentences[i]->length);
+    const size_t also = also_needs(sentences[i]->length);
     if (!batch.empty() && (bytes + need > device.BatchBudget() ||
-                           int(batch.size()) >= impl_->options.max_batch_sentences)) {
+                           (options.also_needs && also_bytes + also > options.also_budget) ||
+                           int(batch.size()) >= options.max_batch_sentences)) {
       RunBatch(sentences, batch, visit, failed, why, stats);
       batch.clear();
-      bytes = 0;
+      bytes = also_bytes = 0;
     }
     batch.push_back(i);
     bytes += need;
+    also_bytes += also;
   }
   if (!batch.empty()) RunBatch(sentences, batch, visit, failed, why, stats);
 }
@@ -177,6 +188,7 @@ void CudaCoarseToFine::RunBatch(std::span<const LexicalScores* const> sentences,
   CudaPrunedBatch out;
   out.indices = batch;
   out.survivors = std::move(charts.survivors);
+  out.fine_mask = impl_->device->FineMask();
   const int32_t states = p.fine().num_states();
   const size_t sentences_in_batch = batch.size();
   out.num_states = states;
@@ -312,6 +324,197 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaPrunedBackend(const Grammar& g
   if (!device.ok()) return device.status();
   return std::unique_ptr<ViterbiBackend>(
       new CudaPrunedBackend(grammar, std::move(*device), options.threads));
+}
+
+namespace {
+
+// Pruned max-rule on the device: CudaCoarseToFine leaves each batch's fine mask on the device,
+// the inside-outside passes run over the same batch with it.
+class CudaPrunedMaxRuleBackend : public ViterbiBackend {
+ public:
+  CudaPrunedMaxRuleBackend(const Grammar& grammar, const PruningOptions& pruning,
+                           std::unique_ptr<CudaCoarseToFine> pruner,
+                           std::unique_ptr<cuda::DeviceInsideOutside> device,
+                           const CudaPrunedOptions& options, const DecoderOptions& decoding,
+                           size_t exact_budget)
+      : grammar_(grammar),
+        pruning_(pruning),
+        pruner_(std::move(pruner)),
+        device_(std::move(device)),
+        threads_(options.threads),
+        decoding_(decoding),
+        exact_budget_(exact_budget),
+        pool_(options.threads) {
+    if (decoding_.kbest > 1) host_rules_ = std::make_unique<SumProductRules>(grammar);
+  }
+  ~CudaPrunedMaxRuleBackend() override { FinishExtraction(); }
+  std::string name() const override { return "cuda/pruned-max-rule"; }
+
+  std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
+    std::vector<ParseOutcome> outcomes(sentences.size());
+    std::vector<const LexicalScores*> lexical;
+    std::vector<size_t> index;   // lexical[j] is sentences[index[j]]
+    std::vector<size_t> on_cpu;  // sentences the device cannot take: CPU pruned max-rule
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      if (sentences[i].words.empty()) {
+        outcomes[i].status = ParseStatus::kNoParse;
+        outcomes[i].message = "empty sentence";
+      } else if (int32_t(sentences[i].words.size()) > device_->MaxLength()) {
+        on_cpu.push_back(i);
+      } else {
+        lexical.push_back(&sentences[i].lexical);
+        index.push_back(i);
+      }
+    }
+    std::vector<size_t> failed;
+    std::string why;
+    unpruned_.clear();
+    pruner_->Run(
+        lexical,
+        [&](CudaPrunedBatch& batch) {
+          std::vector<size_t> which;  // sentence indices, batch order
+          for (size_t b : batch.indices) which.push_back(index[b]);
+          RunRange(sentences, which, 0, which.size(), batch.fine_mask, &outcomes, &on_cpu);
+        },
+        &failed, &why);
+    FinishExtraction();
+    for (size_t j : failed) on_cpu.push_back(index[j]);
+    if (!on_cpu.empty()) ParseWith(PrunedCpu(), sentences, on_cpu, &outcomes);
+    if (!unpruned_.empty()) ParseWith(Exact(), sentences, unpruned_, &outcomes);
+    return outcomes;
+  }
+
+ private:
+  static int32_t Length(const SentenceInput& s) { return int32_t(s.words.size()); }
+
+  // Sentences which[begin, end) of a batch whose fine mask starts at `mask` (device memory) for
+  // which[begin]: the masked inside-outside and max-rule passes; on a device failure the range is
+  // split in halves, down to single sentences, which go to the CPU pruned backend.
+  void RunRange(std::span<const SentenceInput> sentences, const std::vector<size_t>& which,
+                size_t begin, size_t end, const uint8_t* mask, std::vector<ParseOutcome>* outcomes,
+                std::vector<size_t>* on_cpu) {
+    std::vector<cuda::IoSentence> refs;
+    for (size_t k = begin; k < end; ++k) {
+      const SentenceInput& s = sentences[which[k]];
+      refs.push_back({Length(s), s.lexical.scores.data()});
+    }
+    std::vector<cuda::IoResult> results;
+    std::string error;
+    const bool charts = host_rules_ != nullptr;  // k-best decodes from the device's charts
+    if (device_->MaskedMaxRuleBatch(refs, mask, charts, &results, &error) !=
+        cuda::IoBatchResult::kOk) {
+      FinishExtraction();  // a retry writes the host buffer the extraction may read
+      if (end - begin == 1) {
+        on_cpu->push_back(which[begin]);
+        return;
+      }
+      const size_t middle = begin + (end - begin) / 2;
+      int64_t cells = 0;
+      for (size_t k = begin; k < middle; ++k) cells += Chart::NumCells(Length(sentences[which[k]]));
+      RunRange(sentences, which, begin, middle, mask, outcomes, on_cpu);
+      RunRange(sentences, which, middle, end, mask + cells * grammar_.num_states(), outcomes,
+               on_cpu);
+      return;
+    }
+    // Trees are extracted in the background while the device runs the next batch (the device
+    // keeps two host result buffers).
+    FinishExtraction();
+    std::vector<size_t> range(which.begin() + begin, which.begin() + end);
+    extraction_ = std::thread(
+        [this, sentences, range = std::move(range), results = std::move(results), outcomes] {
+          pool_.ParallelFor(int(range.size()), [&](int k, int) {
+            const SentenceInput& s = sentences[range[k]];
+            MaxRuleChart maxc;
+            FillMaxRuleChart(results[k], Length(s), grammar_.num_symbols(), &maxc);
+            ParseOutcome& outcome = (*outcomes)[range[k]];
+            outcome = MaxRuleOutcome(grammar_, s.words, results[k].log_likelihood, maxc);
+            if (outcome.status == ParseStatus::kNoParse) {
+              // As the CPU pruned backend: a sentence pruning loses is parsed without pruning.
+              std::lock_guard<std::mutex> lock(mutex_);
+              unpruned_.push_back(range[k]);
+            } else if (host_rules_) {
+              InsideOutsideCharts io;
+              FillCharts(results[k], Length(s), grammar_.num_states(), &io);
+              MaxRuleChart host;
+              FastMaxRuleChart(grammar_, *host_rules_, s.lexical, io, &host);
+              AddKBest(grammar_, s.words, io, host, decoding_, &outcome);
+            }
+          });
+        });
+  }
+
+  void FinishExtraction() {
+    if (extraction_.joinable()) extraction_.join();
+  }
+
+  ViterbiBackend& Exact() {
+    if (!exact_) {
+      auto cuda = MakeCudaMaxRuleBackend(
+          grammar_,
+          {.max_batch_bytes = exact_budget_, .extraction_threads = threads_, .decoder = decoding_});
+      exact_ = cuda.ok() ? std::move(*cuda) : MakeCpuMaxRuleBackend(grammar_, threads_, decoding_);
+    }
+    return *exact_;
+  }
+  ViterbiBackend& PrunedCpu() {
+    if (!pruned_cpu_) {
+      auto cpu = MakePrunedCpuBackend(grammar_, "max-rule", pruning_, threads_, decoding_);
+      pruned_cpu_ = std::move(*cpu);  // cannot fail: the decoder is known, the options were used
+    }
+    return *pruned_cpu_;
+  }
+  static void ParseWith(ViterbiBackend& backend, std::span<const SentenceInput> sentences,
+                        std::vector<size_t> which, std::vector<ParseOutcome>* outcomes) {
+    std::sort(which.begin(), which.end());
+    std::vector<SentenceInput> inputs;
+    for (size_t i : which) inputs.push_back(sentences[i]);
+    std::vector<ParseOutcome> parsed = backend.ParseBatch(inputs);
+    for (size_t j = 0; j < which.size(); ++j) (*outcomes)[which[j]] = std::move(parsed[j]);
+  }
+
+  const Grammar& grammar_;
+  PruningOptions pruning_;
+  std::unique_ptr<CudaCoarseToFine> pruner_;
+  std::unique_ptr<cuda::DeviceInsideOutside> device_;
+  int threads_;
+  DecoderOptions decoding_;
+  size_t exact_budget_;
+  ThreadPool pool_;
+  std::thread extraction_;
+  std::mutex mutex_;
+  std::vector<size_t> unpruned_;  // this call's sentences whose pruned chart had no parse
+  std::unique_ptr<SumProductRules> host_rules_;  // k-best only
+  std::unique_ptr<ViterbiBackend> exact_, pruned_cpu_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaPrunedMaxRuleBackend(
+    const Grammar& grammar, const PruningOptions& pruning, const CudaPrunedOptions& options,
+    const DecoderOptions& decoding) {
+  if (!cuda::BuiltWithCuda()) return Status::Error("this build has no CUDA support");
+  if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device");
+  size_t free_bytes = 0, total_bytes = 0;
+  cuda::DeviceMemory(&free_bytes, &total_bytes);
+  const double pool =
+      options.max_batch_bytes ? double(options.max_batch_bytes) : double(free_bytes);
+  const size_t pruner_bytes = size_t((options.max_batch_bytes ? 0.4 : 0.3) * pool);
+  const size_t io_bytes = size_t((options.max_batch_bytes ? 0.6 : 0.45) * pool);
+  std::string error;
+  auto device = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(grammar),
+                                                  {.max_batch_bytes = io_bytes}, &error);
+  if (!device) return Status::Error("CUDA pruned max-rule backend: " + error);
+  CudaPrunedOptions pruner_options = options;
+  pruner_options.max_batch_bytes = pruner_bytes;
+  pruner_options.fine_mask_only = true;
+  const cuda::DeviceInsideOutside* io = device.get();
+  pruner_options.also_needs = [io](int32_t length) { return io->BytesForSentence(length); };
+  pruner_options.also_budget = io->BatchBudget();
+  auto pruner = CudaCoarseToFine::Create(grammar, pruning, pruner_options);
+  if (!pruner.ok()) return pruner.status();
+  return std::unique_ptr<ViterbiBackend>(
+      new CudaPrunedMaxRuleBackend(grammar, pruning, std::move(*pruner), std::move(device), options,
+                                   decoding, size_t(0.1 * free_bytes)));
 }
 
 }  // namespace cky

@@ -12,8 +12,15 @@
 // cut every fine one) is parsed exactly instead, by the exact CUDA Viterbi backend (the CPU's one
 // when that cannot start): the CPU pruned backend does the same with its exact pass.
 //
-// Max-rule decoding over the pruned chart is not on the GPU (yet): MakeBackend refuses
-// --prune with --decoder max-rule on the cuda backend.
+// Pruned max-rule (MakeCudaPrunedMaxRuleBackend): the same pre-parses on the device, which leave
+// the fine grammar's allowed items there (cuda/pruning's fine_mask_only); the inside, outside and
+// max-rule passes of cuda/inside_outside then run over the same batch restricted to those items
+// (DeviceInsideOutside::MaskedMaxRuleBatch), as parser/coarse_to_fine.h's CPU pruned max-rule does
+// (the same items, substate by substate; results equal within
+// cuda/inside_outside/inside_outside.h's tolerance); trees are extracted on the host. A sentence
+// whose pruned chart has no parse is parsed exactly (the exact CUDA max-rule backend), as on the
+// CPU; one the device cannot take (too long, out of memory, a device failure) by the CPU pruned
+// max-rule backend.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +43,12 @@ struct CudaPrunedOptions {
   int max_batch_sentences = 1024;
   int threads = 0;  // host threads (projected lexical scores, extraction); 0 = all
   bool keep_level_survivors = false;  // tests: copy every level's survivors back
+  // Max-rule: the fine grammar is not parsed; each batch's fine mask stays on the device
+  // (CudaPrunedBatch::fine_mask). Batches also fit a second budget: also_needs(length) bytes a
+  // sentence, also_budget in all (the inside-outside passes' memory).
+  bool fine_mask_only = false;
+  std::function<size_t(int32_t)> also_needs;
+  size_t also_budget = 0;
 };
 
 // One batch's results, as CudaCoarseToFine::Run hands them over (views, valid during the call).
@@ -50,6 +63,9 @@ struct CudaPrunedBatch {
   std::vector<double> entry_score;
   // keep_level_survivors: [batch sentence][level] -> NumCells(n) * level states bytes (1: kept).
   std::vector<std::vector<const uint8_t*>> survivors;
+  // fine_mask_only: device memory, the batch's cells in order x num_states bytes, 1 = allowed
+  // (cuda/pruning/pruned_viterbi.h's FineMask); valid during the visit. No entries then.
+  const uint8_t* fine_mask = nullptr;
 
   // Batch sentence b's fine chart into *chart, which must hold only -infinity (a fresh Chart, or
   // one ClearChart cleaned): memory is reused, only the finite entries are written.
@@ -91,5 +107,14 @@ class CudaCoarseToFine {
 // The pruned Viterbi backend on the device (see above). Fails without a device.
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaPrunedBackend(
     const Grammar& grammar, const PruningOptions& pruning, const CudaPrunedOptions& options = {});
+
+// The pruned max-rule backend on the device (see above; `decoding` asks for k-best lists, decoded
+// on the host from the device's pruned charts). options.max_batch_bytes, when set, is shared by
+// the pre-parses (40%) and the inside-outside passes (60%); 0: 30% and 45% of the free device
+// memory, the rest left to the exact backend that takes the sentences pruning loses. Fails
+// without a device.
+StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaPrunedMaxRuleBackend(
+    const Grammar& grammar, const PruningOptions& pruning, const CudaPrunedOptions& options = {},
+    const DecoderOptions& decoding = {});
 
 }  // namespace cky

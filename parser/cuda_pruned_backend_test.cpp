@@ -2,8 +2,10 @@
 // (parser/coarse_to_fine.h): the same survivors at every pre-parse level and the same fine chart,
 // bit for bit, on seeded random grammars and on small_sm2.gr and gum_sm3.gr (sentences of 1, 2 and
 // many words); the pruned backend's trees equal the CPU pruned backend's, and with thresholds of
-// -infinity the exact trees. Skips without a CUDA device (and the shared-grammar cases without
-// ../shared or $CKY_SHARED_DIR).
+// -infinity the exact trees. Pruned max-rule (MakeCudaPrunedMaxRuleBackend): the same trees as
+// the CPU pruned max-rule backend with scores and log P(w) within cuda/inside_outside's tolerance,
+// k-best lists too, and with thresholds of -infinity the exact CUDA max-rule trees. Skips without
+// a CUDA device (and the shared-grammar cases without ../shared or $CKY_SHARED_DIR).
 #include "parser/cuda_pruned_backend.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +16,7 @@
 #include "cuda/common/device.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
+#include "parser/cuda_max_rule_backend.h"
 #include "parser/parser.h"
 #include "parser/random_grammar.h"
 
@@ -129,6 +132,54 @@ void ExpectSameTreesAsCpu(const BerkeleyModel& model, const Lexicon& lexicon,
   EXPECT_GT(parsed * 2, int(want.size())) << what;
 }
 
+// cuda/inside_outside/inside_outside.h's tolerance for log P(w) and max-rule scores.
+void ExpectWithinTolerance(double want, double got, const std::string& what) {
+  if (want == kNegInf || got == kNegInf) {
+    EXPECT_EQ(want, got) << what;
+    return;
+  }
+  EXPECT_LE(std::abs(want - got), 1e-9 * std::max(1.0, std::abs(want) + std::abs(got))) << what;
+}
+
+// Pruned max-rule from the device equals the CPU pruned max-rule backend (same trees; scores and
+// log P(w) within tolerance; k-best lists when asked), or with against_exact the exact CUDA
+// max-rule backend. Returns how many sentences parsed.
+int ExpectSameMaxRuleAsCpu(const BerkeleyModel& model, const Lexicon& lexicon,
+                           const std::vector<std::vector<std::string>>& sentences,
+                           const PruningOptions& pruning, const std::string& what,
+                           bool against_exact = false, int kbest = 1) {
+  const Grammar& g = model.grammar;
+  const DecoderOptions decoding{.kbest = kbest};
+  auto cpu = against_exact ? MakeCudaMaxRuleBackend(g, {.decoder = decoding})
+                           : MakePrunedCpuBackend(g, "max-rule", pruning, 2, decoding);
+  auto gpu = MakeCudaPrunedMaxRuleBackend(g, pruning, {.max_batch_sentences = 7}, decoding);
+  EXPECT_TRUE(cpu.ok() && gpu.ok()) << gpu.status().message();
+  if (!cpu.ok() || !gpu.ok()) return 0;
+  EXPECT_EQ((*gpu)->name(), "cuda/pruned-max-rule");
+  Parser cpu_parser(g, lexicon, std::move(*cpu));
+  Parser gpu_parser(g, lexicon, std::move(*gpu));
+  const auto want = cpu_parser.Parse(sentences);
+  const auto got = gpu_parser.Parse(sentences);
+  EXPECT_EQ(want.size(), got.size());
+  int parsed = 0;
+  for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
+    const std::string at = what + " sentence " + std::to_string(i) + " (" +
+                           std::to_string(sentences[i].size()) + " words)";
+    EXPECT_EQ(want[i].status, got[i].status) << at << ": " << got[i].message;
+    EXPECT_EQ(want[i].tree, got[i].tree) << at;
+    if (want[i].status != ParseStatus::kOk || got[i].status != ParseStatus::kOk) continue;
+    ++parsed;
+    ExpectWithinTolerance(want[i].log_score, got[i].log_score, at + ": max-rule score");
+    ExpectWithinTolerance(want[i].log_likelihood, got[i].log_likelihood, at + ": log P(w)");
+    EXPECT_EQ(want[i].kbest.size(), got[i].kbest.size()) << at;
+    for (size_t k = 0; k < want[i].kbest.size() && k < got[i].kbest.size(); ++k) {
+      EXPECT_EQ(want[i].kbest[k].tree, got[i].kbest[k].tree) << at << ", k-best " << k;
+    }
+  }
+  EXPECT_GT(parsed * 2, int(want.size())) << what;
+  return parsed;
+}
+
 class CudaPrunedRandomTest : public ::testing::TestWithParam<uint64_t> {};
 
 TEST_P(CudaPrunedRandomTest, SameSurvivorsAndChartsAsTheCpu) {
@@ -162,7 +213,40 @@ TEST_P(CudaPrunedRandomTest, SameTreesAsTheCpuAndExactTreesWithoutThresholds) {
                        /*against_exact=*/true);
 }
 
+TEST_P(CudaPrunedRandomTest, MaxRuleSameAsTheCpuAndExactWithoutThresholds) {
+  SKIP_WITHOUT_DEVICE();
+  BerkeleyModel model = RandomModel(GetParam());
+  Lexicon lexicon = *Lexicon::Build(model);
+  const auto sentences = RandomSentences(model, GetParam(), 60);
+  PruningOptions tight;
+  tight.thresholds = {-2, -3};
+  ExpectSameMaxRuleAsCpu(model, lexicon, sentences, tight, "max-rule tight");
+  ExpectSameMaxRuleAsCpu(model, lexicon, sentences, PruningOptions::Berkeley(false),
+                         "max-rule fast");
+  ExpectSameMaxRuleAsCpu(model, lexicon, sentences, PruningOptions::Exact(), "max-rule exact",
+                         /*against_exact=*/true);
+}
+
+TEST_P(CudaPrunedRandomTest, MaxRuleKBestSameAsTheCpu) {
+  SKIP_WITHOUT_DEVICE();
+  BerkeleyModel model = RandomModel(GetParam());
+  Lexicon lexicon = *Lexicon::Build(model);
+  auto sentences = RandomSentences(model, GetParam(), 20);
+  PruningOptions tight;
+  tight.thresholds = {-2, -3};
+  ExpectSameMaxRuleAsCpu(model, lexicon, sentences, tight, "k-best tight", false, /*kbest=*/3);
+}
+
 INSTANTIATE_TEST_SUITE_P(Seeds, CudaPrunedRandomTest, ::testing::Values(1, 21, 33));
+
+TEST(CudaPrunedTest, MaxRuleOnAnUnsplitGrammarIsExact) {
+  SKIP_WITHOUT_DEVICE();
+  BerkeleyModel model = RandomModel(4, 1);
+  Lexicon lexicon = *Lexicon::Build(model);
+  ExpectSameMaxRuleAsCpu(model, lexicon, RandomSentences(model, 4, 30),
+                         PruningOptions::Berkeley(false), "unsplit max-rule",
+                         /*against_exact=*/true);
+}
 
 TEST(CudaPrunedTest, UnsplitGrammarRunsTheFineGrammarAlone) {
   SKIP_WITHOUT_DEVICE();
@@ -203,7 +287,10 @@ void CompareOnSharedGrammar(const std::string& grammar, size_t max_sentences) {
     const PruningOptions pruning = *PruningOptions::Named(setting);
     EXPECT_GT(ExpectSameAsCpu(model->grammar, lexical, pruning, grammar + " " + setting), 0);
     ExpectSameTreesAsCpu(*model, lexicon, sentences, pruning, grammar + " " + setting);
+    ExpectSameMaxRuleAsCpu(*model, lexicon, sentences, pruning, grammar + " max-rule " + setting);
   }
+  ExpectSameMaxRuleAsCpu(*model, lexicon, sentences, PruningOptions::Exact(),
+                         grammar + " max-rule exact", /*against_exact=*/true);
 }
 
 TEST(CudaPrunedTest, SameAsTheCpuOnSmallSm2) {
@@ -221,6 +308,8 @@ TEST(CudaPrunedTest, WithoutADeviceCreationFailsCleanly) {
   BerkeleyModel model = RandomModel(1);
   auto backend = MakeCudaPrunedBackend(model.grammar, PruningOptions::Berkeley(false));
   EXPECT_FALSE(backend.ok());
+  auto max_rule = MakeCudaPrunedMaxRuleBackend(model.grammar, PruningOptions::Berkeley(false));
+  EXPECT_FALSE(max_rule.ok());
 }
 
 }  // namespace

@@ -123,15 +123,18 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
   if (prune != "off") {
     auto thresholds = PruningOptions::Named(prune);
     if (!thresholds.ok()) return thresholds.status();
-    // Pruned Viterbi runs on the GPU too (parser/cuda_pruned_backend.h); pruned max-rule on the
-    // CPU only.
-    const bool gpu = options.decoder == "viterbi" &&
-                     (name == "cuda" || (name == "auto" && CudaBackendAvailable()));
-    if (gpu) return MakeCudaPrunedBackend(grammar, *thresholds, {.threads = options.threads});
+    // Pruned parsing runs on the GPU too (parser/cuda_pruned_backend.h), both decoders.
+    const bool gpu = name == "cuda" || (name == "auto" && CudaBackendAvailable());
+    if (gpu && options.decoder == "viterbi") {
+      return MakeCudaPrunedBackend(grammar, *thresholds, {.threads = options.threads});
+    }
+    if (gpu) {
+      return MakeCudaPrunedMaxRuleBackend(grammar, *thresholds, {.threads = options.threads},
+                                          decoding);
+    }
     if (name != "cpu" && name != "auto") {
-      return Status::Error("pruning runs on the cpu backend, and on " + name +
-                           " with --decoder viterbi only; use --prune off, --backend cpu or "
-                           "--decoder viterbi");
+      return Status::Error("pruning runs on the cpu and cuda backends (asked for " + name +
+                           "); use --prune off or --backend cpu");
     }
     return MakePrunedCpuBackend(grammar, options.decoder, *thresholds, options.threads, decoding);
   }

@@ -50,6 +50,10 @@ struct Charts {
   double* log_likelihood;      // [sentence]
   int num_states;
   int num_symbols;
+  // [cell][state], 1 = usable (coarse-to-fine pruning, MaskedMaxRuleBatch); null: every item.
+  // Inside values of other items are zeroed below and above the unary layer (as
+  // parser/inside_outside.h's FastInsideOutside), so the presence flags skip them as partners.
+  const unsigned char* allowed = nullptr;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -248,6 +252,9 @@ __global__ void __launch_bounds__(kThreads)
         const int t = __ldg(pairs.pl_target + pl);
         // Outside flows only to a child whose inside is positive (parser/inside_outside.h).
         if (kMode != kInside && !(c.in[size_t(target) * c.num_states + t] > 0)) continue;
+        // A pruned target's sum would be zeroed by the unary kernel: skip its rules.
+        if (kMode == kInside && c.allowed && !c.allowed[size_t(target) * c.num_states + t])
+          continue;
         double acc = 0;
         const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
         for (int r = __ldg(pairs.pl_rule_begin + pl); r < rule_end; ++r)
@@ -343,7 +350,10 @@ __global__ void UnaryNormalizeKernel(Charts c, const CellItem* items, int item_o
   const CellItem it = items[item_offset + blockIdx.x];
   const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
   const double* acc = c.acc + size_t(cell) * c.num_states;
-  for (int s = threadIdx.x; s < c.num_states; s += blockDim.x) sh_acc[s] = acc[s];
+  const unsigned char* allowed =
+      !outside && c.allowed ? c.allowed + size_t(cell) * c.num_states : nullptr;
+  for (int s = threadIdx.x; s < c.num_states; s += blockDim.x)
+    sh_acc[s] = !allowed || allowed[s] ? acc[s] : 0.0;
   __syncthreads();
   double* values = (outside ? c.out : c.in) + size_t(cell) * c.num_states;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -356,6 +366,7 @@ __global__ void UnaryNormalizeKernel(Charts c, const CellItem* items, int item_o
     for (int offset = 16; offset > 0; offset >>= 1)
       sum += __shfl_xor_sync(0xffffffffu, sum, offset);
     sum += sh_acc[s];
+    if (allowed && !allowed[s]) sum = 0;
     if (lane == 0) values[s] = sum;
     local_max = fmax(local_max, sum);
   }
@@ -940,8 +951,14 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
 
   IoBatchResult MaxRuleBatch(const std::vector<IoSentence>& batch, bool keep_charts,
                              std::vector<IoResult>* results, std::string* error) override {
+    return MaskedMaxRuleBatch(batch, nullptr, keep_charts, results, error);
+  }
+
+  IoBatchResult MaskedMaxRuleBatch(const std::vector<IoSentence>& batch,
+                                   const uint8_t* device_allowed, bool keep_charts,
+                                   std::vector<IoResult>* results, std::string* error) override {
     const auto wall_begin = std::chrono::steady_clock::now();
-    const IoBatchResult result = Run(batch, keep_charts, results, error);
+    const IoBatchResult result = Run(batch, device_allowed, keep_charts, results, error);
     if (profile_ && result == IoBatchResult::kOk) {
       ++profile_batches_;
       profile_ms_[0] +=
@@ -994,8 +1011,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     cudaEventRecord(events_[index], stream_);
   }
 
-  IoBatchResult Run(const std::vector<IoSentence>& batch, bool keep_charts,
-                    std::vector<IoResult>* results, std::string* error) {
+  IoBatchResult Run(const std::vector<IoSentence>& batch, const uint8_t* device_allowed,
+                    bool keep_charts, std::vector<IoResult>* results, std::string* error) {
     results->assign(batch.size(), IoResult{});
     kind_of_.clear();
     if (batch.empty()) return IoBatchResult::kOk;
@@ -1068,7 +1085,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
              present_.get() + maxc,
              log_likelihood_.get(),
              num_states_,
-             num_symbols_};
+             num_symbols_,
+             device_allowed};
     MaxcChart m{maxc_score_.get(), maxc_info_.get()};
 
     Mark(0);

@@ -528,15 +528,27 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         *error = "level " + std::to_string(k) + " has no map to the previous level";
         return false;
       }
-      if (!UploadLevel(levels[k], levels_[k].get())) {
+      const bool mask_only_fine = options_.fine_mask_only && k + 1 == levels.size();
+      if (mask_only_fine) {
+        // The fine grammar is not parsed here: only its map to the last pre-parse level.
+        levels_[k]->num_states = levels[k].num_states;
+        if (levels[k].to_coarser &&
+            !levels_[k]->to_coarser.Upload(Copy(levels[k].to_coarser, levels[k].num_states))) {
+          *error = "the grammars do not fit in device memory";
+          return false;
+        }
+      } else if (!UploadLevel(levels[k], levels_[k].get())) {
         *error = "the grammars do not fit in device memory";
         return false;
       }
-      max_states_ = std::max(max_states_, levels[k].num_states);
+      if (!mask_only_fine) max_states_ = std::max(max_states_, levels[k].num_states);
       if (k + 1 < levels.size()) max_pre_states_ = std::max(max_pre_states_, levels[k].num_states);
     }
     fine_states_ = levels.back().num_states;
     for (const PruningLevelArrays& level : levels) total_states_ += level.num_states;
+    // Fine-mask mode: no fine lexical rows, no fine chart; the allowed array holds fine states.
+    if (options_.fine_mask_only) total_states_ -= fine_states_;
+    allowed_states_ = std::max(max_states_, fine_states_);
     const size_t shared = OutsideShared(max_pre_states_);
     int device = 0, max_optin = 0;
     cudaGetDevice(&device);
@@ -561,12 +573,17 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     const size_t cells = size_t(length) * (length + 1) / 2;
     // post and pre (doubles), allowed and survivors (bytes), the fine chart's compacted indices,
     // out_pre (pre-parse levels), the cell list; lexical rows.
-    return cells * (size_t(max_states_) * (2 * sizeof(double) + 2) +
-                    size_t(fine_states_) * sizeof(long long) +
-                    size_t(max_pre_states_) * sizeof(double) + sizeof(int2)) +
+    // Fine-mask mode: no fine chart (max_states_ counts the pre-parse levels only), no indices.
+    const size_t fine_index =
+        options_.fine_mask_only ? 0 : size_t(fine_states_) * sizeof(long long);
+    return cells * (size_t(max_states_) * (2 * sizeof(double) + 1) + size_t(allowed_states_) +
+                    fine_index + size_t(max_pre_states_) * sizeof(double) + sizeof(int2)) +
            size_t(length) * total_states_ * sizeof(double) + 64;
   }
   size_t BatchBudget() const override { return budget_; }
+  const uint8_t* FineMask() const override {
+    return options_.fine_mask_only ? allowed_.get() : nullptr;
+  }
 
   void SetProfiling(bool on) override {
     profiling_ = on;
@@ -616,13 +633,14 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       }
     }
     span_begin[longest + 1] = items.size();
-    const size_t chart_entries = size_t(cells) * max_states_;
+    const size_t chart_entries = std::max<size_t>(1, size_t(cells) * max_states_);
+    const bool mask_only = options_.fine_mask_only;
     if (!post_.Reserve(chart_entries) || !pre_.Reserve(chart_entries) ||
         !out_pre_.Reserve(std::max<size_t>(1, size_t(cells) * max_pre_states_)) ||
-        !allowed_.Reserve(chart_entries) || !survivors_.Reserve(chart_entries) ||
+        !allowed_.Reserve(size_t(cells) * allowed_states_) || !survivors_.Reserve(chart_entries) ||
         !lengths_.Upload(lengths) || !cell_offset_.Upload(cell_offset) ||
         !word_offset_.Upload(word_offset) || !items_.Upload(items) ||
-        !fine_index_.Reserve(size_t(cells) * fine_states_)) {
+        !fine_index_.Reserve(mask_only ? 1 : size_t(cells) * fine_states_)) {
       return PrunedBatchResult::kOutOfMemory;
     }
     const BatchView view{lengths_.get(), cell_offset_.get(), word_offset_.get()};
@@ -632,7 +650,9 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     // pinned memory on all host threads and uploaded at once.
     std::vector<size_t> lexical_offset(num_levels + 1, 0);
     for (size_t k = 0; k < num_levels; ++k) {
-      lexical_offset[k + 1] = lexical_offset[k] + size_t(words) * levels_[k]->num_states;
+      const bool skipped = mask_only && k + 1 == num_levels;  // the fine rows are not read
+      lexical_offset[k + 1] =
+          lexical_offset[k] + (skipped ? 0 : size_t(words) * levels_[k]->num_states);
     }
     if (!lexical_.Reserve(lexical_offset.back()) || !host_lexical_.Reserve(lexical_offset.back())) {
       return PrunedBatchResult::kOutOfMemory;
@@ -645,6 +665,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         gather.emplace_back([&, t] {
           for (int b = t; b < sentences; b += threads) {
             for (size_t k = 0; k < num_levels; ++k) {
+              if (mask_only && k + 1 == num_levels) break;
               const size_t states = levels_[k]->num_states;
               std::copy(batch[b].lexical[k], batch[b].lexical[k] + size_t(lengths[b]) * states,
                         host_lexical_.get() + lexical_offset[k] + word_offset[b] * states);
@@ -668,6 +689,12 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         Refine<<<blocks, kThreads>>>(survivors_.get(), levels_[k - 1]->num_states,
                                      level.to_coarser.get(), states, cells, allowed_.get(),
                                      counters_ + 2 * k);
+      }
+      if (fine && mask_only) {
+        // The fine grammar's allowed items stay on the device (FineMask); with no pre-parse
+        // level every item is allowed.
+        if (k == 0) cudaMemset(allowed_.get(), 1, size_t(cells) * states);
+        break;
       }
       const uint8_t* allowed = k > 0 ? allowed_.get() : nullptr;
       Mark();
@@ -698,10 +725,12 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     }
     if (cudaGetLastError() != cudaSuccess) return Fail("a pruning kernel launch", error);
     // The fine chart's finite entries: scores into pre_ (free now), indices into fine_index_.
-    const long long total = cells * fine_states_;
-    CompactFinite<<<static_cast<int>(std::min<long long>(8192, (total + kThreads - 1) / kThreads)),
-                    kThreads>>>(post_.get(), total, counters_ + 2 * num_levels, fine_index_.get(),
-                                pre_.get());
+    const long long total = mask_only ? 0 : cells * fine_states_;
+    if (total > 0)
+      CompactFinite<<<static_cast<int>(
+                          std::min<long long>(8192, (total + kThreads - 1) / kThreads)),
+                      kThreads>>>(post_.get(), total, counters_ + 2 * num_levels, fine_index_.get(),
+                                  pre_.get());
     std::vector<unsigned long long> counters(2 * num_levels + 1);
     if (cudaMemcpy(counters.data(), counters_, counters.size() * sizeof(unsigned long long),
                    cudaMemcpyDeviceToHost) != cudaSuccess) {
@@ -767,6 +796,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     size_t e = 0;
     float ms = 0;
     for (size_t k = 0; k < levels_.size(); ++k) {
+      if (options_.fine_mask_only && k + 1 == levels_.size()) break;  // no fine pass
       cudaEventElapsedTime(&ms, events_[e], events_[e + 1]);
       profile_ms_[2 * k] += ms;
       if (k + 1 < levels_.size()) {
@@ -785,7 +815,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   DevicePrunedViterbiOptions options_;
   std::vector<std::unique_ptr<DeviceLevel>> levels_;
   int max_states_ = 0, max_pre_states_ = 0, fine_states_ = 0;
-  int total_states_ = 0;  // summed over the levels (the lexical rows of every level)
+  int allowed_states_ = 0;  // the allowed array's states a cell (the fine grammar's at least)
+  int total_states_ = 0;    // summed over the levels (the lexical rows of every level)
   size_t budget_ = 0;
   DeviceArray<double> post_, pre_, out_pre_, lexical_;
   PinnedArray<double> host_lexical_;

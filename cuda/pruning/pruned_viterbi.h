@@ -55,6 +55,11 @@ struct DevicePrunedViterbiOptions {
   size_t max_batch_bytes = 0;
   // Copy every pre-parse level's survivors back (tests compare them with the CPU's).
   bool keep_level_survivors = false;
+  // For pruned max-rule (parser/cuda_pruned_backend.h): the fine grammar is not parsed; ParseBatch
+  // leaves its allowed items on the device (FineMask) for the inside-outside passes of
+  // cuda/inside_outside/inside_outside.h, and copies back no chart (fine_count 0). The fine
+  // level's PruningLevelArrays then need only num_states and to_coarser.
+  bool fine_mask_only = false;
 };
 
 // One sentence: its length and, per level (pre-parse levels, then the fine grammar), its lexical
@@ -96,6 +101,12 @@ class DevicePrunedViterbi {
   // Device bytes one sentence of `length` words needs in a batch.
   virtual size_t BytesForSentence(int32_t length) const = 0;
   virtual size_t BatchBudget() const = 0;
+  // fine_mask_only: device memory with the last batch's fine-grammar items allowed by pruning,
+  // per batch cell (sentences in batch order, each in parser/chart.h's cell order) the fine
+  // grammar's num_states bytes, 1 = allowed (the refinements of the last pre-parse level's
+  // survivors; all 0 for a sentence where a pre-parse found no derivation). Valid until the next
+  // ParseBatch. Null in the default mode.
+  virtual const uint8_t* FineMask() const = 0;
 
   // Turns on timing of each level's inside and max-marginal passes and the copy back (CUDA
   // events); ProfileReport() sums them since.
