@@ -65,6 +65,10 @@ int main(int argc, char** argv) {
                  "Sentence lengths, one a line: the bench's sentences have these lengths, words "
                  "from --sentences");
   app.add_option("--count", count, "With --lengths: this many sentences (0: one per length)");
+  int batch_sentences = 1024;
+  app.add_option("--batch-sentences", batch_sentences,
+                 "cuda pruned backends: sentences per device batch at most")
+      ->capture_default_str();
   app.add_option("--min-rule-prob", min_rule_prob,
                  "Leave out projected rules below this probability (default: the setting's, "
                  "1e-4; 0 for exact)");
@@ -145,10 +149,13 @@ int main(int argc, char** argv) {
     }
     const PruningOptions options = *named;
     const auto setup_start = std::chrono::steady_clock::now();
-    auto backend = !gpu ? MakePrunedCpuBackend(g, decoder, options, threads)
-                   : decoder == "viterbi"
-                       ? MakeCudaPrunedBackend(g, options, {.threads = threads})
-                       : MakeCudaPrunedMaxRuleBackend(g, options, {.threads = threads});
+    auto backend =
+        !gpu ? MakePrunedCpuBackend(g, decoder, options, threads)
+        : decoder == "viterbi"
+            ? MakeCudaPrunedBackend(g, options,
+                                    {.max_batch_sentences = batch_sentences, .threads = threads})
+            : MakeCudaPrunedMaxRuleBackend(
+                  g, options, {.max_batch_sentences = batch_sentences, .threads = threads});
     if (!backend.ok()) {
       std::fprintf(stderr, "%s\n", backend.status().message().c_str());
       return 1;

@@ -76,6 +76,12 @@ void CudaPrunedBatch::ClearChart(size_t b, Chart* chart) const {
   for (int64_t j = entry_begin[b]; j < entry_begin[b + 1]; ++j) scores[entry_index[j]] = kNegInf;
 }
 
+void CudaCoarseToFine::SetBatchLimit(std::function<size_t(int32_t)> also_needs,
+                                     size_t also_budget) {
+  impl_->options.also_needs = std::move(also_needs);
+  impl_->options.also_budget = also_budget;
+}
+
 void CudaCoarseToFine::SetProfiling(bool on) {
   impl_->device->SetProfiling(on);
   project_seconds_ = device_seconds_ = sort_seconds_ = visit_seconds_ = 0;
@@ -329,21 +335,21 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaPrunedBackend(const Grammar& g
 namespace {
 
 // Pruned max-rule on the device: CudaCoarseToFine leaves each batch's fine mask on the device,
-// the inside-outside passes run over the same batch with it.
+// the inside-outside passes run over the same batch with it. The sentences whose pruned chart has
+// no parse are parsed again by the same inside-outside passes without a mask (exactly).
 class CudaPrunedMaxRuleBackend : public ViterbiBackend {
  public:
   CudaPrunedMaxRuleBackend(const Grammar& grammar, const PruningOptions& pruning,
                            std::unique_ptr<CudaCoarseToFine> pruner,
                            std::unique_ptr<cuda::DeviceInsideOutside> device,
-                           const CudaPrunedOptions& options, const DecoderOptions& decoding,
-                           size_t exact_budget)
+                           const CudaPrunedOptions& options, const DecoderOptions& decoding)
       : grammar_(grammar),
         pruning_(pruning),
         pruner_(std::move(pruner)),
         device_(std::move(device)),
         threads_(options.threads),
+        max_batch_sentences_(options.max_batch_sentences),
         decoding_(decoding),
-        exact_budget_(exact_budget),
         pool_(options.threads) {
     if (decoding_.kbest > 1) host_rules_ = std::make_unique<SumProductRules>(grammar);
   }
@@ -359,7 +365,7 @@ class CudaPrunedMaxRuleBackend : public ViterbiBackend {
       if (sentences[i].words.empty()) {
         outcomes[i].status = ParseStatus::kNoParse;
         outcomes[i].message = "empty sentence";
-      } else if (int32_t(sentences[i].words.size()) > device_->MaxLength()) {
+      } else if (Length(sentences[i]) > device_->MaxLength()) {
         on_cpu.push_back(i);
       } else {
         lexical.push_back(&sentences[i].lexical);
@@ -378,9 +384,22 @@ class CudaPrunedMaxRuleBackend : public ViterbiBackend {
         },
         &failed, &why);
     FinishExtraction();
+    // As the CPU pruned backend: a sentence pruning loses is parsed without pruning, here in
+    // batches that fit the device.
+    std::vector<size_t> unpruned = std::move(unpruned_);
+    std::sort(unpruned.begin(), unpruned.end());
+    for (size_t begin = 0, end = 0; begin < unpruned.size(); begin = end) {
+      size_t bytes = 0;
+      for (end = begin; end < unpruned.size() && int(end - begin) < max_batch_sentences_; ++end) {
+        const size_t need = device_->BytesForSentence(Length(sentences[unpruned[end]]));
+        if (end > begin && bytes + need > device_->BatchBudget()) break;
+        bytes += need;
+      }
+      RunRange(sentences, unpruned, begin, end, nullptr, &outcomes, &on_cpu);
+    }
+    FinishExtraction();
     for (size_t j : failed) on_cpu.push_back(index[j]);
-    if (!on_cpu.empty()) ParseWith(PrunedCpu(), sentences, on_cpu, &outcomes);
-    if (!unpruned_.empty()) ParseWith(Exact(), sentences, unpruned_, &outcomes);
+    if (!on_cpu.empty()) ParseOnCpu(sentences, on_cpu, &outcomes);
     return outcomes;
   }
 
@@ -388,8 +407,9 @@ class CudaPrunedMaxRuleBackend : public ViterbiBackend {
   static int32_t Length(const SentenceInput& s) { return int32_t(s.words.size()); }
 
   // Sentences which[begin, end) of a batch whose fine mask starts at `mask` (device memory) for
-  // which[begin]: the masked inside-outside and max-rule passes; on a device failure the range is
-  // split in halves, down to single sentences, which go to the CPU pruned backend.
+  // which[begin] (null: unpruned, exact): the inside-outside and max-rule passes; on a device
+  // failure the range is split in halves, down to single sentences, which go to the CPU pruned
+  // backend.
   void RunRange(std::span<const SentenceInput> sentences, const std::vector<size_t>& which,
                 size_t begin, size_t end, const uint8_t* mask, std::vector<ParseOutcome>* outcomes,
                 std::vector<size_t>* on_cpu) {
@@ -412,64 +432,61 @@ class CudaPrunedMaxRuleBackend : public ViterbiBackend {
       int64_t cells = 0;
       for (size_t k = begin; k < middle; ++k) cells += Chart::NumCells(Length(sentences[which[k]]));
       RunRange(sentences, which, begin, middle, mask, outcomes, on_cpu);
-      RunRange(sentences, which, middle, end, mask + cells * grammar_.num_states(), outcomes,
-               on_cpu);
+      RunRange(sentences, which, middle, end, mask ? mask + cells * grammar_.num_states() : nullptr,
+               outcomes, on_cpu);
       return;
     }
     // Trees are extracted in the background while the device runs the next batch (the device
     // keeps two host result buffers).
     FinishExtraction();
     std::vector<size_t> range(which.begin() + begin, which.begin() + end);
-    extraction_ = std::thread(
-        [this, sentences, range = std::move(range), results = std::move(results), outcomes] {
-          pool_.ParallelFor(int(range.size()), [&](int k, int) {
-            const SentenceInput& s = sentences[range[k]];
-            MaxRuleChart maxc;
-            FillMaxRuleChart(results[k], Length(s), grammar_.num_symbols(), &maxc);
-            ParseOutcome& outcome = (*outcomes)[range[k]];
-            outcome = MaxRuleOutcome(grammar_, s.words, results[k].log_likelihood, maxc);
-            if (outcome.status == ParseStatus::kNoParse) {
-              // As the CPU pruned backend: a sentence pruning loses is parsed without pruning.
-              std::lock_guard<std::mutex> lock(mutex_);
-              unpruned_.push_back(range[k]);
-            } else if (host_rules_) {
-              InsideOutsideCharts io;
-              FillCharts(results[k], Length(s), grammar_.num_states(), &io);
-              MaxRuleChart host;
-              FastMaxRuleChart(grammar_, *host_rules_, s.lexical, io, &host);
-              AddKBest(grammar_, s.words, io, host, decoding_, &outcome);
-            }
-          });
-        });
+    const bool pruned = mask != nullptr;
+    extraction_ = std::thread([this, sentences, range = std::move(range),
+                               results = std::move(results), outcomes, pruned] {
+      pool_.ParallelFor(int(range.size()), [&](int k, int) {
+        const SentenceInput& s = sentences[range[k]];
+        MaxRuleChart maxc;
+        FillMaxRuleChart(results[k], Length(s), grammar_.num_symbols(), &maxc);
+        ParseOutcome& outcome = (*outcomes)[range[k]];
+        outcome = MaxRuleOutcome(grammar_, s.words, results[k].log_likelihood, maxc);
+        if (pruned && outcome.status == ParseStatus::kNoParse) {
+          std::lock_guard<std::mutex> lock(mutex_);
+          unpruned_.push_back(range[k]);
+        } else if (host_rules_) {
+          InsideOutsideCharts io;
+          FillCharts(results[k], Length(s), grammar_.num_states(), &io);
+          MaxRuleChart host;
+          FastMaxRuleChart(grammar_, *host_rules_, s.lexical, io, &host);
+          AddKBest(grammar_, s.words, io, host, decoding_, &outcome);
+        }
+      });
+    });
   }
 
   void FinishExtraction() {
     if (extraction_.joinable()) extraction_.join();
   }
 
-  ViterbiBackend& Exact() {
-    if (!exact_) {
-      auto cuda = MakeCudaMaxRuleBackend(
-          grammar_,
-          {.max_batch_bytes = exact_budget_, .extraction_threads = threads_, .decoder = decoding_});
-      exact_ = cuda.ok() ? std::move(*cuda) : MakeCpuMaxRuleBackend(grammar_, threads_, decoding_);
-    }
-    return *exact_;
-  }
-  ViterbiBackend& PrunedCpu() {
+  // The CPU pruned max-rule backend (the same results: it falls back to exact parsing as we do).
+  void ParseOnCpu(std::span<const SentenceInput> sentences, std::vector<size_t> which,
+                  std::vector<ParseOutcome>* outcomes) {
     if (!pruned_cpu_) {
       auto cpu = MakePrunedCpuBackend(grammar_, "max-rule", pruning_, threads_, decoding_);
       pruned_cpu_ = std::move(*cpu);  // cannot fail: the decoder is known, the options were used
     }
-    return *pruned_cpu_;
-  }
-  static void ParseWith(ViterbiBackend& backend, std::span<const SentenceInput> sentences,
-                        std::vector<size_t> which, std::vector<ParseOutcome>* outcomes) {
     std::sort(which.begin(), which.end());
     std::vector<SentenceInput> inputs;
     for (size_t i : which) inputs.push_back(sentences[i]);
-    std::vector<ParseOutcome> parsed = backend.ParseBatch(inputs);
-    for (size_t j = 0; j < which.size(); ++j) (*outcomes)[which[j]] = std::move(parsed[j]);
+    std::vector<ParseOutcome> parsed = pruned_cpu_->ParseBatch(inputs);
+    for (size_t j = 0; j < which.size(); ++j) {
+      (*outcomes)[which[j]] = std::move(parsed[j]);
+      ParseOutcome& outcome = (*outcomes)[which[j]];
+      if (outcome.status == ParseStatus::kOk && outcome.message.empty()) {
+        outcome.message = "parsed on the CPU: a sentence of " +
+                          std::to_string(sentences[which[j]].words.size()) +
+                          " words the device could not take";
+      }
+    }
   }
 
   const Grammar& grammar_;
@@ -477,14 +494,14 @@ class CudaPrunedMaxRuleBackend : public ViterbiBackend {
   std::unique_ptr<CudaCoarseToFine> pruner_;
   std::unique_ptr<cuda::DeviceInsideOutside> device_;
   int threads_;
+  int max_batch_sentences_;
   DecoderOptions decoding_;
-  size_t exact_budget_;
   ThreadPool pool_;
   std::thread extraction_;
   std::mutex mutex_;
   std::vector<size_t> unpruned_;  // this call's sentences whose pruned chart had no parse
   std::unique_ptr<SumProductRules> host_rules_;  // k-best only
-  std::unique_ptr<ViterbiBackend> exact_, pruned_cpu_;
+  std::unique_ptr<ViterbiBackend> pruned_cpu_;
 };
 
 }  // namespace
@@ -500,21 +517,27 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaPrunedMaxRuleBackend(
       options.max_batch_bytes ? double(options.max_batch_bytes) : double(free_bytes);
   const size_t pruner_bytes = size_t((options.max_batch_bytes ? 0.4 : 0.3) * pool);
   const size_t io_bytes = size_t((options.max_batch_bytes ? 0.6 : 0.45) * pool);
+  // The inside-outside passes' rule layouts (sorting every binary rule three ways) are built on
+  // another thread while the projections are (each a few seconds with en_sm6s). Pruning is not
+  // offered with several devices, so both run on device 0.
   std::string error;
-  auto device = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(grammar),
-                                                  {.max_batch_bytes = io_bytes}, &error);
-  if (!device) return Status::Error("CUDA pruned max-rule backend: " + error);
+  std::unique_ptr<cuda::DeviceInsideOutside> device;
+  std::thread io_thread([&] {
+    device = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(grammar),
+                                               {.max_batch_bytes = io_bytes}, &error);
+  });
   CudaPrunedOptions pruner_options = options;
   pruner_options.max_batch_bytes = pruner_bytes;
   pruner_options.fine_mask_only = true;
-  const cuda::DeviceInsideOutside* io = device.get();
-  pruner_options.also_needs = [io](int32_t length) { return io->BytesForSentence(length); };
-  pruner_options.also_budget = io->BatchBudget();
   auto pruner = CudaCoarseToFine::Create(grammar, pruning, pruner_options);
+  io_thread.join();
+  if (!device) return Status::Error("CUDA pruned max-rule backend: " + error);
   if (!pruner.ok()) return pruner.status();
-  return std::unique_ptr<ViterbiBackend>(
-      new CudaPrunedMaxRuleBackend(grammar, pruning, std::move(*pruner), std::move(device), options,
-                                   decoding, size_t(0.1 * free_bytes)));
+  const cuda::DeviceInsideOutside* io = device.get();
+  (*pruner)->SetBatchLimit([io](int32_t length) { return io->BytesForSentence(length); },
+                           io->BatchBudget());
+  return std::unique_ptr<ViterbiBackend>(new CudaPrunedMaxRuleBackend(
+      grammar, pruning, std::move(*pruner), std::move(device), options, decoding));
 }
 
 }  // namespace cky

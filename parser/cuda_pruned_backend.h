@@ -88,6 +88,8 @@ class CudaCoarseToFine {
            const std::function<void(CudaPrunedBatch&)>& visit, std::vector<size_t>* failed,
            std::string* why, PruningStats* stats = nullptr);
   const CoarseToFinePruner& pruner() const { return *pruner_; }
+  // Sets CudaPrunedOptions::also_needs and also_budget after creation.
+  void SetBatchLimit(std::function<size_t(int32_t)> also_needs, size_t also_budget);
   // The device's per-level timing (DevicePrunedViterbi::ProfileReport), after SetProfiling(true).
   void SetProfiling(bool on);
   std::string ProfileReport() const;
