@@ -303,6 +303,22 @@ TEST(CudaPrunedTest, SameAsTheCpuOnGumSm3) {
   CompareOnSharedGrammar("berkeley-gum/gum_sm3.gr", 25);
 }
 
+TEST(CudaPrunedTest, AutoPrunesMaxRuleButNotViterbiOnTheGpu) {
+  SKIP_WITHOUT_DEVICE();
+  BerkeleyModel model = RandomModel(3);
+  auto name = [&](const std::string& decoder, const std::string& prune) {
+    auto backend = MakeBackend(
+        model.grammar, {.backend = "cuda", .threads = 2, .decoder = decoder, .prune = prune});
+    EXPECT_TRUE(backend.ok()) << backend.status().message();
+    return backend.ok() ? (*backend)->name() : std::string();
+  };
+  EXPECT_EQ(name("max-rule", "auto"), "cuda/pruned-max-rule");
+  EXPECT_EQ(name("max-rule", "safe"), "cuda/pruned-max-rule");
+  EXPECT_EQ(name("max-rule", "off"), "cuda/max-rule");
+  EXPECT_EQ(name("viterbi", "fast"), "cuda/pruned");
+  EXPECT_NE(name("viterbi", "auto"), "cuda/pruned");
+}
+
 TEST(CudaPrunedTest, WithoutADeviceCreationFailsCleanly) {
   if (cuda::BuiltWithCuda() && cuda::DeviceAvailable()) GTEST_SKIP() << "a device is present";
   BerkeleyModel model = RandomModel(1);
