@@ -32,7 +32,7 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeMultiDevice(const Grammar& grammar
                          "); use --backend cuda");
   }
   if (options.prune != "off" && options.prune != "auto") {
-    return Status::Error("pruning runs on the cpu backend only; --devices parses on GPUs");
+    return Status::Error("pruning runs on one backend (cpu or one GPU); --devices parses exactly");
   }
   if (!cuda::BuiltWithCuda()) return Status::Error("this build has no CUDA support");
   // Devices shared by several backends split their memory: each backend's batch budget is its
