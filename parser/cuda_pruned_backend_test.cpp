@@ -105,6 +105,17 @@ std::vector<std::vector<std::string>> RandomSentences(const BerkeleyModel& model
   return sentences;
 }
 
+// The outcomes of two backends (reference first, device second) on the same sentences.
+std::pair<std::vector<ParseOutcome>, std::vector<ParseOutcome>> ParseWithBoth(
+    const Grammar& g, const Lexicon& lexicon, std::unique_ptr<ViterbiBackend> reference,
+    std::unique_ptr<ViterbiBackend> device,
+    const std::vector<std::vector<std::string>>& sentences) {
+  Parser reference_parser(g, lexicon, std::move(reference));
+  Parser device_parser(g, lexicon, std::move(device));
+  auto want = reference_parser.Parse(sentences);
+  return {std::move(want), device_parser.Parse(sentences)};
+}
+
 // Pruned trees from the device equal the CPU pruned backend's (and their scores, bit for bit).
 void ExpectSameTreesAsCpu(const BerkeleyModel& model, const Lexicon& lexicon,
                           const std::vector<std::vector<std::string>>& sentences,
@@ -115,10 +126,7 @@ void ExpectSameTreesAsCpu(const BerkeleyModel& model, const Lexicon& lexicon,
                            : MakePrunedCpuBackend(g, "viterbi", pruning, 2);
   auto gpu = MakeCudaPrunedBackend(g, pruning, {.max_batch_sentences = 7});
   ASSERT_TRUE(cpu.ok() && gpu.ok()) << gpu.status().message();
-  Parser cpu_parser(g, lexicon, std::move(*cpu));
-  Parser gpu_parser(g, lexicon, std::move(*gpu));
-  const auto want = cpu_parser.Parse(sentences);
-  const auto got = gpu_parser.Parse(sentences);
+  const auto [want, got] = ParseWithBoth(g, lexicon, std::move(*cpu), std::move(*gpu), sentences);
   ASSERT_EQ(want.size(), got.size());
   int parsed = 0;
   for (size_t i = 0; i < want.size(); ++i) {
@@ -156,10 +164,7 @@ int ExpectSameMaxRuleAsCpu(const BerkeleyModel& model, const Lexicon& lexicon,
   EXPECT_TRUE(cpu.ok() && gpu.ok()) << gpu.status().message();
   if (!cpu.ok() || !gpu.ok()) return 0;
   EXPECT_EQ((*gpu)->name(), "cuda/pruned-max-rule");
-  Parser cpu_parser(g, lexicon, std::move(*cpu));
-  Parser gpu_parser(g, lexicon, std::move(*gpu));
-  const auto want = cpu_parser.Parse(sentences);
-  const auto got = gpu_parser.Parse(sentences);
+  const auto [want, got] = ParseWithBoth(g, lexicon, std::move(*cpu), std::move(*gpu), sentences);
   EXPECT_EQ(want.size(), got.size());
   int parsed = 0;
   for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
@@ -200,6 +205,7 @@ TEST_P(CudaPrunedRandomTest, SameSurvivorsAndChartsAsTheCpu) {
   ExpectSameAsCpu(model.grammar, lexical, PruningOptions::Exact(), "exact");
 }
 
+// Both decoders: the CPU pruned backend's trees, and the exact ones without thresholds.
 TEST_P(CudaPrunedRandomTest, SameTreesAsTheCpuAndExactTreesWithoutThresholds) {
   SKIP_WITHOUT_DEVICE();
   BerkeleyModel model = RandomModel(GetParam());
@@ -207,22 +213,13 @@ TEST_P(CudaPrunedRandomTest, SameTreesAsTheCpuAndExactTreesWithoutThresholds) {
   const auto sentences = RandomSentences(model, GetParam(), 60);
   PruningOptions tight;
   tight.thresholds = {-2, -3};
-  ExpectSameTreesAsCpu(model, lexicon, sentences, tight, "tight");
-  ExpectSameTreesAsCpu(model, lexicon, sentences, PruningOptions::Berkeley(false), "fast");
+  for (const auto& [name, pruning] : {std::pair<std::string, PruningOptions>{"tight", tight},
+                                      {"fast", PruningOptions::Berkeley(false)}}) {
+    ExpectSameTreesAsCpu(model, lexicon, sentences, pruning, name);
+    ExpectSameMaxRuleAsCpu(model, lexicon, sentences, pruning, "max-rule " + name);
+  }
   ExpectSameTreesAsCpu(model, lexicon, sentences, PruningOptions::Exact(), "exact",
                        /*against_exact=*/true);
-}
-
-TEST_P(CudaPrunedRandomTest, MaxRuleSameAsTheCpuAndExactWithoutThresholds) {
-  SKIP_WITHOUT_DEVICE();
-  BerkeleyModel model = RandomModel(GetParam());
-  Lexicon lexicon = *Lexicon::Build(model);
-  const auto sentences = RandomSentences(model, GetParam(), 60);
-  PruningOptions tight;
-  tight.thresholds = {-2, -3};
-  ExpectSameMaxRuleAsCpu(model, lexicon, sentences, tight, "max-rule tight");
-  ExpectSameMaxRuleAsCpu(model, lexicon, sentences, PruningOptions::Berkeley(false),
-                         "max-rule fast");
   ExpectSameMaxRuleAsCpu(model, lexicon, sentences, PruningOptions::Exact(), "max-rule exact",
                          /*against_exact=*/true);
 }
