@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <string>
@@ -66,6 +67,7 @@ struct PairArrays {
   const int* pl_rule_begin;  // per target-of-tile: its rules in key/w
   const int* key;            // per rule: x * sY + y (x relative to the band)
   const double* w;           // per rule: probability
+  const double2* key_w;      // per rule: {probability, key in the low word} (variant 6)
 };
 
 // The partner cells of target item `it` (span `span`), partner k: X cell, Y cell.
@@ -199,7 +201,7 @@ __device__ __forceinline__ void PairSumBody(Charts c, const CellItem* items, int
     if (sh_total == 0) continue;
 
     // S[x][y] per cell of the group: sum over partners of (f X_x) * Y_y.
-    if constexpr (kRules == 5) {
+    if constexpr (kRules >= 5) {
       // FP64 tensor cores: per cell, S = X^T Y with X = partners x band rows (scaled by f), Y =
       // partners x s_Y: a warp per (cell, 8 x 8 tile of S), one m8n8k4 DMMA per 4 partners. PTX
       // fragments (mma.m8n8k4 .f64): A[m][k] and B[k][n] one double a lane, m = n = lane / 4,
@@ -283,8 +285,15 @@ __device__ __forceinline__ void PairSumBody(Charts c, const CellItem* items, int
         if (kMode != kInside && !(c.in[size_t(target) * c.num_states + t] > 0)) continue;
         double acc = 0;
         const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
-        for (int r = __ldg(pairs.pl_rule_begin + pl); r < rule_end; ++r)
-          acc = fma(__ldg(pairs.w + r), sh_s[__ldg(pairs.key + r) * kStride + g], acc);
+        if constexpr (kRules == 6) {
+          for (int r = __ldg(pairs.pl_rule_begin + pl); r < rule_end; ++r) {
+            const double2 kw = __ldg(pairs.key_w + r);
+            acc = fma(kw.x, sh_s[__double2loint(kw.y) * kStride + g], acc);
+          }
+        } else {
+          for (int r = __ldg(pairs.pl_rule_begin + pl); r < rule_end; ++r)
+            acc = fma(__ldg(pairs.w + r), sh_s[__ldg(pairs.key + r) * kStride + g], acc);
+        }
         if (acc > 0) atomicAdd(c.acc + size_t(target) * c.num_states + t, acc);
       }
     } else {
@@ -668,7 +677,10 @@ __global__ void __launch_bounds__(kThreads)
 // warp reduction gives lane k % 32 its split's sum. The lane of a split keeps its candidate; the
 // block reduction (StoreBlockBest) keeps the first best (rule, split) as the other variants.
 // Dynamic shared: the parent symbol's outpre values.
-template <int kR>
+// Variant 8 (kR = 4, kS = 4): 6 and 7 measured slower than 2 (bench/RESULTS.md): a warp's
+// per-split step is one chain of dependent loads and a 5-step shuffle reduction; here each step
+// takes up to kS usable splits at once (independent loads and reductions in flight).
+template <int kR, int kS>
 __global__ void __launch_bounds__(kThreads)
     MaxcBinaryEntryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
                           int item_offset, int span, Candidate* candidates, int num_chunks) {
@@ -738,18 +750,33 @@ __global__ void __launch_bounds__(kThreads)
               q[i] = sum;
             }
           }
-          for (unsigned bits = usable; bits != 0; bits &= bits - 1) {
-            const int kk = __ffs(bits) - 1;
-            const int lck = __shfl_sync(kAll, lc, kk), rck = __shfl_sync(kAll, rc, kk);
-            const double* left = c.in + size_t(lck) * c.num_states + b_first;
-            const double* right = c.in + size_t(rck) * c.num_states + c_first;
-            double s = 0;
+          for (unsigned bits = usable; bits != 0;) {
+            int kk[kS];  // the next kS usable splits (-1: none), warp-uniform
+            double s[kS];
 #pragma unroll
-            for (int i = 0; i < kR; ++i)
-              if (i < passes) s = fma(q[i] * __ldg(left + ob[i]), __ldg(right + oc[i]), s);
+            for (int t = 0; t < kS; ++t) {
+              kk[t] = bits != 0 ? __ffs(bits) - 1 : -1;
+              bits &= bits - 1;  // 0 stays 0
+              s[t] = 0;
+            }
 #pragma unroll
-            for (int offset = 16; offset > 0; offset >>= 1) s += __shfl_xor_sync(kAll, s, offset);
-            if (lane == kk) acc += s;
+            for (int t = 0; t < kS; ++t) {
+              if (kk[t] < 0) continue;
+              const int lck = __shfl_sync(kAll, lc, kk[t]), rck = __shfl_sync(kAll, rc, kk[t]);
+              const double* left = c.in + size_t(lck) * c.num_states + b_first;
+              const double* right = c.in + size_t(rck) * c.num_states + c_first;
+#pragma unroll
+              for (int i = 0; i < kR; ++i)
+                if (i < passes) s[t] = fma(q[i] * __ldg(left + ob[i]), __ldg(right + oc[i]), s[t]);
+            }
+#pragma unroll
+            for (int offset = 16; offset > 0; offset >>= 1) {
+#pragma unroll
+              for (int t = 0; t < kS; ++t) s[t] += __shfl_xor_sync(kAll, s[t], offset);
+            }
+#pragma unroll
+            for (int t = 0; t < kS; ++t)
+              if (lane == kk[t]) acc += s[t];
           }
         }
         if (ok && acc > 0) {
@@ -943,11 +970,13 @@ struct PairLayout {
   DeviceArray<int2> symbols;
   DeviceArray<int> tiles, pl_begin, pl_target, pl_rule_begin, key;
   DeviceArray<double> w;
+  DeviceArray<double2> key_w;
   int num_tiles = 0;
   int max_bc = 0;
   PairArrays view() const {
     return {info.get(),      symbols.get(),       tiles.get(), pl_begin.get(),
-            pl_target.get(), pl_rule_begin.get(), key.get(),   w.get()};
+            pl_target.get(), pl_rule_begin.get(), key.get(),   w.get(),
+            key_w.get()};
   }
 };
 
@@ -990,12 +1019,12 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     num_states_ = g.num_states;
     num_symbols_ = g.num_symbols;
     cells_per_group_ = options.cells_per_group == 16 ? 16 : 8;
-    max_rule_kernel_ = options.max_rule_kernel == 1 || options.max_rule_kernel == 6 ||
-                               options.max_rule_kernel == 7
+    max_rule_kernel_ = options.max_rule_kernel == 1 ||
+                               (options.max_rule_kernel >= 6 && options.max_rule_kernel <= 8)
                            ? options.max_rule_kernel
                            : 2;
     pair_sum_kernel_ =
-        options.pair_sum_kernel >= 1 && options.pair_sum_kernel <= 5 ? options.pair_sum_kernel : 3;
+        options.pair_sum_kernel >= 1 && options.pair_sum_kernel <= 6 ? options.pair_sum_kernel : 5;
     cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
     if (!AllowDynamicShared(UnaryNormalizeKernel, size_t(num_states_) * sizeof(double),
                             max_shared_optin_, "unary", error)) {
@@ -1323,14 +1352,19 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         // AllowDynamicShared counts the kernels' static shared bytes too (a 134-word sentence
         // of gum_sm5.gr failed with "invalid argument" when only the dynamic bytes were).
         Kind(kKindMaxcBinary);
-        if (max_rule_kernel_ == 6 || max_rule_kernel_ == 7) {
+        if (max_rule_kernel_ >= 6 && max_rule_kernel_ <= 8) {
           const size_t entry_shared = size_t(max_substates_) * sizeof(double);
           if (num_chunks_ > 0 && max_rule_kernel_ == 6)
-            MaxcBinaryEntryKernel<8><<<dim3(count, num_chunks_), kThreads, entry_shared, stream_>>>(
+            MaxcBinaryEntryKernel<8, 1><<<dim3(count, num_chunks_), kThreads, entry_shared, stream_>>>(
                 c, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_);
           if (num_chunks_ > 0 && max_rule_kernel_ == 7)
-            MaxcBinaryEntryKernel<4><<<dim3(count, num_chunks_), kThreads, entry_shared, stream_>>>(
-                c, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_);
+            MaxcBinaryEntryKernel<4, 1><<<dim3(count, num_chunks_), kThreads, entry_shared,
+                                          stream_>>>(c, m, r, items_.get(), offset, span,
+                                                     candidates_.get(), num_chunks_);
+          if (num_chunks_ > 0 && max_rule_kernel_ == 8)
+            MaxcBinaryEntryKernel<4, 4><<<dim3(count, num_chunks_), kThreads, entry_shared,
+                                          stream_>>>(c, m, r, items_.get(), offset, span,
+                                                     candidates_.get(), num_chunks_);
         } else if (max_rule_kernel_ == 1) {
           if (!AllowDynamicShared(MaxcBinaryWarpKernel, shared, max_shared_optin_, "max-rule",
                                   error))
@@ -1414,6 +1448,11 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
       return cells_per_group_ == 16
                  ? LaunchPairSumG<16, kMode, 5>(c, offset, count, span, max_partners, error)
                  : LaunchPairSumG<8, kMode, 5>(c, offset, count, span, max_partners, error);
+    }
+    if (pair_sum_kernel_ == 6) {
+      return cells_per_group_ == 16
+                 ? LaunchPairSumG<16, kMode, 6>(c, offset, count, span, max_partners, error)
+                 : LaunchPairSumG<8, kMode, 6>(c, offset, count, span, max_partners, error);
     }
     if (pair_sum_kernel_ == 3) {
       return cells_per_group_ == 16
@@ -1522,6 +1561,14 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                      [&](int a, int b) { return tile_rules[a] > tile_rules[b]; });
     out->num_tiles = static_cast<int>(order.size());
     if (out->num_tiles > 65535) return false;
+    std::vector<double2> key_w(key.size());
+    for (size_t k = 0; k < key.size(); ++k) {
+      const int64_t bits = static_cast<int64_t>(static_cast<uint32_t>(key[k]));
+      double packed;
+      std::memcpy(&packed, &bits, sizeof(packed));
+      key_w[k] = make_double2(w[k], packed);
+    }
+    if (!out->key_w.Upload(key_w)) return false;
     return out->info.Upload(info) && out->symbols.Upload(symbols) && out->tiles.Upload(order) &&
            out->pl_begin.Upload(pl_begin) && out->pl_target.Upload(pl_target) &&
            out->pl_rule_begin.Upload(pl_rule_begin) && out->key.Upload(key) && out->w.Upload(w);
@@ -1694,7 +1741,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   int num_chunks_ = 0, num_pairs_ = 0, max_q_ = 1, max_substates_ = 1;
   int cells_per_group_ = 8;  // pair-sum kernel: 8 or 16
   int max_rule_kernel_ = 2;  // max-rule binary kernel variant (options.max_rule_kernel)
-  int pair_sum_kernel_ = 3;  // pair-sum kernel variant (options.pair_sum_kernel)
+  int pair_sum_kernel_ = 5;  // pair-sum kernel variant (options.pair_sum_kernel)
   // Batch buffers.
   DeviceArray<double> in_, out_, acc_, scales_, log_likelihood_, lexical_, maxc_score_;
   DeviceArray<unsigned char> present_;
