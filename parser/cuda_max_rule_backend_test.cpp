@@ -129,14 +129,8 @@ void CompareAll(const Grammar& g, const Lexicon& lexicon,
                               {"pair-sum-1", {.pair_sum_kernel = 1}},
                               {"pair-sum-2", {.pair_sum_kernel = 2}},
                               {"pair-sum-3", {.pair_sum_kernel = 3}},
-                              {"pair-sum-4", {.pair_sum_kernel = 4}},
-                              {"pair-sum-5", {.pair_sum_kernel = 5}},
-                              {"pair-sum-6", {.pair_sum_kernel = 6}},
                               {"max-rule-1", {.max_rule_kernel = 1}},
-                              {"max-rule-2", {.max_rule_kernel = 2}},
-                              {"max-rule-6", {.max_rule_kernel = 6}},
-                              {"max-rule-7", {.max_rule_kernel = 7}},
-                              {"max-rule-8", {.max_rule_kernel = 8}}};
+                              {"max-rule-7", {.max_rule_kernel = 7}}};
   for (const Variant& variant : variants) {
     if (!TestVariantSelected(variant.name)) continue;
     auto device = CudaInsideOutsideBatch(g, nonempty, variant.options);

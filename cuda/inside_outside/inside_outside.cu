@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <string>
@@ -67,7 +66,6 @@ struct PairArrays {
   const int* pl_rule_begin;  // per target-of-tile: its rules in key/w
   const int* key;            // per rule: x * sY + y (x relative to the band)
   const double* w;           // per rule: probability
-  const double2* key_w;      // per rule: {probability, key in the low word} (variant 6)
 };
 
 // The partner cells of target item `it` (span `span`), partner k: X cell, Y cell.
@@ -143,9 +141,9 @@ __global__ void RefScaleKernel(Charts c, const CellItem* items, int item_offset,
 // to kG + 1 doubles a substate pair (the S stores of a warp, same cell and substate pairs 4 apart,
 // hit one bank 20 times over, ncu).
 template <int kG, int kMode, int kRules>
-__device__ __forceinline__ void PairSumBody(Charts c, const CellItem* items, int item_offset,
-                                            int span, PairArrays pairs, int num_items,
-                                            int max_partners, int max_bc, int groups_per_block) {
+__global__ void __launch_bounds__(kThreads)
+    PairSumKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,
+                  int num_items, int max_partners, int max_bc, int groups_per_block) {
   constexpr int kStride = kRules >= 3 ? kG + 1 : kG;  // doubles a substate pair in S
   extern __shared__ double shared[];
   double* sh_s = shared;                           // [substate pair][G (+ 1)]
@@ -201,7 +199,7 @@ __device__ __forceinline__ void PairSumBody(Charts c, const CellItem* items, int
     if (sh_total == 0) continue;
 
     // S[x][y] per cell of the group: sum over partners of (f X_x) * Y_y.
-    if constexpr (kRules >= 5) {
+    if constexpr (kRules == 5) {
       // FP64 tensor cores: per cell, S = X^T Y with X = partners x band rows (scaled by f), Y =
       // partners x s_Y: a warp per (cell, 8 x 8 tile of S), one m8n8k4 DMMA per 4 partners. PTX
       // fragments (mma.m8n8k4 .f64): A[m][k] and B[k][n] one double a lane, m = n = lane / 4,
@@ -233,37 +231,38 @@ __device__ __forceinline__ void PairSumBody(Charts c, const CellItem* items, int
         if (x < info.y && y < s_y) sh_s[(x * s_y + y) * kStride + g] = d0;
         if (x < info.y && y + 1 < s_y) sh_s[(x * s_y + y + 1) * kStride + g] = d1;
       }
-    } else
-    for (int e = threadIdx.x; e < kG * band_items; e += blockDim.x) {
-      const int g = e / band_items, rem = e % band_items;
-      const int x0 = (rem / quads) * kQuad, y0 = (rem % quads) * kQuad;
-      double sum[kQuad][kQuad];
+    } else {
+      for (int e = threadIdx.x; e < kG * band_items; e += blockDim.x) {
+        const int g = e / band_items, rem = e % band_items;
+        const int x0 = (rem / quads) * kQuad, y0 = (rem % quads) * kQuad;
+        double sum[kQuad][kQuad];
 #pragma unroll
-      for (int i = 0; i < kQuad; ++i)
+        for (int i = 0; i < kQuad; ++i)
 #pragma unroll
-        for (int j = 0; j < kQuad; ++j) sum[i][j] = 0;
-      const int count = sh_count[g];
-      for (int s = 0; s < count; ++s) {
-        const double f = sh_f[g * max_partners + s];
-        const double* xrow = xchart + size_t(sh_x[g * max_partners + s]) * c.num_states + info.x;
-        const double* yrow = c.in + size_t(sh_y[g * max_partners + s]) * c.num_states + info.z;
-        double xv[kQuad], yv[kQuad];
+          for (int j = 0; j < kQuad; ++j) sum[i][j] = 0;
+        const int count = sh_count[g];
+        for (int s = 0; s < count; ++s) {
+          const double f = sh_f[g * max_partners + s];
+          const double* xrow = xchart + size_t(sh_x[g * max_partners + s]) * c.num_states + info.x;
+          const double* yrow = c.in + size_t(sh_y[g * max_partners + s]) * c.num_states + info.z;
+          double xv[kQuad], yv[kQuad];
 #pragma unroll
-        for (int q = 0; q < kQuad; ++q) {
-          xv[q] = x0 + q < info.y ? f * xrow[x0 + q] : 0.0;
-          yv[q] = y0 + q < s_y ? yrow[y0 + q] : 0.0;
+          for (int q = 0; q < kQuad; ++q) {
+            xv[q] = x0 + q < info.y ? f * xrow[x0 + q] : 0.0;
+            yv[q] = y0 + q < s_y ? yrow[y0 + q] : 0.0;
+          }
+#pragma unroll
+          for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+            for (int j = 0; j < kQuad; ++j) sum[i][j] = fma(xv[i], yv[j], sum[i][j]);
         }
 #pragma unroll
         for (int i = 0; i < kQuad; ++i)
 #pragma unroll
-          for (int j = 0; j < kQuad; ++j) sum[i][j] = fma(xv[i], yv[j], sum[i][j]);
+          for (int j = 0; j < kQuad; ++j)
+            if (x0 + i < info.y && y0 + j < s_y)
+              sh_s[((x0 + i) * s_y + y0 + j) * kStride + g] = sum[i][j];
       }
-#pragma unroll
-      for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-        for (int j = 0; j < kQuad; ++j)
-          if (x0 + i < info.y && y0 + j < s_y)
-            sh_s[((x0 + i) * s_y + y0 + j) * kStride + g] = sum[i][j];
     }
     __syncthreads();
 
@@ -285,15 +284,8 @@ __device__ __forceinline__ void PairSumBody(Charts c, const CellItem* items, int
         if (kMode != kInside && !(c.in[size_t(target) * c.num_states + t] > 0)) continue;
         double acc = 0;
         const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
-        if constexpr (kRules == 6) {
-          for (int r = __ldg(pairs.pl_rule_begin + pl); r < rule_end; ++r) {
-            const double2 kw = __ldg(pairs.key_w + r);
-            acc = fma(kw.x, sh_s[__double2loint(kw.y) * kStride + g], acc);
-          }
-        } else {
-          for (int r = __ldg(pairs.pl_rule_begin + pl); r < rule_end; ++r)
-            acc = fma(__ldg(pairs.w + r), sh_s[__ldg(pairs.key + r) * kStride + g], acc);
-        }
+        for (int r = __ldg(pairs.pl_rule_begin + pl); r < rule_end; ++r)
+          acc = fma(__ldg(pairs.w + r), sh_s[__ldg(pairs.key + r) * kStride + g], acc);
         if (acc > 0) atomicAdd(c.acc + size_t(target) * c.num_states + t, acc);
       }
     } else {
@@ -350,25 +342,6 @@ __device__ __forceinline__ void PairSumBody(Charts c, const CellItem* items, int
       }
     }
   }
-}
-
-template <int kG, int kMode, int kRules>
-__global__ void __launch_bounds__(kThreads)
-    PairSumKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,
-                  int num_items, int max_partners, int max_bc, int groups_per_block) {
-  PairSumBody<kG, kMode, kRules>(c, items, item_offset, span, pairs, num_items, max_partners,
-                                 max_bc, groups_per_block);
-}
-
-// Pair-sum variant 4: variant 3 compiled for 4 blocks an SM (at most 64 registers a thread; variant
-// 3 takes 80, so 3 blocks an SM: 37.5% occupancy, and 38% of its stalls wait on L1 loads, ncu).
-template <int kG, int kMode>
-__global__ void __launch_bounds__(kThreads, 4)
-    PairSumKernelFourBlocks(Charts c, const CellItem* items, int item_offset, int span,
-                            PairArrays pairs, int num_items, int max_partners, int max_bc,
-                            int groups_per_block) {
-  PairSumBody<kG, kMode, 3>(c, items, item_offset, span, pairs, num_items, max_partners, max_bc,
-                            groups_per_block);
 }
 
 // Span 1 of the inside pass: acc = exp(lexical - M), M = the cell's largest lexical log-score.
@@ -471,7 +444,7 @@ struct MaxRuleArrays {
   const double* pu_w;          // probability
   const int* symbol_first_state;
   const int* symbol_num_substates;
-  // Max-rule binary kernels 6 and 7: per base rule its distinct (b, c) substate pairs ("entries")
+  // Max-rule binary kernel 7: per base rule its distinct (b, c) substate pairs ("entries")
   // [entry_begin[rule], entry_begin[rule + 1]), sorted by (b, c); per entry (b << 16) | c and its
   // parent substates [entry_rule_begin[e], entry_rule_begin[e + 1]) in entry_a / entry_w.
   const int* entry_begin;
@@ -665,7 +638,9 @@ __global__ void __launch_bounds__(kThreads)
   StoreBlockBest(best, candidates + size_t(blockIdx.x) * num_chunks + blockIdx.y);
 }
 
-// Variants 6 (kR = 8) and 7 (kR = 4): a warp per base rule, no block barrier between rules.
+// Variant 7 (kR = 4): a warp per base rule, no block barrier between rules. Measured slower than
+// variant 2 on en_sm6s (14.4 s against 11.1; kR = 8 21.2 s; 4 usable splits a step 14.5 s:
+// bench/RESULTS.md), kept as the base of the next step named there (big rules over all warps).
 // Variant 2 ran three block-wide phases of little work per (cell, base rule), each behind a
 // barrier, and its per-split products ran over all s_B x s_C substate pairs of Q although on
 // en_sm6s only 27% of them are a rule's (646,296 distinct (b, c) of 2,387,041). Here a block per
@@ -677,10 +652,7 @@ __global__ void __launch_bounds__(kThreads)
 // warp reduction gives lane k % 32 its split's sum. The lane of a split keeps its candidate; the
 // block reduction (StoreBlockBest) keeps the first best (rule, split) as the other variants.
 // Dynamic shared: the parent symbol's outpre values.
-// Variant 8 (kR = 4, kS = 4): 6 and 7 measured slower than 2 (bench/RESULTS.md): a warp's
-// per-split step is one chain of dependent loads and a 5-step shuffle reduction; here each step
-// takes up to kS usable splits at once (independent loads and reductions in flight).
-template <int kR, int kS>
+template <int kR>
 __global__ void __launch_bounds__(kThreads)
     MaxcBinaryEntryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
                           int item_offset, int span, Candidate* candidates, int num_chunks) {
@@ -750,38 +722,23 @@ __global__ void __launch_bounds__(kThreads)
               q[i] = sum;
             }
           }
-          for (unsigned bits = usable; bits != 0;) {
-            int kk[kS];  // the next kS usable splits (-1: none), warp-uniform
-            double s[kS];
+          for (unsigned bits = usable; bits != 0; bits &= bits - 1) {
+            const int kk = __ffs(bits) - 1;
+            const int lck = __shfl_sync(kAll, lc, kk), rck = __shfl_sync(kAll, rc, kk);
+            const double* left = c.in + size_t(lck) * c.num_states + b_first;
+            const double* right = c.in + size_t(rck) * c.num_states + c_first;
+            double s = 0;
 #pragma unroll
-            for (int t = 0; t < kS; ++t) {
-              kk[t] = bits != 0 ? __ffs(bits) - 1 : -1;
-              bits &= bits - 1;  // 0 stays 0
-              s[t] = 0;
-            }
+            for (int i = 0; i < kR; ++i)
+              if (i < passes) s = fma(q[i] * __ldg(left + ob[i]), __ldg(right + oc[i]), s);
 #pragma unroll
-            for (int t = 0; t < kS; ++t) {
-              if (kk[t] < 0) continue;
-              const int lck = __shfl_sync(kAll, lc, kk[t]), rck = __shfl_sync(kAll, rc, kk[t]);
-              const double* left = c.in + size_t(lck) * c.num_states + b_first;
-              const double* right = c.in + size_t(rck) * c.num_states + c_first;
-#pragma unroll
-              for (int i = 0; i < kR; ++i)
-                if (i < passes) s[t] = fma(q[i] * __ldg(left + ob[i]), __ldg(right + oc[i]), s[t]);
-            }
-#pragma unroll
-            for (int offset = 16; offset > 0; offset >>= 1) {
-#pragma unroll
-              for (int t = 0; t < kS; ++t) s[t] += __shfl_xor_sync(kAll, s[t], offset);
-            }
-#pragma unroll
-            for (int t = 0; t < kS; ++t)
-              if (lane == kk[t]) acc += s[t];
+            for (int offset = 16; offset > 0; offset >>= 1) s += __shfl_xor_sync(kAll, s, offset);
+            if (lane == kk) acc += s;
           }
         }
         if (ok && acc > 0) {
-          const Candidate cand{ml + mr + log(acc) + cell_term + c.in_scale[lc] + c.in_scale[rc],
-                               br, it.start + 1 + k};
+          const Candidate cand{ml + mr + log(acc) + cell_term + c.in_scale[lc] + c.in_scale[rc], br,
+                               it.start + 1 + k};
           if (Better(cand, best)) best = cand;
         }
       }
@@ -970,13 +927,11 @@ struct PairLayout {
   DeviceArray<int2> symbols;
   DeviceArray<int> tiles, pl_begin, pl_target, pl_rule_begin, key;
   DeviceArray<double> w;
-  DeviceArray<double2> key_w;
   int num_tiles = 0;
   int max_bc = 0;
   PairArrays view() const {
     return {info.get(),      symbols.get(),       tiles.get(), pl_begin.get(),
-            pl_target.get(), pl_rule_begin.get(), key.get(),   w.get(),
-            key_w.get()};
+            pl_target.get(), pl_rule_begin.get(), key.get(),   w.get()};
   }
 };
 
@@ -1019,12 +974,10 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     num_states_ = g.num_states;
     num_symbols_ = g.num_symbols;
     cells_per_group_ = options.cells_per_group == 16 ? 16 : 8;
-    max_rule_kernel_ = options.max_rule_kernel == 1 ||
-                               (options.max_rule_kernel >= 6 && options.max_rule_kernel <= 8)
-                           ? options.max_rule_kernel
-                           : 2;
+    max_rule_kernel_ =
+        options.max_rule_kernel == 1 || options.max_rule_kernel == 7 ? options.max_rule_kernel : 2;
     pair_sum_kernel_ =
-        options.pair_sum_kernel >= 1 && options.pair_sum_kernel <= 6 ? options.pair_sum_kernel : 5;
+        options.pair_sum_kernel >= 1 && options.pair_sum_kernel <= 3 ? options.pair_sum_kernel : 5;
     cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
     if (!AllowDynamicShared(UnaryNormalizeKernel, size_t(num_states_) * sizeof(double),
                             max_shared_optin_, "unary", error)) {
@@ -1352,19 +1305,11 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         // AllowDynamicShared counts the kernels' static shared bytes too (a 134-word sentence
         // of gum_sm5.gr failed with "invalid argument" when only the dynamic bytes were).
         Kind(kKindMaxcBinary);
-        if (max_rule_kernel_ >= 6 && max_rule_kernel_ <= 8) {
+        if (max_rule_kernel_ == 7) {
           const size_t entry_shared = size_t(max_substates_) * sizeof(double);
-          if (num_chunks_ > 0 && max_rule_kernel_ == 6)
-            MaxcBinaryEntryKernel<8, 1><<<dim3(count, num_chunks_), kThreads, entry_shared, stream_>>>(
+          if (num_chunks_ > 0)
+            MaxcBinaryEntryKernel<4><<<dim3(count, num_chunks_), kThreads, entry_shared, stream_>>>(
                 c, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_);
-          if (num_chunks_ > 0 && max_rule_kernel_ == 7)
-            MaxcBinaryEntryKernel<4, 1><<<dim3(count, num_chunks_), kThreads, entry_shared,
-                                          stream_>>>(c, m, r, items_.get(), offset, span,
-                                                     candidates_.get(), num_chunks_);
-          if (num_chunks_ > 0 && max_rule_kernel_ == 8)
-            MaxcBinaryEntryKernel<4, 4><<<dim3(count, num_chunks_), kThreads, entry_shared,
-                                          stream_>>>(c, m, r, items_.get(), offset, span,
-                                                     candidates_.get(), num_chunks_);
         } else if (max_rule_kernel_ == 1) {
           if (!AllowDynamicShared(MaxcBinaryWarpKernel, shared, max_shared_optin_, "max-rule",
                                   error))
@@ -1439,20 +1384,10 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                  ? LaunchPairSumG<16, kMode, 1>(c, offset, count, span, max_partners, error)
                  : LaunchPairSumG<8, kMode, 1>(c, offset, count, span, max_partners, error);
     }
-    if (pair_sum_kernel_ == 4) {
-      return cells_per_group_ == 16
-                 ? LaunchPairSumG<16, kMode, 4>(c, offset, count, span, max_partners, error)
-                 : LaunchPairSumG<8, kMode, 4>(c, offset, count, span, max_partners, error);
-    }
     if (pair_sum_kernel_ == 5) {
       return cells_per_group_ == 16
                  ? LaunchPairSumG<16, kMode, 5>(c, offset, count, span, max_partners, error)
                  : LaunchPairSumG<8, kMode, 5>(c, offset, count, span, max_partners, error);
-    }
-    if (pair_sum_kernel_ == 6) {
-      return cells_per_group_ == 16
-                 ? LaunchPairSumG<16, kMode, 6>(c, offset, count, span, max_partners, error)
-                 : LaunchPairSumG<8, kMode, 6>(c, offset, count, span, max_partners, error);
     }
     if (pair_sum_kernel_ == 3) {
       return cells_per_group_ == 16
@@ -1471,20 +1406,15 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     if (layout.num_tiles == 0 || max_partners <= 0) return true;
     const size_t shared = size_t(kRules >= 3 ? kG + 1 : kG) * layout.max_bc * sizeof(double) +
                           size_t(kG) * max_partners * 16;
-    const auto kernel = [] {
-      if constexpr (kRules == 4) {
-        return PairSumKernelFourBlocks<kG, kMode>;
-      } else {
-        return PairSumKernel<kG, kMode, kRules>;
-      }
-    }();
-    if (!AllowDynamicShared(kernel, shared, max_shared_optin_, "pair-sum", error)) return false;
+    if (!AllowDynamicShared(PairSumKernel<kG, kMode, kRules>, shared, max_shared_optin_, "pair-sum",
+                            error))
+      return false;
     const int groups = (count + kG - 1) / kG;
     const int tiles = layout.num_tiles;
     const int blocks_x = std::max(1, std::min(groups, (num_sms_ * 64 + tiles - 1) / tiles));
     const int per_block = (groups + blocks_x - 1) / blocks_x;
     const int launched_x = (groups + per_block - 1) / per_block;
-    kernel<<<dim3(launched_x, tiles), kThreads, shared, stream_>>>(
+    PairSumKernel<kG, kMode, kRules><<<dim3(launched_x, tiles), kThreads, shared, stream_>>>(
         c, items_.get(), offset, span, layout.view(), count, max_partners, layout.max_bc,
         per_block);
     const cudaError_t launch = cudaGetLastError();
@@ -1561,14 +1491,6 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                      [&](int a, int b) { return tile_rules[a] > tile_rules[b]; });
     out->num_tiles = static_cast<int>(order.size());
     if (out->num_tiles > 65535) return false;
-    std::vector<double2> key_w(key.size());
-    for (size_t k = 0; k < key.size(); ++k) {
-      const int64_t bits = static_cast<int64_t>(static_cast<uint32_t>(key[k]));
-      double packed;
-      std::memcpy(&packed, &bits, sizeof(packed));
-      key_w[k] = make_double2(w[k], packed);
-    }
-    if (!out->key_w.Upload(key_w)) return false;
     return out->info.Upload(info) && out->symbols.Upload(symbols) && out->tiles.Upload(order) &&
            out->pl_begin.Upload(pl_begin) && out->pl_target.Upload(pl_target) &&
            out->pl_rule_begin.Upload(pl_rule_begin) && out->key.Upload(key) && out->w.Upload(w);
@@ -1588,7 +1510,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     std::vector<int4> base, chunks;
     std::vector<int> keys, chunk_begin{0};
     std::vector<double> w, dense;
-    // Entries (max-rule binary kernels 6 and 7): distinct (b, c) per base rule, their (a, p).
+    // Entries (max-rule binary kernel 7): distinct (b, c) per base rule, their (a, p).
     std::vector<int> entry_begin{0}, entry_bc, entry_rule_begin{0}, entry_a;
     std::vector<double> entry_w;
     auto it = by_base.begin();
@@ -1693,16 +1615,17 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
            symbol_chunk_begin_.Upload(chunk_begin) && pair_begin_.Upload(pair_begin) &&
            pair_symbols_.Upload(pair_symbols) && pair_rule_begin_.Upload(pair_rule_begin) &&
            pu_parent_.Upload(pu_parent) && pu_child_.Upload(pu_child) && pu_w_.Upload(pu_w) &&
-           entry_begin_.Upload(entry_begin) && entry_bc_.Upload(entry_bc) &&
-           entry_rule_begin_.Upload(entry_rule_begin) && entry_a_.Upload(entry_a) &&
-           entry_w_.Upload(entry_w);
+           (max_rule_kernel_ != 7 ||
+            (entry_begin_.Upload(entry_begin) && entry_bc_.Upload(entry_bc) &&
+             entry_rule_begin_.Upload(entry_rule_begin) && entry_a_.Upload(entry_a) &&
+             entry_w_.Upload(entry_w)));
   }
 
   MaxRuleArrays MaxRuleView() const {
-    return {mr_base_.get(),      mr_key_.get(),     mr_w_.get(),         mr_dense_.get(),
-            mr_chunk_.get(),     pair_begin_.get(), pair_symbols_.get(), pair_rule_begin_.get(),
-            pu_parent_.get(),    pu_child_.get(),   pu_w_.get(),         first_state_.get(),
-            num_substates_.get(), entry_begin_.get(), entry_bc_.get(), entry_rule_begin_.get(),
+    return {mr_base_.get(),       mr_key_.get(),      mr_w_.get(),         mr_dense_.get(),
+            mr_chunk_.get(),      pair_begin_.get(),  pair_symbols_.get(), pair_rule_begin_.get(),
+            pu_parent_.get(),     pu_child_.get(),    pu_w_.get(),         first_state_.get(),
+            num_substates_.get(), entry_begin_.get(), entry_bc_.get(),     entry_rule_begin_.get(),
             entry_a_.get(),       entry_w_.get()};
   }
 
@@ -1735,7 +1658,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<int> mr_key_, symbol_chunk_begin_, pair_begin_, pair_rule_begin_, pu_parent_,
       pu_child_;
   DeviceArray<double> mr_w_, pu_w_, mr_dense_;
-  DeviceArray<int> entry_begin_, entry_bc_, entry_rule_begin_, entry_a_;  // kernels 6 and 7
+  DeviceArray<int> entry_begin_, entry_bc_, entry_rule_begin_, entry_a_;  // kernel 7 only
   DeviceArray<double> entry_w_;
   DeviceArray<int2> pair_symbols_;
   int num_chunks_ = 0, num_pairs_ = 0, max_q_ = 1, max_substates_ = 1;
