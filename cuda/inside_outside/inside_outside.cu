@@ -528,6 +528,38 @@ __device__ void StoreBlockBest(Candidate best, Candidate* out) {
   }
 }
 
+// A max-rule binary block: a cell of the launch's span and a chunk of one parent symbol's base
+// rules ({parent symbol, first base rule, end base rule}), and where its best candidate goes.
+struct MaxcBlock {
+  CellItem it;
+  int cell;
+  int4 chunk;
+  Candidate* slot;
+};
+
+// The start of a max-rule binary block: false, with the block's candidate stored as none, when the
+// parent symbol has no outpre in the cell or the sentence no parse (uniform over the block); else
+// the parent's outpre values are copied to sh_out (the caller synchronizes before reading them).
+__device__ bool MaxcBlockStart(const Charts& c, const MaxRuleArrays& r, const CellItem* items,
+                               int item_offset, int span, Candidate* candidates, int num_chunks,
+                               double* sh_out, MaxcBlock* b) {
+  b->it = items[item_offset + blockIdx.x];
+  b->cell = b->it.base + ChartCellIndex(b->it.n, b->it.start, b->it.start + span);
+  b->chunk = __ldg(r.chunk + blockIdx.y);
+  b->slot = candidates + size_t(blockIdx.x) * num_chunks + blockIdx.y;
+  const int a_sym = b->chunk.x;
+  if (!c.present_out[size_t(b->cell) * c.num_symbols + a_sym] ||
+      !(c.log_likelihood[b->it.sentence] > kNegInfD)) {
+    if (threadIdx.x == 0) *b->slot = Candidate{kNegInfD, -1, -1};
+    return false;
+  }
+  const int a_first = __ldg(r.symbol_first_state + a_sym);
+  const int s_a = __ldg(r.symbol_num_substates + a_sym);
+  const double* out = c.out + size_t(b->cell) * c.num_states + a_first;
+  for (int a = threadIdx.x; a < s_a; a += blockDim.x) sh_out[a] = out[a];
+  return true;
+}
+
 // A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q),
 // span doubles (per-split candidates), the parent symbol's outpre values.
 __global__ void __launch_bounds__(kThreads)
@@ -539,24 +571,19 @@ __global__ void __launch_bounds__(kThreads)
   double* sh_out = sh_q + max_q;             // the parent symbol's outpre values
   double* sh_rows = sh_out + max_substates;  // [split][b]: in_L(b) sum_c Q[b][c] in_R(c)
   int* sh_valid = reinterpret_cast<int*>(sh_rows + size_t(span) * max_substates);  // [split]
-  const CellItem it = items[item_offset + blockIdx.x];
-  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
-  const int4 chunk = __ldg(r.chunk + blockIdx.y);
+  MaxcBlock block;
+  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, sh_out, &block))
+    return;  // uniform over the block
+  const CellItem& it = block.it;
+  const int cell = block.cell;
+  const int4 chunk = block.chunk;
   const int a_sym = chunk.x;
   // Each thread keeps the first best (rule, split) of the splits k = threadIdx.x (+ blockDim.x..),
   // visiting rules in order: the first maximum in (rule, split) order among its candidates.
   Candidate best{kNegInfD, -1, -1};
-  const double log_pw = c.log_likelihood[it.sentence];
-  if (!c.present_out[size_t(cell) * c.num_symbols + a_sym] || !(log_pw > kNegInfD)) {
-    if (threadIdx.x == 0) candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = best;
-    return;  // uniform over the block
-  }
   {
-    const int a_first = __ldg(r.symbol_first_state + a_sym);
     const int s_a = __ldg(r.symbol_num_substates + a_sym);
-    const double* out = c.out + size_t(cell) * c.num_states + a_first;
-    for (int a = threadIdx.x; a < s_a; a += blockDim.x) sh_out[a] = out[a];
-    const double cell_term = c.out_scale[cell] - log_pw;
+    const double cell_term = c.out_scale[cell] - c.log_likelihood[it.sentence];
     const int splits = span - 1;
     for (int br = chunk.y; br < chunk.z; ++br) {
       const int4 base = __ldg(r.base + br);
@@ -635,7 +662,7 @@ __global__ void __launch_bounds__(kThreads)
       // The next rule's first barrier (__syncthreads_or) orders these reads before new writes.
     }
   }
-  StoreBlockBest(best, candidates + size_t(blockIdx.x) * num_chunks + blockIdx.y);
+  StoreBlockBest(best, block.slot);
 }
 
 // Variant 7 (kR = 4): a warp per base rule, no block barrier between rules. Measured slower than
@@ -658,24 +685,17 @@ __global__ void __launch_bounds__(kThreads)
                           int item_offset, int span, Candidate* candidates, int num_chunks) {
   extern __shared__ double sh_out[];
   __shared__ int sh_next;
-  const CellItem it = items[item_offset + blockIdx.x];
-  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
-  const int4 chunk = __ldg(r.chunk + blockIdx.y);
-  const int a_sym = chunk.x;
-  Candidate best{kNegInfD, -1, -1};
-  const double log_pw = c.log_likelihood[it.sentence];
-  if (!c.present_out[size_t(cell) * c.num_symbols + a_sym] || !(log_pw > kNegInfD)) {
-    if (threadIdx.x == 0) candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = best;
+  MaxcBlock block;
+  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, sh_out, &block))
     return;  // uniform over the block
-  }
+  const CellItem& it = block.it;
+  const int cell = block.cell;
+  const int4 chunk = block.chunk;
+  Candidate best{kNegInfD, -1, -1};
   {
-    const int a_first = __ldg(r.symbol_first_state + a_sym);
-    const int s_a = __ldg(r.symbol_num_substates + a_sym);
-    const double* out = c.out + size_t(cell) * c.num_states + a_first;
-    for (int a = threadIdx.x; a < s_a; a += blockDim.x) sh_out[a] = out[a];
     if (threadIdx.x == 0) sh_next = chunk.y;
     __syncthreads();
-    const double cell_term = c.out_scale[cell] - log_pw;
+    const double cell_term = c.out_scale[cell] - c.log_likelihood[it.sentence];
     const int splits = span - 1;
     const int lane = threadIdx.x % 32;
     constexpr unsigned kAll = 0xffffffffu;
@@ -744,7 +764,7 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
   }
-  StoreBlockBest(best, candidates + size_t(blockIdx.x) * num_chunks + blockIdx.y);
+  StoreBlockBest(best, block.slot);
 }
 
 // The first version (option max_rule_kernel = 1): a warp per split point, lanes over b, and
