@@ -68,6 +68,21 @@ Row Time(const std::string& name, ViterbiBackend& backend, std::span<const Sente
   return row;
 }
 
+// "gG-pP-mM": cells per pair-sum group, pair-sum kernel, max-rule binary kernel.
+cuda::DeviceInsideOutsideOptions ParseVariant(const std::string& variant) {
+  cuda::DeviceInsideOutsideOptions options;
+  for (size_t at = 0; at < variant.size();) {
+    const size_t dash = std::min(variant.find('-', at), variant.size());
+    const std::string part = variant.substr(at, dash - at);
+    const int value = part.size() > 1 ? std::atoi(part.c_str() + 1) : 0;
+    if (part[0] == 'g') options.cells_per_group = value;
+    if (part[0] == 'p') options.pair_sum_kernel = value;
+    if (part[0] == 'm') options.max_rule_kernel = value;
+    at = dash + 1;
+  }
+  return options;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,7 +93,7 @@ int main(int argc, char** argv) {
                                              "../shared/grammars/reference/gum_sm3/sentences.txt"};
   int count = 0, cpu_count = 8, cpu_max_length = 12, max_batch = 256, threads = 0;
   bool steady = false;
-  std::vector<std::string> variants = {"g8-p3-m2", "g8-p2-m2", "g8-p1-m2"};
+  std::vector<std::string> variants = {"g8-p5-m2", "g8-p3-m2", "g8-p5-m7"};
   app.add_option("--grammar", grammars, "grammar specs (LoadBerkeleyModel)")->required();
   app.add_option("--lengths", lengths_file, "sentence lengths, one a line (WSJ23 by default)");
   app.add_option("--sentences", sentence_files, "tokenized sentences whose tokens fill the bench");
@@ -90,6 +105,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-batch", max_batch, "max-rule: sentences per device batch at most");
   app.add_option("--threads", threads, "CPU threads (0 = all)");
   app.add_flag("--steady", steady, "warm the GPU backends up on the whole set first");
+  std::vector<std::string> end_to_end = {"default"};
+  app.add_option("--end-to-end", end_to_end,
+                 "end-to-end max-rule rows: 'default' or kernel variants gG-pP-mM (as --variants)");
   app.add_option("--variants", variants,
                  "device-only rows: kernel variants gG-pP-mM (cells per pair-sum group, pair-sum "
                  "rule phase, max-rule binary kernel; cuda/inside_outside/inside_outside.h)");
@@ -160,16 +178,22 @@ int main(int argc, char** argv) {
       (*viterbi)->ParseBatch(steady ? all : all.first(std::min<size_t>(8, all.size())));
       Print(Time("cuda viterbi (" + (*viterbi)->name() + ")", **viterbi, all, nullptr));
     }
-    std::vector<ParseOutcome> gpu;
-    if (!no_end_to_end) {
-      auto max_rule = MakeCudaMaxRuleBackend(
-          g, CudaMaxRuleOptions{.max_batch_sentences = max_batch, .extraction_threads = threads});
+    std::vector<ParseOutcome> gpu, first_gpu;
+    for (const std::string& variant : no_end_to_end ? std::vector<std::string>{} : end_to_end) {
+      CudaMaxRuleOptions e2e{.max_batch_sentences = max_batch, .extraction_threads = threads};
+      if (variant != "default") {
+        const cuda::DeviceInsideOutsideOptions kernels = ParseVariant(variant);
+        e2e.cells_per_group = kernels.cells_per_group;
+        e2e.pair_sum_kernel = kernels.pair_sum_kernel;
+        e2e.max_rule_kernel = kernels.max_rule_kernel;
+      }
+      auto max_rule = MakeCudaMaxRuleBackend(g, e2e);
       if (!max_rule.ok()) {
         std::printf("| cuda max-rule | %s\n", max_rule.status().message().c_str());
         continue;
       }
       (*max_rule)->ParseBatch(steady ? all : all.first(std::min<size_t>(8, all.size())));
-      Row row = Time("cuda max-rule", **max_rule, all, &gpu);
+      Row row = Time("cuda max-rule (" + variant + ")", **max_rule, all, &gpu);
       if (!cpu_max_rule.empty()) {
         size_t same = 0;
         for (size_t k = 0; k < cpu_indices.size(); ++k) {
@@ -180,6 +204,15 @@ int main(int argc, char** argv) {
         row.note += "; agree with cpu max-rule " + std::to_string(same) + "/" +
                     std::to_string(cpu_indices.size());
       }
+      if (first_gpu.empty()) {
+        first_gpu = gpu;
+      } else {  // trees and statuses against the first end-to-end row's
+        size_t same = 0;
+        for (size_t k = 0; k < gpu.size(); ++k)
+          same += gpu[k].status == first_gpu[k].status && gpu[k].tree == first_gpu[k].tree;
+        row.note += "; same trees as the first row " + std::to_string(same) + "/" +
+                    std::to_string(gpu.size());
+      }
       Print(row);
     }
 
@@ -189,16 +222,7 @@ int main(int argc, char** argv) {
     // variant's.
     std::vector<uint64_t> first_hashes;
     for (const std::string& variant : variants) {
-      cuda::DeviceInsideOutsideOptions options;
-      for (size_t at = 0; at < variant.size();) {
-        const size_t dash = std::min(variant.find('-', at), variant.size());
-        const std::string part = variant.substr(at, dash - at);
-        const int value = part.size() > 1 ? std::atoi(part.c_str() + 1) : 0;
-        if (part[0] == 'g') options.cells_per_group = value;
-        if (part[0] == 'p') options.pair_sum_kernel = value;
-        if (part[0] == 'm') options.max_rule_kernel = value;
-        at = dash + 1;
-      }
+      const cuda::DeviceInsideOutsideOptions options = ParseVariant(variant);
       std::string error;
       auto device = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(g), options, &error);
       if (!device) {

@@ -220,8 +220,11 @@ StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>> CreateDevice(
 
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaMaxRuleBackend(
     const Grammar& grammar, const CudaMaxRuleOptions& options) {
-  auto device = CreateDevice(grammar, {.max_batch_bytes = options.max_batch_bytes,
-                                       .cells_per_group = options.cells_per_group});
+  cuda::DeviceInsideOutsideOptions device_options{.max_batch_bytes = options.max_batch_bytes,
+                                                  .cells_per_group = options.cells_per_group};
+  if (options.pair_sum_kernel > 0) device_options.pair_sum_kernel = options.pair_sum_kernel;
+  if (options.max_rule_kernel > 0) device_options.max_rule_kernel = options.max_rule_kernel;
+  auto device = CreateDevice(grammar, device_options);
   if (!device.ok()) return device.status();
   return std::unique_ptr<ViterbiBackend>(
       std::make_unique<CudaMaxRuleBackend>(grammar, std::move(*device), options));

@@ -31,6 +31,9 @@ struct CudaMaxRuleOptions {
   int max_batch_sentences = 256;  // sentences per batch at most
   int extraction_threads = 0;     // CPU threads for tree extraction; 0 = all
   int cells_per_group = 8;        // pair-sum kernel (cuda/inside_outside/inside_outside.h): 8 or 16
+  // Kernel variants (cuda/inside_outside/inside_outside.h's options); 0 = the device's default.
+  int pair_sum_kernel = 0;
+  int max_rule_kernel = 0;
   // A sentence that fails on the device on its own (out of memory, a device error) is parsed on
   // the CPU; false: its outcome says kOutOfMemory or kFailed instead (the multi-device backend
   // then hands it, or the whole device's work, elsewhere).

@@ -128,7 +128,9 @@ void CompareAll(const Grammar& g, const Lexicon& lexicon,
                               {"g16", {.cells_per_group = 16}},
                               {"pair-sum-1", {.pair_sum_kernel = 1}},
                               {"pair-sum-2", {.pair_sum_kernel = 2}},
-                              {"max-rule-1", {.max_rule_kernel = 1}}};
+                              {"pair-sum-3", {.pair_sum_kernel = 3}},
+                              {"max-rule-1", {.max_rule_kernel = 1}},
+                              {"max-rule-7", {.max_rule_kernel = 7}}};
   for (const Variant& variant : variants) {
     if (!TestVariantSelected(variant.name)) continue;
     auto device = CudaInsideOutsideBatch(g, nonempty, variant.options);

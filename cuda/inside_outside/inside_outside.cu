@@ -148,7 +148,7 @@ template <int kG, int kMode, int kRules>
 __global__ void __launch_bounds__(kThreads)
     PairSumKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,
                   int num_items, int max_partners, int max_bc, int groups_per_block) {
-  constexpr int kStride = kRules == 3 ? kG + 1 : kG;  // doubles a substate pair in S
+  constexpr int kStride = kRules >= 3 ? kG + 1 : kG;  // doubles a substate pair in S
   extern __shared__ double shared[];
   double* sh_s = shared;                           // [substate pair][G (+ 1)]
   double* sh_f = sh_s + size_t(kStride) * max_bc;  // [G][partner]
@@ -203,36 +203,70 @@ __global__ void __launch_bounds__(kThreads)
     if (sh_total == 0) continue;
 
     // S[x][y] per cell of the group: sum over partners of (f X_x) * Y_y.
-    for (int e = threadIdx.x; e < kG * band_items; e += blockDim.x) {
-      const int g = e / band_items, rem = e % band_items;
-      const int x0 = (rem / quads) * kQuad, y0 = (rem % quads) * kQuad;
-      double sum[kQuad][kQuad];
+    if constexpr (kRules == 5) {
+      // FP64 tensor cores: per cell, S = X^T Y with X = partners x band rows (scaled by f), Y =
+      // partners x s_Y: a warp per (cell, 8 x 8 tile of S), one m8n8k4 DMMA per 4 partners. PTX
+      // fragments (mma.m8n8k4 .f64): A[m][k] and B[k][n] one double a lane, m = n = lane / 4,
+      // k = lane % 4; D two doubles a lane, row lane / 4, columns 2 (lane % 4) + {0, 1}.
+      const int tiles_x = (info.y + 7) / 8, tiles_y = (s_y + 7) / 8;
+      const int per_cell = tiles_x * tiles_y;
+      const int row = lane / 4, kq = lane % 4;
+      for (int e = warp; e < kG * per_cell; e += blockDim.x / 32) {
+        const int g = e / per_cell, rem = e % per_cell;
+        const int x0 = (rem / tiles_y) * 8, y0 = (rem % tiles_y) * 8;
+        const bool x_in = x0 + row < info.y, y_in = y0 + row < s_y;
+        const int count = sh_count[g];
+        double d0 = 0, d1 = 0;
+        for (int s0 = 0; s0 < count; s0 += 4) {
+          const int s = s0 + kq;
+          double a = 0, b = 0;
+          if (s < count) {
+            const int slot = g * max_partners + s;
+            if (x_in)
+              a = sh_f[slot] * xchart[size_t(sh_x[slot]) * c.num_states + info.x + x0 + row];
+            if (y_in) b = c.in[size_t(sh_y[slot]) * c.num_states + info.z + y0 + row];
+          }
+          asm volatile(
+              "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+              : "+d"(d0), "+d"(d1)
+              : "d"(a), "d"(b));
+        }
+        const int x = x0 + row, y = y0 + 2 * kq;
+        if (x < info.y && y < s_y) sh_s[(x * s_y + y) * kStride + g] = d0;
+        if (x < info.y && y + 1 < s_y) sh_s[(x * s_y + y + 1) * kStride + g] = d1;
+      }
+    } else {
+      for (int e = threadIdx.x; e < kG * band_items; e += blockDim.x) {
+        const int g = e / band_items, rem = e % band_items;
+        const int x0 = (rem / quads) * kQuad, y0 = (rem % quads) * kQuad;
+        double sum[kQuad][kQuad];
 #pragma unroll
-      for (int i = 0; i < kQuad; ++i)
+        for (int i = 0; i < kQuad; ++i)
 #pragma unroll
-        for (int j = 0; j < kQuad; ++j) sum[i][j] = 0;
-      const int count = sh_count[g];
-      for (int s = 0; s < count; ++s) {
-        const double f = sh_f[g * max_partners + s];
-        const double* xrow = xchart + size_t(sh_x[g * max_partners + s]) * c.num_states + info.x;
-        const double* yrow = c.in + size_t(sh_y[g * max_partners + s]) * c.num_states + info.z;
-        double xv[kQuad], yv[kQuad];
+          for (int j = 0; j < kQuad; ++j) sum[i][j] = 0;
+        const int count = sh_count[g];
+        for (int s = 0; s < count; ++s) {
+          const double f = sh_f[g * max_partners + s];
+          const double* xrow = xchart + size_t(sh_x[g * max_partners + s]) * c.num_states + info.x;
+          const double* yrow = c.in + size_t(sh_y[g * max_partners + s]) * c.num_states + info.z;
+          double xv[kQuad], yv[kQuad];
 #pragma unroll
-        for (int q = 0; q < kQuad; ++q) {
-          xv[q] = x0 + q < info.y ? f * xrow[x0 + q] : 0.0;
-          yv[q] = y0 + q < s_y ? yrow[y0 + q] : 0.0;
+          for (int q = 0; q < kQuad; ++q) {
+            xv[q] = x0 + q < info.y ? f * xrow[x0 + q] : 0.0;
+            yv[q] = y0 + q < s_y ? yrow[y0 + q] : 0.0;
+          }
+#pragma unroll
+          for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+            for (int j = 0; j < kQuad; ++j) sum[i][j] = fma(xv[i], yv[j], sum[i][j]);
         }
 #pragma unroll
         for (int i = 0; i < kQuad; ++i)
 #pragma unroll
-          for (int j = 0; j < kQuad; ++j) sum[i][j] = fma(xv[i], yv[j], sum[i][j]);
+          for (int j = 0; j < kQuad; ++j)
+            if (x0 + i < info.y && y0 + j < s_y)
+              sh_s[((x0 + i) * s_y + y0 + j) * kStride + g] = sum[i][j];
       }
-#pragma unroll
-      for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-        for (int j = 0; j < kQuad; ++j)
-          if (x0 + i < info.y && y0 + j < s_y)
-            sh_s[((x0 + i) * s_y + y0 + j) * kStride + g] = sum[i][j];
     }
     __syncthreads();
 
@@ -421,6 +455,14 @@ struct MaxRuleArrays {
   const double* pu_w;          // probability
   const int* symbol_first_state;
   const int* symbol_num_substates;
+  // Max-rule binary kernel 7: per base rule its distinct (b, c) substate pairs ("entries")
+  // [entry_begin[rule], entry_begin[rule + 1]), sorted by (b, c); per entry (b << 16) | c and its
+  // parent substates [entry_rule_begin[e], entry_rule_begin[e + 1]) in entry_a / entry_w.
+  const int* entry_begin;
+  const int* entry_bc;
+  const int* entry_rule_begin;
+  const int* entry_a;
+  const double* entry_w;
 };
 
 struct MaxcChart {
@@ -467,14 +509,18 @@ struct Candidate {
   int split;  // split point (absolute position)
 };
 
+// Does candidate x come before y: the larger score; ties to the smaller rule, then the smaller
+// split (the first best in grammar order, as parser/max_rule.cpp).
+__device__ __forceinline__ bool Better(const Candidate& x, const Candidate& y) {
+  return x.score > y.score ||
+         (x.score == y.score && x.rule >= 0 &&
+          (y.rule < 0 || x.rule < y.rule || (x.rule == y.rule && x.split < y.split)));
+}
+
 // Block reduction of the threads' candidates into *out: the largest score; ties to the smaller
 // rule, then the smaller split. Warp shuffles first, then the warp winners. Every thread calls it.
 __device__ void StoreBlockBest(Candidate best, Candidate* out) {
-  auto better = [](const Candidate& x, const Candidate& y) {  // x before y?
-    return x.score > y.score ||
-           (x.score == y.score && x.rule >= 0 &&
-            (y.rule < 0 || x.rule < y.rule || (x.rule == y.rule && x.split < y.split)));
-  };
+  const auto better = [](const Candidate& x, const Candidate& y) { return Better(x, y); };
   for (int offset = 16; offset > 0; offset >>= 1) {
     Candidate other;
     other.score = __shfl_xor_sync(0xffffffffu, best.score, offset);
@@ -493,6 +539,38 @@ __device__ void StoreBlockBest(Candidate best, Candidate* out) {
   }
 }
 
+// A max-rule binary block: a cell of the launch's span and a chunk of one parent symbol's base
+// rules ({parent symbol, first base rule, end base rule}), and where its best candidate goes.
+struct MaxcBlock {
+  CellItem it;
+  int cell;
+  int4 chunk;
+  Candidate* slot;
+};
+
+// The start of a max-rule binary block: false, with the block's candidate stored as none, when the
+// parent symbol has no outpre in the cell or the sentence no parse (uniform over the block); else
+// the parent's outpre values are copied to sh_out (the caller synchronizes before reading them).
+__device__ bool MaxcBlockStart(const Charts& c, const MaxRuleArrays& r, const CellItem* items,
+                               int item_offset, int span, Candidate* candidates, int num_chunks,
+                               double* sh_out, MaxcBlock* b) {
+  b->it = items[item_offset + blockIdx.x];
+  b->cell = b->it.base + ChartCellIndex(b->it.n, b->it.start, b->it.start + span);
+  b->chunk = __ldg(r.chunk + blockIdx.y);
+  b->slot = candidates + size_t(blockIdx.x) * num_chunks + blockIdx.y;
+  const int a_sym = b->chunk.x;
+  if (!c.present_out[size_t(b->cell) * c.num_symbols + a_sym] ||
+      !(c.log_likelihood[b->it.sentence] > kNegInfD)) {
+    if (threadIdx.x == 0) *b->slot = Candidate{kNegInfD, -1, -1};
+    return false;
+  }
+  const int a_first = __ldg(r.symbol_first_state + a_sym);
+  const int s_a = __ldg(r.symbol_num_substates + a_sym);
+  const double* out = c.out + size_t(b->cell) * c.num_states + a_first;
+  for (int a = threadIdx.x; a < s_a; a += blockDim.x) sh_out[a] = out[a];
+  return true;
+}
+
 // A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q),
 // span doubles (per-split candidates), the parent symbol's outpre values.
 __global__ void __launch_bounds__(kThreads)
@@ -504,24 +582,19 @@ __global__ void __launch_bounds__(kThreads)
   double* sh_out = sh_q + max_q;             // the parent symbol's outpre values
   double* sh_rows = sh_out + max_substates;  // [split][b]: in_L(b) sum_c Q[b][c] in_R(c)
   int* sh_valid = reinterpret_cast<int*>(sh_rows + size_t(span) * max_substates);  // [split]
-  const CellItem it = items[item_offset + blockIdx.x];
-  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
-  const int4 chunk = __ldg(r.chunk + blockIdx.y);
+  MaxcBlock block;
+  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, sh_out, &block))
+    return;  // uniform over the block
+  const CellItem& it = block.it;
+  const int cell = block.cell;
+  const int4 chunk = block.chunk;
   const int a_sym = chunk.x;
   // Each thread keeps the first best (rule, split) of the splits k = threadIdx.x (+ blockDim.x..),
   // visiting rules in order: the first maximum in (rule, split) order among its candidates.
   Candidate best{kNegInfD, -1, -1};
-  const double log_pw = c.log_likelihood[it.sentence];
-  if (!c.present_out[size_t(cell) * c.num_symbols + a_sym] || !(log_pw > kNegInfD)) {
-    if (threadIdx.x == 0) candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = best;
-    return;  // uniform over the block
-  }
   {
-    const int a_first = __ldg(r.symbol_first_state + a_sym);
     const int s_a = __ldg(r.symbol_num_substates + a_sym);
-    const double* out = c.out + size_t(cell) * c.num_states + a_first;
-    for (int a = threadIdx.x; a < s_a; a += blockDim.x) sh_out[a] = out[a];
-    const double cell_term = c.out_scale[cell] - log_pw;
+    const double cell_term = c.out_scale[cell] - c.log_likelihood[it.sentence];
     const int splits = span - 1;
     for (int br = chunk.y; br < chunk.z; ++br) {
       const int4 base = __ldg(r.base + br);
@@ -600,7 +673,109 @@ __global__ void __launch_bounds__(kThreads)
       // The next rule's first barrier (__syncthreads_or) orders these reads before new writes.
     }
   }
-  StoreBlockBest(best, candidates + size_t(blockIdx.x) * num_chunks + blockIdx.y);
+  StoreBlockBest(best, block.slot);
+}
+
+// Variant 7 (kR = 4): a warp per base rule, no block barrier between rules. Measured slower than
+// variant 2 on en_sm6s (14.4 s against 11.1; kR = 8 21.2 s; 4 usable splits a step 14.5 s:
+// bench/RESULTS.md), kept as the base of the next step named there (big rules over all warps).
+// Variant 2 ran three block-wide phases of little work per (cell, base rule), each behind a
+// barrier, and its per-split products ran over all s_B x s_C substate pairs of Q although on
+// en_sm6s only 27% of them are a rule's (646,296 distinct (b, c) of 2,387,041). Here a block per
+// (cell, chunk of one parent symbol's base rules) as before, and each warp takes the chunk's next
+// base rule from a shared counter. Per rule and group of 32 splits: a lane per split flags the
+// usable ones (both children with a max-rule score: a ballot); then per pass over kR x 32 of the
+// rule's entries (distinct (b, c)), each lane computes q = sum_a outpre(A_a) p(a, b, c) for kR
+// entries in registers and, for every usable split k, sums q in_L(b) in_R(c) over its entries; a
+// warp reduction gives lane k % 32 its split's sum. The lane of a split keeps its candidate; the
+// block reduction (StoreBlockBest) keeps the first best (rule, split) as the other variants.
+// Dynamic shared: the parent symbol's outpre values.
+template <int kR>
+__global__ void __launch_bounds__(kThreads)
+    MaxcBinaryEntryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
+                          int item_offset, int span, Candidate* candidates, int num_chunks) {
+  extern __shared__ double sh_out[];
+  __shared__ int sh_next;
+  MaxcBlock block;
+  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, sh_out, &block))
+    return;  // uniform over the block
+  const CellItem& it = block.it;
+  const int cell = block.cell;
+  const int4 chunk = block.chunk;
+  Candidate best{kNegInfD, -1, -1};
+  {
+    if (threadIdx.x == 0) sh_next = chunk.y;
+    __syncthreads();
+    const double cell_term = c.out_scale[cell] - c.log_likelihood[it.sentence];
+    const int splits = span - 1;
+    const int lane = threadIdx.x % 32;
+    constexpr unsigned kAll = 0xffffffffu;
+    for (;;) {
+      int br = 0;
+      if (lane == 0) br = atomicAdd(&sh_next, 1);
+      br = __shfl_sync(kAll, br, 0);
+      if (br >= chunk.z) break;
+      const int4 base = __ldg(r.base + br);
+      const int b_first = __ldg(r.symbol_first_state + base.x);
+      const int c_first = __ldg(r.symbol_first_state + base.y);
+      const int e_begin = __ldg(r.entry_begin + br), e_end = __ldg(r.entry_begin + br + 1);
+      for (int k0 = 0; k0 < splits; k0 += 32) {
+        const int k = k0 + lane;
+        int lc = 0, rc = 0;
+        double ml = kNegInfD, mr = kNegInfD;
+        if (k < splits) {
+          const int mid = it.start + 1 + k;
+          lc = it.base + ChartCellIndex(it.n, it.start, mid);
+          rc = it.base + ChartCellIndex(it.n, mid, it.start + span);
+          ml = m.score[size_t(lc) * c.num_symbols + base.x];
+          if (ml > kNegInfD) mr = m.score[size_t(rc) * c.num_symbols + base.y];
+        }
+        const bool ok = ml > kNegInfD && mr > kNegInfD;
+        const unsigned usable = __ballot_sync(kAll, ok);
+        if (usable == 0) continue;
+        double acc = 0;  // lane k % 32: split k's sum
+        for (int e0 = e_begin; e0 < e_end; e0 += 32 * kR) {
+          const int passes = min(kR, (e_end - e0 + 31) / 32);  // warp-uniform
+          double q[kR];
+          int ob[kR], oc[kR];
+#pragma unroll
+          for (int i = 0; i < kR; ++i) {
+            q[i] = 0, ob[i] = 0, oc[i] = 0;
+            const int e = e0 + i * 32 + lane;
+            if (i < passes && e < e_end) {
+              const int key = __ldg(r.entry_bc + e);
+              ob[i] = key >> 16;
+              oc[i] = key & 0xffff;
+              const int j_end = __ldg(r.entry_rule_begin + e + 1);
+              double sum = 0;
+              for (int j = __ldg(r.entry_rule_begin + e); j < j_end; ++j)
+                sum = fma(sh_out[__ldg(r.entry_a + j)], __ldg(r.entry_w + j), sum);
+              q[i] = sum;
+            }
+          }
+          for (unsigned bits = usable; bits != 0; bits &= bits - 1) {
+            const int kk = __ffs(bits) - 1;
+            const int lck = __shfl_sync(kAll, lc, kk), rck = __shfl_sync(kAll, rc, kk);
+            const double* left = c.in + size_t(lck) * c.num_states + b_first;
+            const double* right = c.in + size_t(rck) * c.num_states + c_first;
+            double s = 0;
+#pragma unroll
+            for (int i = 0; i < kR; ++i)
+              if (i < passes) s = fma(q[i] * __ldg(left + ob[i]), __ldg(right + oc[i]), s);
+#pragma unroll
+            for (int offset = 16; offset > 0; offset >>= 1) s += __shfl_xor_sync(kAll, s, offset);
+            if (lane == kk) acc += s;
+          }
+        }
+        if (ok && acc > 0) {
+          const Candidate cand{ml + mr + log(acc) + cell_term + c.in_scale[lc] + c.in_scale[rc], br,
+                               it.start + 1 + k};
+          if (Better(cand, best)) best = cand;
+        }
+      }
+    }
+  }
+  StoreBlockBest(best, block.slot);
 }
 
 // The first version (option max_rule_kernel = 1): a warp per split point, lanes over b, and
@@ -830,9 +1005,10 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     num_states_ = g.num_states;
     num_symbols_ = g.num_symbols;
     cells_per_group_ = options.cells_per_group == 16 ? 16 : 8;
-    max_rule_kernel_ = options.max_rule_kernel == 1 ? 1 : 2;
+    max_rule_kernel_ =
+        options.max_rule_kernel == 1 || options.max_rule_kernel == 7 ? options.max_rule_kernel : 2;
     pair_sum_kernel_ =
-        options.pair_sum_kernel >= 1 && options.pair_sum_kernel <= 2 ? options.pair_sum_kernel : 3;
+        options.pair_sum_kernel >= 1 && options.pair_sum_kernel <= 3 ? options.pair_sum_kernel : 5;
     cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
     if (!AllowDynamicShared(UnaryNormalizeKernel, size_t(num_states_) * sizeof(double),
                             max_shared_optin_, "unary", error)) {
@@ -1167,7 +1343,12 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         // AllowDynamicShared counts the kernels' static shared bytes too (a 134-word sentence
         // of gum_sm5.gr failed with "invalid argument" when only the dynamic bytes were).
         Kind(kKindMaxcBinary);
-        if (max_rule_kernel_ == 1) {
+        if (max_rule_kernel_ == 7) {
+          const size_t entry_shared = size_t(max_substates_) * sizeof(double);
+          if (num_chunks_ > 0)
+            MaxcBinaryEntryKernel<4><<<dim3(count, num_chunks_), kThreads, entry_shared, stream_>>>(
+                c, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_);
+        } else if (max_rule_kernel_ == 1) {
           if (!AllowDynamicShared(MaxcBinaryWarpKernel, shared, max_shared_optin_, "max-rule",
                                   error))
             return IoBatchResult::kFailed;
@@ -1241,6 +1422,11 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                  ? LaunchPairSumG<16, kMode, 1>(c, offset, count, span, max_partners, error)
                  : LaunchPairSumG<8, kMode, 1>(c, offset, count, span, max_partners, error);
     }
+    if (pair_sum_kernel_ == 5) {
+      return cells_per_group_ == 16
+                 ? LaunchPairSumG<16, kMode, 5>(c, offset, count, span, max_partners, error)
+                 : LaunchPairSumG<8, kMode, 5>(c, offset, count, span, max_partners, error);
+    }
     if (pair_sum_kernel_ == 3) {
       return cells_per_group_ == 16
                  ? LaunchPairSumG<16, kMode, 3>(c, offset, count, span, max_partners, error)
@@ -1256,7 +1442,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                       std::string* error) {
     const PairLayout& layout = layouts_[kMode];
     if (layout.num_tiles == 0 || max_partners <= 0) return true;
-    const size_t shared = size_t(kRules == 3 ? kG + 1 : kG) * layout.max_bc * sizeof(double) +
+    const size_t shared = size_t(kRules >= 3 ? kG + 1 : kG) * layout.max_bc * sizeof(double) +
                           size_t(kG) * max_partners * 16;
     if (!AllowDynamicShared(PairSumKernel<kG, kMode, kRules>, shared, max_shared_optin_, "pair-sum",
                             error))
@@ -1362,6 +1548,9 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     std::vector<int4> base, chunks;
     std::vector<int> keys, chunk_begin{0};
     std::vector<double> w, dense;
+    // Entries (max-rule binary kernel 7): distinct (b, c) per base rule, their (a, p).
+    std::vector<int> entry_begin{0}, entry_bc, entry_rule_begin{0}, entry_a;
+    std::vector<double> entry_w;
     auto it = by_base.begin();
     for (int a = 0; a < num_symbols_; ++a) {
       int64_t work = 0;
@@ -1396,6 +1585,28 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
           }
         }
         if (!is_dense) entry.w = static_cast<int>(keys.size());
+        {
+          std::vector<std::array<int, 3>> triples;  // (b, c, rule index in list)
+          triples.reserve(list.size());
+          for (size_t k = 0; k < list.size(); ++k) {
+            triples.push_back({g.binary_left[list[k]] - g.symbol_first_state[b],
+                               g.binary_right[list[k]] - g.symbol_first_state[c],
+                               static_cast<int>(k)});
+          }
+          std::sort(triples.begin(), triples.end());
+          for (size_t k = 0; k < triples.size(); ++k) {
+            if (k == 0 || triples[k][0] != triples[k - 1][0] ||
+                triples[k][1] != triples[k - 1][1]) {
+              if (k > 0) entry_rule_begin.push_back(static_cast<int>(entry_a.size()));
+              entry_bc.push_back((triples[k][0] << 16) | triples[k][1]);
+            }
+            const int64_t rule = list[triples[k][2]];
+            entry_a.push_back(g.binary_parent[rule] - g.symbol_first_state[a]);
+            entry_w.push_back(std::exp(g.binary_log_prob[rule]));
+          }
+          if (!triples.empty()) entry_rule_begin.push_back(static_cast<int>(entry_a.size()));
+          entry_begin.push_back(static_cast<int>(entry_bc.size()));
+        }
         if (dense.size() >= size_t(1) << 31) return false;
         const int64_t cost = (is_dense ? cube : int64_t(list.size())) + 8 * int64_t(s_b) * s_c;
         if (work > 0 && work + cost > kChunkWork) {
@@ -1441,14 +1652,19 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
            mr_dense_.Upload(dense) && mr_chunk_.Upload(chunks) &&
            symbol_chunk_begin_.Upload(chunk_begin) && pair_begin_.Upload(pair_begin) &&
            pair_symbols_.Upload(pair_symbols) && pair_rule_begin_.Upload(pair_rule_begin) &&
-           pu_parent_.Upload(pu_parent) && pu_child_.Upload(pu_child) && pu_w_.Upload(pu_w);
+           pu_parent_.Upload(pu_parent) && pu_child_.Upload(pu_child) && pu_w_.Upload(pu_w) &&
+           (max_rule_kernel_ != 7 ||
+            (entry_begin_.Upload(entry_begin) && entry_bc_.Upload(entry_bc) &&
+             entry_rule_begin_.Upload(entry_rule_begin) && entry_a_.Upload(entry_a) &&
+             entry_w_.Upload(entry_w)));
   }
 
   MaxRuleArrays MaxRuleView() const {
-    return {mr_base_.get(),      mr_key_.get(),     mr_w_.get(),         mr_dense_.get(),
-            mr_chunk_.get(),     pair_begin_.get(), pair_symbols_.get(), pair_rule_begin_.get(),
-            pu_parent_.get(),    pu_child_.get(),   pu_w_.get(),         first_state_.get(),
-            num_substates_.get()};
+    return {mr_base_.get(),       mr_key_.get(),      mr_w_.get(),         mr_dense_.get(),
+            mr_chunk_.get(),      pair_begin_.get(),  pair_symbols_.get(), pair_rule_begin_.get(),
+            pu_parent_.get(),     pu_child_.get(),    pu_w_.get(),         first_state_.get(),
+            num_substates_.get(), entry_begin_.get(), entry_bc_.get(),     entry_rule_begin_.get(),
+            entry_a_.get(),       entry_w_.get()};
   }
 
   struct HostBuffers {
@@ -1480,11 +1696,13 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<int> mr_key_, symbol_chunk_begin_, pair_begin_, pair_rule_begin_, pu_parent_,
       pu_child_;
   DeviceArray<double> mr_w_, pu_w_, mr_dense_;
+  DeviceArray<int> entry_begin_, entry_bc_, entry_rule_begin_, entry_a_;  // kernel 7 only
+  DeviceArray<double> entry_w_;
   DeviceArray<int2> pair_symbols_;
   int num_chunks_ = 0, num_pairs_ = 0, max_q_ = 1, max_substates_ = 1;
   int cells_per_group_ = 8;  // pair-sum kernel: 8 or 16
   int max_rule_kernel_ = 2;  // max-rule binary kernel variant (options.max_rule_kernel)
-  int pair_sum_kernel_ = 3;  // pair-sum kernel variant (options.pair_sum_kernel)
+  int pair_sum_kernel_ = 5;  // pair-sum kernel variant (options.pair_sum_kernel)
   // Batch buffers.
   DeviceArray<double> in_, out_, acc_, scales_, log_likelihood_, lexical_, maxc_score_;
   DeviceArray<unsigned char> present_;

@@ -37,11 +37,13 @@
 //     partner symbols (X, Y) (inside: left and right child; outside: parent and sibling), cut
 //     into bands of X's substates (at most 512 substate pairs a tile), and per group of 8 (or 16)
 //     target cells of one span length: first S[x][y] = sum over partners of scaled X_x * Y_y for
-//     every substate pair (4 x 4 register blocking, partners whose cells lack X or Y skipped by
-//     per-cell symbol presence flags), then every rule adds p * S[x][y] to its target state
-//     (variants 2 and 3: a thread per (target state, cell), 32 / G targets a warp, each
-//     thread summing its target's rules; variant 1: a warp per target state, lanes over its
-//     rules, the G cells reduced by warp shuffles), global atomicAdd.
+//     every substate pair (partners whose cells lack X or Y skipped by per-cell symbol presence
+//     flags; variant 5, the default, on FP64 tensor cores: a warp per cell and 8 x 8 tile of S,
+//     one m8n8k4 DMMA per 4 partners; variants 1 to 3: 4 x 4 register blocking a thread), then
+//     every rule adds p * S[x][y] to its target state (variants 2, 3 and 5: a thread per (target
+//     state, cell), 32 / G targets a warp, each thread summing its target's rules; variant 1: a
+//     warp per target state, lanes over its rules, the G cells reduced by warp shuffles), global
+//     atomicAdd.
 //   unary: a block per cell, the cell's binary sums staged in shared memory, a warp per state.
 //   max-rule binary: a block per (cell, chunk of one parent symbol's base rules); per base rule
 //     A -> B C with a usable split (both children with a max-rule score): Q[b][c] = sum_a
@@ -51,6 +53,12 @@
 //     and a thread per split sums over b (variant 1: a warp per split); the block keeps the first
 //     best (rule, split) in grammar order; a merge kernel takes the first best chunk per (cell,
 //     symbol).
+//   max-rule binary, variant 7: the same blocks; each warp takes the chunk's next base rule
+//     (a shared counter). Per group of 32 splits a lane per split flags the usable ones (ballot);
+//     then per pass over 128 of the rule's entries (its distinct (b, c) substate pairs, 27% of
+//     the s_B x s_C pairs on en_sm6s), each lane computes q(b, c) = sum_a outpre(A_a) p(a, b, c)
+//     for 4 entries in registers and, for each usable split, sum q in_L(b) in_R(c) over them; a
+//     warp reduction hands each split's sum to its lane, which keeps the first best (rule, split).
 //   max-rule unary: a block per cell, a warp per (parent, child) base pair.
 #pragma once
 
@@ -86,15 +94,21 @@ struct DeviceInsideOutsideOptions {
   // Target cells per group in the pair-sum kernel: 8 (default) or 16 (each rule read serves more
   // cells; fewer groups at long spans).
   int cells_per_group = 8;
-  // Pair-sum kernel: 3 (default) variant 2 with the S tile's rows padded to G + 1 doubles a
-  // substate pair (its stores had 20-way shared bank conflicts, ncu); 2 the rule phase a thread
+  // Pair-sum kernel: 5 (default) variant 3 with the S phase on FP64 tensor cores (m8n8k4 DMMA, a
+  // warp per cell and 8 x 8 tile of S, 4 partners a step; 14-16% faster than 3, bench/RESULTS.md);
+  // 3 variant 2 with the S tile's rows padded to G + 1 doubles a substate pair (its stores had
+  // 20-way shared bank conflicts, ncu); 2 the rule phase a thread
   // per (target state, cell); 1 the first version, a warp per target state with lanes over its
-  // rules (1 and 2 kept for measuring).
-  int pair_sum_kernel = 3;
+  // rules (1 to 3 kept for measuring). Variants 4 (3 under four blocks an SM) and 6 (5 with each
+  // rule's key and probability in one 16-byte load: no faster) were removed (bench/RESULTS.md).
+  int pair_sum_kernel = 5;
   // Max-rule binary kernel: 2 (default) a thread per (split, b) then per split; 1 the first
   // version, a warp per split with lanes over b (kept for measuring). Variants 3 to 5 (skipping
   // base rules without a usable split without a block barrier) were no faster and were removed
-  // (bench/RESULTS.md).
+  // (bench/RESULTS.md). 7: a warp per base rule (no block barrier between rules), sums over the
+  // rule's distinct (b, c) substate pairs only, 4 of them a lane per pass: slower than 2 on
+  // en_sm6s (14.4 s against 11.1), kept as the base of the next step bench/RESULTS.md names;
+  // variants 6 (8 a lane per pass) and 8 (4 splits a step) were slower still and were removed.
   int max_rule_kernel = 2;
 };
 
