@@ -114,6 +114,71 @@ __global__ void UnaryKernel(LevelArgs a, float* chart, const int* __restrict__ u
   }
 }
 
+// UnaryKernel for `per_block` (at most kUnaryCells) consecutive cells of the span length per
+// block (the -u variants): each unary rule's child and log-prob are loaded once for the block's
+// cells instead of once per cell (115,466 rules, 0.9 MB, per cell on en_sm6s), and each warp
+// reduces the cells' maxima together. The same additions and maxima as UnaryKernel. The launch
+// picks per_block by the span length's cell count (a launch of few cells keeps one per block, so
+// that it still spreads over the SMs). Dynamic shared: per_block x num_states floats.
+constexpr int kUnaryCells = 4;
+__global__ void UnaryCellsKernel(LevelArgs a, int count, int per_block, float* chart,
+                                 const int* __restrict__ unary_begin,
+                                 const int* __restrict__ unary_child,
+                                 const float* __restrict__ unary_w,
+                                 const int* __restrict__ state_symbol, unsigned char* present,
+                                 int num_symbols, float* aligned_chart,
+                                 const int* __restrict__ aligned_index,
+                                 const unsigned char* __restrict__ allowed) {
+  extern __shared__ float sh_pre[];  // [cell][state]
+  const int first = blockIdx.x * per_block;
+  const int cells = min(per_block, count - first);
+  size_t cell[kUnaryCells];
+#pragma unroll
+  for (int c = 0; c < kUnaryCells; ++c) {
+    const CellItem it = a.items[a.item_offset + first + min(c, cells - 1)];
+    cell[c] = size_t(it.base) + ChartCellIndex(it.n, it.start, it.start + a.span);
+  }
+  for (int c = 0; c < cells; ++c)
+    for (int s = threadIdx.x; s < a.num_states; s += blockDim.x)
+      sh_pre[c * a.num_states + s] = a.pre[cell[c] * a.num_states + s];
+  __syncthreads();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int s = warp; s < a.num_states; s += blockDim.x / 32) {
+    float best[kUnaryCells];
+#pragma unroll
+    for (int c = 0; c < kUnaryCells; ++c)
+      best[c] = lane == 0 && c < cells ? sh_pre[c * a.num_states + s] : kNegInfF;
+    const int end = __ldg(unary_begin + s + 1);
+    for (int u = __ldg(unary_begin + s) + lane; u < end; u += 32) {
+      const int child = __ldg(unary_child + u);
+      const float w = __ldg(unary_w + u);
+#pragma unroll
+      for (int c = 0; c < kUnaryCells; ++c)
+        if (c < cells) best[c] = fmaxf(best[c], w + sh_pre[c * a.num_states + child]);
+    }
+#pragma unroll
+    for (int c = 0; c < kUnaryCells; ++c)
+#pragma unroll
+      for (int offset = 16; offset > 0; offset >>= 1)
+        best[c] = fmaxf(best[c], __shfl_xor_sync(0xffffffffu, best[c], offset));
+    if (lane < cells) {
+      float mine = best[0];
+#pragma unroll
+      for (int c = 1; c < kUnaryCells; ++c)
+        if (lane == c) mine = best[c];
+      size_t here = cell[0];
+#pragma unroll
+      for (int c = 1; c < kUnaryCells; ++c)
+        if (lane == c) here = cell[c];
+      const int symbol = __ldg(state_symbol + s);
+      if (allowed && !allowed[here * num_symbols + symbol]) mine = kNegInfF;
+      chart[here * a.num_states + s] = mine;
+      if (aligned_chart) aligned_chart[here * a.row_stride + __ldg(aligned_index + s)] = mine;
+      if (mine > kNegInfF) present[here * num_symbols + symbol] = 1;
+    }
+  }
+}
+
 // Best over split points of (rule + left) + right, the reference's order of additions.
 __device__ __forceinline__ float RuleOverSplits(const LevelArgs& a, const CellItem& it, int left,
                                                 int right, float w) {
@@ -1621,6 +1686,8 @@ enum class Variant {
   kPairSeg8AlignedMaskLaneRulesTableMulti,
   kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeep,
   kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepMin5,
+  kPairSeg8AlignedMaskLaneRulesTableUnary,
+  kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepUnary,
   kThreadAtomicGlobal,
   kThreadAtomicShared,
   kBlockAtomicShared,
@@ -1641,6 +1708,8 @@ struct VariantSpec {
 
 const std::vector<VariantSpec>& Variants() {
   static const std::vector<VariantSpec> kVariants = {
+      {"pair-seg-g8-a4-m-rtgaku", Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepUnary,
+       9},
       {"pair-seg-g8-a4-m", Variant::kPairSeg8AlignedMask, 9},
       {"pair-seg-g8-a4-m-b512-o8", Variant::kPairSeg8AlignedMask512Min8, 9},
       {"pair-seg-g8-a4", Variant::kPairSeg8Aligned, 9},
@@ -1668,6 +1737,7 @@ const std::vector<VariantSpec>& Variants() {
       {"pair-seg-g8-a4-m-rtgak", Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeep, 9},
       {"pair-seg-g8-a4-m-rtgak5", Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepMin5,
        9},
+      {"pair-seg-g8-a4-m-rtu", Variant::kPairSeg8AlignedMaskLaneRulesTableUnary, 9},
       {"pair-fused-g8-wide", Variant::kPairFused8Wide, 7},
       {"pair-fused-g16-wide", Variant::kPairFused16Wide, 7},
       {"pair-fused-g16", Variant::kPairFused16, 7},
@@ -1828,10 +1898,20 @@ class DeviceViterbiImpl : public DeviceViterbi {
       case Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepMin5:
         extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kMin5;
         break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableUnary:
+        extra_ = kLaneRules | kTable;
+        unary_cells_ = true;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepUnary:
+        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules;
+        unary_cells_ = true;
+        break;
       default:
         break;
     }
     if (extra_ != 0) band_limit_ = 1024;
+    // -u stages kUnaryCells cells' binary maxima in shared memory (48 KB without opt-in).
+    if (size_t(kUnaryCells) * num_states_ * sizeof(float) > 48 * 1024) unary_cells_ = false;
     const bool small_bands = variant_ == Variant::kPairSeg8AlignedMask512 ||
                              variant_ == Variant::kPairSeg8AlignedMask512Min6 ||
                              variant_ == Variant::kPairSeg8AlignedMask512Min8 ||
@@ -2326,11 +2406,23 @@ class DeviceViterbiImpl : public DeviceViterbi {
         }
       }
       Mark(2 * span);
-      UnaryKernel<<<count, 256, num_states_ * sizeof(float), stream_>>>(
-          a, chart_.get(), unary_begin_.get(), unary_child_.get(), unary_w_.get(),
-          state_symbol_.get(), present_.get(), num_symbols_,
-          aligned_ ? aligned_chart_.get() : nullptr, aligned_index_.get(),
-          any_allowed ? allowed_.get() : nullptr);
+      // -u: kUnaryCells cells per block once the launch has enough of them for about two waves
+      // of 8 blocks per SM, fewer below.
+      const int per_block = unary_cells_ ? std::clamp(count / (num_sms_ * 16), 1, kUnaryCells) : 1;
+      if (per_block > 1) {
+        UnaryCellsKernel<<<(count + per_block - 1) / per_block, 256,
+                           per_block * num_states_ * sizeof(float), stream_>>>(
+            a, count, per_block, chart_.get(), unary_begin_.get(), unary_child_.get(),
+            unary_w_.get(), state_symbol_.get(), present_.get(), num_symbols_,
+            aligned_ ? aligned_chart_.get() : nullptr, aligned_index_.get(),
+            any_allowed ? allowed_.get() : nullptr);
+      } else {
+        UnaryKernel<<<count, 256, num_states_ * sizeof(float), stream_>>>(
+            a, chart_.get(), unary_begin_.get(), unary_child_.get(), unary_w_.get(),
+            state_symbol_.get(), present_.get(), num_symbols_,
+            aligned_ ? aligned_chart_.get() : nullptr, aligned_index_.get(),
+            any_allowed ? allowed_.get() : nullptr);
+      }
     }
     return BatchResult::kOk;
   }
@@ -2438,6 +2530,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
         break;
       case Variant::kPairSeg8AlignedMaskLaneRulesTable:
       case Variant::kPairSeg8AlignedMaskLaneRulesTableAdaptive:  // units: host side
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableUnary:
         if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable>(a, count, error))
           return false;
         break;
@@ -2453,6 +2546,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
           return false;
         break;
       case Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeep:
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepUnary:
         if (!LaunchPairSeg<8, 1, true, true, true, 0,
                            kLaneRules | kTable | kMultiGroup | kKeepRules>(a, count, error))
           return false;
@@ -2729,7 +2823,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
   // words per mask, each span length's first group.
   int mask_group_ = 0;
   int mask_words_ = 1;
-  int extra_ = 0;                      // kernel 9's kLaneRules / kSplitPar / kTable bits
+  int extra_ = 0;                      // kernel 9's kLaneRules / kSplitPar / kTable ... bits
+  bool unary_cells_ = false;           // -u: UnaryCellsKernel
   DeviceArray<unsigned> split_table_;  // kTable: one span length's split table
   // kLaneRules: per tile its units, per unit (parent, rules), per rule (sh_best offset, log-prob).
   DeviceArray<int4> lane_units_;

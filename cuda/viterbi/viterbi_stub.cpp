@@ -5,7 +5,8 @@ namespace cky::cuda {
 
 std::vector<std::string> ViterbiKernelNames() {
   // The same names, in the same order, as viterbi.cu's Variants().
-  return {"pair-seg-g8-a4-m",
+  return {"pair-seg-g8-a4-m-rtgaku",
+          "pair-seg-g8-a4-m",
           "pair-seg-g8-a4-m-b512-o8",
           "pair-seg-g8-a4",
           "pair-seg-g8-a4-m-b512",
@@ -30,6 +31,7 @@ std::vector<std::string> ViterbiKernelNames() {
           "pair-seg-g8-a4-m-rtg",
           "pair-seg-g8-a4-m-rtgak",
           "pair-seg-g8-a4-m-rtgak5",
+          "pair-seg-g8-a4-m-rtu",
           "pair-fused-g8-wide",
           "pair-fused-g16-wide",
           "pair-fused-g16",
