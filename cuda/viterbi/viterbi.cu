@@ -743,6 +743,29 @@ __global__ void PresenceStatsKernel(LevelArgs a, const unsigned char* __restrict
   if (mine) atomicAdd(count, (unsigned long long)mine);
 }
 
+// One rule for kCells adjacent cells: acc[c] = max(acc[c], w + best[c]) (best[] in shared memory,
+// 8- or 16-byte aligned for 2 or 4 and more cells).
+template <int kCells>
+__device__ __forceinline__ void RuleIntoCells(float (&acc)[kCells], float w, const float* best) {
+  static_assert(kCells == 1 || kCells == 2 || kCells % 4 == 0);
+  if constexpr (kCells == 1) {
+    acc[0] = fmaxf(acc[0], w + best[0]);
+  } else if constexpr (kCells == 2) {
+    const float2 v = *reinterpret_cast<const float2*>(best);
+    acc[0] = fmaxf(acc[0], w + v.x);
+    acc[1] = fmaxf(acc[1], w + v.y);
+  } else {
+#pragma unroll
+    for (int q = 0; q < kCells / 4; ++q) {
+      const float4 v = reinterpret_cast<const float4*>(best)[q];
+      acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
+      acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
+      acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
+      acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
+    }
+  }
+}
+
 // Kernel 9 (pair-seg-gG): pair-fused-gG-wide with three fixes of per-(tile, cell group) and
 // per-(tile, parent) costs that an instruction count of en_sm6s shows to dominate:
 //  - the split maxima are stored to shared memory without bank conflicts of 32 ways: a warp's 32
@@ -770,23 +793,7 @@ __device__ __forceinline__ void SegRules(const PairArrays& pairs, const float* s
   for (int r = rule_begin + slot; r < rule_end; r += R) {
     const int key = __ldg(pairs.key + r);
     const float w = __ldg(pairs.w + r);
-    const float* best = sh_best + BestOffset<G, kPad>(key) + slice * kCpl;
-    if constexpr (kCpl == 1) {
-      acc[0] = fmaxf(acc[0], w + best[0]);
-    } else if constexpr (kCpl == 2) {
-      const float2 v = *reinterpret_cast<const float2*>(best);
-      acc[0] = fmaxf(acc[0], w + v.x);
-      acc[1] = fmaxf(acc[1], w + v.y);
-    } else {
-#pragma unroll
-      for (int q = 0; q < kCpl / 4; ++q) {
-        const float4 v = reinterpret_cast<const float4*>(best)[q];
-        acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
-        acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
-        acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
-        acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
-      }
-    }
+    RuleIntoCells<kCpl>(acc, w, sh_best + BestOffset<G, kPad>(key) + slice * kCpl);
   }
   // Slots are the low lane bits, so xor offsets below R stay within a cell slice.
 #pragma unroll
@@ -1017,16 +1024,20 @@ __device__ __forceinline__ void SplitMaximaPar(const LevelArgs& a, const PairTil
   __syncthreads();
 }
 
-// The lane-rules phase (kLaneRules) with L lanes per unit, G / L cells per lane.
+// The lane-rules phase (kLaneRules) with L lanes per unit, G / L cells per lane, over nk groups at
+// once (kMultiGroup; else nk = 1): item = k x rule_units + unit, group k's maxima at sh_best +
+// k x region, its target cells at sh_target[k G ..].
 template <int G, int L, bool kKeep>
-__device__ __forceinline__ void LaneRulesL(const LaneArrays& lanes, int unit_first, int unit_end,
-                                           const float* sh_best, const long long* sh_target,
-                                           float* pre) {
+__device__ __forceinline__ void LaneRulesMulti(const LaneArrays& lanes, int unit_first,
+                                               int rule_units, int items, const float* sh_best,
+                                               int region, const long long* sh_target, float* pre) {
   constexpr int kCells = G / L;
   static_assert(kCells * L == G && (kCells == 1 || kCells == 2 || kCells % 4 == 0));
   const int part = threadIdx.x % L;
-  for (int u = unit_first + threadIdx.x / L; u < unit_end; u += blockDim.x / L) {
-    const int4 unit = __ldg(lanes.units + u);
+  for (int item = threadIdx.x / L; item < items; item += blockDim.x / L) {
+    const int k = item / rule_units;
+    const int4 unit = __ldg(lanes.units + unit_first + item - k * rule_units);
+    const float* group_best = sh_best + k * region + part * kCells;
     float acc[kCells];
 #pragma unroll
     for (int c = 0; c < kCells; ++c) acc[c] = kNegInfF;
@@ -1034,30 +1045,23 @@ __device__ __forceinline__ void LaneRulesL(const LaneArrays& lanes, int unit_fir
     for (int r = unit.y; r < unit.z; ++r) {
       const int2 rule = kKeep ? LoadRuleKeep(lanes.rules + r) : __ldg(lanes.rules + r);
       const float w = __int_as_float(rule.y);
-      const float* best = sh_best + rule.x + part * kCells;
-      if constexpr (kCells == 1) {
-        acc[0] = fmaxf(acc[0], w + best[0]);
-      } else if constexpr (kCells == 2) {
-        const float2 v = *reinterpret_cast<const float2*>(best);
-        acc[0] = fmaxf(acc[0], w + v.x);
-        acc[1] = fmaxf(acc[1], w + v.y);
-      } else {
-#pragma unroll
-        for (int q = 0; q < kCells / 4; ++q) {
-          const float4 v = reinterpret_cast<const float4*>(best)[q];
-          acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
-          acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
-          acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
-          acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
-        }
-      }
+      RuleIntoCells<kCells>(acc, w, group_best + rule.x);
     }
 #pragma unroll
     for (int c = 0; c < kCells; ++c) {
-      const long long target = sh_target[part * kCells + c];
+      const long long target = sh_target[k * G + part * kCells + c];
       if (acc[c] > kNegInfF && target >= 0) AtomicMaxFloat(pre + target + unit.x, acc[c]);
     }
   }
+}
+
+// LaneRulesMulti for one group.
+template <int G, int L, bool kKeep>
+__device__ __forceinline__ void LaneRulesL(const LaneArrays& lanes, int unit_first, int unit_end,
+                                           const float* sh_best, const long long* sh_target,
+                                           float* pre) {
+  const int units = unit_end - unit_first;
+  LaneRulesMulti<G, L, kKeep>(lanes, unit_first, units, units, sh_best, 0, sh_target, pre);
 }
 
 template <int G, bool kKeep = false>
@@ -1148,52 +1152,6 @@ __device__ __forceinline__ void PairSegBody(LevelArgs a, PairArrays pairs,
     } else {
       for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32)
         SegRulesForCount<G, kPad>(pairs, sh_best, sh_target, a.pre, pl, lane);
-    }
-  }
-}
-
-// LaneRulesL over nk groups at once (kMultiGroup): item = k x rule_units + unit, group k's maxima
-// at sh_best + k x region, its target cells at sh_target[k G ..].
-template <int G, int L, bool kKeep>
-__device__ __forceinline__ void LaneRulesMulti(const LaneArrays& lanes, int unit_first,
-                                               int rule_units, int items, const float* sh_best,
-                                               int region, const long long* sh_target, float* pre) {
-  constexpr int kCells = G / L;
-  static_assert(kCells * L == G && (kCells == 1 || kCells == 2 || kCells % 4 == 0));
-  const int part = threadIdx.x % L;
-  for (int item = threadIdx.x / L; item < items; item += blockDim.x / L) {
-    const int k = item / rule_units;
-    const int4 unit = __ldg(lanes.units + unit_first + item - k * rule_units);
-    const float* group_best = sh_best + k * region + part * kCells;
-    float acc[kCells];
-#pragma unroll
-    for (int c = 0; c < kCells; ++c) acc[c] = kNegInfF;
-#pragma unroll 4
-    for (int r = unit.y; r < unit.z; ++r) {
-      const int2 rule = kKeep ? LoadRuleKeep(lanes.rules + r) : __ldg(lanes.rules + r);
-      const float w = __int_as_float(rule.y);
-      const float* best = group_best + rule.x;
-      if constexpr (kCells == 1) {
-        acc[0] = fmaxf(acc[0], w + best[0]);
-      } else if constexpr (kCells == 2) {
-        const float2 v = *reinterpret_cast<const float2*>(best);
-        acc[0] = fmaxf(acc[0], w + v.x);
-        acc[1] = fmaxf(acc[1], w + v.y);
-      } else {
-#pragma unroll
-        for (int q = 0; q < kCells / 4; ++q) {
-          const float4 v = reinterpret_cast<const float4*>(best)[q];
-          acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
-          acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
-          acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
-          acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
-        }
-      }
-    }
-#pragma unroll
-    for (int c = 0; c < kCells; ++c) {
-      const long long target = sh_target[k * G + part * kCells + c];
-      if (acc[c] > kNegInfF && target >= 0) AtomicMaxFloat(pre + target + unit.x, acc[c]);
     }
   }
 }
