@@ -240,6 +240,27 @@ TEST(CudaBackendTest, VirtualParentsForAParentWithMoreRulesThanABlock) {
   CompareAllKernels(model, lexicon, sentences);
 }
 
+// One batch of 1,000 sentences of 8 to 12 words on a grammar of small tiles: each block of the
+// pair-seg kernels loops over several cell groups of its tile, so the -g variants take up to 4
+// groups at once, and spans 1 and 2 have over 8,448 cells, so the -u unary pass takes 4 cells per
+// block on a device of up to 132 SMs (fewer cells per block on larger ones). The smaller tests'
+// batches reach neither.
+TEST(CudaBackendTest, SeveralGroupsPerBlockAndSeveralCellsPerUnaryBlockKeepTheTrees) {
+  SKIP_WITHOUT_DEVICE();
+  RandomGrammarOptions options;
+  options.phrasal_symbols = 6;
+  options.tags = 4;
+  options.substates = 3;
+  options.seed = 2;
+  BerkeleyModel model = MakeRandomModel(options);
+  Lexicon lexicon = *Lexicon::Build(model);
+  auto sentences = MakeRandomSentences(model, 1000, 8, 12, 21);
+  int64_t one_word_cells = 0;
+  for (const auto& words : sentences) one_word_cells += static_cast<int64_t>(words.size());
+  ASSERT_GE(one_word_cells, 8 * 1000);
+  CompareAllKernels(model, lexicon, sentences, CudaBackendOptions{.max_batch_sentences = 1000});
+}
+
 TEST(CudaBackendTest, SplitsBatchesAndFallsBackToCpuForSentencesThatNeverFit) {
   SKIP_WITHOUT_DEVICE();
   RandomGrammarOptions options;

@@ -114,6 +114,71 @@ __global__ void UnaryKernel(LevelArgs a, float* chart, const int* __restrict__ u
   }
 }
 
+// UnaryKernel for `per_block` (at most kUnaryCells) consecutive cells of the span length per
+// block (the -u variants): each unary rule's child and log-prob are loaded once for the block's
+// cells instead of once per cell (115,466 rules, 0.9 MB, per cell on en_sm6s), and each warp
+// reduces the cells' maxima together. The same additions and maxima as UnaryKernel. The launch
+// picks per_block by the span length's cell count (a launch of few cells keeps one per block, so
+// that it still spreads over the SMs). Dynamic shared: per_block x num_states floats.
+constexpr int kUnaryCells = 4;
+__global__ void UnaryCellsKernel(LevelArgs a, int count, int per_block, float* chart,
+                                 const int* __restrict__ unary_begin,
+                                 const int* __restrict__ unary_child,
+                                 const float* __restrict__ unary_w,
+                                 const int* __restrict__ state_symbol, unsigned char* present,
+                                 int num_symbols, float* aligned_chart,
+                                 const int* __restrict__ aligned_index,
+                                 const unsigned char* __restrict__ allowed) {
+  extern __shared__ float sh_pre[];  // [cell][state]
+  const int first = blockIdx.x * per_block;
+  const int cells = min(per_block, count - first);
+  size_t cell[kUnaryCells];
+#pragma unroll
+  for (int c = 0; c < kUnaryCells; ++c) {
+    const CellItem it = a.items[a.item_offset + first + min(c, cells - 1)];
+    cell[c] = size_t(it.base) + ChartCellIndex(it.n, it.start, it.start + a.span);
+  }
+  for (int c = 0; c < cells; ++c)
+    for (int s = threadIdx.x; s < a.num_states; s += blockDim.x)
+      sh_pre[c * a.num_states + s] = a.pre[cell[c] * a.num_states + s];
+  __syncthreads();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int s = warp; s < a.num_states; s += blockDim.x / 32) {
+    float best[kUnaryCells];
+#pragma unroll
+    for (int c = 0; c < kUnaryCells; ++c)
+      best[c] = lane == 0 && c < cells ? sh_pre[c * a.num_states + s] : kNegInfF;
+    const int end = __ldg(unary_begin + s + 1);
+    for (int u = __ldg(unary_begin + s) + lane; u < end; u += 32) {
+      const int child = __ldg(unary_child + u);
+      const float w = __ldg(unary_w + u);
+#pragma unroll
+      for (int c = 0; c < kUnaryCells; ++c)
+        if (c < cells) best[c] = fmaxf(best[c], w + sh_pre[c * a.num_states + child]);
+    }
+#pragma unroll
+    for (int c = 0; c < kUnaryCells; ++c)
+#pragma unroll
+      for (int offset = 16; offset > 0; offset >>= 1)
+        best[c] = fmaxf(best[c], __shfl_xor_sync(0xffffffffu, best[c], offset));
+    if (lane < cells) {
+      float mine = best[0];
+#pragma unroll
+      for (int c = 1; c < kUnaryCells; ++c)
+        if (lane == c) mine = best[c];
+      size_t here = cell[0];
+#pragma unroll
+      for (int c = 1; c < kUnaryCells; ++c)
+        if (lane == c) here = cell[c];
+      const int symbol = __ldg(state_symbol + s);
+      if (allowed && !allowed[here * num_symbols + symbol]) mine = kNegInfF;
+      chart[here * a.num_states + s] = mine;
+      if (aligned_chart) aligned_chart[here * a.row_stride + __ldg(aligned_index + s)] = mine;
+      if (mine > kNegInfF) present[here * num_symbols + symbol] = 1;
+    }
+  }
+}
+
 // Best over split points of (rule + left) + right, the reference's order of additions.
 __device__ __forceinline__ float RuleOverSplits(const LevelArgs& a, const CellItem& it, int left,
                                                 int right, float w) {
@@ -352,10 +417,25 @@ __device__ __forceinline__ float LoadScore(const float* p) {
   }
 }
 
+// Read-only loads with an L1 eviction hint (kernel 9's -k options): the rules a block reads again
+// for every cell group stay (evict_last), chart rows read once go first (evict_first).
+__device__ __forceinline__ int2 LoadRuleKeep(const int2* p) {
+  int2 v;
+  asm("ld.global.nc.L1::evict_last.v2.s32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ float4 LoadRowOnce(const float* p) {
+  float4 v;
+  asm("ld.global.nc.L1::evict_first.v4.f32 {%0, %1, %2, %3}, [%4];"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "l"(p));
+  return v;
+}
+
 // One split point's max-plus update of a thread's 4 x 4 block of substate pairs (b0.., c0..):
 // best[i][j] = max(best[i][j], left[b0 + i] + right[c0 + j]). kAligned reads the aligned chart
 // copy with two float4 loads; kReadOnly reads the chart through the read-only cache.
-template <bool kAligned, bool kReadOnly>
+template <bool kAligned, bool kReadOnly, bool kOnce = false>
 __device__ __forceinline__ void MaxPlusSplit(const LevelArgs& a, const PairTile& t, int left_cell,
                                              int right_cell, int b0, int c0,
                                              float (&best)[kQuad][kQuad]) {
@@ -365,8 +445,10 @@ __device__ __forceinline__ void MaxPlusSplit(const LevelArgs& a, const PairTile&
     // the band or the symbol read the next band or padding; those pairs are not stored.
     const float* lrow = a.aligned_chart + size_t(left_cell) * a.row_stride + t.info.x;
     const float* rrow = a.aligned_chart + size_t(right_cell) * a.row_stride + t.info.z;
-    const float4 lv = __ldg(reinterpret_cast<const float4*>(lrow + b0));
-    const float4 rv = __ldg(reinterpret_cast<const float4*>(rrow + c0));
+    const float4 lv =
+        kOnce ? LoadRowOnce(lrow + b0) : __ldg(reinterpret_cast<const float4*>(lrow + b0));
+    const float4 rv =
+        kOnce ? LoadRowOnce(rrow + c0) : __ldg(reinterpret_cast<const float4*>(rrow + c0));
     l[0] = lv.x, l[1] = lv.y, l[2] = lv.z, l[3] = lv.w;
     r[0] = rv.x, r[1] = rv.y, r[2] = rv.z, r[3] = rv.w;
   } else {
@@ -390,7 +472,7 @@ __device__ __forceinline__ void MaxPlusSplit(const LevelArgs& a, const PairTile&
 // many times (loads of the next split issued before the max-plus); 0 leaves it to the compiler;
 // -1 (aligned rows only) prefetches the next split's rows explicitly.
 // Ends with a barrier.
-template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kReadOnly>
+template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kReadOnly, bool kOnce = false>
 __device__ __forceinline__ void SplitMaxima(const LevelArgs& a, const PairTile& t,
                                             const int* sh_left, const int* sh_right,
                                             const int* sh_count, int max_splits, float* sh_best) {
@@ -433,7 +515,7 @@ __device__ __forceinline__ void SplitMaxima(const LevelArgs& a, const PairTile& 
         MaxPlusSplit<kAligned, kReadOnly>(a, t, left[s], right[s], b0, c0, best);
     } else {
       for (int s = 0; s < count; ++s)
-        MaxPlusSplit<kAligned, kReadOnly>(a, t, left[s], right[s], b0, c0, best);
+        MaxPlusSplit<kAligned, kReadOnly, kOnce>(a, t, left[s], right[s], b0, c0, best);
     }
 #pragma unroll
     for (int i = 0; i < kQuad; ++i)
@@ -585,9 +667,16 @@ __global__ void __launch_bounds__(kThreads)
 // left child cell of some split point of some cell of the group, and likewise right[] for the
 // right child cells. Kernel 9 (kMask) skips a (tile, group) whose B or C bit is clear: no split
 // point of any of its cells can have both children (exact). grid = groups, block = 256.
+// split_table (kernel 9 with kTable; else null): per item of the span length and split point k,
+// a row of SplitTableStride(words) ints: the left cell's presence bits (words), the right cell's
+// (words), the left cell, the right cell; GatherSplitsTable reads it with loads that depend on
+// nothing but (item, k), instead of the item, then its cells' presence bytes.
+__host__ __device__ constexpr int SplitTableStride(int words) { return 2 * words + 2; }
+
 __global__ void GroupMaskKernel(LevelArgs a, const unsigned char* __restrict__ present,
                                 int num_symbols, int num_items, int group_size, int words,
-                                unsigned* left_mask, unsigned* right_mask) {
+                                unsigned* left_mask, unsigned* right_mask,
+                                unsigned* split_table = nullptr) {
   extern __shared__ unsigned sh_mask[];  // left: words, right: words
   for (int i = threadIdx.x; i < 2 * words; i += blockDim.x) sh_mask[i] = 0;
   __syncthreads();
@@ -606,6 +695,12 @@ __global__ void GroupMaskKernel(LevelArgs a, const unsigned char* __restrict__ p
     for (int b = 0; b < last; ++b) {
       lbits |= unsigned(present[lc * num_symbols + first + b] != 0) << b;
       rbits |= unsigned(present[rc * num_symbols + first + b] != 0) << b;
+    }
+    if (split_table) {
+      unsigned* row = split_table + (size_t(first_item + g) * splits + k) * SplitTableStride(words);
+      row[word] = lbits;
+      row[words + word] = rbits;
+      if (word == 0) row[2 * words] = unsigned(lc), row[2 * words + 1] = unsigned(rc);
     }
     if (lbits) atomicOr(&sh_mask[word], lbits);
     if (rbits) atomicOr(&sh_mask[words + word], rbits);
@@ -648,6 +743,29 @@ __global__ void PresenceStatsKernel(LevelArgs a, const unsigned char* __restrict
   if (mine) atomicAdd(count, (unsigned long long)mine);
 }
 
+// One rule for kCells adjacent cells: acc[c] = max(acc[c], w + best[c]) (best[] in shared memory,
+// 8- or 16-byte aligned for 2 or 4 and more cells).
+template <int kCells>
+__device__ __forceinline__ void RuleIntoCells(float (&acc)[kCells], float w, const float* best) {
+  static_assert(kCells == 1 || kCells == 2 || kCells % 4 == 0);
+  if constexpr (kCells == 1) {
+    acc[0] = fmaxf(acc[0], w + best[0]);
+  } else if constexpr (kCells == 2) {
+    const float2 v = *reinterpret_cast<const float2*>(best);
+    acc[0] = fmaxf(acc[0], w + v.x);
+    acc[1] = fmaxf(acc[1], w + v.y);
+  } else {
+#pragma unroll
+    for (int q = 0; q < kCells / 4; ++q) {
+      const float4 v = reinterpret_cast<const float4*>(best)[q];
+      acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
+      acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
+      acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
+      acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
+    }
+  }
+}
+
 // Kernel 9 (pair-seg-gG): pair-fused-gG-wide with three fixes of per-(tile, cell group) and
 // per-(tile, parent) costs that an instruction count of en_sm6s shows to dominate:
 //  - the split maxima are stored to shared memory without bank conflicts of 32 ways: a warp's 32
@@ -675,23 +793,7 @@ __device__ __forceinline__ void SegRules(const PairArrays& pairs, const float* s
   for (int r = rule_begin + slot; r < rule_end; r += R) {
     const int key = __ldg(pairs.key + r);
     const float w = __ldg(pairs.w + r);
-    const float* best = sh_best + BestOffset<G, kPad>(key) + slice * kCpl;
-    if constexpr (kCpl == 1) {
-      acc[0] = fmaxf(acc[0], w + best[0]);
-    } else if constexpr (kCpl == 2) {
-      const float2 v = *reinterpret_cast<const float2*>(best);
-      acc[0] = fmaxf(acc[0], w + v.x);
-      acc[1] = fmaxf(acc[1], w + v.y);
-    } else {
-#pragma unroll
-      for (int q = 0; q < kCpl / 4; ++q) {
-        const float4 v = reinterpret_cast<const float4*>(best)[q];
-        acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
-        acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
-        acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
-        acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
-      }
-    }
+    RuleIntoCells<kCpl>(acc, w, sh_best + BestOffset<G, kPad>(key) + slice * kCpl);
   }
   // Slots are the low lane bits, so xor offsets below R stay within a cell slice.
 #pragma unroll
@@ -736,12 +838,258 @@ __device__ __forceinline__ void SegRulesForCount(const PairArrays& pairs, const 
   }
 }
 
-template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask>
+// Kernel 9's options beyond the split unroll, padding, aligned rows and masks (kExtra bits):
+//  - kLaneRules (-r): the rule phase without warp reductions: the tile's rules, grouped by parent,
+//    are cut into units of at most kUnitRules rules of one parent (LaneArrays, longest first), and
+//    L adjacent lanes take one unit (L = 1, 2, 4 or 8 by the tile's unit count, so that small
+//    tiles still use the block), each lane G / L cells: one 8-byte load per rule (the rule's
+//    sh_best offset and log-prob), G / L max-plus updates, and at the end one global atomic max
+//    per cell and unit. SegRules spends most of its instructions per (tile, parent): two loads of
+//    the rule range, shuffles, the slot-0 atomics (median 10 rules per parent and tile).
+//  - kSplitPar (-s): P adjacent lanes share one 4 x 4 block of substate pairs and cell, taking
+//    every P-th split point, then combine by shuffles (P = 2, 4 or 8 while G x blocks x P fits the
+//    block): a small tile's few blocks no longer run their split loops on one or two warps.
+//  - kTable (-t): the split gathering reads GroupMaskKernel's split table (the cells of each split
+//    point and their presence bits: loads that depend only on (cell, split)) instead of the item
+//    and then its cells' presence bytes (a chain of dependent loads).
+//  - kQuadPad (-q): the split maxima's substate pairs are numbered b x s_c4 + c with s_c4 = s_c
+//    rounded up to 4 (bands of whole 4-row blocks), so that a thread's 4 x 4 block stores its 16
+//    maxima unconditionally at 4 row bases + constant offsets, and the (cell, block) of a thread
+//    comes from two multiplications instead of four integer divisions. The profile of -rst (one
+//    span-10 launch) counted more instructions in the split phase's set-up and stores (1.7 G) than
+//    in its split loop (0.5 G).
+//  - kPipe (-w): two barriers per cell group instead of four: the split gathering of the block's
+//    next group (double-buffered) runs beside the rule phase of the current one, and its
+//    initialisation beside the split phase; in the profile, a third of the warps' samples waited
+//    at the four barriers.
+//  - kAdaptiveUnits (-a, host side only): a tile's units hold at most ceil(rules / 192) rules
+//    (4 to 32) instead of 32, so that a small tile's rule phase is not one lane's long loop
+//    while the block waits at the next barrier (more units, more atomics).
+//  - kKeepRules (-k): the rule loads ask L1 to keep the rules (evict_last), the split loop's
+//    chart loads to drop theirs first (evict_first): a block reads its tile's rules again for
+//    every cell group, and the chart rows once.
+constexpr int kLaneRules = 1, kSplitPar = 2, kTable = 4, kQuadPad = 8, kPipe = 16;
+//  - kMultiGroup (-g, with kLaneRules and kTable): a small tile takes up to 4 of its block's cell
+//    groups at once (as many as fill the block's 256 threads with 4 x 4 blocks and fit the
+//    maxima in shared memory), so that its split loops, rule units and barriers are shared by
+//    K groups: in the profiles of -rtq and -rtqw, over 40% of the warps' samples waited at
+//    barriers (a median tile has 14 blocks: 112 threads of 256 work in the split phase).
+//  - kMin5 (-5): at least 5 blocks per SM (PairSegKernelQuad's launch bounds: 48 registers).
+constexpr int kAdaptiveUnits = 32, kKeepRules = 64, kMultiGroup = 128, kMin5 = 256;
+constexpr int kMaxGroupsInFlight = 4;
+constexpr int kUnitRules = 32;  // most rules of one lane-rules unit
+
+struct LaneArrays {
+  const int4* units;            // per unit: parent state, first rule, end rule (in rules), 0
+  const int* unit_begin;        // per tile: its units [unit_begin[t], unit_begin[t + 1])
+  const int2* rules;            // per rule: BestOffset<8, true>(key), the log-prob's bits
+  const unsigned* split_table;  // kTable: GroupMaskKernel's table of this span length
+  int max_k;                    // kMultiGroup: most groups in flight (their split lists fit)
+};
+
+// GatherSplits from the split table (kTable): the same split points, cells and counts.
+template <int G, bool kSync = true>
+__device__ __forceinline__ void GatherSplitsTable(const LevelArgs& a, int2 sym,
+                                                  const unsigned* table, int words, int num_items,
+                                                  int first_item, int max_splits, int* sh_left,
+                                                  int* sh_right, int* sh_count, int* sh_total) {
+  const int splits = a.span - 1;
+  const int stride = SplitTableStride(words);
+  const int lw = sym.x >> 5, rw = words + (sym.y >> 5);
+  for (int e = threadIdx.x; e < G * splits; e += blockDim.x) {
+    const int g = e / splits;
+    if (first_item + g >= num_items) continue;
+    const unsigned* row = table + size_t(first_item * splits + e) * stride;
+    const unsigned l = __ldg(row + lw), r = __ldg(row + rw);
+    const int lc = int(__ldg(row + 2 * words)), rc = int(__ldg(row + 2 * words + 1));
+    if ((l >> (sym.x & 31)) & (r >> (sym.y & 31)) & 1u) {
+      const int slot = atomicAdd(&sh_count[g], 1);
+      sh_left[g * max_splits + slot] = lc;
+      sh_right[g * max_splits + slot] = rc;
+      atomicAdd(sh_total, 1);
+    }
+  }
+  if constexpr (kSync) __syncthreads();
+}
+
+// n / d for 0 <= n < 2^16 and 1 <= d < 2^15 (exact there: checked for every n < 70,000 and
+// d < 1,100), with magic = ceil(2^31 / d) from DivMagic: one multiply-high.
+__device__ __forceinline__ unsigned DivMagic(unsigned d) { return ((1u << 31) + d - 1) / d; }
+__device__ __forceinline__ int DivBy(int n, unsigned magic) {
+  return int(__umulhi(unsigned(n) << 1, magic));
+}
+
+// SplitMaxima for kQuadPad tiles (aligned rows): substate pair (b, c) at b x s_c4 + c, every
+// thread's 16 maxima stored without bounds checks (rows past the band and columns past s_c are
+// padding that no rule reads). magic_items, magic_quads: DivMagic(band_items), DivMagic(quads).
+template <int G, bool kSync = true, bool kKeep = false>
+__device__ __forceinline__ void SplitMaximaQuad(const LevelArgs& a, const PairTile& t,
+                                                unsigned magic_items, unsigned magic_quads,
+                                                const int* sh_left, const int* sh_right,
+                                                const int* sh_count, int max_splits,
+                                                float* sh_best) {
+  const int s_c4 = t.quads * kQuad;
+  const int row_floats = s_c4 * (G + 1);  // BestOffset of pair + s_c4 minus that of pair
+  for (int e = threadIdx.x; e < G * t.band_items; e += blockDim.x) {
+    const int g = DivBy(e, magic_items), rem = e - g * t.band_items;
+    const int qb = DivBy(rem, magic_quads), qc = rem - qb * t.quads;
+    const int b0 = qb * kQuad, c0 = qc * kQuad;
+    float best[kQuad][kQuad];
+#pragma unroll
+    for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+      for (int j = 0; j < kQuad; ++j) best[i][j] = kNegInfF;
+    const int count = sh_count[g];
+    const int* left = sh_left + g * max_splits;
+    const int* right = sh_right + g * max_splits;
+    const int loff = t.info.x + b0, roff = t.info.z + c0;
+    for (int s = 0; s < count; ++s) {
+      const float* lp = a.aligned_chart + (size_t(left[s]) * a.row_stride + loff);
+      const float* rp = a.aligned_chart + (size_t(right[s]) * a.row_stride + roff);
+      const float4 lv = kKeep ? LoadRowOnce(lp) : __ldg(reinterpret_cast<const float4*>(lp));
+      const float4 rv = kKeep ? LoadRowOnce(rp) : __ldg(reinterpret_cast<const float4*>(rp));
+      const float l[kQuad] = {lv.x, lv.y, lv.z, lv.w}, r[kQuad] = {rv.x, rv.y, rv.z, rv.w};
+#pragma unroll
+      for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+        for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
+    }
+    // BestOffset<G, true>(p + j) = p (G + 1) + j G for p = (b0 + i) s_c4 + c0, a multiple of 4.
+    float* dst = sh_best + (b0 * s_c4 + c0) * (G + 1) + g;
+#pragma unroll
+    for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+      for (int j = 0; j < kQuad; ++j) dst[i * row_floats + j * G] = best[i][j];
+  }
+  if constexpr (kSync) __syncthreads();
+}
+
+// SplitMaxima (aligned rows, padded layout) with P lanes per (cell, 4 x 4 block) (kSplitPar).
+// P is the same for the whole block (it depends on the tile and span only). Ends with a barrier.
+template <int G>
+__device__ __forceinline__ void SplitMaximaPar(const LevelArgs& a, const PairTile& t,
+                                               const int* sh_left, const int* sh_right,
+                                               const int* sh_count, int max_splits,
+                                               float* sh_best) {
+  const int units = G * t.band_items;
+  int log_p = 0;
+  while (log_p < 3 && (units << (log_p + 1)) <= int(blockDim.x) && (2 << log_p) <= a.span - 1)
+    ++log_p;
+  const int p = 1 << log_p;
+  const float* lbase = a.aligned_chart + t.info.x;
+  const float* rbase = a.aligned_chart + t.info.z;
+  // Uniform trip count: every lane of a warp reaches the shuffles.
+  for (int base = 0; base < (units << log_p); base += blockDim.x) {
+    const int e = base + threadIdx.x;
+    const bool active = e < (units << log_p);
+    const int unit = e >> log_p, part = e & (p - 1);
+    const int g = unit / t.band_items, rem = unit % t.band_items;
+    const int b0 = (rem / t.quads) * kQuad, c0 = (rem % t.quads) * kQuad;
+    float best[kQuad][kQuad];
+#pragma unroll
+    for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+      for (int j = 0; j < kQuad; ++j) best[i][j] = kNegInfF;
+    if (active) {
+      const int count = sh_count[g];
+      const int* left = sh_left + g * max_splits;
+      const int* right = sh_right + g * max_splits;
+      for (int s = part; s < count; s += p) {
+        const float4 lv =
+            __ldg(reinterpret_cast<const float4*>(lbase + size_t(left[s]) * a.row_stride + b0));
+        const float4 rv =
+            __ldg(reinterpret_cast<const float4*>(rbase + size_t(right[s]) * a.row_stride + c0));
+        const float l[kQuad] = {lv.x, lv.y, lv.z, lv.w}, r[kQuad] = {rv.x, rv.y, rv.z, rv.w};
+#pragma unroll
+        for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+          for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
+      }
+    }
+    for (int offset = p >> 1; offset > 0; offset >>= 1)
+#pragma unroll
+      for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+        for (int j = 0; j < kQuad; ++j)
+          best[i][j] = fmaxf(best[i][j], __shfl_xor_sync(0xffffffffu, best[i][j], offset));
+    if (active && part == 0) {
+#pragma unroll
+      for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+        for (int j = 0; j < kQuad; ++j)
+          if (b0 + i < t.info.y && c0 + j < t.s_c)
+            sh_best[BestOffset<G, true>((b0 + i) * t.s_c + c0 + j) + g] = best[i][j];
+    }
+  }
+  __syncthreads();
+}
+
+// The lane-rules phase (kLaneRules) with L lanes per unit, G / L cells per lane, over nk groups at
+// once (kMultiGroup; else nk = 1): item = k x rule_units + unit, group k's maxima at sh_best +
+// k x region, its target cells at sh_target[k G ..].
+template <int G, int L, bool kKeep>
+__device__ __forceinline__ void LaneRulesMulti(const LaneArrays& lanes, int unit_first,
+                                               int rule_units, int items, const float* sh_best,
+                                               int region, const long long* sh_target, float* pre) {
+  constexpr int kCells = G / L;
+  static_assert(kCells * L == G && (kCells == 1 || kCells == 2 || kCells % 4 == 0));
+  const int part = threadIdx.x % L;
+  for (int item = threadIdx.x / L; item < items; item += blockDim.x / L) {
+    const int k = item / rule_units;
+    const int4 unit = __ldg(lanes.units + unit_first + item - k * rule_units);
+    const float* group_best = sh_best + k * region + part * kCells;
+    float acc[kCells];
+#pragma unroll
+    for (int c = 0; c < kCells; ++c) acc[c] = kNegInfF;
+#pragma unroll 4
+    for (int r = unit.y; r < unit.z; ++r) {
+      const int2 rule = kKeep ? LoadRuleKeep(lanes.rules + r) : __ldg(lanes.rules + r);
+      const float w = __int_as_float(rule.y);
+      RuleIntoCells<kCells>(acc, w, group_best + rule.x);
+    }
+#pragma unroll
+    for (int c = 0; c < kCells; ++c) {
+      const long long target = sh_target[k * G + part * kCells + c];
+      if (acc[c] > kNegInfF && target >= 0) AtomicMaxFloat(pre + target + unit.x, acc[c]);
+    }
+  }
+}
+
+// LaneRulesMulti for one group.
+template <int G, int L, bool kKeep>
+__device__ __forceinline__ void LaneRulesL(const LaneArrays& lanes, int unit_first, int unit_end,
+                                           const float* sh_best, const long long* sh_target,
+                                           float* pre) {
+  const int units = unit_end - unit_first;
+  LaneRulesMulti<G, L, kKeep>(lanes, unit_first, units, units, sh_best, 0, sh_target, pre);
+}
+
+template <int G, bool kKeep = false>
+__device__ __forceinline__ void LaneRules(const LaneArrays& lanes, int pair, const float* sh_best,
+                                          const long long* sh_target, float* pre) {
+  static_assert(G == 8, "lane rules: G is 8");
+  const int first = __ldg(lanes.unit_begin + pair), end = __ldg(lanes.unit_begin + pair + 1);
+  const int units = end - first;
+  if (units * 2 > int(blockDim.x))
+    LaneRulesL<G, 1, kKeep>(lanes, first, end, sh_best, sh_target, pre);
+  else if (units * 4 > int(blockDim.x))
+    LaneRulesL<G, 2, kKeep>(lanes, first, end, sh_best, sh_target, pre);
+  else if (units * 8 > int(blockDim.x))
+    LaneRulesL<G, 4, kKeep>(lanes, first, end, sh_best, sh_target, pre);
+  else
+    LaneRulesL<G, 8, kKeep>(lanes, first, end, sh_best, sh_target, pre);
+}
+
+template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask, int kExtra>
 __device__ __forceinline__ void PairSegBody(LevelArgs a, PairArrays pairs,
                                             const unsigned char* present, int num_symbols,
                                             int num_items, int max_splits, int max_bc,
                                             int groups_per_block, const unsigned* left_mask,
-                                            const unsigned* right_mask, int mask_words) {
+                                            const unsigned* right_mask, int mask_words,
+                                            LaneArrays lanes) {
+  static_assert(kExtra == 0 || (kAligned && kPad && kMask), "-r, -s, -t extend pair-seg-*-a4-m");
+  static_assert((kExtra & kQuadPad) == 0 || ((kExtra & kSplitPar) == 0 && G == 8));
+  static_assert((kExtra & kPipe) == 0, "kPipe: PairSegPipeBody");
   extern __shared__ float shared[];
   static_assert(G % 4 == 0, "G cells are read as float4");
   float* sh_best = shared;  // BestOffset(substate pair) + g: BestFloats(G, max_bc) floats
@@ -757,6 +1105,11 @@ __device__ __forceinline__ void PairSegBody(LevelArgs a, PairArrays pairs,
   const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int pl_first = __ldg(pairs.pl_begin + pair), pl_end = __ldg(pairs.pl_begin + pair + 1);
+  unsigned magic_items = 0, magic_quads = 0;
+  if constexpr ((kExtra & kQuadPad) != 0) {
+    magic_items = DivMagic(tile.band_items);
+    magic_quads = DivMagic(tile.quads);
+  }
 
   for (int group = blockIdx.x * groups_per_block; group < group_end; ++group) {
     // kMask: skip before any load or barrier when no split point of the group can hold B and C
@@ -777,27 +1130,269 @@ __device__ __forceinline__ void PairSegBody(LevelArgs a, PairArrays pairs,
     }
     if (threadIdx.x == 0) sh_total = 0;
     __syncthreads();
-    GatherSplits<G>(a, tile.sym, present, num_symbols, num_items, first_item, max_splits, sh_left,
-                    sh_right, sh_count, &sh_total);
+    if constexpr ((kExtra & kTable) != 0) {
+      GatherSplitsTable<G>(a, tile.sym, lanes.split_table, mask_words, num_items, first_item,
+                           max_splits, sh_left, sh_right, sh_count, &sh_total);
+    } else {
+      GatherSplits<G>(a, tile.sym, present, num_symbols, num_items, first_item, max_splits, sh_left,
+                      sh_right, sh_count, &sh_total);
+    }
     if (sh_total == 0) continue;  // uniform: every thread read it before the next barrier
-    SplitMaxima<G, kSplitUnroll, kPad, kAligned, true>(a, tile, sh_left, sh_right, sh_count,
-                                                       max_splits, sh_best);
-    for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32)
-      SegRulesForCount<G, kPad>(pairs, sh_best, sh_target, a.pre, pl, lane);
+    if constexpr ((kExtra & kSplitPar) != 0) {
+      SplitMaximaPar<G>(a, tile, sh_left, sh_right, sh_count, max_splits, sh_best);
+    } else if constexpr ((kExtra & kQuadPad) != 0) {
+      SplitMaximaQuad<G>(a, tile, magic_items, magic_quads, sh_left, sh_right, sh_count, max_splits,
+                         sh_best);
+    } else {
+      SplitMaxima<G, kSplitUnroll, kPad, kAligned, true, (kExtra & kKeepRules) != 0>(
+          a, tile, sh_left, sh_right, sh_count, max_splits, sh_best);
+    }
+    if constexpr ((kExtra & kLaneRules) != 0) {
+      LaneRules<G, (kExtra & kKeepRules) != 0>(lanes, pair, sh_best, sh_target, a.pre);
+    } else {
+      for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32)
+        SegRulesForCount<G, kPad>(pairs, sh_best, sh_target, a.pre, pl, lane);
+    }
+  }
+}
+
+// Kernel 9 with kMultiGroup: PairSegBody with up to K of the block's groups (those the masks
+// allow) per iteration. Shared memory: K regions of the tile's maxima (each BestFloats(G, bc),
+// rounded to 4 floats) inside the BestFloats(G, max_bc) of one group of the widest tile, and
+// max_k lists of split points (LaunchPairSeg picks max_k so that 5 blocks still fit per SM).
+template <int G, int kExtra>
+__device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, int num_items,
+                                                 int max_splits, int max_bc, int groups_per_block,
+                                                 const unsigned* left_mask,
+                                                 const unsigned* right_mask, int mask_words,
+                                                 LaneArrays lanes) {
+  const int max_k = lanes.max_k;
+  static_assert(G == 8 &&
+                (kExtra & (kLaneRules | kTable | kMultiGroup)) ==
+                    (kLaneRules | kTable | kMultiGroup) &&
+                (kExtra & (kSplitPar | kQuadPad | kPipe)) == 0);
+  constexpr bool kKeep = (kExtra & kKeepRules) != 0;
+  extern __shared__ float shared[];
+  const int total_floats = BestFloats(G, max_bc);
+  float* sh_best = shared;
+  int* sh_left = reinterpret_cast<int*>(sh_best + total_floats);  // max_k x G x max_splits
+  int* sh_right = sh_left + max_k * G * max_splits;               // max_k x G x max_splits
+  __shared__ int sh_count[kMaxGroupsInFlight * G];
+  __shared__ long long sh_target[kMaxGroupsInFlight * G];
+  __shared__ int sh_total;
+  __shared__ int sh_sel[kMaxGroupsInFlight];  // this iteration's groups
+
+  const int pair = __ldg(pairs.class_pairs + blockIdx.y);
+  const PairTile tile = LoadPairTile(pairs, pair);
+  const int region = (BestFloats(G, tile.info.y * tile.s_c) + 3) & ~3;
+  const int units_per_group = G * tile.band_items;
+  const int k_groups =
+      max(1, min(min(max_k, int(blockDim.x) / units_per_group), total_floats / region));
+  const unsigned magic_items = DivMagic(tile.band_items);
+  const unsigned magic_quads = DivMagic(tile.quads);
+  const int unit_first = __ldg(lanes.unit_begin + pair);
+  const int rule_units = __ldg(lanes.unit_begin + pair + 1) - unit_first;
+  const int splits = a.span - 1;
+  const int stride = SplitTableStride(mask_words);
+  const int lw = tile.sym.x >> 5, rw = mask_words + (tile.sym.y >> 5);
+  const int num_groups = (num_items + G - 1) / G;
+  const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
+  int next = blockIdx.x * groups_per_block;
+  for (;;) {
+    // The next k_groups groups the masks allow (the same for every thread; thread 0 writes them
+    // to sh_sel, which the previous iteration last read before its third barrier).
+    int nk = 0;
+    for (; nk < k_groups; ++nk) {
+      while (next < group_end &&
+             !GroupMayHavePair(left_mask, right_mask, mask_words, next, tile.sym))
+        ++next;
+      if (next >= group_end) break;
+      if (threadIdx.x == 0) sh_sel[nk] = next;
+      ++next;
+    }
+    if (nk == 0) break;
+    auto group_of = [&](int k) { return sh_sel[k]; };
+    __syncthreads();  // the previous iteration is done with shared memory
+    if (threadIdx.x < nk * G) {
+      const int item = group_of(threadIdx.x / G) * G + threadIdx.x % G;
+      sh_count[threadIdx.x] = 0;
+      long long target = -1;
+      if (item < num_items) {
+        const CellItem it = a.items[a.item_offset + item];
+        target = static_cast<long long>(TargetCell(a, it)) * a.num_states;
+      }
+      sh_target[threadIdx.x] = target;
+    }
+    if (threadIdx.x == 0) sh_total = 0;
+    __syncthreads();
+    // Split gathering from the split table (GatherSplitsTable, cell c = k G + g).
+    for (int e = threadIdx.x; e < nk * G * splits; e += blockDim.x) {
+      const int c = e / splits, k = e - c * splits;
+      const int item = group_of(c / G) * G + c % G;
+      if (item >= num_items) continue;
+      const unsigned* row = lanes.split_table + (size_t(item) * splits + k) * stride;
+      const unsigned l = __ldg(row + lw), r = __ldg(row + rw);
+      const int lc = int(__ldg(row + 2 * mask_words)), rc = int(__ldg(row + 2 * mask_words + 1));
+      if ((l >> (tile.sym.x & 31)) & (r >> (tile.sym.y & 31)) & 1u) {
+        const int slot = atomicAdd(&sh_count[c], 1);
+        sh_left[c * max_splits + slot] = lc;
+        sh_right[c * max_splits + slot] = rc;
+        atomicAdd(&sh_total, 1);
+      }
+    }
+    __syncthreads();
+    if (sh_total == 0) continue;  // uniform
+    // Split maxima (SplitMaxima's aligned path), group k's into region k.
+    for (int e = threadIdx.x; e < nk * units_per_group; e += blockDim.x) {
+      const int c = DivBy(e, magic_items), rem = e - c * tile.band_items;
+      const int qb = DivBy(rem, magic_quads), qc = rem - qb * tile.quads;
+      const int b0 = qb * kQuad, c0 = qc * kQuad;
+      float best[kQuad][kQuad];
+#pragma unroll
+      for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+        for (int j = 0; j < kQuad; ++j) best[i][j] = kNegInfF;
+      const int count = sh_count[c];
+      const int* left = sh_left + c * max_splits;
+      const int* right = sh_right + c * max_splits;
+      for (int s = 0; s < count; ++s)
+        MaxPlusSplit<true, true, kKeep>(a, tile, left[s], right[s], b0, c0, best);
+      float* region_best = sh_best + (c / G) * region;
+      const int g = c % G;
+#pragma unroll
+      for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+        for (int j = 0; j < kQuad; ++j)
+          if (b0 + i < tile.info.y && c0 + j < tile.s_c)
+            region_best[BestOffset<G, true>((b0 + i) * tile.s_c + c0 + j) + g] = best[i][j];
+    }
+    __syncthreads();
+    // Rule phase: nk x rule_units items, L lanes each (LaneRules' choice of L on the total).
+    const int items = nk * rule_units;
+    if (items * 2 > int(blockDim.x))
+      LaneRulesMulti<G, 1, kKeep>(lanes, unit_first, rule_units, items, sh_best, region, sh_target,
+                                  a.pre);
+    else if (items * 4 > int(blockDim.x))
+      LaneRulesMulti<G, 2, kKeep>(lanes, unit_first, rule_units, items, sh_best, region, sh_target,
+                                  a.pre);
+    else if (items * 8 > int(blockDim.x))
+      LaneRulesMulti<G, 4, kKeep>(lanes, unit_first, rule_units, items, sh_best, region, sh_target,
+                                  a.pre);
+    else
+      LaneRulesMulti<G, 8, kKeep>(lanes, unit_first, rule_units, items, sh_best, region, sh_target,
+                                  a.pre);
+  }
+}
+
+// Kernel 9 with kPipe (and kLaneRules, kTable, kQuadPad): PairSegBody's loop over the block's
+// cell groups with two barriers per group. The split lists, counts and target cells are
+// double-buffered (buffer `buf` for the current group, 1 - buf for the next one):
+//   phase 1: split maxima of the current group (reads its lists, writes sh_best); the next
+//            group's counts and target cells are reset;
+//   barrier;
+//   phase 2: rule phase of the current group (reads sh_best); split gathering of the next group
+//            (writes its lists);
+//   barrier.
+// Groups the masks skip are never visited (the next group is the next one the masks allow).
+template <int G, int kExtra>
+__device__ __forceinline__ void PairSegPipeBody(LevelArgs a, PairArrays pairs, int num_items,
+                                                int max_splits, int max_bc, int groups_per_block,
+                                                const unsigned* left_mask,
+                                                const unsigned* right_mask, int mask_words,
+                                                LaneArrays lanes) {
+  static_assert(G == 8 && (kExtra & (kLaneRules | kTable | kQuadPad | kPipe)) ==
+                              (kLaneRules | kTable | kQuadPad | kPipe));
+  constexpr bool kKeep = (kExtra & kKeepRules) != 0;
+  extern __shared__ float shared[];
+  float* sh_best = shared;  // BestOffset(substate pair) + g: BestFloats(G, max_bc) floats
+  int* sh_left = reinterpret_cast<int*>(sh_best + BestFloats(G, max_bc));  // 2 x G x max_splits
+  int* sh_right = sh_left + 2 * G * max_splits;                            // 2 x G x max_splits
+  __shared__ int sh_count[2][G];
+  __shared__ long long sh_target[2][G];
+  __shared__ int sh_total[2];
+
+  const int pair = __ldg(pairs.class_pairs + blockIdx.y);
+  const PairTile tile = LoadPairTile(pairs, pair);
+  const unsigned magic_items = DivMagic(tile.band_items);
+  const unsigned magic_quads = DivMagic(tile.quads);
+  const int num_groups = (num_items + G - 1) / G;
+  const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
+  auto next_group = [&](int group) {  // the same for every thread
+    while (group < group_end &&
+           !GroupMayHavePair(left_mask, right_mask, mask_words, group, tile.sym))
+      ++group;
+    return group;
+  };
+  auto init = [&](int buf, int group) {
+    if (threadIdx.x < G) {
+      sh_count[buf][threadIdx.x] = 0;
+      long long target = -1;
+      if (group * G + threadIdx.x < num_items) {
+        const CellItem it = a.items[a.item_offset + group * G + threadIdx.x];
+        target = static_cast<long long>(TargetCell(a, it)) * a.num_states;
+      }
+      sh_target[buf][threadIdx.x] = target;
+    }
+    if (threadIdx.x == 0) sh_total[buf] = 0;
+  };
+  auto gather = [&](int buf, int group) {
+    GatherSplitsTable<G, false>(a, tile.sym, lanes.split_table, mask_words, num_items, group * G,
+                                max_splits, sh_left + buf * G * max_splits,
+                                sh_right + buf * G * max_splits, sh_count[buf], &sh_total[buf]);
+  };
+  int cur = next_group(blockIdx.x * groups_per_block);
+  if (cur >= group_end) return;  // uniform
+  init(0, cur);
+  __syncthreads();
+  gather(0, cur);
+  __syncthreads();
+  for (int buf = 0; cur < group_end; buf = 1 - buf) {
+    const int next = next_group(cur + 1);
+    const bool work = sh_total[buf] > 0;  // uniform: written before the last barrier
+    if (next < group_end) init(1 - buf, next);
+    if (work)
+      SplitMaximaQuad<G, false, kKeep>(
+          a, tile, magic_items, magic_quads, sh_left + buf * G * max_splits,
+          sh_right + buf * G * max_splits, sh_count[buf], max_splits, sh_best);
+    __syncthreads();
+    if (work) LaneRules<G, kKeep>(lanes, pair, sh_best, sh_target[buf], a.pre);
+    if (next < group_end) gather(1 - buf, next);
+    __syncthreads();
+    cur = next;
   }
 }
 
 #define CKY_PAIR_SEG_PARAMS                                                                    \
   LevelArgs a, PairArrays pairs, const unsigned char *present, int num_symbols, int num_items, \
       int max_splits, int max_bc, int groups_per_block, const unsigned *left_mask,             \
-      const unsigned *right_mask, int mask_words
+      const unsigned *right_mask, int mask_words, LaneArrays lanes
 #define CKY_PAIR_SEG_ARGS                                                                     \
   a, pairs, present, num_symbols, num_items, max_splits, max_bc, groups_per_block, left_mask, \
-      right_mask, mask_words
+      right_mask, mask_words, lanes
 
-template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask>
+template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask, int kExtra>
 __global__ void __launch_bounds__(kThreads) PairSegKernel(CKY_PAIR_SEG_PARAMS) {
-  PairSegBody<G, kSplitUnroll, kPad, kAligned, kMask>(CKY_PAIR_SEG_ARGS);
+  if constexpr ((kExtra & kMultiGroup) != 0) {
+    PairSegMultiBody<G, kExtra>(a, pairs, num_items, max_splits, max_bc, groups_per_block,
+                                left_mask, right_mask, mask_words, lanes);
+  } else {
+    PairSegBody<G, kSplitUnroll, kPad, kAligned, kMask, kExtra>(CKY_PAIR_SEG_ARGS);
+  }
+}
+
+// kQuadPad variants: at least 5 blocks per SM, the ordinary variants' occupancy (48 registers;
+// nvcc gives these 57-58 unbounded, i.e. 4 blocks).
+template <int G, int kExtra>
+__global__ void __launch_bounds__(kThreads, 5) PairSegKernelQuad(CKY_PAIR_SEG_PARAMS) {
+  if constexpr ((kExtra & kMultiGroup) != 0) {
+    PairSegMultiBody<G, kExtra>(a, pairs, num_items, max_splits, max_bc, groups_per_block,
+                                left_mask, right_mask, mask_words, lanes);
+  } else if constexpr ((kExtra & kPipe) != 0) {
+    PairSegPipeBody<G, kExtra>(a, pairs, num_items, max_splits, max_bc, groups_per_block, left_mask,
+                               right_mask, mask_words, lanes);
+  } else {
+    PairSegBody<G, 1, true, true, true, kExtra>(CKY_PAIR_SEG_ARGS);
+  }
 }
 
 // The same with at least kMinBlocks blocks per SM: the compiler caps the registers to fit them
@@ -807,7 +1402,7 @@ __global__ void __launch_bounds__(kThreads) PairSegKernel(CKY_PAIR_SEG_PARAMS) {
 template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask, int kMinBlocks>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     PairSegKernelMinBlocks(CKY_PAIR_SEG_PARAMS) {
-  PairSegBody<G, kSplitUnroll, kPad, kAligned, kMask>(CKY_PAIR_SEG_ARGS);
+  PairSegBody<G, kSplitUnroll, kPad, kAligned, kMask, 0>(CKY_PAIR_SEG_ARGS);
 }
 
 #undef CKY_PAIR_SEG_PARAMS
@@ -1032,6 +1627,25 @@ enum class Variant {
   kPairSeg8AlignedMask512Min7,
   kPairSeg8AlignedMask640Min8,
   kPairSeg8AlignedMaskPrefetch,
+  kPairSeg8AlignedMaskLaneRules,
+  kPairSeg8AlignedMaskSplitPar,
+  kPairSeg8AlignedMaskTable,
+  kPairSeg8AlignedMaskLaneRulesSplitPar,
+  kPairSeg8AlignedMaskLaneRulesSplitParTable,
+  kPairSeg8AlignedMaskLaneRulesTable,
+  kPairSeg8AlignedMaskLaneRulesTableQuad,
+  kPairSeg8AlignedMaskLaneRulesTableQuadPipe,
+  kPairSeg8AlignedMaskLaneRulesTableQuadPipeAdaptive,
+  kPairSeg8AlignedMaskLaneRulesTableQuadPipeKeep,
+  kPairSeg8AlignedMaskLaneRulesTableQuadPipeAdaptiveKeep,
+  kPairSeg8AlignedMaskLaneRulesTableAdaptive,
+  kPairSeg8AlignedMaskLaneRulesTableKeep,
+  kPairSeg8AlignedMaskLaneRulesTableAdaptiveKeep,
+  kPairSeg8AlignedMaskLaneRulesTableMulti,
+  kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeep,
+  kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepMin5,
+  kPairSeg8AlignedMaskLaneRulesTableUnary,
+  kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepUnary,
   kThreadAtomicGlobal,
   kThreadAtomicShared,
   kBlockAtomicShared,
@@ -1052,6 +1666,8 @@ struct VariantSpec {
 
 const std::vector<VariantSpec>& Variants() {
   static const std::vector<VariantSpec> kVariants = {
+      {"pair-seg-g8-a4-m-rtgaku", Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepUnary,
+       9},
       {"pair-seg-g8-a4-m", Variant::kPairSeg8AlignedMask, 9},
       {"pair-seg-g8-a4-m-b512-o8", Variant::kPairSeg8AlignedMask512Min8, 9},
       {"pair-seg-g8-a4", Variant::kPairSeg8Aligned, 9},
@@ -1060,6 +1676,26 @@ const std::vector<VariantSpec>& Variants() {
       {"pair-seg-g8-a4-m-b512-o7", Variant::kPairSeg8AlignedMask512Min7, 9},
       {"pair-seg-g8-a4-m-b640-o8", Variant::kPairSeg8AlignedMask640Min8, 9},
       {"pair-seg-g8-a4-m-p", Variant::kPairSeg8AlignedMaskPrefetch, 9},
+      {"pair-seg-g8-a4-m-r", Variant::kPairSeg8AlignedMaskLaneRules, 9},
+      {"pair-seg-g8-a4-m-s", Variant::kPairSeg8AlignedMaskSplitPar, 9},
+      {"pair-seg-g8-a4-m-t", Variant::kPairSeg8AlignedMaskTable, 9},
+      {"pair-seg-g8-a4-m-rs", Variant::kPairSeg8AlignedMaskLaneRulesSplitPar, 9},
+      {"pair-seg-g8-a4-m-rst", Variant::kPairSeg8AlignedMaskLaneRulesSplitParTable, 9},
+      {"pair-seg-g8-a4-m-rt", Variant::kPairSeg8AlignedMaskLaneRulesTable, 9},
+      {"pair-seg-g8-a4-m-rtq", Variant::kPairSeg8AlignedMaskLaneRulesTableQuad, 9},
+      {"pair-seg-g8-a4-m-rtqw", Variant::kPairSeg8AlignedMaskLaneRulesTableQuadPipe, 9},
+      {"pair-seg-g8-a4-m-rtqwa", Variant::kPairSeg8AlignedMaskLaneRulesTableQuadPipeAdaptive, 9},
+      {"pair-seg-g8-a4-m-rtqwk", Variant::kPairSeg8AlignedMaskLaneRulesTableQuadPipeKeep, 9},
+      {"pair-seg-g8-a4-m-rtqwak", Variant::kPairSeg8AlignedMaskLaneRulesTableQuadPipeAdaptiveKeep,
+       9},
+      {"pair-seg-g8-a4-m-rta", Variant::kPairSeg8AlignedMaskLaneRulesTableAdaptive, 9},
+      {"pair-seg-g8-a4-m-rtk", Variant::kPairSeg8AlignedMaskLaneRulesTableKeep, 9},
+      {"pair-seg-g8-a4-m-rtak", Variant::kPairSeg8AlignedMaskLaneRulesTableAdaptiveKeep, 9},
+      {"pair-seg-g8-a4-m-rtg", Variant::kPairSeg8AlignedMaskLaneRulesTableMulti, 9},
+      {"pair-seg-g8-a4-m-rtgak", Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeep, 9},
+      {"pair-seg-g8-a4-m-rtgak5", Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepMin5,
+       9},
+      {"pair-seg-g8-a4-m-rtu", Variant::kPairSeg8AlignedMaskLaneRulesTableUnary, 9},
       {"pair-fused-g8-wide", Variant::kPairFused8Wide, 7},
       {"pair-fused-g16-wide", Variant::kPairFused16Wide, 7},
       {"pair-fused-g16", Variant::kPairFused16, 7},
@@ -1109,8 +1745,10 @@ class DeviceViterbiImpl : public DeviceViterbi {
 
   size_t BytesForSentence(int32_t n) const override {
     static_assert(sizeof(CellItem) == 16);
+    // kTable: a span length's split table has at most as many rows as the sentence has cells.
     return BatchBytesForSentence(num_states_, num_symbols_, n) +
-           (aligned_ ? size_t(NumCells(n)) * aligned_states_ * sizeof(float) : 0);
+           (aligned_ ? size_t(NumCells(n)) * aligned_states_ * sizeof(float) : 0) +
+           ((extra_ & kTable) ? size_t(NumCells(n)) * SplitTableStride(mask_words_) * 4 : 0);
   }
   size_t BatchBudget() const override { return budget_; }
 
@@ -1166,6 +1804,72 @@ class DeviceViterbiImpl : public DeviceViterbi {
         variant_ == Variant::kPairSeg8AlignedMask ||
         variant_ == Variant::kPairSeg8AlignedMaskPrefetch)
       band_limit_ = 1024;
+    switch (variant_) {
+      case Variant::kPairSeg8AlignedMaskLaneRules:
+        extra_ = kLaneRules;
+        break;
+      case Variant::kPairSeg8AlignedMaskSplitPar:
+        extra_ = kSplitPar;
+        break;
+      case Variant::kPairSeg8AlignedMaskTable:
+        extra_ = kTable;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesSplitPar:
+        extra_ = kLaneRules | kSplitPar;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesSplitParTable:
+        extra_ = kLaneRules | kSplitPar | kTable;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTable:
+        extra_ = kLaneRules | kTable;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableQuad:
+        extra_ = kLaneRules | kTable | kQuadPad;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableQuadPipe:
+        extra_ = kLaneRules | kTable | kQuadPad | kPipe;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableQuadPipeAdaptive:
+        extra_ = kLaneRules | kTable | kQuadPad | kPipe | kAdaptiveUnits;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableQuadPipeKeep:
+        extra_ = kLaneRules | kTable | kQuadPad | kPipe | kKeepRules;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableQuadPipeAdaptiveKeep:
+        extra_ = kLaneRules | kTable | kQuadPad | kPipe | kAdaptiveUnits | kKeepRules;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableAdaptive:
+        extra_ = kLaneRules | kTable | kAdaptiveUnits;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableKeep:
+        extra_ = kLaneRules | kTable | kKeepRules;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableAdaptiveKeep:
+        extra_ = kLaneRules | kTable | kAdaptiveUnits | kKeepRules;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableMulti:
+        extra_ = kLaneRules | kTable | kMultiGroup;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeep:
+        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepMin5:
+        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kMin5;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableUnary:
+        extra_ = kLaneRules | kTable;
+        unary_cells_ = true;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepUnary:
+        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules;
+        unary_cells_ = true;
+        break;
+      default:
+        break;
+    }
+    if (extra_ != 0) band_limit_ = 1024;
+    // -u stages kUnaryCells cells' binary maxima in shared memory (48 KB without opt-in).
+    if (size_t(kUnaryCells) * num_states_ * sizeof(float) > 48 * 1024) unary_cells_ = false;
     const bool small_bands = variant_ == Variant::kPairSeg8AlignedMask512 ||
                              variant_ == Variant::kPairSeg8AlignedMask512Min6 ||
                              variant_ == Variant::kPairSeg8AlignedMask512Min8 ||
@@ -1173,10 +1877,10 @@ class DeviceViterbiImpl : public DeviceViterbi {
                              variant_ == Variant::kPairSeg8AlignedMask640Min8;
     if (variant_ == Variant::kPairSeg8Aligned || variant_ == Variant::kPairSeg16Aligned ||
         variant_ == Variant::kPairSeg8AlignedMask || small_bands ||
-        variant_ == Variant::kPairSeg8AlignedMaskPrefetch)
+        variant_ == Variant::kPairSeg8AlignedMaskPrefetch || extra_ != 0)
       aligned_ = true;
     if (variant_ == Variant::kPairSeg8AlignedMask || small_bands ||
-        variant_ == Variant::kPairSeg8AlignedMaskPrefetch)
+        variant_ == Variant::kPairSeg8AlignedMaskPrefetch || extra_ != 0)
       mask_group_ = 8;
     if (small_bands) band_limit_ = variant_ == Variant::kPairSeg8AlignedMask640Min8 ? 640 : 512;
     mask_words_ = (num_symbols_ + 31) / 32;
@@ -1562,6 +2266,14 @@ class DeviceViterbiImpl : public DeviceViterbi {
       }
     }
     const size_t mask_entries = size_t(mask_offset_[max_n + 1]) * mask_words_;
+    // kTable: one span length's split table at a time (the largest).
+    size_t table_entries = 0;
+    if (extra_ & kTable) {
+      for (int span = 2; span <= max_n; ++span)
+        table_entries =
+            std::max(table_entries, size_t(level_begin_[span + 1] - level_begin_[span]) *
+                                        (span - 1) * SplitTableStride(mask_words_));
+    }
 
     const size_t chart_floats = size_t(cells) * num_states_;
     if (faults_.FailAllocation() || !Grow(chart_, chart_floats) || !Grow(pre_, chart_floats) ||
@@ -1570,9 +2282,11 @@ class DeviceViterbiImpl : public DeviceViterbi {
         (aligned_ && !Grow(aligned_chart_, size_t(cells) * aligned_states_)) ||
         (mask_entries > 0 &&
          (!Grow(left_mask_, mask_entries) || !Grow(right_mask_, mask_entries))) ||
-        (any_allowed && !Grow(allowed_, size_t(cells) * num_symbols_))) {
+        (any_allowed && !Grow(allowed_, size_t(cells) * num_symbols_)) ||
+        (table_entries > 0 && !Grow(split_table_, table_entries))) {
       chart_.Free(), pre_.Free(), present_.Free(), lexical_.Free(), items_.Free();
       aligned_chart_.Free(), left_mask_.Free(), right_mask_.Free(), allowed_.Free();
+      split_table_.Free();
       *error = "cudaMalloc failed for a batch of " + std::to_string(num_sentences) + " sentences";
       return BatchResult::kOutOfMemory;
     }
@@ -1640,7 +2354,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
           GroupMaskKernel<<<mask_offset_[span + 1] - mask_offset_[span], 256,
                             2 * mask_words_ * sizeof(unsigned), stream_>>>(
               a, present_.get(), num_symbols_, count, mask_group_, mask_words_,
-              left_mask_.get() + at, right_mask_.get() + at);
+              left_mask_.get() + at, right_mask_.get() + at,
+              (extra_ & kTable) ? split_table_.get() : nullptr);
         }
         if (!LaunchBinary(a, count, error)) {
           cudaStreamSynchronize(stream_);  // nothing of this batch runs on into the next one
@@ -1649,11 +2364,23 @@ class DeviceViterbiImpl : public DeviceViterbi {
         }
       }
       Mark(2 * span);
-      UnaryKernel<<<count, 256, num_states_ * sizeof(float), stream_>>>(
-          a, chart_.get(), unary_begin_.get(), unary_child_.get(), unary_w_.get(),
-          state_symbol_.get(), present_.get(), num_symbols_,
-          aligned_ ? aligned_chart_.get() : nullptr, aligned_index_.get(),
-          any_allowed ? allowed_.get() : nullptr);
+      // -u: kUnaryCells cells per block once the launch has enough of them for about two waves
+      // of 8 blocks per SM, fewer below.
+      const int per_block = unary_cells_ ? std::clamp(count / (num_sms_ * 16), 1, kUnaryCells) : 1;
+      if (per_block > 1) {
+        UnaryCellsKernel<<<(count + per_block - 1) / per_block, 256,
+                           per_block * num_states_ * sizeof(float), stream_>>>(
+            a, count, per_block, chart_.get(), unary_begin_.get(), unary_child_.get(),
+            unary_w_.get(), state_symbol_.get(), present_.get(), num_symbols_,
+            aligned_ ? aligned_chart_.get() : nullptr, aligned_index_.get(),
+            any_allowed ? allowed_.get() : nullptr);
+      } else {
+        UnaryKernel<<<count, 256, num_states_ * sizeof(float), stream_>>>(
+            a, chart_.get(), unary_begin_.get(), unary_child_.get(), unary_w_.get(),
+            state_symbol_.get(), present_.get(), num_symbols_,
+            aligned_ ? aligned_chart_.get() : nullptr, aligned_index_.get(),
+            any_allowed ? allowed_.get() : nullptr);
+      }
     }
     return BatchResult::kOk;
   }
@@ -1741,6 +2468,69 @@ class DeviceViterbiImpl : public DeviceViterbi {
       case Variant::kPairSeg8AlignedMaskPrefetch:
         if (!LaunchPairSeg<8, -1, true, true, true>(a, count, error)) return false;
         break;
+      case Variant::kPairSeg8AlignedMaskLaneRules:
+        if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8AlignedMaskSplitPar:
+        if (!LaunchPairSeg<8, 1, true, true, true, 0, kSplitPar>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8AlignedMaskTable:
+        if (!LaunchPairSeg<8, 1, true, true, true, 0, kTable>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesSplitPar:
+        if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kSplitPar>(a, count, error))
+          return false;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesSplitParTable:
+        if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kSplitPar | kTable>(a, count,
+                                                                                       error))
+          return false;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTable:
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableAdaptive:  // units: host side
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableUnary:
+        if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable>(a, count, error))
+          return false;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableKeep:
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableAdaptiveKeep:
+        if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable | kKeepRules>(a, count,
+                                                                                        error))
+          return false;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableMulti:
+        if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable | kMultiGroup>(a, count,
+                                                                                         error))
+          return false;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeep:
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepUnary:
+        if (!LaunchPairSeg<8, 1, true, true, true, 0,
+                           kLaneRules | kTable | kMultiGroup | kKeepRules>(a, count, error))
+          return false;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepMin5:
+        if (!LaunchPairSeg<8, 1, true, true, true, 0,
+                           kLaneRules | kTable | kMultiGroup | kKeepRules | kMin5>(a, count, error))
+          return false;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableQuad:
+        if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable | kQuadPad>(a, count,
+                                                                                      error))
+          return false;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableQuadPipe:
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableQuadPipeAdaptive:  // units: host side
+        if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable | kQuadPad | kPipe>(
+                a, count, error))
+          return false;
+        break;
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableQuadPipeKeep:
+      case Variant::kPairSeg8AlignedMaskLaneRulesTableQuadPipeAdaptiveKeep:
+        if (!LaunchPairSeg<8, 1, true, true, true, 0,
+                           kLaneRules | kTable | kQuadPad | kPipe | kKeepRules>(a, count, error))
+          return false;
+        break;
       case Variant::kPairFused16:
       case Variant::kPairFused16Wide:
         if (!LaunchPairFused<16>(a, count, error)) return false;
@@ -1786,30 +2576,49 @@ class DeviceViterbiImpl : public DeviceViterbi {
     return true;
   }
 
-  // kMinBlocks > 0: PairSegKernelMinBlocks, else PairSegKernel.
-  template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask, int kMinBlocks = 0>
+  // kMinBlocks > 0: PairSegKernelMinBlocks, else PairSegKernel (with the kExtra options).
+  template <int G, int kSplitUnroll, bool kPad, bool kAligned, bool kMask, int kMinBlocks = 0,
+            int kExtra = 0>
   bool LaunchPairSeg(const LevelArgs& a, int count, std::string* error) {
+    static_assert(kMinBlocks == 0 || kExtra == 0);
     const auto kernel = [] {
       if constexpr (kMinBlocks > 0) {
         return &PairSegKernelMinBlocks<G, kSplitUnroll, kPad, kAligned, kMask, kMinBlocks>;
+      } else if constexpr ((kExtra & (kQuadPad | kMin5)) != 0) {
+        return &PairSegKernelQuad<G, kExtra>;
       } else {
-        return &PairSegKernel<G, kSplitUnroll, kPad, kAligned, kMask>;
+        return &PairSegKernel<G, kSplitUnroll, kPad, kAligned, kMask, kExtra>;
       }
     }();
     const int max_splits = a.span - 1;
     const int groups = (count + G - 1) / G;
     const SizeClass& c = classes_[0];  // every tile, heaviest first
-    const size_t shared =
-        (size_t(BestFloats(G, c.max_bc)) + 2 * size_t(G) * max_splits) * sizeof(float);
+    // kPipe: double-buffered split lists; kMultiGroup: max_k groups' lists, max_k the most (4,
+    // 2, 1) that keeps the block within 44 KB (5 blocks per SM) or within the one-group size.
+    const auto shared_for = [&](int lists) {
+      return (size_t(BestFloats(G, c.max_bc)) + 2 * size_t(lists) * G * max_splits) * sizeof(float);
+    };
+    int max_k = 1;
+    if constexpr ((kExtra & kMultiGroup) != 0) {
+      const size_t budget = std::max<size_t>(shared_for(1), 44 * 1024);
+      for (int k : {kMaxGroupsInFlight, 2})
+        if (shared_for(k) <= budget) {
+          max_k = k;
+          break;
+        }
+    }
+    const size_t shared = shared_for((kExtra & kPipe) ? 2 : max_k);
     if (!AllowDynamicShared(kernel, shared, max_shared_optin_, "pair-seg", error)) return false;
     const PairArrays p = PairArraysFor(c);
     const int tiles = static_cast<int>(c.pairs.size());
     const GroupGrid grid = GroupGridFor(groups, tiles, num_sms_);
     const size_t masks = kMask ? size_t(mask_offset_[a.span]) * mask_words_ : 0;
+    const LaneArrays lanes{lane_units_.get(), lane_unit_begin_.get(), lane_rules_.get(),
+                           (kExtra & kTable) ? split_table_.get() : nullptr, max_k};
     kernel<<<dim3(grid.launched_x, tiles), kThreads, shared, stream_>>>(
         a, p, present_.get(), num_symbols_, count, max_splits, c.max_bc, grid.per_block,
         kMask ? left_mask_.get() + masks : nullptr, kMask ? right_mask_.get() + masks : nullptr,
-        mask_words_);
+        mask_words_, lanes);
     return true;
   }
 
@@ -1845,6 +2654,9 @@ class DeviceViterbiImpl : public DeviceViterbi {
     const std::vector<int> limits =
         size_classes_ ? std::vector<int>{64, 128, 256, band_limit_} : std::vector<int>{band_limit_};
     std::vector<int> tile_rules;
+    // kLaneRules: units of at most kUnitRules rules of one parent, per tile longest first.
+    std::vector<int4> units;
+    std::vector<int> unit_begin{0};
     for (auto& [symbols_pair, all_rules] : by_pair) {
       const int b_sym = symbols_pair.first, c_sym = symbols_pair.second;
       const int b_first = g.symbol_first_state[b_sym], s_b = g.symbol_num_substates[b_sym];
@@ -1853,7 +2665,10 @@ class DeviceViterbiImpl : public DeviceViterbi {
         *error = "a symbol has more substates than the pair-fused kernels support";
         return false;
       }
-      int rows = std::max(1, band_limit_ / s_c);
+      // kQuadPad: pairs numbered b x s_c4 + c (s_c rounded up to 4), bands of whole 4-row blocks.
+      const bool quad = (extra_ & kQuadPad) != 0;
+      const int s_c4 = (s_c + 3) / 4 * 4;
+      int rows = std::max(1, band_limit_ / (quad ? s_c4 : s_c));
       if (aligned_ && rows >= 4) rows -= rows % 4;  // bands start at aligned rows
       for (int b_lo = 0; b_lo < s_b; b_lo += rows) {
         const int b_hi = std::min(s_b, b_lo + rows);
@@ -1874,6 +2689,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
         std::stable_sort(rules.begin(), rules.end(), [&](int64_t x, int64_t y) {
           return g.binary_parent[x] < g.binary_parent[y];
         });
+        const int tile_key_begin = static_cast<int>(key.size());
         for (size_t i = 0; i < rules.size(); ++i) {
           const int64_t r = rules[i];
           if (i == 0 || g.binary_parent[r] != g.binary_parent[rules[i - 1]]) {
@@ -1881,14 +2697,36 @@ class DeviceViterbiImpl : public DeviceViterbi {
             pl_parent.push_back(g.binary_parent[r]);
           }
           const int b = g.binary_left[r] - state_info.x, c = g.binary_right[r] - state_info.z;
-          key.push_back(b * pinfo.w + c);
+          key.push_back(b * (quad ? s_c4 : pinfo.w) + c);
           key_w.push_back(w[r]);
         }
         pl_rule_begin.push_back(static_cast<int>(key.size()));
         pl_begin.push_back(static_cast<int>(pl_parent.size()));
-        const int bc = pinfo.y * pinfo.w;
+        if (extra_ & kLaneRules) {
+          std::vector<int4> tile_units;
+          const int tile_key_end = static_cast<int>(key.size());
+          const int cap =
+              (extra_ & kAdaptiveUnits)
+                  ? std::clamp((tile_key_end - tile_key_begin + 191) / 192, 4, kUnitRules)
+                  : kUnitRules;
+          for (int lo = tile_key_begin; lo < tile_key_end;) {
+            const int parent = g.binary_parent[rules[lo - tile_key_begin]];
+            int hi = lo;
+            while (hi < tile_key_end && hi - lo < cap &&
+                   g.binary_parent[rules[hi - tile_key_begin]] == parent)
+              ++hi;
+            tile_units.push_back({parent, lo, hi, 0});
+            lo = hi;
+          }
+          std::stable_sort(tile_units.begin(), tile_units.end(),
+                           [](const int4& x, const int4& y) { return x.z - x.y > y.z - y.y; });
+          units.insert(units.end(), tile_units.begin(), tile_units.end());
+          unit_begin.push_back(static_cast<int>(units.size()));
+        }
+        const int bc = quad ? (pinfo.y + 3) / 4 * 4 * s_c4 : pinfo.y * pinfo.w;
         for (size_t c = 0; c < limits.size(); ++c) {
-          if (bc <= limits[c]) {
+          // The last class takes the rest (kQuadPad: 4 rows of a symbol over 256 substates).
+          if (bc <= limits[c] || c + 1 == limits.size()) {
             classes_[c].pairs.push_back(pair_index);
             classes_[c].max_bc = std::max(classes_[c].max_bc, bc);
             break;
@@ -1904,6 +2742,18 @@ class DeviceViterbiImpl : public DeviceViterbi {
         return false;
       }
       if (!c.device_pairs.Upload(c.pairs)) return false;
+    }
+    if (extra_ & kLaneRules) {
+      // Each rule's offset in sh_best (BestOffset<8, true>) and log-prob in one 8-byte load.
+      std::vector<int2> packed(key.size());
+      for (size_t r = 0; r < key.size(); ++r) {
+        int bits;
+        std::memcpy(&bits, &key_w[r], sizeof(bits));
+        packed[r] = {key[r] * 8 + 4 * (key[r] >> 2), bits};
+      }
+      if (!lane_units_.Upload(units) || !lane_unit_begin_.Upload(unit_begin) ||
+          !lane_rules_.Upload(packed))
+        return false;
     }
     return pair_info_.Upload(info) && pair_symbols_.Upload(symbols) &&
            pair_pl_begin_.Upload(pl_begin) && pl_parent_.Upload(pl_parent) &&
@@ -1931,6 +2781,13 @@ class DeviceViterbiImpl : public DeviceViterbi {
   // words per mask, each span length's first group.
   int mask_group_ = 0;
   int mask_words_ = 1;
+  int extra_ = 0;                      // kernel 9's kLaneRules / kSplitPar / kTable ... bits
+  bool unary_cells_ = false;           // -u: UnaryCellsKernel
+  DeviceArray<unsigned> split_table_;  // kTable: one span length's split table
+  // kLaneRules: per tile its units, per unit (parent, rules), per rule (sh_best offset, log-prob).
+  DeviceArray<int4> lane_units_;
+  DeviceArray<int> lane_unit_begin_;
+  DeviceArray<int2> lane_rules_;
   std::vector<int> mask_offset_;
   DeviceArray<unsigned> left_mask_, right_mask_;
   DeviceArray<unsigned char> allowed_;  // SentenceRef::allowed, the batch's cells
