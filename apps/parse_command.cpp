@@ -554,13 +554,15 @@ void AddParseCommand(CLI::App& app) {
                         "cuda gives the cpu's trees). off: exact, every item "
                         "considered; fast (or on): the Berkeley parser's default thresholds (3.6x "
                         "its speed on one core, F1 0.1-0.6 below exact on GUM); accurate: its "
-                        "-accurate ones (2.5x its default's speed); safe: 4 nats below those "
-                        "(exact parsing's trees on 97-99% of GUM test sentences, F1 within 0.05; "
-                        "1.4x the Berkeley parser's default speed); "
+                        "-accurate ones (2.5x its default's speed); safe: 4 nats below those and "
+                        "without the Berkeley parser's floor on the coarse grammars' rules "
+                        "(exact parsing's trees on over 99% of GUM test sentences, F1 within "
+                        "0.05; 1.1x the Berkeley parser's default speed); "
                         "auto: safe on the cpu backend (but off for Viterbi with a grammar of "
                         "under 50,000 binary rules, where exact is faster); on cuda safe for "
-                        "max-rule (1.5x exact's speed measured) and off for Viterbi (pruned "
-                        "measured barely faster than exact there); off for the reference backend")
+                        "max-rule (1.5x exact's speed measured with en_sm6s) and off for "
+                        "Viterbi (pruned measured barely faster than exact there); off for the "
+                        "reference backend")
             ->check(OneOf({"auto", "off", "on", "fast", "accurate", "safe"}))
             ->capture_default_str(),
         "{auto,off,fast,accurate,safe}");
