@@ -120,8 +120,9 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
         options.decoder == "viterbi" && grammar.num_binary_rules() < kSmallGrammarBinaryRules;
     // On the GPU, pruned max-rule is faster than exact (H100, en_sm6s over WSJ-23 lengths,
     // pruning_bench: safe 164 sentences/s against 106; gum_sm3.gr on GUM test, whole process, 3.0 s
-    // against 2.0 s) with the CPU's trees (tested), so the same safe default; pruned Viterbi was
-    // measured barely faster than exact there and stays off (bench/RESULTS.md).
+    // against 2.0 s for safe with the rule floor it had before) with the CPU's trees (tested), so
+    // the same safe default; pruned Viterbi was measured barely faster than exact there and stays
+    // off (bench/RESULTS.md).
     const bool gpu_max_rule =
         !cpu && options.decoder == "max-rule" && (name == "cuda" || name == "auto");
     prune = (cpu && !small_viterbi) || gpu_max_rule ? "safe" : "off";
