@@ -28,6 +28,10 @@ cuda::SumGrammarArrays CudaSumGrammarArrays(const Grammar& g) {
   return a;
 }
 
+namespace {
+
+// One sentence's device results as the host's structures: the max-rule arrays, and the inside and
+// outside charts (when the batch kept them).
 void FillMaxRuleChart(const cuda::IoResult& r, int32_t length, int32_t symbols,
                       MaxRuleChart* maxc) {
   maxc->Reset(length, symbols);
@@ -51,6 +55,25 @@ void FillCharts(const cuda::IoResult& r, int32_t length, int32_t states,
     std::copy(values, values + chart->values.size(), chart->values.begin());
     std::copy(scales, scales + chart->log_scale.size(), chart->log_scale.begin());
   }
+}
+
+}  // namespace
+
+ParseOutcome DeviceMaxRuleOutcome(const Grammar& grammar, const SentenceInput& sentence,
+                                  const cuda::IoResult& result, const SumProductRules* host_rules,
+                                  const DecoderOptions& decoder) {
+  const int32_t length = static_cast<int32_t>(sentence.words.size());
+  MaxRuleChart maxc;
+  FillMaxRuleChart(result, length, grammar.num_symbols(), &maxc);
+  ParseOutcome outcome = MaxRuleOutcome(grammar, sentence.words, result.log_likelihood, maxc);
+  if (host_rules != nullptr && outcome.status == ParseStatus::kOk) {
+    InsideOutsideCharts io;
+    FillCharts(result, length, grammar.num_states(), &io);
+    MaxRuleChart host;
+    FastMaxRuleChart(grammar, *host_rules, sentence.lexical, io, &host);
+    AddKBest(grammar, sentence.words, io, host, decoder, &outcome);
+  }
+  return outcome;
 }
 
 namespace {
@@ -171,20 +194,8 @@ class CudaMaxRuleBackend : public ViterbiBackend {
     FinishExtraction();
     extraction_ = std::thread([this, sentences, batch, results = std::move(results), outcomes] {
       extraction_pool_.ParallelFor(static_cast<int>(batch.size()), [&](int k, int) {
-        MaxRuleChart maxc;
-        const SentenceInput& s = sentences[batch[k]];
-        FillMaxRuleChart(results[k], Length(s), grammar_.num_symbols(), &maxc);
-        ParseOutcome& outcome = (*outcomes)[batch[k]];
-        outcome = MaxRuleOutcome(grammar_, s.words, results[k].log_likelihood, maxc);
-        if (host_rules_ && outcome.status == ParseStatus::kOk) {
-          // The k best trees from the device's posteriors: a host max-rule pass gives the scores
-          // before the unary layer that k-best needs (its best tree is the device's).
-          InsideOutsideCharts io;
-          FillCharts(results[k], Length(s), grammar_.num_states(), &io);
-          MaxRuleChart host;
-          FastMaxRuleChart(grammar_, *host_rules_, s.lexical, io, &host);
-          AddKBest(grammar_, s.words, io, host, options_.decoder, &outcome);
-        }
+        (*outcomes)[batch[k]] = DeviceMaxRuleOutcome(grammar_, sentences[batch[k]], results[k],
+                                                     host_rules_.get(), options_.decoder);
       });
     });
   }

@@ -46,11 +46,13 @@ struct CudaMaxRuleOptions {
 // The grammar's arrays as cuda/inside_outside/inside_outside.h takes them (views into `grammar`).
 cuda::SumGrammarArrays CudaSumGrammarArrays(const Grammar& grammar);
 
-// One sentence's device results as the host's structures: the max-rule arrays, and the inside and
-// outside charts (when the batch kept them).
-void FillMaxRuleChart(const cuda::IoResult& r, int32_t length, int32_t symbols, MaxRuleChart* maxc);
-void FillCharts(const cuda::IoResult& r, int32_t length, int32_t states,
-                InsideOutsideCharts* charts);
+// One sentence's outcome from its device results: the max-rule tree, and with `host_rules` (k-best
+// only; the batch must have kept its charts) the k best trees, from a host max-rule pass over the
+// device's charts (it gives the scores below the unary layer that k-best needs; its best tree is
+// the device's).
+ParseOutcome DeviceMaxRuleOutcome(const Grammar& grammar, const SentenceInput& sentence,
+                                  const cuda::IoResult& result, const SumProductRules* host_rules,
+                                  const DecoderOptions& decoder);
 
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaMaxRuleBackend(
     const Grammar& grammar, const CudaMaxRuleOptions& options = {});

@@ -11,7 +11,6 @@
 #include "cuda/pruning/pruned_viterbi.h"
 #include "parser/cuda_backend.h"
 #include "parser/cuda_max_rule_backend.h"
-#include "parser/max_rule.h"
 
 namespace cky {
 
@@ -444,20 +443,12 @@ class CudaPrunedMaxRuleBackend : public ViterbiBackend {
     extraction_ = std::thread([this, sentences, range = std::move(range),
                                results = std::move(results), outcomes, pruned] {
       pool_.ParallelFor(int(range.size()), [&](int k, int) {
-        const SentenceInput& s = sentences[range[k]];
-        MaxRuleChart maxc;
-        FillMaxRuleChart(results[k], Length(s), grammar_.num_symbols(), &maxc);
         ParseOutcome& outcome = (*outcomes)[range[k]];
-        outcome = MaxRuleOutcome(grammar_, s.words, results[k].log_likelihood, maxc);
+        outcome = DeviceMaxRuleOutcome(grammar_, sentences[range[k]], results[k], host_rules_.get(),
+                                       decoding_);
         if (pruned && outcome.status == ParseStatus::kNoParse) {
           std::lock_guard<std::mutex> lock(mutex_);
           unpruned_.push_back(range[k]);
-        } else if (host_rules_) {
-          InsideOutsideCharts io;
-          FillCharts(results[k], Length(s), grammar_.num_states(), &io);
-          MaxRuleChart host;
-          FastMaxRuleChart(grammar_, *host_rules_, s.lexical, io, &host);
-          AddKBest(grammar_, s.words, io, host, decoding_, &outcome);
         }
       });
     });
