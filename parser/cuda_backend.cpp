@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <thread>
 
 #include "common/thread_pool.h"
 #include "common/timeline.h"
 #include "cuda/common/device.h"
 #include "cuda/viterbi/viterbi.h"
+#include "parser/device_batches.h"
 #include "parser/tree_extraction.h"
 #include "parser/viterbi_cpu.h"
 
@@ -85,24 +87,18 @@ class CudaBackend : public ViterbiBackend {
         order.push_back(i);
       }
     }
-    // Longest first, so that a batch holds sentences of similar length.
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return Length(sentences[a]) > Length(sentences[b]);
-    });
-    std::vector<size_t> batch;
-    size_t bytes = 0;
-    for (size_t i : order) {
-      const size_t need = device_->BytesForSentence(Length(sentences[i]));
-      if (!batch.empty() && (bytes + need > device_->BatchBudget() ||
-                             static_cast<int>(batch.size()) >= options_.max_batch_sentences)) {
-        RunBatch(sentences, batch, &outcomes);
-        batch.clear();
-        bytes = 0;
-      }
-      batch.push_back(i);
-      bytes += need;
-    }
-    if (!batch.empty()) RunBatch(sentences, batch, &outcomes);
+    RunInDeviceBatches(
+        std::move(order), [&](size_t i) { return Length(sentences[i]); },
+        [&](int32_t n) { return device_->BytesForSentence(n); },
+        {.max_sentences = options_.max_batch_sentences, .budget = device_->BatchBudget()},
+        [&](const std::vector<size_t>& batch) { return RunBatch(sentences, batch, &outcomes); },
+        [&](size_t i, const DeviceFailure& failure) {
+          if (options_.cpu_fallback) {
+            ParseOnCpu(sentences[i], failure.Why(), &outcomes[i]);
+          } else {
+            outcomes[i] = DeviceFailureOutcome(failure);
+          }
+        });
     FinishExtraction();
     if (timeline::Enabled())
       timeline::Note("cuda device (" + name() + ")", device_->ProfileReport());
@@ -129,8 +125,11 @@ class CudaBackend : public ViterbiBackend {
     }
   }
 
-  void RunBatch(std::span<const SentenceInput> sentences, const std::vector<size_t>& batch,
-                std::vector<ParseOutcome>* outcomes) {
+  // One device batch; on a failure (out of memory or any other) it returns what failed, and the
+  // caller retries smaller (RunSplittingFailedBatches).
+  std::optional<DeviceFailure> RunBatch(std::span<const SentenceInput> sentences,
+                                        const std::vector<size_t>& batch,
+                                        std::vector<ParseOutcome>* outcomes) {
     std::vector<cuda::SentenceRef> refs;
     for (size_t i : batch)
       refs.push_back({Length(sentences[i]), sentences[i].lexical.scores.data()});
@@ -145,38 +144,17 @@ class CudaBackend : public ViterbiBackend {
                          : device_->InsideBatch(refs, &charts, &error);
     }
     if (result != cuda::BatchResult::kOk) {
-      // Out of memory or any other device failure stays local: the batch is retried in halves,
-      // down to single sentences, and a sentence that fails alone is parsed on the CPU. The
-      // previous batch's extraction may read the host chart buffer a retry writes: finish it.
+      // The previous batch's extraction may read the host chart buffer a retry writes: finish it.
       FinishExtraction();
-      if (batch.size() == 1 && !options_.cpu_fallback) {
-        ParseOutcome& outcome = (*outcomes)[batch[0]];
-        outcome.status = result == cuda::BatchResult::kOutOfMemory ? ParseStatus::kOutOfMemory
-                                                                   : ParseStatus::kFailed;
-        outcome.message = result == cuda::BatchResult::kOutOfMemory
-                              ? "does not fit in device memory"
-                              : "failed on the device (" + error + ")";
-        return;
-      }
-      if (batch.size() == 1) {
-        ParseOnCpu(sentences[batch[0]],
-                   result == cuda::BatchResult::kOutOfMemory
-                       ? "does not fit in device memory"
-                       : "failed on the device (" + error + ")",
-                   &(*outcomes)[batch[0]]);
-        return;
-      }
-      const auto middle = batch.begin() + batch.size() / 2;
-      RunBatch(sentences, std::vector<size_t>(batch.begin(), middle), outcomes);
-      RunBatch(sentences, std::vector<size_t>(middle, batch.end()), outcomes);
-      return;
+      return DeviceFailure{.out_of_memory = result == cuda::BatchResult::kOutOfMemory,
+                           .error = error};
     }
     if (on_device) {
       // Trees read on the device: only their nodes came back.
       timeline::Scope scope("trees from device nodes");
       for (size_t k = 0; k < batch.size(); ++k)
         (*outcomes)[batch[k]] = OutcomeOfDeviceTree(sentences[batch[k]], trees[k]);
-      return;
+      return std::nullopt;
     }
     // Tree extraction from the copied-back charts, in parallel and in the background, while the
     // device computes the next batch (the device keeps two host chart buffers).
@@ -193,6 +171,7 @@ class CudaBackend : public ViterbiBackend {
         (*outcomes)[batch[k]] = ParseWithChart(grammar_, s, chart);
       });
     });
+    return std::nullopt;
   }
 
   ParseOutcome OutcomeOfDeviceTree(const SentenceInput& s, const cuda::DeviceTree& tree) const {

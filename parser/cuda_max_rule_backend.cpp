@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <thread>
 
 #include "common/thread_pool.h"
 #include "cuda/common/device.h"
+#include "parser/device_batches.h"
 
 namespace cky {
 
@@ -110,24 +112,18 @@ class CudaMaxRuleBackend : public ViterbiBackend {
         order.push_back(i);
       }
     }
-    // Longest first, so that a batch holds sentences of similar length.
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return Length(sentences[a]) > Length(sentences[b]);
-    });
-    std::vector<size_t> batch;
-    size_t bytes = 0;
-    for (size_t i : order) {
-      const size_t need = device_->BytesForSentence(Length(sentences[i]));
-      if (!batch.empty() && (bytes + need > device_->BatchBudget() ||
-                             static_cast<int>(batch.size()) >= options_.max_batch_sentences)) {
-        RunBatch(sentences, batch, &outcomes);
-        batch.clear();
-        bytes = 0;
-      }
-      batch.push_back(i);
-      bytes += need;
-    }
-    if (!batch.empty()) RunBatch(sentences, batch, &outcomes);
+    RunInDeviceBatches(
+        std::move(order), [&](size_t i) { return Length(sentences[i]); },
+        [&](int32_t n) { return device_->BytesForSentence(n); },
+        {.max_sentences = options_.max_batch_sentences, .budget = device_->BatchBudget()},
+        [&](const std::vector<size_t>& batch) { return RunBatch(sentences, batch, &outcomes); },
+        [&](size_t i, const DeviceFailure& failure) {
+          if (options_.cpu_fallback) {
+            ParseOnCpu(sentences[i], failure.Why(), &outcomes[i]);
+          } else {
+            outcomes[i] = DeviceFailureOutcome(failure);
+          }
+        });
     FinishExtraction();
     return outcomes;
   }
@@ -152,8 +148,11 @@ class CudaMaxRuleBackend : public ViterbiBackend {
     }
   }
 
-  void RunBatch(std::span<const SentenceInput> sentences, const std::vector<size_t>& batch,
-                std::vector<ParseOutcome>* outcomes) {
+  // One device batch; on a failure (out of memory or any other) it returns what failed, and the
+  // caller retries smaller (RunSplittingFailedBatches, as parser/cuda_backend.cpp).
+  std::optional<DeviceFailure> RunBatch(std::span<const SentenceInput> sentences,
+                                        const std::vector<size_t>& batch,
+                                        std::vector<ParseOutcome>* outcomes) {
     std::vector<cuda::IoSentence> refs;
     for (size_t i : batch)
       refs.push_back({Length(sentences[i]), sentences[i].lexical.scores.data()});
@@ -162,32 +161,10 @@ class CudaMaxRuleBackend : public ViterbiBackend {
     const bool charts = host_rules_ != nullptr;  // k-best decodes from the device's charts
     const cuda::IoBatchResult result = device_->MaxRuleBatch(refs, charts, &results, &error);
     if (result != cuda::IoBatchResult::kOk) {
-      // Out of memory or any other device failure stays local (as parser/cuda_backend.cpp): the
-      // batch is retried in halves, down to single sentences, and a sentence that fails alone is
-      // parsed on the CPU. The previous batch's extraction may read the host buffer a retry
-      // writes: finish it first.
+      // The previous batch's extraction may read the host buffer a retry writes: finish it.
       FinishExtraction();
-      if (batch.size() == 1 && !options_.cpu_fallback) {
-        ParseOutcome& outcome = (*outcomes)[batch[0]];
-        outcome.status = result == cuda::IoBatchResult::kOutOfMemory ? ParseStatus::kOutOfMemory
-                                                                     : ParseStatus::kFailed;
-        outcome.message = result == cuda::IoBatchResult::kOutOfMemory
-                              ? "does not fit in device memory"
-                              : "failed on the device (" + error + ")";
-        return;
-      }
-      if (batch.size() == 1) {
-        ParseOnCpu(sentences[batch[0]],
-                   result == cuda::IoBatchResult::kOutOfMemory
-                       ? "does not fit in device memory"
-                       : "failed on the device (" + error + ")",
-                   &(*outcomes)[batch[0]]);
-        return;
-      }
-      const auto middle = batch.begin() + batch.size() / 2;
-      RunBatch(sentences, std::vector<size_t>(batch.begin(), middle), outcomes);
-      RunBatch(sentences, std::vector<size_t>(middle, batch.end()), outcomes);
-      return;
+      return DeviceFailure{.out_of_memory = result == cuda::IoBatchResult::kOutOfMemory,
+                           .error = error};
     }
     // Extraction in the background while the device computes the next batch (the device keeps
     // two host result buffers).
@@ -198,6 +175,7 @@ class CudaMaxRuleBackend : public ViterbiBackend {
                                                      host_rules_.get(), options_.decoder);
       });
     });
+    return std::nullopt;
   }
 
   void FinishExtraction() {

@@ -11,6 +11,7 @@
 #include "cuda/pruning/pruned_viterbi.h"
 #include "parser/cuda_backend.h"
 #include "parser/cuda_max_rule_backend.h"
+#include "parser/device_batches.h"
 
 namespace cky {
 
@@ -100,47 +101,34 @@ void CudaCoarseToFine::Run(std::span<const LexicalScores* const> sentences,
                            std::vector<size_t>* failed, std::string* why, PruningStats* stats) {
   cuda::DevicePrunedViterbi& device = *impl_->device;
   const CudaPrunedOptions& options = impl_->options;
-  auto also_needs = [&](int32_t length) -> size_t {
-    return options.also_needs ? options.also_needs(length) : 0;
-  };
   std::vector<size_t> order;
   for (size_t i = 0; i < sentences.size(); ++i) {
     if (sentences[i]->length < 1 ||
         device.BytesForSentence(sentences[i]->length) > device.BatchBudget() ||
-        (options.also_needs && also_needs(sentences[i]->length) > options.also_budget)) {
+        (options.also_needs && options.also_needs(sentences[i]->length) > options.also_budget)) {
       failed->push_back(i);
       *why = "does not fit the device batch budget";
     } else {
       order.push_back(i);
     }
   }
-  // Longest first, so that a batch holds sentences of similar length.
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return sentences[a]->length > sentences[b]->length; });
-  std::vector<size_t> batch;
-  size_t bytes = 0, also_bytes = 0;
-  for (size_t i : order) {
-    const size_t need = device.BytesForSentence(sentences[i]->length);
-    const size_t also = also_needs(sentences[i]->length);
-    if (!batch.empty() && (bytes + need > device.BatchBudget() ||
-                           (options.also_needs && also_bytes + also > options.also_budget) ||
-                           int(batch.size()) >= options.max_batch_sentences)) {
-      RunBatch(sentences, batch, visit, failed, why, stats);
-      batch.clear();
-      bytes = also_bytes = 0;
-    }
-    batch.push_back(i);
-    bytes += need;
-    also_bytes += also;
-  }
-  if (!batch.empty()) RunBatch(sentences, batch, visit, failed, why, stats);
+  RunInDeviceBatches(
+      std::move(order), [&](size_t i) { return sentences[i]->length; },
+      [&](int32_t n) { return device.BytesForSentence(n); },
+      {.max_sentences = options.max_batch_sentences,
+       .budget = device.BatchBudget(),
+       .also_budget = options.also_budget,
+       .also_bytes = options.also_needs},
+      [&](const std::vector<size_t>& batch) { return RunBatch(sentences, batch, visit, stats); },
+      [&](size_t i, const DeviceFailure& failure) {
+        failed->push_back(i);
+        *why = failure.Why();
+      });
 }
 
-void CudaCoarseToFine::RunBatch(std::span<const LexicalScores* const> sentences,
-                                const std::vector<size_t>& batch,
-                                const std::function<void(CudaPrunedBatch&)>& visit,
-                                std::vector<size_t>* failed, std::string* why,
-                                PruningStats* stats) {
+std::optional<DeviceFailure> CudaCoarseToFine::RunBatch(
+    std::span<const LexicalScores* const> sentences, const std::vector<size_t>& batch,
+    const std::function<void(CudaPrunedBatch&)>& visit, PruningStats* stats) {
   const CoarseToFinePruner& p = *impl_->pruner;
   const int32_t levels = p.num_levels();
   auto now = [] { return std::chrono::steady_clock::now(); };
@@ -170,17 +158,8 @@ void CudaCoarseToFine::RunBatch(std::span<const LexicalScores* const> sentences,
   device_seconds_ += seconds(started);
   started = now();
   if (result != cuda::PrunedBatchResult::kOk) {
-    if (batch.size() == 1) {
-      failed->push_back(batch[0]);
-      *why = result == cuda::PrunedBatchResult::kOutOfMemory
-                 ? "does not fit in device memory"
-                 : "failed on the device (" + error + ")";
-      return;
-    }
-    const auto middle = batch.begin() + batch.size() / 2;
-    RunBatch(sentences, std::vector<size_t>(batch.begin(), middle), visit, failed, why, stats);
-    RunBatch(sentences, std::vector<size_t>(middle, batch.end()), visit, failed, why, stats);
-    return;
+    return DeviceFailure{.out_of_memory = result == cuda::PrunedBatchResult::kOutOfMemory,
+                         .error = error};
   }
   if (stats) {
     PruningStats batch_stats;
@@ -237,6 +216,7 @@ void CudaCoarseToFine::RunBatch(std::span<const LexicalScores* const> sentences,
   started = now();
   visit(out);
   visit_seconds_ += seconds(started);
+  return std::nullopt;
 }
 
 namespace {
@@ -377,25 +357,41 @@ class CudaPrunedMaxRuleBackend : public ViterbiBackend {
     pruner_->Run(
         lexical,
         [&](CudaPrunedBatch& batch) {
-          std::vector<size_t> which;  // sentence indices, batch order
-          for (size_t b : batch.indices) which.push_back(index[b]);
-          RunRange(sentences, which, 0, which.size(), batch.fine_mask, &outcomes, &on_cpu);
+          // The batch's fine mask holds its sentences' cells one after another, so a retry of
+          // positions [b, e) of the batch starts at the cells of positions [0, b).
+          std::vector<size_t> which, positions;  // sentence indices, batch order; 0, 1, ...
+          std::vector<int64_t> cells_before = {0};
+          for (size_t b : batch.indices) {
+            positions.push_back(which.size());
+            which.push_back(index[b]);
+            cells_before.push_back(cells_before.back() +
+                                   Chart::NumCells(Length(sentences[which.back()])));
+          }
+          RunSplittingFailedBatches(
+              positions,
+              [&](const std::vector<size_t>& range) {
+                std::vector<size_t> subset;
+                for (size_t k : range) subset.push_back(which[k]);
+                const uint8_t* mask = batch.fine_mask;
+                if (mask) mask += cells_before[range[0]] * grammar_.num_states();
+                return RunDeviceBatch(sentences, subset, mask, &outcomes);
+              },
+              [&](size_t k, const DeviceFailure&) { on_cpu.push_back(which[k]); });
         },
         &failed, &why);
     FinishExtraction();
     // As the CPU pruned backend: a sentence pruning loses is parsed without pruning, here in
     // batches that fit the device.
-    std::vector<size_t> unpruned = std::move(unpruned_);
-    std::sort(unpruned.begin(), unpruned.end());
-    for (size_t begin = 0, end = 0; begin < unpruned.size(); begin = end) {
-      size_t bytes = 0;
-      for (end = begin; end < unpruned.size() && int(end - begin) < max_batch_sentences_; ++end) {
-        const size_t need = device_->BytesForSentence(Length(sentences[unpruned[end]]));
-        if (end > begin && bytes + need > device_->BatchBudget()) break;
-        bytes += need;
-      }
-      RunRange(sentences, unpruned, begin, end, nullptr, &outcomes, &on_cpu);
-    }
+    std::sort(unpruned_.begin(), unpruned_.end());  // the extraction threads' order varies
+    RunInDeviceBatches(
+        std::move(unpruned_), [&](size_t i) { return Length(sentences[i]); },
+        [&](int32_t n) { return device_->BytesForSentence(n); },
+        {.max_sentences = max_batch_sentences_, .budget = device_->BatchBudget()},
+        [&](const std::vector<size_t>& batch) {
+          return RunDeviceBatch(sentences, batch, nullptr, &outcomes);
+        },
+        [&](size_t i, const DeviceFailure&) { on_cpu.push_back(i); });
+    unpruned_.clear();
     FinishExtraction();
     for (size_t j : failed) on_cpu.push_back(index[j]);
     if (!on_cpu.empty()) ParseOnCpu(sentences, on_cpu, &outcomes);
@@ -405,53 +401,43 @@ class CudaPrunedMaxRuleBackend : public ViterbiBackend {
  private:
   static int32_t Length(const SentenceInput& s) { return int32_t(s.words.size()); }
 
-  // Sentences which[begin, end) of a batch whose fine mask starts at `mask` (device memory) for
-  // which[begin] (null: unpruned, exact): the inside-outside and max-rule passes; on a device
-  // failure the range is split in halves, down to single sentences, which go to the CPU pruned
-  // backend.
-  void RunRange(std::span<const SentenceInput> sentences, const std::vector<size_t>& which,
-                size_t begin, size_t end, const uint8_t* mask, std::vector<ParseOutcome>* outcomes,
-                std::vector<size_t>* on_cpu) {
+  // The inside-outside and max-rule passes over sentences `which`, whose fine masks start at
+  // `mask` (device memory, the sentences' cells one after another; null: unpruned, exact). On a
+  // device failure it returns what failed (the caller retries smaller; a sentence that fails alone
+  // goes to the CPU pruned backend).
+  std::optional<DeviceFailure> RunDeviceBatch(std::span<const SentenceInput> sentences,
+                                              const std::vector<size_t>& which, const uint8_t* mask,
+                                              std::vector<ParseOutcome>* outcomes) {
     std::vector<cuda::IoSentence> refs;
-    for (size_t k = begin; k < end; ++k) {
-      const SentenceInput& s = sentences[which[k]];
-      refs.push_back({Length(s), s.lexical.scores.data()});
-    }
+    for (size_t i : which)
+      refs.push_back({Length(sentences[i]), sentences[i].lexical.scores.data()});
     std::vector<cuda::IoResult> results;
     std::string error;
     const bool charts = host_rules_ != nullptr;  // k-best decodes from the device's charts
-    if (device_->MaskedMaxRuleBatch(refs, mask, charts, &results, &error) !=
-        cuda::IoBatchResult::kOk) {
+    const cuda::IoBatchResult result =
+        device_->MaskedMaxRuleBatch(refs, mask, charts, &results, &error);
+    if (result != cuda::IoBatchResult::kOk) {
       FinishExtraction();  // a retry writes the host buffer the extraction may read
-      if (end - begin == 1) {
-        on_cpu->push_back(which[begin]);
-        return;
-      }
-      const size_t middle = begin + (end - begin) / 2;
-      int64_t cells = 0;
-      for (size_t k = begin; k < middle; ++k) cells += Chart::NumCells(Length(sentences[which[k]]));
-      RunRange(sentences, which, begin, middle, mask, outcomes, on_cpu);
-      RunRange(sentences, which, middle, end, mask ? mask + cells * grammar_.num_states() : nullptr,
-               outcomes, on_cpu);
-      return;
+      return DeviceFailure{.out_of_memory = result == cuda::IoBatchResult::kOutOfMemory,
+                           .error = error};
     }
     // Trees are extracted in the background while the device runs the next batch (the device
     // keeps two host result buffers).
     FinishExtraction();
-    std::vector<size_t> range(which.begin() + begin, which.begin() + end);
     const bool pruned = mask != nullptr;
-    extraction_ = std::thread([this, sentences, range = std::move(range),
-                               results = std::move(results), outcomes, pruned] {
-      pool_.ParallelFor(int(range.size()), [&](int k, int) {
-        ParseOutcome& outcome = (*outcomes)[range[k]];
-        outcome = DeviceMaxRuleOutcome(grammar_, sentences[range[k]], results[k], host_rules_.get(),
-                                       decoding_);
-        if (pruned && outcome.status == ParseStatus::kNoParse) {
-          std::lock_guard<std::mutex> lock(mutex_);
-          unpruned_.push_back(range[k]);
-        }
-      });
-    });
+    extraction_ = std::thread(
+        [this, sentences, range = which, results = std::move(results), outcomes, pruned] {
+          pool_.ParallelFor(int(range.size()), [&](int k, int) {
+            ParseOutcome& outcome = (*outcomes)[range[k]];
+            outcome = DeviceMaxRuleOutcome(grammar_, sentences[range[k]], results[k],
+                                           host_rules_.get(), decoding_);
+            if (pruned && outcome.status == ParseStatus::kNoParse) {
+              std::lock_guard<std::mutex> lock(mutex_);
+              unpruned_.push_back(range[k]);
+            }
+          });
+        });
+    return std::nullopt;
   }
 
   void FinishExtraction() {

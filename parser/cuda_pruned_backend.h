@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -35,6 +36,7 @@
 #include "parser/backend.h"
 #include "parser/chart.h"
 #include "parser/coarse_to_fine.h"
+#include "parser/device_batches.h"
 
 namespace cky {
 
@@ -97,9 +99,11 @@ class CudaCoarseToFine {
  private:
   struct Impl;
   explicit CudaCoarseToFine(std::unique_ptr<Impl> impl);
-  void RunBatch(std::span<const LexicalScores* const> sentences, const std::vector<size_t>& batch,
-                const std::function<void(CudaPrunedBatch&)>& visit, std::vector<size_t>* failed,
-                std::string* why, PruningStats* stats);
+  // One device batch, visited when it succeeds; what failed otherwise (Run retries smaller).
+  std::optional<DeviceFailure> RunBatch(std::span<const LexicalScores* const> sentences,
+                                        const std::vector<size_t>& batch,
+                                        const std::function<void(CudaPrunedBatch&)>& visit,
+                                        PruningStats* stats);
   std::unique_ptr<Impl> impl_;
   const CoarseToFinePruner* pruner_ = nullptr;
   // Host seconds: projected lexical scores, device batches, sorting the entries, the visits.
