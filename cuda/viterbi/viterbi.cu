@@ -894,7 +894,13 @@ constexpr int kAdaptiveUnits = 32, kKeepRules = 64, kMultiGroup = 128, kMin5 = 2
 //    block's maxima area that its K groups leave unused (the area is sized for the widest tile)
 //    copies them there once per block; the rule phase then reads them from shared memory instead
 //    of global memory (L1 hits at best) for every group.
+//  - kGroupList (-n, with kRowOffsets): the block lists the groups its masks allow 256 at a time
+//    (every thread tests one group, warp ballots and counts give each allowed group its place in
+//    a shared list, two barriers per 256 groups), and each iteration takes its K groups from the
+//    list: no mask loads and no selection loop per iteration. In the profile of -rtgakuop the
+//    first barrier of an iteration (where warp 0's selection ends) held 15% of the samples.
 constexpr int kRowOffsets = 512, kPrefetchSplits = 1024, kCpAsync = 2048, kStageRules = 4096;
+constexpr int kGroupList = 8192;
 constexpr int kMaxGroupsInFlight = 4;
 constexpr int kRingSlots = 2;  // kCpAsync: split points in flight per thread
 constexpr int kUnitRules = 32;  // most rules of one lane-rules unit
@@ -1317,6 +1323,10 @@ __device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, 
   __shared__ int sh_total;
   __shared__ int sh_sel[kMaxGroupsInFlight];  // this iteration's groups
   __shared__ int sh_nk;                       // kOffsets: how many (warp 0 picks them)
+  constexpr bool kList = (kExtra & kGroupList) != 0;
+  static_assert(kOffsets || !kList, "-n extends -o");
+  __shared__ int sh_list[kList ? kThreads : 1];  // kList: the allowed groups of 256 in a row
+  __shared__ int sh_warp_allowed[kThreads / 32];
 
   const int pair = __ldg(pairs.class_pairs + blockIdx.y);
   const PairTile tile = LoadPairTile(pairs, pair);
@@ -1353,11 +1363,39 @@ __device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, 
   const int num_groups = (num_items + G - 1) / G;
   const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
   int next = blockIdx.x * groups_per_block;
+  int list_pos = 0, list_count = 0;  // kList: this thread's copy of the list's state (uniform)
   for (;;) {
     // The next k_groups groups the masks allow (the same for every thread; thread 0 writes them
     // to sh_sel, which the previous iteration last read before its third barrier).
     int nk = 0;
-    if constexpr (kOffsets) {
+    if constexpr (kList) {
+      if (list_pos == list_count) {  // uniform
+        if (next >= group_end) break;
+        // Refill: group next + t for thread t. The first barrier also ends the previous
+        // iteration's use of the list (read before its third barrier).
+        const int group = next + int(threadIdx.x);
+        const bool allowed = group < group_end && GroupMayHavePair(left_mask, right_mask,
+                                                                   mask_words, group, tile.sym);
+        const unsigned ballot = __ballot_sync(0xffffffffu, allowed);
+        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+        if (lane == 0) sh_warp_allowed[warp] = __popc(ballot);
+        __syncthreads();
+        int before = 0;
+        list_count = 0;
+        for (int w = 0; w < kThreads / 32; ++w) {
+          const int n = sh_warp_allowed[w];
+          before += w < warp ? n : 0;
+          list_count += n;
+        }
+        if (allowed) sh_list[before + __popc(ballot & ((1u << lane) - 1))] = group;
+        __syncthreads();
+        list_pos = 0;
+        next += kThreads;
+        continue;
+      }
+      nk = min(k_groups, list_count - list_pos);
+      __syncthreads();  // the previous iteration is done with shared memory
+    } else if constexpr (kOffsets) {
       // Warp 0 tests 32 groups at once; sh_nk, like sh_sel, was last read before the previous
       // iteration's second barrier.
       if (threadIdx.x < 32) {
@@ -1393,7 +1431,15 @@ __device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, 
       if (nk == 0) break;
       __syncthreads();  // the previous iteration is done with shared memory
     }
-    auto group_of = [&](int k) { return sh_sel[k]; };
+    const int list_base = list_pos;
+    auto group_of = [&](int k) {
+      if constexpr (kList) {
+        return sh_list[list_base + k];
+      } else {
+        return sh_sel[k];
+      }
+    };
+    if constexpr (kList) list_pos += nk;  // group_of is read before the third barrier only
     if (threadIdx.x < nk * G) {
       const int item = group_of(threadIdx.x / G) * G + threadIdx.x % G;
       sh_count[threadIdx.x] = 0;
@@ -1880,6 +1926,10 @@ enum class Variant {
   kPairSeg8RtgakuOffsetsMin5,
   kPairSeg8RtgakuOffsetsStaged,
   kPairSeg8RtgakuOffsetsMin5Staged,
+  kPairSeg8RtgakuOffsetsPrefetchStaged,
+  kPairSeg8RtgakuOffsetsPrefetchList,
+  kPairSeg8RtgakuOffsetsPrefetchStagedList,
+  kPairSeg8RtgakuOffsetsMin5StagedList,
   kThreadAtomicGlobal,
   kThreadAtomicShared,
   kBlockAtomicShared,
@@ -1936,6 +1986,10 @@ const std::vector<VariantSpec>& Variants() {
       {"pair-seg-g8-a4-m-rtgakuo5", Variant::kPairSeg8RtgakuOffsetsMin5, 9},
       {"pair-seg-g8-a4-m-rtgakuol", Variant::kPairSeg8RtgakuOffsetsStaged, 9},
       {"pair-seg-g8-a4-m-rtgakuo5l", Variant::kPairSeg8RtgakuOffsetsMin5Staged, 9},
+      {"pair-seg-g8-a4-m-rtgakuopl", Variant::kPairSeg8RtgakuOffsetsPrefetchStaged, 9},
+      {"pair-seg-g8-a4-m-rtgakuopn", Variant::kPairSeg8RtgakuOffsetsPrefetchList, 9},
+      {"pair-seg-g8-a4-m-rtgakuopln", Variant::kPairSeg8RtgakuOffsetsPrefetchStagedList, 9},
+      {"pair-seg-g8-a4-m-rtgakuo5ln", Variant::kPairSeg8RtgakuOffsetsMin5StagedList, 9},
       {"pair-fused-g8-wide", Variant::kPairFused8Wide, 7},
       {"pair-fused-g16-wide", Variant::kPairFused16Wide, 7},
       {"pair-fused-g16", Variant::kPairFused16, 7},
@@ -2131,6 +2185,22 @@ class DeviceViterbiImpl : public DeviceViterbi {
       case Variant::kPairSeg8RtgakuOffsetsMin5Staged:
         extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets |
                  kMin5 | kStageRules;
+        unary_cells_ = true;
+        break;
+      case Variant::kPairSeg8RtgakuOffsetsPrefetchStaged:
+        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets | kPrefetchSplits | kStageRules;
+        unary_cells_ = true;
+        break;
+      case Variant::kPairSeg8RtgakuOffsetsPrefetchList:
+        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets | kPrefetchSplits | kGroupList;
+        unary_cells_ = true;
+        break;
+      case Variant::kPairSeg8RtgakuOffsetsPrefetchStagedList:
+        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets | kPrefetchSplits | kStageRules | kGroupList;
+        unary_cells_ = true;
+        break;
+      case Variant::kPairSeg8RtgakuOffsetsMin5StagedList:
+        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets | kMin5 | kStageRules | kGroupList;
         unary_cells_ = true;
         break;
       default:
@@ -2820,6 +2890,22 @@ class DeviceViterbiImpl : public DeviceViterbi {
                                kStageRules>(a, count, error))
           return false;
         break;
+      case Variant::kPairSeg8RtgakuOffsetsPrefetchStaged:
+        if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets | kPrefetchSplits | kStageRules>(a, count, error))
+          return false;
+        break;
+      case Variant::kPairSeg8RtgakuOffsetsPrefetchList:
+        if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets | kPrefetchSplits | kGroupList>(a, count, error))
+          return false;
+        break;
+      case Variant::kPairSeg8RtgakuOffsetsPrefetchStagedList:
+        if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets | kPrefetchSplits | kStageRules | kGroupList>(a, count, error))
+          return false;
+        break;
+      case Variant::kPairSeg8RtgakuOffsetsMin5StagedList:
+        if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets | kMin5 | kStageRules | kGroupList>(a, count, error))
+          return false;
+        break;
       case Variant::kPairSeg8AlignedMaskLaneRulesTableQuad:
         if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable | kQuadPad>(a, count,
                                                                                       error))
@@ -2887,9 +2973,9 @@ class DeviceViterbiImpl : public DeviceViterbi {
             int kExtra = 0>
   bool LaunchPairSeg(const LevelArgs& a, int count, std::string* error) {
     static_assert(kMinBlocks == 0 || kExtra == 0);
-    constexpr int kRowBits = kRowOffsets | kPrefetchSplits | kCpAsync;
+    constexpr int kRowBits = kRowOffsets | kPrefetchSplits | kCpAsync | kGroupList;
     // -o: 32-bit row offsets need an aligned chart of fewer than 2^32 floats; a batch with a
-    // larger one runs the kernel without -o, -p, -c.
+    // larger one runs the kernel without -o, -p, -c, -n.
     if constexpr ((kExtra & kRowOffsets) != 0) {
       if (uint64_t(aligned_floats_) >= (uint64_t(1) << 32))
         return LaunchPairSeg<G, kSplitUnroll, kPad, kAligned, kMask, 0, kExtra & ~kRowBits>(
