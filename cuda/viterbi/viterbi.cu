@@ -1950,6 +1950,7 @@ struct VariantSpec {
 
 const std::vector<VariantSpec>& Variants() {
   static const std::vector<VariantSpec> kVariants = {
+      {"pair-seg-g8-a4-m-rtgakuopln", Variant::kPairSeg8RtgakuOffsetsPrefetchStagedList, 9},
       {"pair-seg-g8-a4-m-rtgaku", Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepUnary,
        9},
       {"pair-seg-g8-a4-m", Variant::kPairSeg8AlignedMask, 9},
@@ -1988,7 +1989,6 @@ const std::vector<VariantSpec>& Variants() {
       {"pair-seg-g8-a4-m-rtgakuo5l", Variant::kPairSeg8RtgakuOffsetsMin5Staged, 9},
       {"pair-seg-g8-a4-m-rtgakuopl", Variant::kPairSeg8RtgakuOffsetsPrefetchStaged, 9},
       {"pair-seg-g8-a4-m-rtgakuopn", Variant::kPairSeg8RtgakuOffsetsPrefetchList, 9},
-      {"pair-seg-g8-a4-m-rtgakuopln", Variant::kPairSeg8RtgakuOffsetsPrefetchStagedList, 9},
       {"pair-seg-g8-a4-m-rtgakuo5ln", Variant::kPairSeg8RtgakuOffsetsMin5StagedList, 9},
       {"pair-fused-g8-wide", Variant::kPairFused8Wide, 7},
       {"pair-fused-g16-wide", Variant::kPairFused16Wide, 7},
