@@ -902,7 +902,7 @@ constexpr int kAdaptiveUnits = 32, kKeepRules = 64, kMultiGroup = 128, kMin5 = 2
 constexpr int kRowOffsets = 512, kPrefetchSplits = 1024, kCpAsync = 2048, kStageRules = 4096;
 constexpr int kGroupList = 8192;
 constexpr int kMaxGroupsInFlight = 4;
-constexpr int kRingSlots = 2;  // kCpAsync: split points in flight per thread
+constexpr int kRingSlots = 2;   // kCpAsync: split points in flight per thread
 constexpr int kUnitRules = 32;  // most rules of one lane-rules unit
 
 struct LaneArrays {
@@ -1374,8 +1374,8 @@ __device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, 
         // Refill: group next + t for thread t. The first barrier also ends the previous
         // iteration's use of the list (read before its third barrier).
         const int group = next + int(threadIdx.x);
-        const bool allowed = group < group_end && GroupMayHavePair(left_mask, right_mask,
-                                                                   mask_words, group, tile.sym);
+        const bool allowed = group < group_end &&
+                             GroupMayHavePair(left_mask, right_mask, mask_words, group, tile.sym);
         const unsigned ballot = __ballot_sync(0xffffffffu, allowed);
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
         if (lane == 0) sh_warp_allowed[warp] = __popc(ballot);
@@ -1403,8 +1403,8 @@ __device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, 
         while (nk < k_groups && next < group_end) {
           const int group = next + lane;
           unsigned allowed = __ballot_sync(
-              0xffffffffu, group < group_end && GroupMayHavePair(left_mask, right_mask,
-                                                                 mask_words, group, tile.sym));
+              0xffffffffu, group < group_end && GroupMayHavePair(left_mask, right_mask, mask_words,
+                                                                 group, tile.sym));
           int after = next + 32;
           for (; allowed != 0 && nk < k_groups; allowed &= allowed - 1) {
             const int chosen = next + __ffs(allowed) - 1;
@@ -1464,7 +1464,8 @@ __device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, 
         const int slot = atomicAdd(&sh_count[c], 1);
         if constexpr (kOffsets) {  // row offsets (< 2^32: the host checks)
           sh_left[c * max_splits + slot] = int(unsigned(lc) * unsigned(a.row_stride) + tile.info.x);
-          sh_right[c * max_splits + slot] = int(unsigned(rc) * unsigned(a.row_stride) + tile.info.z);
+          sh_right[c * max_splits + slot] =
+              int(unsigned(rc) * unsigned(a.row_stride) + tile.info.z);
         } else {
           sh_left[c * max_splits + slot] = lc;
           sh_right[c * max_splits + slot] = rc;
@@ -1665,8 +1666,8 @@ __global__ void __launch_bounds__(kThreads, 5) PairSegKernelQuad(CKY_PAIR_SEG_PA
 template <int G, int kExtra>
 __global__ void __launch_bounds__(kThreads, 4) PairSegKernelMin4(CKY_PAIR_SEG_PARAMS) {
   static_assert((kExtra & kMultiGroup) != 0);
-  PairSegMultiBody<G, kExtra>(a, pairs, num_items, max_splits, max_bc, groups_per_block,
-                              left_mask, right_mask, mask_words, lanes);
+  PairSegMultiBody<G, kExtra>(a, pairs, num_items, max_splits, max_bc, groups_per_block, left_mask,
+                              right_mask, mask_words, lanes);
 }
 
 // The same with at least kMinBlocks blocks per SM: the compiler caps the registers to fit them
@@ -2173,8 +2174,8 @@ class DeviceViterbiImpl : public DeviceViterbi {
         unary_cells_ = true;
         break;
       case Variant::kPairSeg8RtgakuOffsetsMin5:
-        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets |
-                 kMin5;
+        extra_ =
+            kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets | kMin5;
         unary_cells_ = true;
         break;
       case Variant::kPairSeg8RtgakuOffsetsStaged:
@@ -2188,19 +2189,23 @@ class DeviceViterbiImpl : public DeviceViterbi {
         unary_cells_ = true;
         break;
       case Variant::kPairSeg8RtgakuOffsetsPrefetchStaged:
-        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets | kPrefetchSplits | kStageRules;
+        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets |
+                 kPrefetchSplits | kStageRules;
         unary_cells_ = true;
         break;
       case Variant::kPairSeg8RtgakuOffsetsPrefetchList:
-        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets | kPrefetchSplits | kGroupList;
+        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets |
+                 kPrefetchSplits | kGroupList;
         unary_cells_ = true;
         break;
       case Variant::kPairSeg8RtgakuOffsetsPrefetchStagedList:
-        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets | kPrefetchSplits | kStageRules | kGroupList;
+        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets |
+                 kPrefetchSplits | kStageRules | kGroupList;
         unary_cells_ = true;
         break;
       case Variant::kPairSeg8RtgakuOffsetsMin5StagedList:
-        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets | kMin5 | kStageRules | kGroupList;
+        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets |
+                 kMin5 | kStageRules | kGroupList;
         unary_cells_ = true;
         break;
       default:
@@ -2891,19 +2896,27 @@ class DeviceViterbiImpl : public DeviceViterbi {
           return false;
         break;
       case Variant::kPairSeg8RtgakuOffsetsPrefetchStaged:
-        if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets | kPrefetchSplits | kStageRules>(a, count, error))
+        if (!LaunchPairSeg<8, 1, true, true, true, 0,
+                           kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets |
+                               kPrefetchSplits | kStageRules>(a, count, error))
           return false;
         break;
       case Variant::kPairSeg8RtgakuOffsetsPrefetchList:
-        if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets | kPrefetchSplits | kGroupList>(a, count, error))
+        if (!LaunchPairSeg<8, 1, true, true, true, 0,
+                           kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets |
+                               kPrefetchSplits | kGroupList>(a, count, error))
           return false;
         break;
       case Variant::kPairSeg8RtgakuOffsetsPrefetchStagedList:
-        if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets | kPrefetchSplits | kStageRules | kGroupList>(a, count, error))
+        if (!LaunchPairSeg<8, 1, true, true, true, 0,
+                           kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets |
+                               kPrefetchSplits | kStageRules | kGroupList>(a, count, error))
           return false;
         break;
       case Variant::kPairSeg8RtgakuOffsetsMin5StagedList:
-        if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets | kMin5 | kStageRules | kGroupList>(a, count, error))
+        if (!LaunchPairSeg<8, 1, true, true, true, 0,
+                           kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets | kMin5 |
+                               kStageRules | kGroupList>(a, count, error))
           return false;
         break;
       case Variant::kPairSeg8AlignedMaskLaneRulesTableQuad:
@@ -3008,8 +3021,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
     };
     int max_k = 1;
     if constexpr ((kExtra & kMultiGroup) != 0) {
-      const size_t budget =
-          std::max<size_t>(shared_for(1), ((kExtra & kCpAsync) ? 56 : 44) * 1024);
+      const size_t budget = std::max<size_t>(shared_for(1), ((kExtra & kCpAsync) ? 56 : 44) * 1024);
       for (int k : {kMaxGroupsInFlight, 2})
         if (shared_for(k) <= budget) {
           max_k = k;
