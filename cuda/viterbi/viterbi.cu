@@ -901,6 +901,8 @@ constexpr int kAdaptiveUnits = 32, kKeepRules = 64, kMultiGroup = 128, kMin5 = 2
 //    first barrier of an iteration (where warp 0's selection ends) held 15% of the samples.
 constexpr int kRowOffsets = 512, kPrefetchSplits = 1024, kCpAsync = 2048, kStageRules = 4096;
 constexpr int kGroupList = 8192;
+// -rtgak (with -u, the unary side, the previous default -rtgaku): what -o, -p, -c, -l, -n extend.
+constexpr int kRtgak = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules;
 constexpr int kMaxGroupsInFlight = 4;
 constexpr int kRingSlots = 2;   // kCpAsync: split points in flight per thread
 constexpr int kUnitRules = 32;  // most rules of one lane-rules unit
@@ -2160,52 +2162,43 @@ class DeviceViterbiImpl : public DeviceViterbi {
         unary_cells_ = true;
         break;
       case Variant::kPairSeg8RtgakuOffsets:
-        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets;
+        extra_ = kRtgak | kRowOffsets;
         unary_cells_ = true;
         break;
       case Variant::kPairSeg8RtgakuOffsetsPrefetch:
-        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets |
-                 kPrefetchSplits;
+        extra_ = kRtgak | kRowOffsets | kPrefetchSplits;
         unary_cells_ = true;
         break;
       case Variant::kPairSeg8RtgakuOffsetsCpAsync:
-        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets |
-                 kCpAsync;
+        extra_ = kRtgak | kRowOffsets | kCpAsync;
         unary_cells_ = true;
         break;
       case Variant::kPairSeg8RtgakuOffsetsMin5:
-        extra_ =
-            kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets | kMin5;
+        extra_ = kRtgak | kRowOffsets | kMin5;
         unary_cells_ = true;
         break;
       case Variant::kPairSeg8RtgakuOffsetsStaged:
-        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets |
-                 kStageRules;
+        extra_ = kRtgak | kRowOffsets | kStageRules;
         unary_cells_ = true;
         break;
       case Variant::kPairSeg8RtgakuOffsetsMin5Staged:
-        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets |
-                 kMin5 | kStageRules;
+        extra_ = kRtgak | kRowOffsets | kMin5 | kStageRules;
         unary_cells_ = true;
         break;
       case Variant::kPairSeg8RtgakuOffsetsPrefetchStaged:
-        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets |
-                 kPrefetchSplits | kStageRules;
+        extra_ = kRtgak | kRowOffsets | kPrefetchSplits | kStageRules;
         unary_cells_ = true;
         break;
       case Variant::kPairSeg8RtgakuOffsetsPrefetchList:
-        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets |
-                 kPrefetchSplits | kGroupList;
+        extra_ = kRtgak | kRowOffsets | kPrefetchSplits | kGroupList;
         unary_cells_ = true;
         break;
       case Variant::kPairSeg8RtgakuOffsetsPrefetchStagedList:
-        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets |
-                 kPrefetchSplits | kStageRules | kGroupList;
+        extra_ = kRtgak | kRowOffsets | kPrefetchSplits | kStageRules | kGroupList;
         unary_cells_ = true;
         break;
       case Variant::kPairSeg8RtgakuOffsetsMin5StagedList:
-        extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules | kRowOffsets |
-                 kMin5 | kStageRules | kGroupList;
+        extra_ = kRtgak | kRowOffsets | kMin5 | kStageRules | kGroupList;
         unary_cells_ = true;
         break;
       default:
@@ -2860,64 +2853,34 @@ class DeviceViterbiImpl : public DeviceViterbi {
           return false;
         break;
       case Variant::kPairSeg8RtgakuOffsets:
-        if (!LaunchPairSeg<8, 1, true, true, true, 0,
-                           kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets>(a, count,
-                                                                                         error))
-          return false;
+        if (!LaunchRtgak<kRowOffsets>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8RtgakuOffsetsPrefetch:
-        if (!LaunchPairSeg<8, 1, true, true, true, 0,
-                           kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets |
-                               kPrefetchSplits>(a, count, error))
-          return false;
+        if (!LaunchRtgak<kRowOffsets | kPrefetchSplits>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8RtgakuOffsetsCpAsync:
-        if (!LaunchPairSeg<8, 1, true, true, true, 0,
-                           kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets | kCpAsync>(
-                a, count, error))
-          return false;
+        if (!LaunchRtgak<kRowOffsets | kCpAsync>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8RtgakuOffsetsMin5:
-        if (!LaunchPairSeg<8, 1, true, true, true, 0,
-                           kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets | kMin5>(
-                a, count, error))
-          return false;
+        if (!LaunchRtgak<kRowOffsets | kMin5>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8RtgakuOffsetsStaged:
-        if (!LaunchPairSeg<8, 1, true, true, true, 0,
-                           kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets |
-                               kStageRules>(a, count, error))
-          return false;
+        if (!LaunchRtgak<kRowOffsets | kStageRules>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8RtgakuOffsetsMin5Staged:
-        if (!LaunchPairSeg<8, 1, true, true, true, 0,
-                           kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets | kMin5 |
-                               kStageRules>(a, count, error))
-          return false;
+        if (!LaunchRtgak<kRowOffsets | kMin5 | kStageRules>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8RtgakuOffsetsPrefetchStaged:
-        if (!LaunchPairSeg<8, 1, true, true, true, 0,
-                           kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets |
-                               kPrefetchSplits | kStageRules>(a, count, error))
-          return false;
+        if (!LaunchRtgak<kRowOffsets | kPrefetchSplits | kStageRules>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8RtgakuOffsetsPrefetchList:
-        if (!LaunchPairSeg<8, 1, true, true, true, 0,
-                           kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets |
-                               kPrefetchSplits | kGroupList>(a, count, error))
-          return false;
+        if (!LaunchRtgak<kRowOffsets | kPrefetchSplits | kGroupList>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8RtgakuOffsetsPrefetchStagedList:
-        if (!LaunchPairSeg<8, 1, true, true, true, 0,
-                           kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets |
-                               kPrefetchSplits | kStageRules | kGroupList>(a, count, error))
-          return false;
+        if (!LaunchRtgak<kRowOffsets | kPrefetchSplits | kStageRules | kGroupList>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8RtgakuOffsetsMin5StagedList:
-        if (!LaunchPairSeg<8, 1, true, true, true, 0,
-                           kLaneRules | kTable | kMultiGroup | kKeepRules | kRowOffsets | kMin5 |
-                               kStageRules | kGroupList>(a, count, error))
-          return false;
+        if (!LaunchRtgak<kRowOffsets | kMin5 | kStageRules | kGroupList>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8AlignedMaskLaneRulesTableQuad:
         if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable | kQuadPad>(a, count,
@@ -3041,6 +3004,13 @@ class DeviceViterbiImpl : public DeviceViterbi {
         kMask ? left_mask_.get() + masks : nullptr, kMask ? right_mask_.get() + masks : nullptr,
         mask_words_, lanes);
     return true;
+  }
+
+  // -rtgak plus kMore (-o, -p, -c, -5, -l, -n); kAdaptiveUnits is host side only.
+  template <int kMore>
+  bool LaunchRtgak(const LevelArgs& a, int count, std::string* error) {
+    return LaunchPairSeg<8, 1, true, true, true, 0, (kRtgak & ~kAdaptiveUnits) | kMore>(a, count,
+                                                                                      error);
   }
 
   template <int G>
