@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/common/device_helpers.cuh"
@@ -2161,49 +2162,27 @@ class DeviceViterbiImpl : public DeviceViterbi {
         extra_ = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules;
         unary_cells_ = true;
         break;
-      case Variant::kPairSeg8RtgakuOffsets:
-        extra_ = kRtgak | kRowOffsets;
-        unary_cells_ = true;
-        break;
-      case Variant::kPairSeg8RtgakuOffsetsPrefetch:
-        extra_ = kRtgak | kRowOffsets | kPrefetchSplits;
-        unary_cells_ = true;
-        break;
-      case Variant::kPairSeg8RtgakuOffsetsCpAsync:
-        extra_ = kRtgak | kRowOffsets | kCpAsync;
-        unary_cells_ = true;
-        break;
-      case Variant::kPairSeg8RtgakuOffsetsMin5:
-        extra_ = kRtgak | kRowOffsets | kMin5;
-        unary_cells_ = true;
-        break;
-      case Variant::kPairSeg8RtgakuOffsetsStaged:
-        extra_ = kRtgak | kRowOffsets | kStageRules;
-        unary_cells_ = true;
-        break;
-      case Variant::kPairSeg8RtgakuOffsetsMin5Staged:
-        extra_ = kRtgak | kRowOffsets | kMin5 | kStageRules;
-        unary_cells_ = true;
-        break;
-      case Variant::kPairSeg8RtgakuOffsetsPrefetchStaged:
-        extra_ = kRtgak | kRowOffsets | kPrefetchSplits | kStageRules;
-        unary_cells_ = true;
-        break;
-      case Variant::kPairSeg8RtgakuOffsetsPrefetchList:
-        extra_ = kRtgak | kRowOffsets | kPrefetchSplits | kGroupList;
-        unary_cells_ = true;
-        break;
-      case Variant::kPairSeg8RtgakuOffsetsPrefetchStagedList:
-        extra_ = kRtgak | kRowOffsets | kPrefetchSplits | kStageRules | kGroupList;
-        unary_cells_ = true;
-        break;
-      case Variant::kPairSeg8RtgakuOffsetsMin5StagedList:
-        extra_ = kRtgak | kRowOffsets | kMin5 | kStageRules | kGroupList;
-        unary_cells_ = true;
-        break;
       default:
         break;
     }
+    // The -rtgaku family of issue 17's third pass: kRtgak plus these options, the -u unary side.
+    static constexpr std::pair<Variant, int> kRtgakuFamily[] = {
+        {Variant::kPairSeg8RtgakuOffsets, kRowOffsets},
+        {Variant::kPairSeg8RtgakuOffsetsPrefetch, kRowOffsets | kPrefetchSplits},
+        {Variant::kPairSeg8RtgakuOffsetsCpAsync, kRowOffsets | kCpAsync},
+        {Variant::kPairSeg8RtgakuOffsetsMin5, kRowOffsets | kMin5},
+        {Variant::kPairSeg8RtgakuOffsetsStaged, kRowOffsets | kStageRules},
+        {Variant::kPairSeg8RtgakuOffsetsMin5Staged, kRowOffsets | kMin5 | kStageRules},
+        {Variant::kPairSeg8RtgakuOffsetsPrefetchStaged,
+         kRowOffsets | kPrefetchSplits | kStageRules},
+        {Variant::kPairSeg8RtgakuOffsetsPrefetchList, kRowOffsets | kPrefetchSplits | kGroupList},
+        {Variant::kPairSeg8RtgakuOffsetsPrefetchStagedList,
+         kRowOffsets | kPrefetchSplits | kStageRules | kGroupList},
+        {Variant::kPairSeg8RtgakuOffsetsMin5StagedList,
+         kRowOffsets | kMin5 | kStageRules | kGroupList},
+    };
+    for (const auto& [variant, more] : kRtgakuFamily)
+      if (variant_ == variant) extra_ = kRtgak | more, unary_cells_ = true;
     if (extra_ != 0) band_limit_ = 1024;
     // -u stages kUnaryCells cells' binary maxima in shared memory (48 KB without opt-in).
     if (size_t(kUnaryCells) * num_states_ * sizeof(float) > 48 * 1024) unary_cells_ = false;
@@ -2871,16 +2850,19 @@ class DeviceViterbiImpl : public DeviceViterbi {
         if (!LaunchRtgak<kRowOffsets | kMin5 | kStageRules>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8RtgakuOffsetsPrefetchStaged:
-        if (!LaunchRtgak<kRowOffsets | kPrefetchSplits | kStageRules>(a, count, error)) return false;
+        if (!LaunchRtgak<kRowOffsets | kPrefetchSplits | kStageRules>(a, count, error))
+          return false;
         break;
       case Variant::kPairSeg8RtgakuOffsetsPrefetchList:
         if (!LaunchRtgak<kRowOffsets | kPrefetchSplits | kGroupList>(a, count, error)) return false;
         break;
       case Variant::kPairSeg8RtgakuOffsetsPrefetchStagedList:
-        if (!LaunchRtgak<kRowOffsets | kPrefetchSplits | kStageRules | kGroupList>(a, count, error)) return false;
+        if (!LaunchRtgak<kRowOffsets | kPrefetchSplits | kStageRules | kGroupList>(a, count, error))
+          return false;
         break;
       case Variant::kPairSeg8RtgakuOffsetsMin5StagedList:
-        if (!LaunchRtgak<kRowOffsets | kMin5 | kStageRules | kGroupList>(a, count, error)) return false;
+        if (!LaunchRtgak<kRowOffsets | kMin5 | kStageRules | kGroupList>(a, count, error))
+          return false;
         break;
       case Variant::kPairSeg8AlignedMaskLaneRulesTableQuad:
         if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable | kQuadPad>(a, count,
@@ -3010,7 +2992,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
   template <int kMore>
   bool LaunchRtgak(const LevelArgs& a, int count, std::string* error) {
     return LaunchPairSeg<8, 1, true, true, true, 0, (kRtgak & ~kAdaptiveUnits) | kMore>(a, count,
-                                                                                      error);
+                                                                                        error);
   }
 
   template <int G>
