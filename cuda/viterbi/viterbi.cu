@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/common/device_helpers.cuh"
@@ -876,7 +877,35 @@ constexpr int kLaneRules = 1, kSplitPar = 2, kTable = 4, kQuadPad = 8, kPipe = 1
 //    barriers (a median tile has 14 blocks: 112 threads of 256 work in the split phase).
 //  - kMin5 (-5): at least 5 blocks per SM (PairSegKernelQuad's launch bounds: 48 registers).
 constexpr int kAdaptiveUnits = 32, kKeepRules = 64, kMultiGroup = 128, kMin5 = 256;
+//  - kRowOffsets (-o, with kMultiGroup): the split lists hold each child row's 32-bit float
+//    offset in the aligned chart (cell x row_stride + the tile's first state) instead of the
+//    cell, so the split loop's two addresses are one multiply-add each (the profile of -rtgaku:
+//    about 30 integer instructions of 64-bit index arithmetic per two split points, beside 64
+//    max-plus ones); and one warp picks the block's next groups by a ballot over 32 groups' masks
+//    instead of every thread testing them one by one (10% of the stall samples). The host falls
+//    back to the option-less kernel for a batch whose aligned chart has 2^32 floats or more.
+//  - kPrefetchSplits (-p, with kRowOffsets): the next split point's two float4 loads are issued
+//    before the current one's max-plus (the kernel's registers capped at 64: 4 blocks per SM, as
+//    without it). In -rtgaku, the first add after the loads held 16% of the stall samples.
+//  - kCpAsync (-c, with kRowOffsets): the same overlap through shared memory: each thread
+//    stages its next two split points' rows with cp.async into a ring of two slots of its own
+//    (16 KB a block), double-buffered over split points, so that no registers hold loads in
+//    flight.
+//  - kStageRules (-l, with kMultiGroup): a tile whose units and rules fit in the part of the
+//    block's maxima area that its K groups leave unused (the area is sized for the widest tile)
+//    copies them there once per block; the rule phase then reads them from shared memory instead
+//    of global memory (L1 hits at best) for every group.
+//  - kGroupList (-n, with kRowOffsets): the block lists the groups its masks allow 256 at a time
+//    (every thread tests one group, warp ballots and counts give each allowed group its place in
+//    a shared list, two barriers per 256 groups), and each iteration takes its K groups from the
+//    list: no mask loads and no selection loop per iteration. In the profile of -rtgakuop the
+//    first barrier of an iteration (where warp 0's selection ends) held 15% of the samples.
+constexpr int kRowOffsets = 512, kPrefetchSplits = 1024, kCpAsync = 2048, kStageRules = 4096;
+constexpr int kGroupList = 8192;
+// -rtgak (with -u, the unary side, the previous default -rtgaku): what -o, -p, -c, -l, -n extend.
+constexpr int kRtgak = kLaneRules | kTable | kMultiGroup | kAdaptiveUnits | kKeepRules;
 constexpr int kMaxGroupsInFlight = 4;
+constexpr int kRingSlots = 2;   // kCpAsync: split points in flight per thread
 constexpr int kUnitRules = 32;  // most rules of one lane-rules unit
 
 struct LaneArrays {
@@ -1055,6 +1084,36 @@ __device__ __forceinline__ void LaneRulesMulti(const LaneArrays& lanes, int unit
   }
 }
 
+// LaneRulesMulti reading the tile's units and rules from shared memory (kStageRules): units[u]
+// is the tile's unit u, its rules' indices relative to `rules`.
+template <int G, int L>
+__device__ __forceinline__ void LaneRulesStaged(const int4* units, const int2* rules,
+                                                int rule_units, int items, const float* sh_best,
+                                                int region, const long long* sh_target,
+                                                float* pre) {
+  constexpr int kCells = G / L;
+  static_assert(kCells * L == G && (kCells == 1 || kCells == 2 || kCells % 4 == 0));
+  const int part = threadIdx.x % L;
+  for (int item = threadIdx.x / L; item < items; item += blockDim.x / L) {
+    const int k = item / rule_units;
+    const int4 unit = units[item - k * rule_units];
+    const float* group_best = sh_best + k * region + part * kCells;
+    float acc[kCells];
+#pragma unroll
+    for (int c = 0; c < kCells; ++c) acc[c] = kNegInfF;
+#pragma unroll 4
+    for (int r = unit.y; r < unit.z; ++r) {
+      const int2 rule = rules[r];
+      RuleIntoCells<kCells>(acc, __int_as_float(rule.y), group_best + rule.x);
+    }
+#pragma unroll
+    for (int c = 0; c < kCells; ++c) {
+      const long long target = sh_target[k * G + part * kCells + c];
+      if (acc[c] > kNegInfF && target >= 0) AtomicMaxFloat(pre + target + unit.x, acc[c]);
+    }
+  }
+}
+
 // LaneRulesMulti for one group.
 template <int G, int L, bool kKeep>
 __device__ __forceinline__ void LaneRulesL(const LaneArrays& lanes, int unit_first, int unit_end,
@@ -1156,6 +1215,84 @@ __device__ __forceinline__ void PairSegBody(LevelArgs a, PairArrays pairs,
   }
 }
 
+// The split loop of kRowOffsets (-o): float4 rows at base + a 32-bit offset (aligned chart).
+template <bool kKeep>
+__device__ __forceinline__ float4 LoadRow(const float* p) {
+  return kKeep ? LoadRowOnce(p) : __ldg(reinterpret_cast<const float4*>(p));
+}
+__device__ __forceinline__ void MaxPlusRows(float4 lv, float4 rv, float (&best)[kQuad][kQuad]) {
+  const float l[kQuad] = {lv.x, lv.y, lv.z, lv.w}, r[kQuad] = {rv.x, rv.y, rv.z, rv.w};
+#pragma unroll
+  for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+    for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
+}
+
+// -p: split s + 1's rows are loaded before split s's max-plus.
+template <bool kKeep>
+__device__ __forceinline__ void SplitLoopPrefetch(const float* lbase, const float* rbase,
+                                                  const unsigned* left, const unsigned* right,
+                                                  int count, float (&best)[kQuad][kQuad]) {
+  if (count <= 0) return;
+  float4 lv = LoadRow<kKeep>(lbase + left[0]), rv = LoadRow<kKeep>(rbase + right[0]);
+  for (int s = 1; s < count; ++s) {
+    const float4 next_l = LoadRow<kKeep>(lbase + left[s]);
+    const float4 next_r = LoadRow<kKeep>(rbase + right[s]);
+    MaxPlusRows(lv, rv, best);
+    lv = next_l, rv = next_r;
+  }
+  MaxPlusRows(lv, rv, best);
+}
+
+// -c: cp.async of 16 bytes global -> shared, through L1 (.ca: a warp's threads share rows), and
+// the group bookkeeping (sm_80+; the build targets sm_90 and later).
+__device__ __forceinline__ void CopyAsync16(float4* dst, const float* src) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+}
+__device__ __forceinline__ void CopyAsyncCommit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int kPending>
+__device__ __forceinline__ void CopyAsyncWait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// -c: the thread's own ring of kRingSlots split points in shared memory (ring[(slot x 2 + side)
+// x blockDim.x + thread]: a warp's 32 float4s are adjacent, no bank conflicts). Split s + 2 is
+// copied into s's slot after s's max-plus has read it; every iteration commits one group (empty
+// past the end), so "all but the newest group done" means split s has landed. Only this thread
+// writes and reads its slots: no barrier.
+template <bool kKeep>
+__device__ __forceinline__ void SplitLoopRing(const float* lbase, const float* rbase,
+                                              const unsigned* left, const unsigned* right,
+                                              int count, float4* ring,
+                                              float (&best)[kQuad][kQuad]) {
+  static_assert(kRingSlots == 2);
+  const int stride = blockDim.x;
+  float4* mine = ring + threadIdx.x;
+#pragma unroll
+  for (int s = 0; s < kRingSlots; ++s) {
+    if (s < count) {
+      CopyAsync16(mine + (2 * s) * stride, lbase + left[s]);
+      CopyAsync16(mine + (2 * s + 1) * stride, rbase + right[s]);
+    }
+    CopyAsyncCommit();
+  }
+  for (int s = 0; s < count; ++s) {
+    CopyAsyncWait<kRingSlots - 1>();
+    const int slot = s & 1;
+    const float4 lv = mine[(2 * slot) * stride], rv = mine[(2 * slot + 1) * stride];
+    MaxPlusRows(lv, rv, best);
+    if (s + kRingSlots < count) {
+      CopyAsync16(mine + (2 * slot) * stride, lbase + left[s + kRingSlots]);
+      CopyAsync16(mine + (2 * slot + 1) * stride, rbase + right[s + kRingSlots]);
+    }
+    CopyAsyncCommit();
+  }
+  CopyAsyncWait<0>();  // nothing in flight into the ring when the next unit starts
+}
+
 // Kernel 9 with kMultiGroup: PairSegBody with up to K of the block's groups (those the masks
 // allow) per iteration. Shared memory: K regions of the tile's maxima (each BestFloats(G, bc),
 // rounded to 4 floats) inside the BestFloats(G, max_bc) of one group of the widest tile, and
@@ -1172,15 +1309,27 @@ __device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, 
                     (kLaneRules | kTable | kMultiGroup) &&
                 (kExtra & (kSplitPar | kQuadPad | kPipe)) == 0);
   constexpr bool kKeep = (kExtra & kKeepRules) != 0;
+  constexpr bool kOffsets = (kExtra & kRowOffsets) != 0;
+  constexpr bool kPrefetch = (kExtra & kPrefetchSplits) != 0;
+  constexpr bool kRing = (kExtra & kCpAsync) != 0;
+  static_assert(kOffsets || !(kPrefetch || kRing), "-p and -c extend -o");
+  static_assert(!(kPrefetch && kRing));
   extern __shared__ float shared[];
   const int total_floats = BestFloats(G, max_bc);
   float* sh_best = shared;
   int* sh_left = reinterpret_cast<int*>(sh_best + total_floats);  // max_k x G x max_splits
   int* sh_right = sh_left + max_k * G * max_splits;               // max_k x G x max_splits
+  // kCpAsync: [slot][left, right][thread] float4s after the lists (a multiple of 16 bytes).
+  float4* sh_ring = reinterpret_cast<float4*>(sh_right + max_k * G * max_splits);
   __shared__ int sh_count[kMaxGroupsInFlight * G];
   __shared__ long long sh_target[kMaxGroupsInFlight * G];
   __shared__ int sh_total;
   __shared__ int sh_sel[kMaxGroupsInFlight];  // this iteration's groups
+  __shared__ int sh_nk;                       // kOffsets: how many (warp 0 picks them)
+  constexpr bool kList = (kExtra & kGroupList) != 0;
+  static_assert(kOffsets || !kList, "-n extends -o");
+  __shared__ int sh_list[kList ? kThreads : 1];  // kList: the allowed groups of 256 in a row
+  __shared__ int sh_warp_allowed[kThreads / 32];
 
   const int pair = __ldg(pairs.class_pairs + blockIdx.y);
   const PairTile tile = LoadPairTile(pairs, pair);
@@ -1192,27 +1341,108 @@ __device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, 
   const unsigned magic_quads = DivMagic(tile.quads);
   const int unit_first = __ldg(lanes.unit_begin + pair);
   const int rule_units = __ldg(lanes.unit_begin + pair + 1) - unit_first;
+  // kStageRules: the tile's units, then its rules, after the K regions (multiples of 4 floats,
+  // so the int4 units are aligned); the first iteration's barriers order the copy before use.
+  bool staged = false;
+  int4* sh_units = reinterpret_cast<int4*>(sh_best + k_groups * region);
+  int2* sh_rules = reinterpret_cast<int2*>(sh_units + rule_units);
+  if constexpr ((kExtra & kStageRules) != 0) {
+    const int rule_first = __ldg(pairs.pl_rule_begin + __ldg(pairs.pl_begin + pair));
+    const int rule_end = __ldg(pairs.pl_rule_begin + __ldg(pairs.pl_begin + pair + 1));
+    staged = k_groups * region + 4 * rule_units + 2 * (rule_end - rule_first) <= total_floats;
+    if (staged) {  // uniform
+      for (int u = threadIdx.x; u < rule_units; u += blockDim.x) {
+        int4 unit = __ldg(lanes.units + unit_first + u);
+        unit.y -= rule_first, unit.z -= rule_first;
+        sh_units[u] = unit;
+      }
+      for (int r = threadIdx.x; r < rule_end - rule_first; r += blockDim.x)
+        sh_rules[r] = __ldg(lanes.rules + rule_first + r);
+    }
+  }
   const int splits = a.span - 1;
   const int stride = SplitTableStride(mask_words);
   const int lw = tile.sym.x >> 5, rw = mask_words + (tile.sym.y >> 5);
   const int num_groups = (num_items + G - 1) / G;
   const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
   int next = blockIdx.x * groups_per_block;
+  int list_pos = 0, list_count = 0;  // kList: this thread's copy of the list's state (uniform)
   for (;;) {
     // The next k_groups groups the masks allow (the same for every thread; thread 0 writes them
     // to sh_sel, which the previous iteration last read before its third barrier).
     int nk = 0;
-    for (; nk < k_groups; ++nk) {
-      while (next < group_end &&
-             !GroupMayHavePair(left_mask, right_mask, mask_words, next, tile.sym))
+    if constexpr (kList) {
+      if (list_pos == list_count) {  // uniform
+        if (next >= group_end) break;
+        // Refill: group next + t for thread t. The first barrier also ends the previous
+        // iteration's use of the list (read before its third barrier).
+        const int group = next + int(threadIdx.x);
+        const bool allowed = group < group_end &&
+                             GroupMayHavePair(left_mask, right_mask, mask_words, group, tile.sym);
+        const unsigned ballot = __ballot_sync(0xffffffffu, allowed);
+        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+        if (lane == 0) sh_warp_allowed[warp] = __popc(ballot);
+        __syncthreads();
+        int before = 0;
+        list_count = 0;
+        for (int w = 0; w < kThreads / 32; ++w) {
+          const int n = sh_warp_allowed[w];
+          before += w < warp ? n : 0;
+          list_count += n;
+        }
+        if (allowed) sh_list[before + __popc(ballot & ((1u << lane) - 1))] = group;
+        __syncthreads();
+        list_pos = 0;
+        next += kThreads;
+        continue;
+      }
+      nk = min(k_groups, list_count - list_pos);
+      __syncthreads();  // the previous iteration is done with shared memory
+    } else if constexpr (kOffsets) {
+      // Warp 0 tests 32 groups at once; sh_nk, like sh_sel, was last read before the previous
+      // iteration's second barrier.
+      if (threadIdx.x < 32) {
+        const int lane = threadIdx.x;
+        while (nk < k_groups && next < group_end) {
+          const int group = next + lane;
+          unsigned allowed = __ballot_sync(
+              0xffffffffu, group < group_end && GroupMayHavePair(left_mask, right_mask, mask_words,
+                                                                 group, tile.sym));
+          int after = next + 32;
+          for (; allowed != 0 && nk < k_groups; allowed &= allowed - 1) {
+            const int chosen = next + __ffs(allowed) - 1;
+            if (lane == 0) sh_sel[nk] = chosen;
+            ++nk;
+            after = chosen + 1;
+          }
+          next = after;
+        }
+        if (lane == 0) sh_nk = nk;
+      }
+      __syncthreads();  // the previous iteration is done with shared memory; sh_nk is written
+      nk = sh_nk;
+      if (nk == 0) break;  // uniform
+    } else {
+      for (; nk < k_groups; ++nk) {
+        while (next < group_end &&
+               !GroupMayHavePair(left_mask, right_mask, mask_words, next, tile.sym))
+          ++next;
+        if (next >= group_end) break;
+        if (threadIdx.x == 0) sh_sel[nk] = next;
         ++next;
-      if (next >= group_end) break;
-      if (threadIdx.x == 0) sh_sel[nk] = next;
-      ++next;
+      }
+      if (nk == 0) break;
+      __syncthreads();  // the previous iteration is done with shared memory
     }
-    if (nk == 0) break;
-    auto group_of = [&](int k) { return sh_sel[k]; };
-    __syncthreads();  // the previous iteration is done with shared memory
+    const int list_base = list_pos;
+    auto group_of = [&](int k) {
+      if constexpr (kList) {
+        return sh_list[list_base + k];
+      } else {
+        return sh_sel[k];
+      }
+    };
+    if constexpr (kList) list_pos += nk;  // group_of is read before the third barrier only
     if (threadIdx.x < nk * G) {
       const int item = group_of(threadIdx.x / G) * G + threadIdx.x % G;
       sh_count[threadIdx.x] = 0;
@@ -1235,8 +1465,14 @@ __device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, 
       const int lc = int(__ldg(row + 2 * mask_words)), rc = int(__ldg(row + 2 * mask_words + 1));
       if ((l >> (tile.sym.x & 31)) & (r >> (tile.sym.y & 31)) & 1u) {
         const int slot = atomicAdd(&sh_count[c], 1);
-        sh_left[c * max_splits + slot] = lc;
-        sh_right[c * max_splits + slot] = rc;
+        if constexpr (kOffsets) {  // row offsets (< 2^32: the host checks)
+          sh_left[c * max_splits + slot] = int(unsigned(lc) * unsigned(a.row_stride) + tile.info.x);
+          sh_right[c * max_splits + slot] =
+              int(unsigned(rc) * unsigned(a.row_stride) + tile.info.z);
+        } else {
+          sh_left[c * max_splits + slot] = lc;
+          sh_right[c * max_splits + slot] = rc;
+        }
         atomicAdd(&sh_total, 1);
       }
     }
@@ -1255,8 +1491,24 @@ __device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, 
       const int count = sh_count[c];
       const int* left = sh_left + c * max_splits;
       const int* right = sh_right + c * max_splits;
-      for (int s = 0; s < count; ++s)
-        MaxPlusSplit<true, true, kKeep>(a, tile, left[s], right[s], b0, c0, best);
+      if constexpr (kOffsets) {
+        const unsigned* left_off = reinterpret_cast<const unsigned*>(left);
+        const unsigned* right_off = reinterpret_cast<const unsigned*>(right);
+        const float* lbase = a.aligned_chart + b0;
+        const float* rbase = a.aligned_chart + c0;
+        if constexpr (kRing) {
+          SplitLoopRing<kKeep>(lbase, rbase, left_off, right_off, count, sh_ring, best);
+        } else if constexpr (kPrefetch) {
+          SplitLoopPrefetch<kKeep>(lbase, rbase, left_off, right_off, count, best);
+        } else {
+          for (int s = 0; s < count; ++s)
+            MaxPlusRows(LoadRow<kKeep>(lbase + left_off[s]), LoadRow<kKeep>(rbase + right_off[s]),
+                        best);
+        }
+      } else {
+        for (int s = 0; s < count; ++s)
+          MaxPlusSplit<true, true, kKeep>(a, tile, left[s], right[s], b0, c0, best);
+      }
       float* region_best = sh_best + (c / G) * region;
       const int g = c % G;
 #pragma unroll
@@ -1269,6 +1521,23 @@ __device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, 
     __syncthreads();
     // Rule phase: nk x rule_units items, L lanes each (LaneRules' choice of L on the total).
     const int items = nk * rule_units;
+    if constexpr ((kExtra & kStageRules) != 0) {
+      if (staged) {
+        if (items * 2 > int(blockDim.x))
+          LaneRulesStaged<G, 1>(sh_units, sh_rules, rule_units, items, sh_best, region, sh_target,
+                                a.pre);
+        else if (items * 4 > int(blockDim.x))
+          LaneRulesStaged<G, 2>(sh_units, sh_rules, rule_units, items, sh_best, region, sh_target,
+                                a.pre);
+        else if (items * 8 > int(blockDim.x))
+          LaneRulesStaged<G, 4>(sh_units, sh_rules, rule_units, items, sh_best, region, sh_target,
+                                a.pre);
+        else
+          LaneRulesStaged<G, 8>(sh_units, sh_rules, rule_units, items, sh_best, region, sh_target,
+                                a.pre);
+        continue;
+      }
+    }
     if (items * 2 > int(blockDim.x))
       LaneRulesMulti<G, 1, kKeep>(lanes, unit_first, rule_units, items, sh_best, region, sh_target,
                                   a.pre);
@@ -1393,6 +1662,15 @@ __global__ void __launch_bounds__(kThreads, 5) PairSegKernelQuad(CKY_PAIR_SEG_PA
   } else {
     PairSegBody<G, 1, true, true, true, kExtra>(CKY_PAIR_SEG_ARGS);
   }
+}
+
+// kPrefetchSplits variants: at most 64 registers (4 blocks per SM, as the default's 61). (-l
+// without -o took 68 registers unbounded, and spilled with this bound: it is not a variant.)
+template <int G, int kExtra>
+__global__ void __launch_bounds__(kThreads, 4) PairSegKernelMin4(CKY_PAIR_SEG_PARAMS) {
+  static_assert((kExtra & kMultiGroup) != 0);
+  PairSegMultiBody<G, kExtra>(a, pairs, num_items, max_splits, max_bc, groups_per_block, left_mask,
+                              right_mask, mask_words, lanes);
 }
 
 // The same with at least kMinBlocks blocks per SM: the compiler caps the registers to fit them
@@ -1646,6 +1924,16 @@ enum class Variant {
   kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepMin5,
   kPairSeg8AlignedMaskLaneRulesTableUnary,
   kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepUnary,
+  kPairSeg8RtgakuOffsets,
+  kPairSeg8RtgakuOffsetsPrefetch,
+  kPairSeg8RtgakuOffsetsCpAsync,
+  kPairSeg8RtgakuOffsetsMin5,
+  kPairSeg8RtgakuOffsetsStaged,
+  kPairSeg8RtgakuOffsetsMin5Staged,
+  kPairSeg8RtgakuOffsetsPrefetchStaged,
+  kPairSeg8RtgakuOffsetsPrefetchList,
+  kPairSeg8RtgakuOffsetsPrefetchStagedList,
+  kPairSeg8RtgakuOffsetsMin5StagedList,
   kThreadAtomicGlobal,
   kThreadAtomicShared,
   kBlockAtomicShared,
@@ -1666,6 +1954,7 @@ struct VariantSpec {
 
 const std::vector<VariantSpec>& Variants() {
   static const std::vector<VariantSpec> kVariants = {
+      {"pair-seg-g8-a4-m-rtgakuopln", Variant::kPairSeg8RtgakuOffsetsPrefetchStagedList, 9},
       {"pair-seg-g8-a4-m-rtgaku", Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepUnary,
        9},
       {"pair-seg-g8-a4-m", Variant::kPairSeg8AlignedMask, 9},
@@ -1696,6 +1985,15 @@ const std::vector<VariantSpec>& Variants() {
       {"pair-seg-g8-a4-m-rtgak5", Variant::kPairSeg8AlignedMaskLaneRulesTableMultiAdaptiveKeepMin5,
        9},
       {"pair-seg-g8-a4-m-rtu", Variant::kPairSeg8AlignedMaskLaneRulesTableUnary, 9},
+      {"pair-seg-g8-a4-m-rtgakuo", Variant::kPairSeg8RtgakuOffsets, 9},
+      {"pair-seg-g8-a4-m-rtgakuop", Variant::kPairSeg8RtgakuOffsetsPrefetch, 9},
+      {"pair-seg-g8-a4-m-rtgakuoc", Variant::kPairSeg8RtgakuOffsetsCpAsync, 9},
+      {"pair-seg-g8-a4-m-rtgakuo5", Variant::kPairSeg8RtgakuOffsetsMin5, 9},
+      {"pair-seg-g8-a4-m-rtgakuol", Variant::kPairSeg8RtgakuOffsetsStaged, 9},
+      {"pair-seg-g8-a4-m-rtgakuo5l", Variant::kPairSeg8RtgakuOffsetsMin5Staged, 9},
+      {"pair-seg-g8-a4-m-rtgakuopl", Variant::kPairSeg8RtgakuOffsetsPrefetchStaged, 9},
+      {"pair-seg-g8-a4-m-rtgakuopn", Variant::kPairSeg8RtgakuOffsetsPrefetchList, 9},
+      {"pair-seg-g8-a4-m-rtgakuo5ln", Variant::kPairSeg8RtgakuOffsetsMin5StagedList, 9},
       {"pair-fused-g8-wide", Variant::kPairFused8Wide, 7},
       {"pair-fused-g16-wide", Variant::kPairFused16Wide, 7},
       {"pair-fused-g16", Variant::kPairFused16, 7},
@@ -1867,6 +2165,24 @@ class DeviceViterbiImpl : public DeviceViterbi {
       default:
         break;
     }
+    // The -rtgaku family of issue 17's third pass: kRtgak plus these options, the -u unary side.
+    static constexpr std::pair<Variant, int> kRtgakuFamily[] = {
+        {Variant::kPairSeg8RtgakuOffsets, kRowOffsets},
+        {Variant::kPairSeg8RtgakuOffsetsPrefetch, kRowOffsets | kPrefetchSplits},
+        {Variant::kPairSeg8RtgakuOffsetsCpAsync, kRowOffsets | kCpAsync},
+        {Variant::kPairSeg8RtgakuOffsetsMin5, kRowOffsets | kMin5},
+        {Variant::kPairSeg8RtgakuOffsetsStaged, kRowOffsets | kStageRules},
+        {Variant::kPairSeg8RtgakuOffsetsMin5Staged, kRowOffsets | kMin5 | kStageRules},
+        {Variant::kPairSeg8RtgakuOffsetsPrefetchStaged,
+         kRowOffsets | kPrefetchSplits | kStageRules},
+        {Variant::kPairSeg8RtgakuOffsetsPrefetchList, kRowOffsets | kPrefetchSplits | kGroupList},
+        {Variant::kPairSeg8RtgakuOffsetsPrefetchStagedList,
+         kRowOffsets | kPrefetchSplits | kStageRules | kGroupList},
+        {Variant::kPairSeg8RtgakuOffsetsMin5StagedList,
+         kRowOffsets | kMin5 | kStageRules | kGroupList},
+    };
+    for (const auto& [variant, more] : kRtgakuFamily)
+      if (variant_ == variant) extra_ = kRtgak | more, unary_cells_ = true;
     if (extra_ != 0) band_limit_ = 1024;
     // -u stages kUnaryCells cells' binary maxima in shared memory (48 KB without opt-in).
     if (size_t(kUnaryCells) * num_states_ * sizeof(float) > 48 * 1024) unary_cells_ = false;
@@ -2276,6 +2592,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
     }
 
     const size_t chart_floats = size_t(cells) * num_states_;
+    aligned_floats_ = aligned_ ? size_t(cells) * aligned_states_ : 0;
     if (faults_.FailAllocation() || !Grow(chart_, chart_floats) || !Grow(pre_, chart_floats) ||
         !Grow(present_, size_t(cells) * num_symbols_) ||
         !Grow(lexical_, size_t(words) * num_states_) || !Grow(items_, items.size()) ||
@@ -2514,6 +2831,39 @@ class DeviceViterbiImpl : public DeviceViterbi {
                            kLaneRules | kTable | kMultiGroup | kKeepRules | kMin5>(a, count, error))
           return false;
         break;
+      case Variant::kPairSeg8RtgakuOffsets:
+        if (!LaunchRtgak<kRowOffsets>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8RtgakuOffsetsPrefetch:
+        if (!LaunchRtgak<kRowOffsets | kPrefetchSplits>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8RtgakuOffsetsCpAsync:
+        if (!LaunchRtgak<kRowOffsets | kCpAsync>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8RtgakuOffsetsMin5:
+        if (!LaunchRtgak<kRowOffsets | kMin5>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8RtgakuOffsetsStaged:
+        if (!LaunchRtgak<kRowOffsets | kStageRules>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8RtgakuOffsetsMin5Staged:
+        if (!LaunchRtgak<kRowOffsets | kMin5 | kStageRules>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8RtgakuOffsetsPrefetchStaged:
+        if (!LaunchRtgak<kRowOffsets | kPrefetchSplits | kStageRules>(a, count, error))
+          return false;
+        break;
+      case Variant::kPairSeg8RtgakuOffsetsPrefetchList:
+        if (!LaunchRtgak<kRowOffsets | kPrefetchSplits | kGroupList>(a, count, error)) return false;
+        break;
+      case Variant::kPairSeg8RtgakuOffsetsPrefetchStagedList:
+        if (!LaunchRtgak<kRowOffsets | kPrefetchSplits | kStageRules | kGroupList>(a, count, error))
+          return false;
+        break;
+      case Variant::kPairSeg8RtgakuOffsetsMin5StagedList:
+        if (!LaunchRtgak<kRowOffsets | kMin5 | kStageRules | kGroupList>(a, count, error))
+          return false;
+        break;
       case Variant::kPairSeg8AlignedMaskLaneRulesTableQuad:
         if (!LaunchPairSeg<8, 1, true, true, true, 0, kLaneRules | kTable | kQuadPad>(a, count,
                                                                                       error))
@@ -2581,11 +2931,21 @@ class DeviceViterbiImpl : public DeviceViterbi {
             int kExtra = 0>
   bool LaunchPairSeg(const LevelArgs& a, int count, std::string* error) {
     static_assert(kMinBlocks == 0 || kExtra == 0);
+    constexpr int kRowBits = kRowOffsets | kPrefetchSplits | kCpAsync | kGroupList;
+    // -o: 32-bit row offsets need an aligned chart of fewer than 2^32 floats; a batch with a
+    // larger one runs the kernel without -o, -p, -c, -n.
+    if constexpr ((kExtra & kRowOffsets) != 0) {
+      if (uint64_t(aligned_floats_) >= (uint64_t(1) << 32))
+        return LaunchPairSeg<G, kSplitUnroll, kPad, kAligned, kMask, 0, kExtra & ~kRowBits>(
+            a, count, error);
+    }
     const auto kernel = [] {
       if constexpr (kMinBlocks > 0) {
         return &PairSegKernelMinBlocks<G, kSplitUnroll, kPad, kAligned, kMask, kMinBlocks>;
       } else if constexpr ((kExtra & (kQuadPad | kMin5)) != 0) {
         return &PairSegKernelQuad<G, kExtra>;
+      } else if constexpr ((kExtra & kPrefetchSplits) != 0) {
+        return &PairSegKernelMin4<G, kExtra>;
       } else {
         return &PairSegKernel<G, kSplitUnroll, kPad, kAligned, kMask, kExtra>;
       }
@@ -2595,12 +2955,18 @@ class DeviceViterbiImpl : public DeviceViterbi {
     const SizeClass& c = classes_[0];  // every tile, heaviest first
     // kPipe: double-buffered split lists; kMultiGroup: max_k groups' lists, max_k the most (4,
     // 2, 1) that keeps the block within 44 KB (5 blocks per SM) or within the one-group size.
+    // kCpAsync: each thread's ring of kRingSlots split points (two float4s each) after the
+    // lists, and 12 KB more in the budget (4 blocks per SM, which the registers allow anyway).
+    constexpr size_t kRingBytes =
+        (kExtra & kCpAsync) ? size_t(kRingSlots) * 2 * kThreads * sizeof(float4) : 0;
     const auto shared_for = [&](int lists) {
-      return (size_t(BestFloats(G, c.max_bc)) + 2 * size_t(lists) * G * max_splits) * sizeof(float);
+      return (size_t(BestFloats(G, c.max_bc)) + 2 * size_t(lists) * G * max_splits) *
+                 sizeof(float) +
+             kRingBytes;
     };
     int max_k = 1;
     if constexpr ((kExtra & kMultiGroup) != 0) {
-      const size_t budget = std::max<size_t>(shared_for(1), 44 * 1024);
+      const size_t budget = std::max<size_t>(shared_for(1), ((kExtra & kCpAsync) ? 56 : 44) * 1024);
       for (int k : {kMaxGroupsInFlight, 2})
         if (shared_for(k) <= budget) {
           max_k = k;
@@ -2620,6 +2986,13 @@ class DeviceViterbiImpl : public DeviceViterbi {
         kMask ? left_mask_.get() + masks : nullptr, kMask ? right_mask_.get() + masks : nullptr,
         mask_words_, lanes);
     return true;
+  }
+
+  // -rtgak plus kMore (-o, -p, -c, -5, -l, -n); kAdaptiveUnits is host side only.
+  template <int kMore>
+  bool LaunchRtgak(const LevelArgs& a, int count, std::string* error) {
+    return LaunchPairSeg<8, 1, true, true, true, 0, (kRtgak & ~kAdaptiveUnits) | kMore>(a, count,
+                                                                                        error);
   }
 
   template <int G>
@@ -2774,6 +3147,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
   bool size_classes_ = false;       // pair-fused: one launch per tile size class
   bool aligned_ = false;            // pair-seg-*-a4: tiles read aligned_chart_ with float4 loads
   int aligned_states_ = 0;          // floats per aligned_chart_ row (a multiple of 4)
+  size_t aligned_floats_ = 0;       // this batch's aligned chart (kRowOffsets needs < 2^32)
   std::vector<int> aligned_first_;  // per symbol: its first position in an aligned row
   size_t budget_ = 0;
   cudaStream_t stream_ = nullptr;

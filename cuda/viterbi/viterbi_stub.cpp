@@ -5,7 +5,8 @@ namespace cky::cuda {
 
 std::vector<std::string> ViterbiKernelNames() {
   // The same names, in the same order, as viterbi.cu's Variants().
-  return {"pair-seg-g8-a4-m-rtgaku",
+  return {"pair-seg-g8-a4-m-rtgakuopln",
+          "pair-seg-g8-a4-m-rtgaku",
           "pair-seg-g8-a4-m",
           "pair-seg-g8-a4-m-b512-o8",
           "pair-seg-g8-a4",
@@ -32,6 +33,15 @@ std::vector<std::string> ViterbiKernelNames() {
           "pair-seg-g8-a4-m-rtgak",
           "pair-seg-g8-a4-m-rtgak5",
           "pair-seg-g8-a4-m-rtu",
+          "pair-seg-g8-a4-m-rtgakuo",
+          "pair-seg-g8-a4-m-rtgakuop",
+          "pair-seg-g8-a4-m-rtgakuoc",
+          "pair-seg-g8-a4-m-rtgakuo5",
+          "pair-seg-g8-a4-m-rtgakuol",
+          "pair-seg-g8-a4-m-rtgakuo5l",
+          "pair-seg-g8-a4-m-rtgakuopl",
+          "pair-seg-g8-a4-m-rtgakuopn",
+          "pair-seg-g8-a4-m-rtgakuo5ln",
           "pair-fused-g8-wide",
           "pair-fused-g16-wide",
           "pair-fused-g16",
