@@ -7,6 +7,7 @@
 #include <fstream>
 #include <future>
 #include <iostream>
+#include <thread>
 
 #include "apps/command_util.h"
 #include "apps/commands.h"
@@ -360,6 +361,16 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
   if (parses) {
     const auto load_start = std::chrono::steady_clock::now();
     timeline::Scope load_scope("load grammar and backend");
+    // One GPU: its context is made on another thread while the grammar loads (a few hundred ms
+    // that the backend's first CUDA call would otherwise wait for after the load).
+    std::thread context;
+    if (backend.devices.empty() && (!link || link->size() == 1) &&
+        (args.backend == "cuda" || args.backend == "auto")) {
+      context = std::thread([] {
+        timeline::Scope scope("cuda context (beside the load)");
+        cuda::CreateContext(0);
+      });
+    }
     auto made = LoadedParser::Load(
         {.grammar = args.grammar,
          .grammar_options = GrammarOptionsForCommand(args.min_rule_prob, !args.no_cache),
@@ -369,6 +380,7 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
                     .retry_with_wider_lexicon = !args.no_retry,
                     .tree_likelihood = args.tree_likelihood,
                     .confidence = args.confidence}});
+    if (context.joinable()) context.join();
     if (!made.ok()) Fail(made.status().message());
     loaded = std::move(*made);
     const Grammar& grammar = loaded->model().grammar;

@@ -68,4 +68,10 @@ bool SetDevice(int device, std::string* error) {
   return true;
 }
 
+void CreateContext(int device) {
+  if (cudaSetDevice(device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
+    cudaGetLastError();  // no device, or none usable: the backend reports it when it is made
+  }
+}
+
 }  // namespace cky::cuda

@@ -29,4 +29,10 @@ int DeviceCount();
 // *error saying why, for a device that does not exist or cannot be used.
 bool SetDevice(int device, std::string* error);
 
+// Creates `device`'s context (the CUDA runtime's primary context) now, on the calling thread; a
+// no-op without a device. The first CUDA call of a process pays for this (hundreds of
+// milliseconds), so a caller with host work to do (loading a grammar) can pay it on another
+// thread meanwhile: the device's next user in any thread then finds the context made.
+void CreateContext(int device);
+
 }  // namespace cky::cuda

@@ -14,4 +14,6 @@ bool SetDevice(int device, std::string* error) {
   return false;
 }
 
+void CreateContext(int) {}
+
 }  // namespace cky::cuda
