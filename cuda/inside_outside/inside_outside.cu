@@ -551,13 +551,16 @@ struct MaxcBlock {
 // The start of a max-rule binary block: false, with the block's candidate stored as none, when the
 // parent symbol has no outpre in the cell or the sentence no parse (uniform over the block); else
 // the parent's outpre values are copied to sh_out (the caller synchronizes before reading them).
+// The block's chunk is chunk_list[blockIdx.y] (variants 9 to 11: the launch's share of the
+// chunks), or blockIdx.y when chunk_list is null.
 __device__ bool MaxcBlockStart(const Charts& c, const MaxRuleArrays& r, const CellItem* items,
                                int item_offset, int span, Candidate* candidates, int num_chunks,
-                               double* sh_out, MaxcBlock* b) {
+                               const int* chunk_list, double* sh_out, MaxcBlock* b) {
+  const int chunk = chunk_list ? __ldg(chunk_list + blockIdx.y) : int(blockIdx.y);
   b->it = items[item_offset + blockIdx.x];
   b->cell = b->it.base + ChartCellIndex(b->it.n, b->it.start, b->it.start + span);
-  b->chunk = __ldg(r.chunk + blockIdx.y);
-  b->slot = candidates + size_t(blockIdx.x) * num_chunks + blockIdx.y;
+  b->chunk = __ldg(r.chunk + chunk);
+  b->slot = candidates + size_t(blockIdx.x) * num_chunks + chunk;
   const int a_sym = b->chunk.x;
   if (!c.present_out[size_t(b->cell) * c.num_symbols + a_sym] ||
       !(c.log_likelihood[b->it.sentence] > kNegInfD)) {
@@ -573,17 +576,22 @@ __device__ bool MaxcBlockStart(const Charts& c, const MaxRuleArrays& r, const Ce
 
 // A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q),
 // span doubles (per-split candidates), the parent symbol's outpre values.
+// kEntryQ (variants 9 to 11, the chunks of big base rules): a sparse base rule's Q is built from
+// its entries (a thread per distinct (b, c), summing its parent substates in registers) instead of
+// shared-memory atomics per substate rule (compare-and-swap loops for doubles).
+template <bool kEntryQ>
 __global__ void __launch_bounds__(kThreads)
     MaxcBinaryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items, int item_offset,
-                     int span, int max_q, int max_substates, Candidate* candidates,
-                     int num_chunks) {
+                     int span, int max_q, int max_substates, Candidate* candidates, int num_chunks,
+                     const int* chunk_list) {
   extern __shared__ double shared[];
   double* sh_q = shared;                     // Q[b][c], rows of stride s_c | 1
   double* sh_out = sh_q + max_q;             // the parent symbol's outpre values
   double* sh_rows = sh_out + max_substates;  // [split][b]: in_L(b) sum_c Q[b][c] in_R(c)
   int* sh_valid = reinterpret_cast<int*>(sh_rows + size_t(span) * max_substates);  // [split]
   MaxcBlock block;
-  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, sh_out, &block))
+  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, chunk_list, sh_out,
+                      &block))
     return;  // uniform over the block
   const CellItem& it = block.it;
   const int cell = block.cell;
@@ -627,10 +635,22 @@ __global__ void __launch_bounds__(kThreads)
       } else {
         for (int e = threadIdx.x; e < s_b * stride; e += blockDim.x) sh_q[e] = 0;
         __syncthreads();
-        for (int u = base.z + threadIdx.x; u < base.w; u += blockDim.x) {
-          const int key = __ldg(r.mr_key + u);
-          const double o = sh_out[key >> 16];
-          if (o > 0) atomicAdd(sh_q + (key & 0xffff), o * __ldg(r.mr_w + u));
+        if (kEntryQ) {
+          const int e_end = __ldg(r.entry_begin + br + 1);
+          for (int e = __ldg(r.entry_begin + br) + threadIdx.x; e < e_end; e += blockDim.x) {
+            const int key = __ldg(r.entry_bc + e);
+            const int j_end = __ldg(r.entry_rule_begin + e + 1);
+            double q = 0;
+            for (int j = __ldg(r.entry_rule_begin + e); j < j_end; ++j)
+              q = fma(sh_out[__ldg(r.entry_a + j)], __ldg(r.entry_w + j), q);
+            sh_q[(key >> 16) * stride + (key & 0xffff)] = q;
+          }
+        } else {
+          for (int u = base.z + threadIdx.x; u < base.w; u += blockDim.x) {
+            const int key = __ldg(r.mr_key + u);
+            const double o = sh_out[key >> 16];
+            if (o > 0) atomicAdd(sh_q + (key & 0xffff), o * __ldg(r.mr_w + u));
+          }
         }
       }
       __syncthreads();
@@ -690,14 +710,17 @@ __global__ void __launch_bounds__(kThreads)
 // warp reduction gives lane k % 32 its split's sum. The lane of a split keeps its candidate; the
 // block reduction (StoreBlockBest) keeps the first best (rule, split) as the other variants.
 // Dynamic shared: the parent symbol's outpre values.
+// Variants 9 to 11 launch it over the chunks of small base rules only (chunk_list).
 template <int kR>
 __global__ void __launch_bounds__(kThreads)
     MaxcBinaryEntryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
-                          int item_offset, int span, Candidate* candidates, int num_chunks) {
+                          int item_offset, int span, Candidate* candidates, int num_chunks,
+                          const int* chunk_list) {
   extern __shared__ double sh_out[];
   __shared__ int sh_next;
   MaxcBlock block;
-  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, sh_out, &block))
+  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, chunk_list, sh_out,
+                      &block))
     return;  // uniform over the block
   const CellItem& it = block.it;
   const int cell = block.cell;
@@ -1005,8 +1028,10 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     num_states_ = g.num_states;
     num_symbols_ = g.num_symbols;
     cells_per_group_ = options.cells_per_group == 16 ? 16 : 8;
-    max_rule_kernel_ =
-        options.max_rule_kernel == 1 || options.max_rule_kernel == 7 ? options.max_rule_kernel : 2;
+    max_rule_kernel_ = options.max_rule_kernel == 1 || options.max_rule_kernel == 7 ||
+                               (options.max_rule_kernel >= 9 && options.max_rule_kernel <= 11)
+                           ? options.max_rule_kernel
+                           : 2;
     pair_sum_kernel_ =
         options.pair_sum_kernel >= 1 && options.pair_sum_kernel <= 3 ? options.pair_sum_kernel : 5;
     cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
@@ -1343,11 +1368,26 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         // AllowDynamicShared counts the kernels' static shared bytes too (a 134-word sentence
         // of gum_sm5.gr failed with "invalid argument" when only the dynamic bytes were).
         Kind(kKindMaxcBinary);
+        const size_t entry_shared = size_t(max_substates_) * sizeof(double);
         if (max_rule_kernel_ == 7) {
-          const size_t entry_shared = size_t(max_substates_) * sizeof(double);
           if (num_chunks_ > 0)
             MaxcBinaryEntryKernel<4><<<dim3(count, num_chunks_), kThreads, entry_shared, stream_>>>(
-                c, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_);
+                c, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_, nullptr);
+        } else if (max_rule_kernel_ >= 9) {
+          // The chunks of big base rules as variant 2 (Q from entries), the others as variant 7.
+          if (!AllowDynamicShared(MaxcBinaryKernel<true>, shared, max_shared_optin_, "max-rule",
+                                  error))
+            return IoBatchResult::kFailed;
+          const int big = static_cast<int>(block_chunks_.size());
+          const int small = static_cast<int>(warp_chunks_.size());
+          if (big > 0)
+            MaxcBinaryKernel<true><<<dim3(count, big), kThreads, shared, stream_>>>(
+                c, m, r, items_.get(), offset, span, max_q_, max_substates_, candidates_.get(),
+                num_chunks_, block_chunks_.get());
+          if (small > 0)
+            MaxcBinaryEntryKernel<4><<<dim3(count, small), kThreads, entry_shared, stream_>>>(
+                c, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_,
+                warp_chunks_.get());
         } else if (max_rule_kernel_ == 1) {
           if (!AllowDynamicShared(MaxcBinaryWarpKernel, shared, max_shared_optin_, "max-rule",
                                   error))
@@ -1356,12 +1396,13 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
             MaxcBinaryWarpKernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
                 c, m, r, items_.get(), offset, span, max_q_, candidates_.get(), num_chunks_);
         } else {
-          if (!AllowDynamicShared(MaxcBinaryKernel, shared, max_shared_optin_, "max-rule", error))
+          if (!AllowDynamicShared(MaxcBinaryKernel<false>, shared, max_shared_optin_, "max-rule",
+                                  error))
             return IoBatchResult::kFailed;
           if (num_chunks_ > 0)
-            MaxcBinaryKernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
+            MaxcBinaryKernel<false><<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
                 c, m, r, items_.get(), offset, span, max_q_, max_substates_, candidates_.get(),
-                num_chunks_);
+                num_chunks_, nullptr);
         }
         const int threads = count * num_symbols_;
         Kind(kKindMaxcMerge);
@@ -1538,6 +1579,10 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   // kChunkWork work; base unary pairs sorted by (parent, child) symbol.
   bool BuildMaxRule(const SumGrammarArrays& g) {
     constexpr int64_t kChunkWork = 1 << 15;
+    // Variants 9 to 11: a base rule with more entries than this gets a chunk of its own (block
+    // mode); the others are chunked together for a warp each (variant 7's code).
+    const bool hybrid = max_rule_kernel_ >= 9;
+    const int warp_entries = max_rule_kernel_ == 9 ? 128 : max_rule_kernel_ == 10 ? 512 : 2048;
     // Base rules (A, B, C) in symbol order, as parser/max_rule.cpp's tie order.
     std::map<std::array<int, 3>, std::vector<int64_t>> by_base;
     for (int64_t r = 0; r < g.num_binary; ++r) {
@@ -1608,9 +1653,22 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
           entry_begin.push_back(static_cast<int>(entry_bc.size()));
         }
         if (dense.size() >= size_t(1) << 31) return false;
-        const int64_t cost = (is_dense ? cube : int64_t(list.size())) + 8 * int64_t(s_b) * s_c;
+        int64_t cost = (is_dense ? cube : int64_t(list.size())) + 8 * int64_t(s_b) * s_c;
+        if (hybrid) {
+          const int entries = entry_begin.back() - entry_begin[entry_begin.size() - 2];
+          if (entries > warp_entries) {  // a chunk of its own, after the pending warp chunk
+            const int index = static_cast<int>(base.size());
+            if (index > chunk_first) chunks.push_back({a, chunk_first, index, 1});
+            chunks.push_back({a, index, index + 1, 0});
+            base.push_back(entry);
+            chunk_first = index + 1;
+            work = 0;
+            continue;
+          }
+          cost = int64_t(list.size()) + 8 * int64_t(entries);
+        }
         if (work > 0 && work + cost > kChunkWork) {
-          chunks.push_back({a, chunk_first, static_cast<int>(base.size()), 0});
+          chunks.push_back({a, chunk_first, static_cast<int>(base.size()), hybrid ? 1 : 0});
           chunk_first = static_cast<int>(base.size());
           work = 0;
         }
@@ -1618,10 +1676,13 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         work += cost;
       }
       if (static_cast<int>(base.size()) > chunk_first)
-        chunks.push_back({a, chunk_first, static_cast<int>(base.size()), 0});
+        chunks.push_back({a, chunk_first, static_cast<int>(base.size()), hybrid ? 1 : 0});
       chunk_begin.push_back(static_cast<int>(chunks.size()));
     }
     num_chunks_ = static_cast<int>(chunks.size());
+    std::vector<int> block_chunks, warp_chunks;  // variants 9 to 11: chunk.w 0 or 1
+    for (int k = 0; k < num_chunks_ && hybrid; ++k)
+      (chunks[k].w ? warp_chunks : block_chunks).push_back(k);
     // Keys hold b * stride + c in 16 bits; Q and the split candidates share a block's memory.
     if (num_chunks_ > 65535 || max_q_ >= (1 << 16)) return false;
 
@@ -1653,7 +1714,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
            symbol_chunk_begin_.Upload(chunk_begin) && pair_begin_.Upload(pair_begin) &&
            pair_symbols_.Upload(pair_symbols) && pair_rule_begin_.Upload(pair_rule_begin) &&
            pu_parent_.Upload(pu_parent) && pu_child_.Upload(pu_child) && pu_w_.Upload(pu_w) &&
-           (max_rule_kernel_ != 7 ||
+           block_chunks_.Upload(block_chunks) && warp_chunks_.Upload(warp_chunks) &&
+           ((max_rule_kernel_ != 7 && !hybrid) ||
             (entry_begin_.Upload(entry_begin) && entry_bc_.Upload(entry_bc) &&
              entry_rule_begin_.Upload(entry_rule_begin) && entry_a_.Upload(entry_a) &&
              entry_w_.Upload(entry_w)));
@@ -1698,6 +1760,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<double> mr_w_, pu_w_, mr_dense_;
   DeviceArray<int> entry_begin_, entry_bc_, entry_rule_begin_, entry_a_;  // kernel 7 only
   DeviceArray<double> entry_w_;
+  DeviceArray<int> block_chunks_, warp_chunks_;  // kernels 9 to 11: chunks of big / small rules
   DeviceArray<int2> pair_symbols_;
   int num_chunks_ = 0, num_pairs_ = 0, max_q_ = 1, max_substates_ = 1;
   int cells_per_group_ = 8;  // pair-sum kernel: 8 or 16

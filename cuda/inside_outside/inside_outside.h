@@ -59,6 +59,9 @@
 //     the s_B x s_C pairs on en_sm6s), each lane computes q(b, c) = sum_a outpre(A_a) p(a, b, c)
 //     for 4 entries in registers and, for each usable split, sum q in_L(b) in_R(c) over them; a
 //     warp reduction hands each split's sum to its lane, which keeps the first best (rule, split).
+//   max-rule binary, variants 9 to 11: the big base rules (more entries than a threshold) one to
+//     a chunk and a block, as variant 2 with Q built from the entries; the others as variant 7,
+//     in a second launch over their chunks (options below).
 //   max-rule unary: a block per cell, a warp per (parent, child) base pair.
 #pragma once
 
@@ -109,6 +112,11 @@ struct DeviceInsideOutsideOptions {
   // rule's distinct (b, c) substate pairs only, 4 of them a lane per pass: slower than 2 on
   // en_sm6s (14.4 s against 11.1), kept as the base of the next step bench/RESULTS.md names;
   // variants 6 (8 a lane per pass) and 8 (4 splits a step) were slower still and were removed.
+  // 9, 10, 11: hybrids of 2 and 7 by base rule size. A base rule with more than 128 (9), 512 (10)
+  // or 2,048 (11) distinct (b, c) substate pairs gets a chunk of its own, run block-wide as
+  // variant 2 (its Q built from its entries, a thread per (b, c), instead of shared atomics);
+  // the smaller rules are chunked together and run as variant 7 (a warp per rule). Two launches
+  // per span length, one per kind of chunk.
   int max_rule_kernel = 2;
 };
 
