@@ -133,7 +133,10 @@ void CompareAll(const Grammar& g, const Lexicon& lexicon,
                               {"max-rule-7", {.max_rule_kernel = 7}},
                               {"max-rule-9", {.max_rule_kernel = 9}},
                               {"max-rule-10", {.max_rule_kernel = 10}},
-                              {"max-rule-11", {.max_rule_kernel = 11}}};
+                              {"max-rule-11", {.max_rule_kernel = 11}},
+                              {"max-rule-12", {.max_rule_kernel = 12}},
+                              {"max-rule-13", {.max_rule_kernel = 13}},
+                              {"max-rule-14", {.max_rule_kernel = 14}}};
   for (const Variant& variant : variants) {
     if (!TestVariantSelected(variant.name)) continue;
     auto device = CudaInsideOutsideBatch(g, nonempty, variant.options);

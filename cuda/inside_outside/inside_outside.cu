@@ -463,6 +463,9 @@ struct MaxRuleArrays {
   const int* entry_rule_begin;
   const int* entry_a;
   const double* entry_w;
+  // Variants 12 to 14: the order in which a warp chunk's warps take its base rules (a permutation
+  // of each chunk's range, most entries first); null: grammar order.
+  const int* warp_order;
 };
 
 struct MaxcChart {
@@ -551,7 +554,7 @@ struct MaxcBlock {
 // The start of a max-rule binary block: false, with the block's candidate stored as none, when the
 // parent symbol has no outpre in the cell or the sentence no parse (uniform over the block); else
 // the parent's outpre values are copied to sh_out (the caller synchronizes before reading them).
-// The block's chunk is chunk_list[blockIdx.y] (variants 9 to 11: the launch's share of the
+// The block's chunk is chunk_list[blockIdx.y] (variants 9 to 14: the launch's share of the
 // chunks), or blockIdx.y when chunk_list is null.
 __device__ bool MaxcBlockStart(const Charts& c, const MaxRuleArrays& r, const CellItem* items,
                                int item_offset, int span, Candidate* candidates, int num_chunks,
@@ -576,7 +579,7 @@ __device__ bool MaxcBlockStart(const Charts& c, const MaxRuleArrays& r, const Ce
 
 // A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q),
 // span doubles (per-split candidates), the parent symbol's outpre values.
-// kEntryQ (variants 9 to 11, the chunks of big base rules): a sparse base rule's Q is built from
+// kEntryQ (variants 9 to 14, the chunks of big base rules): a sparse base rule's Q is built from
 // its entries (a thread per distinct (b, c), summing its parent substates in registers) instead of
 // shared-memory atomics per substate rule (compare-and-swap loops for doubles).
 template <bool kEntryQ>
@@ -710,7 +713,8 @@ __global__ void __launch_bounds__(kThreads)
 // warp reduction gives lane k % 32 its split's sum. The lane of a split keeps its candidate; the
 // block reduction (StoreBlockBest) keeps the first best (rule, split) as the other variants.
 // Dynamic shared: the parent symbol's outpre values.
-// Variants 9 to 11 launch it over the chunks of small base rules only (chunk_list).
+// Variants 9 to 14 launch it over the chunks of small base rules only (chunk_list; 12 to 14 in
+// r.warp_order, blocks of 64 threads for 13 and 14).
 template <int kR>
 __global__ void __launch_bounds__(kThreads)
     MaxcBinaryEntryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
@@ -738,6 +742,7 @@ __global__ void __launch_bounds__(kThreads)
       if (lane == 0) br = atomicAdd(&sh_next, 1);
       br = __shfl_sync(kAll, br, 0);
       if (br >= chunk.z) break;
+      if (r.warp_order) br = __ldg(r.warp_order + br);
       const int4 base = __ldg(r.base + br);
       const int b_first = __ldg(r.symbol_first_state + base.x);
       const int c_first = __ldg(r.symbol_first_state + base.y);
@@ -1029,7 +1034,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     num_symbols_ = g.num_symbols;
     cells_per_group_ = options.cells_per_group == 16 ? 16 : 8;
     max_rule_kernel_ = options.max_rule_kernel == 1 || options.max_rule_kernel == 7 ||
-                               (options.max_rule_kernel >= 9 && options.max_rule_kernel <= 11)
+                               (options.max_rule_kernel >= 9 && options.max_rule_kernel <= 14)
                            ? options.max_rule_kernel
                            : 2;
     pair_sum_kernel_ =
@@ -1385,7 +1390,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                 c, m, r, items_.get(), offset, span, max_q_, max_substates_, candidates_.get(),
                 num_chunks_, block_chunks_.get());
           if (small > 0)
-            MaxcBinaryEntryKernel<4><<<dim3(count, small), kThreads, entry_shared, stream_>>>(
+            MaxcBinaryEntryKernel<4><<<dim3(count, small), warp_block_, entry_shared, stream_>>>(
                 c, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_,
                 warp_chunks_.get());
         } else if (max_rule_kernel_ == 1) {
@@ -1579,10 +1584,16 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   // kChunkWork work; base unary pairs sorted by (parent, child) symbol.
   bool BuildMaxRule(const SumGrammarArrays& g) {
     constexpr int64_t kChunkWork = 1 << 15;
-    // Variants 9 to 11: a base rule with more entries than this gets a chunk of its own (block
+    // Variants 9 to 14: a base rule with more entries than this gets a chunk of its own (block
     // mode); the others are chunked together for a warp each (variant 7's code).
     const bool hybrid = max_rule_kernel_ >= 9;
-    const int warp_entries = max_rule_kernel_ == 9 ? 128 : max_rule_kernel_ == 10 ? 512 : 2048;
+    const int warp_entries = max_rule_kernel_ == 9    ? 128
+                             : max_rule_kernel_ == 10 ? 512
+                             : max_rule_kernel_ == 14 ? (1 << 30)
+                                                      : 2048;
+    // Variants 13 and 14: warp chunks a quarter the work, for blocks of 64 threads.
+    const int64_t warp_chunk_work = max_rule_kernel_ >= 13 ? kChunkWork / 4 : kChunkWork;
+    warp_block_ = max_rule_kernel_ >= 13 ? 64 : kThreads;
     // Base rules (A, B, C) in symbol order, as parser/max_rule.cpp's tie order.
     std::map<std::array<int, 3>, std::vector<int64_t>> by_base;
     for (int64_t r = 0; r < g.num_binary; ++r) {
@@ -1667,7 +1678,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
           }
           cost = int64_t(list.size()) + 8 * int64_t(entries);
         }
-        if (work > 0 && work + cost > kChunkWork) {
+        if (work > 0 && work + cost > (hybrid ? warp_chunk_work : kChunkWork)) {
           chunks.push_back({a, chunk_first, static_cast<int>(base.size()), hybrid ? 1 : 0});
           chunk_first = static_cast<int>(base.size());
           work = 0;
@@ -1680,9 +1691,22 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
       chunk_begin.push_back(static_cast<int>(chunks.size()));
     }
     num_chunks_ = static_cast<int>(chunks.size());
-    std::vector<int> block_chunks, warp_chunks;  // variants 9 to 11: chunk.w 0 or 1
+    std::vector<int> block_chunks, warp_chunks;  // variants 9 to 14: chunk.w 0 or 1
     for (int k = 0; k < num_chunks_ && hybrid; ++k)
       (chunks[k].w ? warp_chunks : block_chunks).push_back(k);
+    // Variants 12 to 14: each warp chunk's rules taken most entries first (the longest work
+    // first, so that a block's warps finish closer together); results do not depend on the order.
+    std::vector<int> warp_order;
+    if (max_rule_kernel_ >= 12) {
+      warp_order.resize(base.size());
+      for (size_t k = 0; k < base.size(); ++k) warp_order[k] = static_cast<int>(k);
+      for (int k : warp_chunks) {
+        std::stable_sort(
+            warp_order.begin() + chunks[k].y, warp_order.begin() + chunks[k].z, [&](int x, int y) {
+              return entry_begin[x + 1] - entry_begin[x] > entry_begin[y + 1] - entry_begin[y];
+            });
+      }
+    }
     // Keys hold b * stride + c in 16 bits; Q and the split candidates share a block's memory.
     if (num_chunks_ > 65535 || max_q_ >= (1 << 16)) return false;
 
@@ -1715,6 +1739,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
            pair_symbols_.Upload(pair_symbols) && pair_rule_begin_.Upload(pair_rule_begin) &&
            pu_parent_.Upload(pu_parent) && pu_child_.Upload(pu_child) && pu_w_.Upload(pu_w) &&
            block_chunks_.Upload(block_chunks) && warp_chunks_.Upload(warp_chunks) &&
+           warp_order_.Upload(warp_order) &&
            ((max_rule_kernel_ != 7 && !hybrid) ||
             (entry_begin_.Upload(entry_begin) && entry_bc_.Upload(entry_bc) &&
              entry_rule_begin_.Upload(entry_rule_begin) && entry_a_.Upload(entry_a) &&
@@ -1722,11 +1747,25 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   }
 
   MaxRuleArrays MaxRuleView() const {
-    return {mr_base_.get(),       mr_key_.get(),      mr_w_.get(),         mr_dense_.get(),
-            mr_chunk_.get(),      pair_begin_.get(),  pair_symbols_.get(), pair_rule_begin_.get(),
-            pu_parent_.get(),     pu_child_.get(),    pu_w_.get(),         first_state_.get(),
-            num_substates_.get(), entry_begin_.get(), entry_bc_.get(),     entry_rule_begin_.get(),
-            entry_a_.get(),       entry_w_.get()};
+    return {mr_base_.get(),
+            mr_key_.get(),
+            mr_w_.get(),
+            mr_dense_.get(),
+            mr_chunk_.get(),
+            pair_begin_.get(),
+            pair_symbols_.get(),
+            pair_rule_begin_.get(),
+            pu_parent_.get(),
+            pu_child_.get(),
+            pu_w_.get(),
+            first_state_.get(),
+            num_substates_.get(),
+            entry_begin_.get(),
+            entry_bc_.get(),
+            entry_rule_begin_.get(),
+            entry_a_.get(),
+            entry_w_.get(),
+            warp_order_.size() ? warp_order_.get() : nullptr};
   }
 
   struct HostBuffers {
@@ -1760,7 +1799,9 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<double> mr_w_, pu_w_, mr_dense_;
   DeviceArray<int> entry_begin_, entry_bc_, entry_rule_begin_, entry_a_;  // kernel 7 only
   DeviceArray<double> entry_w_;
-  DeviceArray<int> block_chunks_, warp_chunks_;  // kernels 9 to 11: chunks of big / small rules
+  DeviceArray<int> block_chunks_, warp_chunks_;  // kernels 9 to 14: chunks of big / small rules
+  DeviceArray<int> warp_order_;                  // kernels 12 to 14 (MaxRuleArrays::warp_order)
+  int warp_block_ = kThreads;                    // threads a block of warp chunks (kernels 9-14)
   DeviceArray<int2> pair_symbols_;
   int num_chunks_ = 0, num_pairs_ = 0, max_q_ = 1, max_substates_ = 1;
   int cells_per_group_ = 8;  // pair-sum kernel: 8 or 16

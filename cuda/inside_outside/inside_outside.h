@@ -59,7 +59,7 @@
 //     the s_B x s_C pairs on en_sm6s), each lane computes q(b, c) = sum_a outpre(A_a) p(a, b, c)
 //     for 4 entries in registers and, for each usable split, sum q in_L(b) in_R(c) over them; a
 //     warp reduction hands each split's sum to its lane, which keeps the first best (rule, split).
-//   max-rule binary, variants 9 to 11: the big base rules (more entries than a threshold) one to
+//   max-rule binary, variants 9 to 14: the big base rules (more entries than a threshold) one to
 //     a chunk and a block, as variant 2 with Q built from the entries; the others as variant 7,
 //     in a second launch over their chunks (options below).
 //   max-rule unary: a block per cell, a warp per (parent, child) base pair.
@@ -116,7 +116,9 @@ struct DeviceInsideOutsideOptions {
   // or 2,048 (11) distinct (b, c) substate pairs gets a chunk of its own, run block-wide as
   // variant 2 (its Q built from its entries, a thread per (b, c), instead of shared atomics);
   // the smaller rules are chunked together and run as variant 7 (a warp per rule). Two launches
-  // per span length, one per kind of chunk.
+  // per span length, one per kind of chunk. 12: 11 with each warp chunk's rules taken most
+  // entries first; 13: 12 with blocks of 64 threads for the warp chunks (chunks a quarter the
+  // work); 14: 13 with every base rule in warp chunks.
   int max_rule_kernel = 2;
 };
 
