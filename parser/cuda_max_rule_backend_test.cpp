@@ -132,6 +132,7 @@ void CompareAll(const Grammar& g, const Lexicon& lexicon,
                               {"max-rule-1", {.max_rule_kernel = 1}},
                               {"max-rule-2", {.max_rule_kernel = 2}},
                               {"max-rule-7", {.max_rule_kernel = 7}},
+                              {"max-rule-9", {.max_rule_kernel = 9}},
                               {"max-rule-11", {.max_rule_kernel = 11}},
                               {"max-rule-14", {.max_rule_kernel = 14}}};
   for (const Variant& variant : variants) {

@@ -455,7 +455,7 @@ struct MaxRuleArrays {
   const double* pu_w;          // probability
   const int* symbol_first_state;
   const int* symbol_num_substates;
-  // Max-rule binary kernels 7, 11, 13, 14: per base rule its distinct (b, c) substate pairs
+  // Max-rule binary kernels 7, 9, 11, 13, 14: per base rule its distinct (b, c) substate pairs
   // ("entries") [entry_begin[rule], entry_begin[rule + 1]), sorted by (b, c); per entry (b << 16) |
   // c and its parent substates [entry_rule_begin[e], entry_rule_begin[e + 1]) in entry_a / entry_w.
   const int* entry_begin;
@@ -554,7 +554,7 @@ struct MaxcBlock {
 // The start of a max-rule binary block: false, with the block's candidate stored as none, when the
 // parent symbol has no outpre in the cell or the sentence no parse (uniform over the block); else
 // the parent's outpre values are copied to sh_out (the caller synchronizes before reading them).
-// The block's chunk is chunk_list[blockIdx.y] (variants 11, 13 and 14: the launch's share of the
+// The block's chunk is chunk_list[blockIdx.y] (variants 9, 11, 13 and 14: the launch's share of the
 // chunks), or blockIdx.y when chunk_list is null.
 __device__ bool MaxcBlockStart(const Charts& c, const MaxRuleArrays& r, const CellItem* items,
                                int item_offset, int span, Candidate* candidates, int num_chunks,
@@ -579,8 +579,8 @@ __device__ bool MaxcBlockStart(const Charts& c, const MaxRuleArrays& r, const Ce
 
 // A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q),
 // span doubles (per-split candidates), the parent symbol's outpre values.
-// kEntryQ (variants 11, 13 and 14, the chunks of big base rules): a sparse base rule's Q is built
-// from its entries (a thread per distinct (b, c), summing its parent substates in registers)
+// kEntryQ (variants 9, 11, 13 and 14, the chunks of big base rules): a sparse base rule's Q is
+// built from its entries (a thread per distinct (b, c), summing its parent substates in registers)
 // instead of shared-memory atomics per substate rule (compare-and-swap loops for doubles).
 template <bool kEntryQ>
 __global__ void __launch_bounds__(kThreads)
@@ -713,8 +713,8 @@ __global__ void __launch_bounds__(kThreads)
 // warp reduction gives lane k % 32 its split's sum. The lane of a split keeps its candidate; the
 // block reduction (StoreBlockBest) keeps the first best (rule, split) as the other variants.
 // Dynamic shared: the parent symbol's outpre values.
-// Variants 11, 13 and 14 launch it over the chunks of small base rules only (chunk_list; 13 and 14
-// in r.warp_order, blocks of 64 threads for 13 and 14).
+// Variants 9, 11, 13 and 14 launch it over the chunks of small base rules only (chunk_list; 13 and
+// 14 in r.warp_order, blocks of 64 threads for 13 and 14).
 template <int kR>
 __global__ void __launch_bounds__(kThreads)
     MaxcBinaryEntryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
@@ -1034,7 +1034,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     num_symbols_ = g.num_symbols;
     cells_per_group_ = options.cells_per_group == 16 ? 16 : 8;
     const int mk = options.max_rule_kernel;
-    max_rule_kernel_ = mk == 1 || mk == 2 || mk == 7 || mk == 11 || mk == 14 ? mk : 13;
+    max_rule_kernel_ = mk == 1 || mk == 2 || mk == 7 || mk == 9 || mk == 11 || mk == 14 ? mk : 13;
     pair_sum_kernel_ =
         options.pair_sum_kernel >= 1 && options.pair_sum_kernel <= 3 ? options.pair_sum_kernel : 5;
     cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
@@ -1376,7 +1376,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
           if (num_chunks_ > 0)
             MaxcBinaryEntryKernel<4><<<dim3(count, num_chunks_), kThreads, entry_shared, stream_>>>(
                 c, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_, nullptr);
-        } else if (max_rule_kernel_ >= 11) {
+        } else if (max_rule_kernel_ >= 9) {
           // The chunks of big base rules as variant 2 (Q from entries), the others as variant 7.
           if (!AllowDynamicShared(MaxcBinaryKernel<true>, shared, max_shared_optin_, "max-rule",
                                   error))
@@ -1582,10 +1582,13 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   // kChunkWork work; base unary pairs sorted by (parent, child) symbol.
   bool BuildMaxRule(const SumGrammarArrays& g) {
     constexpr int64_t kChunkWork = 1 << 15;
-    // Variants 11, 13 and 14: a base rule with more entries than this gets a chunk of its own
-    // (block mode); the others are chunked together for a warp each (variant 7's code).
-    const bool hybrid = max_rule_kernel_ >= 11;
-    const int warp_entries = max_rule_kernel_ == 14 ? (1 << 30) : 2048;
+    // Variants 9, 11, 13 and 14: a base rule with more entries than this gets a chunk of its own
+    // (block mode); the others are chunked together for a warp each (variant 7's code). Variant 9
+    // (128) puts the test grammars' bigger rules in block mode.
+    const bool hybrid = max_rule_kernel_ >= 9;
+    const int warp_entries = max_rule_kernel_ == 14  ? (1 << 30)
+                             : max_rule_kernel_ == 9 ? 128
+                                                     : 2048;
     // Variants 13 and 14: warp chunks a quarter the work, for blocks of 64 threads.
     const int64_t warp_chunk_work = max_rule_kernel_ >= 13 ? kChunkWork / 4 : kChunkWork;
     warp_block_ = max_rule_kernel_ >= 13 ? 64 : kThreads;
@@ -1686,7 +1689,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
       chunk_begin.push_back(static_cast<int>(chunks.size()));
     }
     num_chunks_ = static_cast<int>(chunks.size());
-    std::vector<int> block_chunks, warp_chunks;  // variants 11, 13 and 14: chunk.w 0 or 1
+    std::vector<int> block_chunks, warp_chunks;  // variants 9, 11, 13 and 14: chunk.w 0 or 1
     for (int k = 0; k < num_chunks_ && hybrid; ++k)
       (chunks[k].w ? warp_chunks : block_chunks).push_back(k);
     // Variants 13 and 14: each warp chunk's rules taken most entries first (the longest work
@@ -1792,11 +1795,13 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<int> mr_key_, symbol_chunk_begin_, pair_begin_, pair_rule_begin_, pu_parent_,
       pu_child_;
   DeviceArray<double> mr_w_, pu_w_, mr_dense_;
-  DeviceArray<int> entry_begin_, entry_bc_, entry_rule_begin_, entry_a_;  // kernels 7, 11, 13, 14
+  DeviceArray<int> entry_begin_, entry_bc_, entry_rule_begin_,
+      entry_a_;  // kernels 7, 9, 11, 13, 14
   DeviceArray<double> entry_w_;
-  DeviceArray<int> block_chunks_, warp_chunks_;  // kernels 11, 13, 14: chunks of big / small rules
-  DeviceArray<int> warp_order_;                  // kernels 13, 14 (MaxRuleArrays::warp_order)
-  int warp_block_ = kThreads;  // threads a block of warp chunks (kernels 11, 13, 14)
+  DeviceArray<int> block_chunks_,
+      warp_chunks_;              // kernels 9, 11, 13, 14: chunks of big / small rules
+  DeviceArray<int> warp_order_;  // kernels 13, 14 (MaxRuleArrays::warp_order)
+  int warp_block_ = kThreads;    // threads a block of warp chunks (kernels 9, 11, 13, 14)
   DeviceArray<int2> pair_symbols_;
   int num_chunks_ = 0, num_pairs_ = 0, max_q_ = 1, max_substates_ = 1;
   int cells_per_group_ = 8;   // pair-sum kernel: 8 or 16

@@ -59,9 +59,9 @@
 //     the s_B x s_C pairs on en_sm6s), each lane computes q(b, c) = sum_a outpre(A_a) p(a, b, c)
 //     for 4 entries in registers and, for each usable split, sum q in_L(b) in_R(c) over them; a
 //     warp reduction hands each split's sum to its lane, which keeps the first best (rule, split).
-//   max-rule binary, variants 11, 13 (the default) and 14: the big base rules (more than 2,048
-//     entries) one to a chunk and a block, as variant 2 with Q built from the entries; the others
-//     as variant 7, in a second launch over their chunks (options below).
+//   max-rule binary, variants 9, 11, 13 (the default) and 14: the big base rules (more than 2,048
+//     entries; 128 for 9) one to a chunk and a block, as variant 2 with Q built from the entries;
+//     the others as variant 7, in a second launch over their chunks (options below).
 //   max-rule unary: a block per cell, a warp per (parent, child) base pair.
 #pragma once
 
@@ -114,12 +114,14 @@ struct DeviceInsideOutsideOptions {
   // en_sm6s: max-rule binary 11.2 -> 5.4 s, 114 -> 154 sentences/s end to end, same trees
   // (bench/RESULTS.md, branch maxrule3). 14: 13 with every base rule in a warp chunk (as fast on
   // en_sm6s, within noise; a very big rule would hold one warp). 11: 13 with blocks of 256
-  // threads, full-size warp chunks in grammar order (135.6 sentences/s). Earlier: 2 a thread per
+  // threads, full-size warp chunks in grammar order (135.6 sentences/s); 9: 11 with 128 entries
+  // as the threshold (slower on en_sm6s, 11.4 s; kept because it runs the block-wide path on the
+  // test grammars, whose rules have fewer than 2,048 entries). Earlier: 2 a thread per
   // (split, b) then per split (the default before, 11.1 s); 1 the first version, a warp per
   // split with lanes over b; 7 a warp per base rule over its entries in chunks of variant 2's
   // cut, 4 entries a lane per pass (14.4 s: a big rule held one warp while the block's other
-  // seven waited). Removed after measuring (bench/RESULTS.md): 3 to 6, 8, 9, 10, 12 (11 with
-  // 128 or 512 as the size threshold, or 11 with the ordering alone).
+  // seven waited). Removed after measuring (bench/RESULTS.md): 3 to 6, 8, 10, 12 (11 with 512
+  // as the size threshold, or 11 with the ordering alone).
   int max_rule_kernel = 13;
 };
 
