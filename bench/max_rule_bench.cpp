@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
                                              "../shared/grammars/reference/gum_sm3/sentences.txt"};
   int count = 0, cpu_count = 8, cpu_max_length = 12, max_batch = 256, threads = 0;
   bool steady = false;
-  std::vector<std::string> variants = {"g8-p5-m2", "g8-p3-m2", "g8-p5-m7"};
+  std::vector<std::string> variants = {"g8-p5-m13", "g8-p5-m2", "g8-p5-m14"};
   app.add_option("--grammar", grammars, "grammar specs (LoadBerkeleyModel)")->required();
   app.add_option("--lengths", lengths_file, "sentence lengths, one a line (WSJ23 by default)");
   app.add_option("--sentences", sentence_files, "tokenized sentences whose tokens fill the bench");

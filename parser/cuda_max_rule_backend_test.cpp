@@ -130,7 +130,11 @@ void CompareAll(const Grammar& g, const Lexicon& lexicon,
                               {"pair-sum-2", {.pair_sum_kernel = 2}},
                               {"pair-sum-3", {.pair_sum_kernel = 3}},
                               {"max-rule-1", {.max_rule_kernel = 1}},
-                              {"max-rule-7", {.max_rule_kernel = 7}}};
+                              {"max-rule-2", {.max_rule_kernel = 2}},
+                              {"max-rule-7", {.max_rule_kernel = 7}},
+                              {"max-rule-9", {.max_rule_kernel = 9}},
+                              {"max-rule-11", {.max_rule_kernel = 11}},
+                              {"max-rule-14", {.max_rule_kernel = 14}}};
   for (const Variant& variant : variants) {
     if (!TestVariantSelected(variant.name)) continue;
     auto device = CudaInsideOutsideBatch(g, nonempty, variant.options);

@@ -455,14 +455,17 @@ struct MaxRuleArrays {
   const double* pu_w;          // probability
   const int* symbol_first_state;
   const int* symbol_num_substates;
-  // Max-rule binary kernel 7: per base rule its distinct (b, c) substate pairs ("entries")
-  // [entry_begin[rule], entry_begin[rule + 1]), sorted by (b, c); per entry (b << 16) | c and its
-  // parent substates [entry_rule_begin[e], entry_rule_begin[e + 1]) in entry_a / entry_w.
+  // Max-rule binary kernels 7, 9, 11, 13, 14: per base rule its distinct (b, c) substate pairs
+  // ("entries") [entry_begin[rule], entry_begin[rule + 1]), sorted by (b, c); per entry (b << 16) |
+  // c and its parent substates [entry_rule_begin[e], entry_rule_begin[e + 1]) in entry_a / entry_w.
   const int* entry_begin;
   const int* entry_bc;
   const int* entry_rule_begin;
   const int* entry_a;
   const double* entry_w;
+  // Variants 13 and 14: the order in which a warp chunk's warps take its base rules (a permutation
+  // of each chunk's range, most entries first); null: grammar order.
+  const int* warp_order;
 };
 
 struct MaxcChart {
@@ -551,13 +554,16 @@ struct MaxcBlock {
 // The start of a max-rule binary block: false, with the block's candidate stored as none, when the
 // parent symbol has no outpre in the cell or the sentence no parse (uniform over the block); else
 // the parent's outpre values are copied to sh_out (the caller synchronizes before reading them).
+// The block's chunk is chunk_list[blockIdx.y] (variants 9, 11, 13 and 14: the launch's share of the
+// chunks), or blockIdx.y when chunk_list is null.
 __device__ bool MaxcBlockStart(const Charts& c, const MaxRuleArrays& r, const CellItem* items,
                                int item_offset, int span, Candidate* candidates, int num_chunks,
-                               double* sh_out, MaxcBlock* b) {
+                               const int* chunk_list, double* sh_out, MaxcBlock* b) {
+  const int chunk = chunk_list ? __ldg(chunk_list + blockIdx.y) : int(blockIdx.y);
   b->it = items[item_offset + blockIdx.x];
   b->cell = b->it.base + ChartCellIndex(b->it.n, b->it.start, b->it.start + span);
-  b->chunk = __ldg(r.chunk + blockIdx.y);
-  b->slot = candidates + size_t(blockIdx.x) * num_chunks + blockIdx.y;
+  b->chunk = __ldg(r.chunk + chunk);
+  b->slot = candidates + size_t(blockIdx.x) * num_chunks + chunk;
   const int a_sym = b->chunk.x;
   if (!c.present_out[size_t(b->cell) * c.num_symbols + a_sym] ||
       !(c.log_likelihood[b->it.sentence] > kNegInfD)) {
@@ -573,17 +579,22 @@ __device__ bool MaxcBlockStart(const Charts& c, const MaxRuleArrays& r, const Ce
 
 // A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q),
 // span doubles (per-split candidates), the parent symbol's outpre values.
+// kEntryQ (variants 9, 11, 13 and 14, the chunks of big base rules): a sparse base rule's Q is
+// built from its entries (a thread per distinct (b, c), summing its parent substates in registers)
+// instead of shared-memory atomics per substate rule (compare-and-swap loops for doubles).
+template <bool kEntryQ>
 __global__ void __launch_bounds__(kThreads)
     MaxcBinaryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items, int item_offset,
-                     int span, int max_q, int max_substates, Candidate* candidates,
-                     int num_chunks) {
+                     int span, int max_q, int max_substates, Candidate* candidates, int num_chunks,
+                     const int* chunk_list) {
   extern __shared__ double shared[];
   double* sh_q = shared;                     // Q[b][c], rows of stride s_c | 1
   double* sh_out = sh_q + max_q;             // the parent symbol's outpre values
   double* sh_rows = sh_out + max_substates;  // [split][b]: in_L(b) sum_c Q[b][c] in_R(c)
   int* sh_valid = reinterpret_cast<int*>(sh_rows + size_t(span) * max_substates);  // [split]
   MaxcBlock block;
-  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, sh_out, &block))
+  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, chunk_list, sh_out,
+                      &block))
     return;  // uniform over the block
   const CellItem& it = block.it;
   const int cell = block.cell;
@@ -627,10 +638,22 @@ __global__ void __launch_bounds__(kThreads)
       } else {
         for (int e = threadIdx.x; e < s_b * stride; e += blockDim.x) sh_q[e] = 0;
         __syncthreads();
-        for (int u = base.z + threadIdx.x; u < base.w; u += blockDim.x) {
-          const int key = __ldg(r.mr_key + u);
-          const double o = sh_out[key >> 16];
-          if (o > 0) atomicAdd(sh_q + (key & 0xffff), o * __ldg(r.mr_w + u));
+        if (kEntryQ) {
+          const int e_end = __ldg(r.entry_begin + br + 1);
+          for (int e = __ldg(r.entry_begin + br) + threadIdx.x; e < e_end; e += blockDim.x) {
+            const int key = __ldg(r.entry_bc + e);
+            const int j_end = __ldg(r.entry_rule_begin + e + 1);
+            double q = 0;
+            for (int j = __ldg(r.entry_rule_begin + e); j < j_end; ++j)
+              q = fma(sh_out[__ldg(r.entry_a + j)], __ldg(r.entry_w + j), q);
+            sh_q[(key >> 16) * stride + (key & 0xffff)] = q;
+          }
+        } else {
+          for (int u = base.z + threadIdx.x; u < base.w; u += blockDim.x) {
+            const int key = __ldg(r.mr_key + u);
+            const double o = sh_out[key >> 16];
+            if (o > 0) atomicAdd(sh_q + (key & 0xffff), o * __ldg(r.mr_w + u));
+          }
         }
       }
       __syncthreads();
@@ -690,14 +713,18 @@ __global__ void __launch_bounds__(kThreads)
 // warp reduction gives lane k % 32 its split's sum. The lane of a split keeps its candidate; the
 // block reduction (StoreBlockBest) keeps the first best (rule, split) as the other variants.
 // Dynamic shared: the parent symbol's outpre values.
+// Variants 9, 11, 13 and 14 launch it over the chunks of small base rules only (chunk_list; 13 and
+// 14 in r.warp_order, blocks of 64 threads for 13 and 14).
 template <int kR>
 __global__ void __launch_bounds__(kThreads)
     MaxcBinaryEntryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
-                          int item_offset, int span, Candidate* candidates, int num_chunks) {
+                          int item_offset, int span, Candidate* candidates, int num_chunks,
+                          const int* chunk_list) {
   extern __shared__ double sh_out[];
   __shared__ int sh_next;
   MaxcBlock block;
-  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, sh_out, &block))
+  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, chunk_list, sh_out,
+                      &block))
     return;  // uniform over the block
   const CellItem& it = block.it;
   const int cell = block.cell;
@@ -715,6 +742,7 @@ __global__ void __launch_bounds__(kThreads)
       if (lane == 0) br = atomicAdd(&sh_next, 1);
       br = __shfl_sync(kAll, br, 0);
       if (br >= chunk.z) break;
+      if (r.warp_order) br = __ldg(r.warp_order + br);
       const int4 base = __ldg(r.base + br);
       const int b_first = __ldg(r.symbol_first_state + base.x);
       const int c_first = __ldg(r.symbol_first_state + base.y);
@@ -1005,8 +1033,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     num_states_ = g.num_states;
     num_symbols_ = g.num_symbols;
     cells_per_group_ = options.cells_per_group == 16 ? 16 : 8;
-    max_rule_kernel_ =
-        options.max_rule_kernel == 1 || options.max_rule_kernel == 7 ? options.max_rule_kernel : 2;
+    const int mk = options.max_rule_kernel;
+    max_rule_kernel_ = mk == 1 || mk == 2 || mk == 7 || mk == 9 || mk == 11 || mk == 14 ? mk : 13;
     pair_sum_kernel_ =
         options.pair_sum_kernel >= 1 && options.pair_sum_kernel <= 3 ? options.pair_sum_kernel : 5;
     cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
@@ -1343,11 +1371,26 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         // AllowDynamicShared counts the kernels' static shared bytes too (a 134-word sentence
         // of gum_sm5.gr failed with "invalid argument" when only the dynamic bytes were).
         Kind(kKindMaxcBinary);
+        const size_t entry_shared = size_t(max_substates_) * sizeof(double);
         if (max_rule_kernel_ == 7) {
-          const size_t entry_shared = size_t(max_substates_) * sizeof(double);
           if (num_chunks_ > 0)
             MaxcBinaryEntryKernel<4><<<dim3(count, num_chunks_), kThreads, entry_shared, stream_>>>(
-                c, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_);
+                c, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_, nullptr);
+        } else if (max_rule_kernel_ >= 9) {
+          // The chunks of big base rules as variant 2 (Q from entries), the others as variant 7.
+          if (!AllowDynamicShared(MaxcBinaryKernel<true>, shared, max_shared_optin_, "max-rule",
+                                  error))
+            return IoBatchResult::kFailed;
+          const int big = static_cast<int>(block_chunks_.size());
+          const int small = static_cast<int>(warp_chunks_.size());
+          if (big > 0)
+            MaxcBinaryKernel<true><<<dim3(count, big), kThreads, shared, stream_>>>(
+                c, m, r, items_.get(), offset, span, max_q_, max_substates_, candidates_.get(),
+                num_chunks_, block_chunks_.get());
+          if (small > 0)
+            MaxcBinaryEntryKernel<4><<<dim3(count, small), warp_block_, entry_shared, stream_>>>(
+                c, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_,
+                warp_chunks_.get());
         } else if (max_rule_kernel_ == 1) {
           if (!AllowDynamicShared(MaxcBinaryWarpKernel, shared, max_shared_optin_, "max-rule",
                                   error))
@@ -1356,12 +1399,13 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
             MaxcBinaryWarpKernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
                 c, m, r, items_.get(), offset, span, max_q_, candidates_.get(), num_chunks_);
         } else {
-          if (!AllowDynamicShared(MaxcBinaryKernel, shared, max_shared_optin_, "max-rule", error))
+          if (!AllowDynamicShared(MaxcBinaryKernel<false>, shared, max_shared_optin_, "max-rule",
+                                  error))
             return IoBatchResult::kFailed;
           if (num_chunks_ > 0)
-            MaxcBinaryKernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
+            MaxcBinaryKernel<false><<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
                 c, m, r, items_.get(), offset, span, max_q_, max_substates_, candidates_.get(),
-                num_chunks_);
+                num_chunks_, nullptr);
         }
         const int threads = count * num_symbols_;
         Kind(kKindMaxcMerge);
@@ -1538,6 +1582,16 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   // kChunkWork work; base unary pairs sorted by (parent, child) symbol.
   bool BuildMaxRule(const SumGrammarArrays& g) {
     constexpr int64_t kChunkWork = 1 << 15;
+    // Variants 9, 11, 13 and 14: a base rule with more entries than this gets a chunk of its own
+    // (block mode); the others are chunked together for a warp each (variant 7's code). Variant 9
+    // (128) puts the test grammars' bigger rules in block mode.
+    const bool hybrid = max_rule_kernel_ >= 9;
+    const int warp_entries = max_rule_kernel_ == 14  ? (1 << 30)
+                             : max_rule_kernel_ == 9 ? 128
+                                                     : 2048;
+    // Variants 13 and 14: warp chunks a quarter the work, for blocks of 64 threads.
+    const int64_t warp_chunk_work = max_rule_kernel_ >= 13 ? kChunkWork / 4 : kChunkWork;
+    warp_block_ = max_rule_kernel_ >= 13 ? 64 : kThreads;
     // Base rules (A, B, C) in symbol order, as parser/max_rule.cpp's tie order.
     std::map<std::array<int, 3>, std::vector<int64_t>> by_base;
     for (int64_t r = 0; r < g.num_binary; ++r) {
@@ -1608,9 +1662,22 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
           entry_begin.push_back(static_cast<int>(entry_bc.size()));
         }
         if (dense.size() >= size_t(1) << 31) return false;
-        const int64_t cost = (is_dense ? cube : int64_t(list.size())) + 8 * int64_t(s_b) * s_c;
-        if (work > 0 && work + cost > kChunkWork) {
-          chunks.push_back({a, chunk_first, static_cast<int>(base.size()), 0});
+        int64_t cost = (is_dense ? cube : int64_t(list.size())) + 8 * int64_t(s_b) * s_c;
+        if (hybrid) {
+          const int entries = entry_begin.back() - entry_begin[entry_begin.size() - 2];
+          if (entries > warp_entries) {  // a chunk of its own, after the pending warp chunk
+            const int index = static_cast<int>(base.size());
+            if (index > chunk_first) chunks.push_back({a, chunk_first, index, 1});
+            chunks.push_back({a, index, index + 1, 0});
+            base.push_back(entry);
+            chunk_first = index + 1;
+            work = 0;
+            continue;
+          }
+          cost = int64_t(list.size()) + 8 * int64_t(entries);
+        }
+        if (work > 0 && work + cost > (hybrid ? warp_chunk_work : kChunkWork)) {
+          chunks.push_back({a, chunk_first, static_cast<int>(base.size()), hybrid ? 1 : 0});
           chunk_first = static_cast<int>(base.size());
           work = 0;
         }
@@ -1618,10 +1685,26 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         work += cost;
       }
       if (static_cast<int>(base.size()) > chunk_first)
-        chunks.push_back({a, chunk_first, static_cast<int>(base.size()), 0});
+        chunks.push_back({a, chunk_first, static_cast<int>(base.size()), hybrid ? 1 : 0});
       chunk_begin.push_back(static_cast<int>(chunks.size()));
     }
     num_chunks_ = static_cast<int>(chunks.size());
+    std::vector<int> block_chunks, warp_chunks;  // variants 9, 11, 13 and 14: chunk.w 0 or 1
+    for (int k = 0; k < num_chunks_ && hybrid; ++k)
+      (chunks[k].w ? warp_chunks : block_chunks).push_back(k);
+    // Variants 13 and 14: each warp chunk's rules taken most entries first (the longest work
+    // first, so that a block's warps finish closer together); results do not depend on the order.
+    std::vector<int> warp_order;
+    if (max_rule_kernel_ >= 13) {
+      warp_order.resize(base.size());
+      for (size_t k = 0; k < base.size(); ++k) warp_order[k] = static_cast<int>(k);
+      for (int k : warp_chunks) {
+        std::stable_sort(
+            warp_order.begin() + chunks[k].y, warp_order.begin() + chunks[k].z, [&](int x, int y) {
+              return entry_begin[x + 1] - entry_begin[x] > entry_begin[y + 1] - entry_begin[y];
+            });
+      }
+    }
     // Keys hold b * stride + c in 16 bits; Q and the split candidates share a block's memory.
     if (num_chunks_ > 65535 || max_q_ >= (1 << 16)) return false;
 
@@ -1653,18 +1736,34 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
            symbol_chunk_begin_.Upload(chunk_begin) && pair_begin_.Upload(pair_begin) &&
            pair_symbols_.Upload(pair_symbols) && pair_rule_begin_.Upload(pair_rule_begin) &&
            pu_parent_.Upload(pu_parent) && pu_child_.Upload(pu_child) && pu_w_.Upload(pu_w) &&
-           (max_rule_kernel_ != 7 ||
+           block_chunks_.Upload(block_chunks) && warp_chunks_.Upload(warp_chunks) &&
+           warp_order_.Upload(warp_order) &&
+           ((max_rule_kernel_ != 7 && !hybrid) ||
             (entry_begin_.Upload(entry_begin) && entry_bc_.Upload(entry_bc) &&
              entry_rule_begin_.Upload(entry_rule_begin) && entry_a_.Upload(entry_a) &&
              entry_w_.Upload(entry_w)));
   }
 
   MaxRuleArrays MaxRuleView() const {
-    return {mr_base_.get(),       mr_key_.get(),      mr_w_.get(),         mr_dense_.get(),
-            mr_chunk_.get(),      pair_begin_.get(),  pair_symbols_.get(), pair_rule_begin_.get(),
-            pu_parent_.get(),     pu_child_.get(),    pu_w_.get(),         first_state_.get(),
-            num_substates_.get(), entry_begin_.get(), entry_bc_.get(),     entry_rule_begin_.get(),
-            entry_a_.get(),       entry_w_.get()};
+    return {mr_base_.get(),
+            mr_key_.get(),
+            mr_w_.get(),
+            mr_dense_.get(),
+            mr_chunk_.get(),
+            pair_begin_.get(),
+            pair_symbols_.get(),
+            pair_rule_begin_.get(),
+            pu_parent_.get(),
+            pu_child_.get(),
+            pu_w_.get(),
+            first_state_.get(),
+            num_substates_.get(),
+            entry_begin_.get(),
+            entry_bc_.get(),
+            entry_rule_begin_.get(),
+            entry_a_.get(),
+            entry_w_.get(),
+            warp_order_.size() ? warp_order_.get() : nullptr};
   }
 
   struct HostBuffers {
@@ -1696,13 +1795,18 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<int> mr_key_, symbol_chunk_begin_, pair_begin_, pair_rule_begin_, pu_parent_,
       pu_child_;
   DeviceArray<double> mr_w_, pu_w_, mr_dense_;
-  DeviceArray<int> entry_begin_, entry_bc_, entry_rule_begin_, entry_a_;  // kernel 7 only
+  DeviceArray<int> entry_begin_, entry_bc_, entry_rule_begin_,
+      entry_a_;  // kernels 7, 9, 11, 13, 14
   DeviceArray<double> entry_w_;
+  DeviceArray<int> block_chunks_,
+      warp_chunks_;              // kernels 9, 11, 13, 14: chunks of big / small rules
+  DeviceArray<int> warp_order_;  // kernels 13, 14 (MaxRuleArrays::warp_order)
+  int warp_block_ = kThreads;    // threads a block of warp chunks (kernels 9, 11, 13, 14)
   DeviceArray<int2> pair_symbols_;
   int num_chunks_ = 0, num_pairs_ = 0, max_q_ = 1, max_substates_ = 1;
-  int cells_per_group_ = 8;  // pair-sum kernel: 8 or 16
-  int max_rule_kernel_ = 2;  // max-rule binary kernel variant (options.max_rule_kernel)
-  int pair_sum_kernel_ = 5;  // pair-sum kernel variant (options.pair_sum_kernel)
+  int cells_per_group_ = 8;   // pair-sum kernel: 8 or 16
+  int max_rule_kernel_ = 13;  // max-rule binary kernel variant (options.max_rule_kernel)
+  int pair_sum_kernel_ = 5;   // pair-sum kernel variant (options.pair_sum_kernel)
   // Batch buffers.
   DeviceArray<double> in_, out_, acc_, scales_, log_likelihood_, lexical_, maxc_score_;
   DeviceArray<unsigned char> present_;

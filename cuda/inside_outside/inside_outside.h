@@ -59,6 +59,9 @@
 //     the s_B x s_C pairs on en_sm6s), each lane computes q(b, c) = sum_a outpre(A_a) p(a, b, c)
 //     for 4 entries in registers and, for each usable split, sum q in_L(b) in_R(c) over them; a
 //     warp reduction hands each split's sum to its lane, which keeps the first best (rule, split).
+//   max-rule binary, variants 9, 11, 13 (the default) and 14: the big base rules (more than 2,048
+//     entries; 128 for 9) one to a chunk and a block, as variant 2 with Q built from the entries;
+//     the others as variant 7, in a second launch over their chunks (options below).
 //   max-rule unary: a block per cell, a warp per (parent, child) base pair.
 #pragma once
 
@@ -102,14 +105,24 @@ struct DeviceInsideOutsideOptions {
   // rules (1 to 3 kept for measuring). Variants 4 (3 under four blocks an SM) and 6 (5 with each
   // rule's key and probability in one 16-byte load: no faster) were removed (bench/RESULTS.md).
   int pair_sum_kernel = 5;
-  // Max-rule binary kernel: 2 (default) a thread per (split, b) then per split; 1 the first
-  // version, a warp per split with lanes over b (kept for measuring). Variants 3 to 5 (skipping
-  // base rules without a usable split without a block barrier) were no faster and were removed
-  // (bench/RESULTS.md). 7: a warp per base rule (no block barrier between rules), sums over the
-  // rule's distinct (b, c) substate pairs only, 4 of them a lane per pass: slower than 2 on
-  // en_sm6s (14.4 s against 11.1), kept as the base of the next step bench/RESULTS.md names;
-  // variants 6 (8 a lane per pass) and 8 (4 splits a step) were slower still and were removed.
-  int max_rule_kernel = 2;
+  // Max-rule binary kernel: 13 (default) a hybrid of 2 and 7 by base rule size: a base rule with
+  // more than 2,048 distinct (b, c) substate pairs ("entries"; 12 on en_sm6s) gets a chunk of its
+  // own, run block-wide as variant 2 with its Q built from its entries (a thread per (b, c)
+  // instead of shared double atomics); the other rules are chunked together (chunks a quarter of
+  // variant 2's work) and run as variant 7 in blocks of 64 threads, a warp per rule, each chunk's
+  // rules taken most entries first. Two launches per span length, one per kind of chunk. On
+  // en_sm6s: max-rule binary 11.2 -> 5.4 s, 114 -> 154 sentences/s end to end, same trees
+  // (bench/RESULTS.md, branch maxrule3). 14: 13 with every base rule in a warp chunk (as fast on
+  // en_sm6s, within noise; a very big rule would hold one warp). 11: 13 with blocks of 256
+  // threads, full-size warp chunks in grammar order (135.6 sentences/s); 9: 11 with 128 entries
+  // as the threshold (slower on en_sm6s, 11.4 s; kept because it runs the block-wide path on the
+  // test grammars, whose rules have fewer than 2,048 entries). Earlier: 2 a thread per
+  // (split, b) then per split (the default before, 11.1 s); 1 the first version, a warp per
+  // split with lanes over b; 7 a warp per base rule over its entries in chunks of variant 2's
+  // cut, 4 entries a lane per pass (14.4 s: a big rule held one warp while the block's other
+  // seven waited). Removed after measuring (bench/RESULTS.md): 3 to 6, 8, 10, 12 (11 with 512
+  // as the size threshold, or 11 with the ordering alone).
+  int max_rule_kernel = 13;
 };
 
 // One sentence of a batch: its length and lexical log-scores (length x num_states, row-major, as
