@@ -72,6 +72,11 @@ int main(int argc, char** argv) {
   app.add_option("--min-rule-prob", min_rule_prob,
                  "Leave out projected rules below this probability (default: the setting's, "
                  "1e-4; 0 for exact)");
+  std::vector<int> masked_dispatch = {2};
+  app.add_option("--masked-dispatch", masked_dispatch,
+                 "cuda max-rule: masked dispatch variants (DeviceInsideOutsideOptions) of the "
+                 "profiled device-work rows")
+      ->capture_default_str();
   app.add_option("--thresholds", settings,
                  "Pruning settings to run (fast, accurate, safe; exact: thresholds -infinity)")
       ->capture_default_str();
@@ -186,44 +191,47 @@ int main(int argc, char** argv) {
       // The pruned max-rule backend's device work alone, profiled: pre-parses leaving the fine
       // mask on the device, then the masked inside-outside and max-rule passes (no extraction).
       std::string error;
-      auto io = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(g), {}, &error);
-      for (const std::string& setting : settings) {
-        if (!io) break;
-        auto device = CudaCoarseToFine::Create(
-            g, *Setting(setting, min_rule_prob),
-            {.max_batch_bytes = io->BatchBudget() / 3,
-             .threads = threads,
-             .fine_mask_only = true,
-             .also_needs = [&](int32_t n) { return io->BytesForSentence(n); },
-             .also_budget = io->BatchBudget() / 2});
-        if (!device.ok()) return 1;
-        std::vector<size_t> failed;
-        std::string why;
-        double io_seconds = 0;
-        auto visit = [&](CudaPrunedBatch& batch) {
-          std::vector<cuda::IoSentence> refs;
-          for (size_t i : batch.indices)
-            refs.push_back({lexical[i].length, lexical[i].scores.data()});
-          std::vector<cuda::IoResult> results;
-          const auto io_start = std::chrono::steady_clock::now();
-          io->MaskedMaxRuleBatch(refs, batch.fine_mask, false, &results, &error);
-          io_seconds += Seconds(io_start);
-        };
-        (*device)->Run(std::span(pointers).first(std::min<size_t>(64, pointers.size())), visit,
-                       &failed, &why);
-        (*device)->SetProfiling(true);
-        io->SetProfiling(true);
-        io_seconds = 0;
-        const auto start = std::chrono::steady_clock::now();
-        (*device)->Run(pointers, visit, &failed, &why);
-        const double seconds = Seconds(start);
-        std::printf(
-            "\n%s thresholds, max-rule device work: %.2f s (%.0f sentences/s; no extraction), "
-            "of which masked inside-outside + max-rule %.2f s\npre-parses: %s\n"
-            "inside-outside: %s\n",
-            setting.c_str(), seconds, sentences->size() / seconds, io_seconds,
-            (*device)->ProfileReport().c_str(), io->ProfileReport().c_str());
-        io->SetProfiling(false);
+      for (const int dispatch : masked_dispatch) {
+        auto io = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(g),
+                                                    {.masked_dispatch = dispatch}, &error);
+        for (const std::string& setting : settings) {
+          if (!io) break;
+          auto device = CudaCoarseToFine::Create(
+              g, *Setting(setting, min_rule_prob),
+              {.max_batch_bytes = io->BatchBudget() / 3,
+               .threads = threads,
+               .fine_mask_only = true,
+               .also_needs = [&](int32_t n) { return io->BytesForSentence(n); },
+               .also_budget = io->BatchBudget() / 2});
+          if (!device.ok()) return 1;
+          std::vector<size_t> failed;
+          std::string why;
+          double io_seconds = 0;
+          auto visit = [&](CudaPrunedBatch& batch) {
+            std::vector<cuda::IoSentence> refs;
+            for (size_t i : batch.indices)
+              refs.push_back({lexical[i].length, lexical[i].scores.data()});
+            std::vector<cuda::IoResult> results;
+            const auto io_start = std::chrono::steady_clock::now();
+            io->MaskedMaxRuleBatch(refs, batch.fine_mask, false, &results, &error);
+            io_seconds += Seconds(io_start);
+          };
+          (*device)->Run(std::span(pointers).first(std::min<size_t>(64, pointers.size())), visit,
+                         &failed, &why);
+          (*device)->SetProfiling(true);
+          io->SetProfiling(true);
+          io_seconds = 0;
+          const auto start = std::chrono::steady_clock::now();
+          (*device)->Run(pointers, visit, &failed, &why);
+          const double seconds = Seconds(start);
+          std::printf(
+              "\n%s thresholds, masked dispatch %d, max-rule device work: %.2f s (%.0f "
+              "sentences/s; no extraction), of which masked inside-outside + max-rule %.2f s\n"
+              "pre-parses: %s\ninside-outside: %s\n",
+              setting.c_str(), dispatch, seconds, sentences->size() / seconds, io_seconds,
+              (*device)->ProfileReport().c_str(), io->ProfileReport().c_str());
+          io->SetProfiling(false);
+        }
       }
     }
     for (const std::string& setting : settings) {

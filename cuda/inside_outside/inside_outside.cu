@@ -54,6 +54,17 @@ struct Charts {
   // Inside values of other items are zeroed below and above the unary layer (as
   // parser/inside_outside.h's FastInsideOutside), so the presence flags skip them as partners.
   const unsigned char* allowed = nullptr;
+  // Masked dispatch 2 (DeviceInsideOutsideOptions::masked_dispatch; set only with `allowed`):
+  // dead_cells: the unary + normalize kernel writes a cell without any usable item as empty at
+  // once, and skips the rules of pruned states. group_present: per group of the pair-sum launch,
+  // [group][0][symbol] = 1 when the symbol is present in some X partner cell of the group's cells,
+  // [group][1][symbol] the same for Y partner cells (GroupPresenceKernel); the pair-sum kernel
+  // skips a (tile, group) whose X or Y symbol is absent there without reading the partners' flags.
+  // maxc_blocks: the max-rule binary launch's live (item, chunk) blocks (MaxcLiveBlocksKernel), a
+  // block each; null: a block per (item, chunk), dead ones storing no candidate.
+  bool dead_cells = false;
+  const unsigned char* group_present = nullptr;
+  const int2* maxc_blocks = nullptr;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -174,6 +185,19 @@ __global__ void __launch_bounds__(kThreads)
   const int pl_first = __ldg(pairs.pl_begin + tile), pl_end = __ldg(pairs.pl_begin + tile + 1);
 
   for (int group = blockIdx.x * groups_per_block; group < group_end; ++group) {
+    if (c.group_present) {
+      // Masked dispatch 2: the next group, of up to 32, whose partner cells hold the tile's X and
+      // Y symbols (the same ballot in every warp: uniform over the block).
+      const int probe = group + lane;
+      const unsigned char* flags = c.group_present + size_t(probe) * 2 * c.num_symbols;
+      const bool live = probe < group_end && flags[sym.x] && flags[c.num_symbols + sym.y];
+      const unsigned ballot = __ballot_sync(0xffffffffu, live);
+      if (!ballot) {
+        group += 31;
+        continue;
+      }
+      group += __ffs(ballot) - 1;
+    }
     const int first_item = group * kG;
     __syncthreads();
     if (threadIdx.x < kG) sh_count[threadIdx.x] = 0;
@@ -351,6 +375,33 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Masked dispatch 2: Charts::group_present of one pair-sum launch (mode kMode, groups of kG target
+// cells of span `span`), into `out` (zeroed by the caller): a block per group, a warp per (cell,
+// partner), lanes over the symbols. Concurrent stores write the same 1 (global memory).
+template <int kMode>
+__global__ void GroupPresenceKernel(Charts c, const CellItem* items, int item_offset, int span,
+                                    int num_items, int group_cells, int max_partners,
+                                    unsigned char* out) {
+  const unsigned char* xpresent = kMode == kInside ? c.present_in : c.present_out;
+  unsigned char* x_out = out + size_t(blockIdx.x) * 2 * c.num_symbols;
+  unsigned char* y_out = x_out + c.num_symbols;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int job = warp; job < group_cells * max_partners; job += blockDim.x / 32) {
+    const int item = blockIdx.x * group_cells + job / max_partners, k = job % max_partners;
+    if (item >= num_items) break;
+    const CellItem it = items[item_offset + item];
+    if (k >= NumPartners<kMode>(it, span)) continue;
+    int xc, yc;
+    Partner<kMode>(it, span, k, &xc, &yc);
+    const unsigned char* x = xpresent + size_t(xc) * c.num_symbols;
+    const unsigned char* y = c.present_in + size_t(yc) * c.num_symbols;
+    for (int s = lane; s < c.num_symbols; s += 32) {
+      if (x[s]) x_out[s] = 1;
+      if (y[s]) y_out[s] = 1;
+    }
+  }
+}
+
 // Span 1 of the inside pass: acc = exp(lexical - M), M = the cell's largest lexical log-score.
 __global__ void LexicalKernel(Charts c, const CellItem* items, int item_offset,
                               const double* lexical) {
@@ -386,13 +437,32 @@ __global__ void UnaryNormalizeKernel(Charts c, const CellItem* items, int item_o
   const double* acc = c.acc + size_t(cell) * c.num_states;
   const unsigned char* allowed =
       !outside && c.allowed ? c.allowed + size_t(cell) * c.num_states : nullptr;
+  double* values = (outside ? c.out : c.in) + size_t(cell) * c.num_states;
+  if (c.dead_cells) {
+    // Masked dispatch 2: a cell without partners (reference scale -infinity) or, inside, without
+    // an allowed state ends empty whatever its sums: all zero, scale -infinity, no presence flag.
+    bool live = c.ref_scale[cell] > kNegInfD;
+    if (live && allowed) {
+      bool any = false;
+      for (int s = threadIdx.x; s < c.num_states; s += blockDim.x) any = any || allowed[s];
+      live = __syncthreads_or(any);
+    }
+    if (!live) {  // uniform over the block
+      for (int s = threadIdx.x; s < c.num_states; s += blockDim.x) values[s] = 0.0;
+      if (threadIdx.x == 0) (outside ? c.out_scale : c.in_scale)[cell] = kNegInfD;
+      return;
+    }
+  }
   for (int s = threadIdx.x; s < c.num_states; s += blockDim.x)
     sh_acc[s] = !allowed || allowed[s] ? acc[s] : 0.0;
   __syncthreads();
-  double* values = (outside ? c.out : c.in) + size_t(cell) * c.num_states;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   double local_max = 0;
   for (int s = warp; s < c.num_states; s += blockDim.x / 32) {
+    if (c.dead_cells && allowed && !allowed[s]) {  // zeroed below: skip its unary rules
+      if (lane == 0) values[s] = 0.0;
+      continue;
+    }
     double sum = 0;
     const int end = __ldg(begin + s + 1);
     for (int u = __ldg(begin + s) + lane; u < end; u += 32)
@@ -554,10 +624,15 @@ struct MaxcBlock {
 __device__ bool MaxcBlockStart(const Charts& c, const MaxRuleArrays& r, const CellItem* items,
                                int item_offset, int span, Candidate* candidates, int num_chunks,
                                double* sh_out, MaxcBlock* b) {
-  b->it = items[item_offset + blockIdx.x];
+  int item = blockIdx.x, chunk = blockIdx.y;
+  if (c.maxc_blocks) {  // masked dispatch 2: a live (item, chunk) a block
+    const int2 live = c.maxc_blocks[blockIdx.x];
+    item = live.x, chunk = live.y;
+  }
+  b->it = items[item_offset + item];
   b->cell = b->it.base + ChartCellIndex(b->it.n, b->it.start, b->it.start + span);
-  b->chunk = __ldg(r.chunk + blockIdx.y);
-  b->slot = candidates + size_t(blockIdx.x) * num_chunks + blockIdx.y;
+  b->chunk = __ldg(r.chunk + chunk);
+  b->slot = candidates + size_t(item) * num_chunks + chunk;
   const int a_sym = b->chunk.x;
   if (!c.present_out[size_t(b->cell) * c.num_symbols + a_sym] ||
       !(c.log_likelihood[b->it.sentence] > kNegInfD)) {
@@ -877,6 +952,29 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = best;
 }
 
+// Masked dispatch 2: the live (item, chunk) pairs of one span's max-rule binary launch (the chunk's
+// parent symbol has outpre in the cell, the sentence a parse: MaxcBlockStart's test), counted into
+// *count and, when `list` is set, stored at list[*count ..] (any order: each block writes its own
+// candidate slot). A block per item, threads over the chunks.
+__global__ void MaxcLiveBlocksKernel(Charts c, MaxRuleArrays r, const CellItem* items,
+                                     int item_offset, int span, int num_chunks, int* count,
+                                     int2* list) {
+  const CellItem it = items[item_offset + blockIdx.x];
+  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+  const bool parsed = c.log_likelihood[it.sentence] > kNegInfD;
+  const int lane = threadIdx.x % 32;
+  for (int k0 = 0; k0 < num_chunks; k0 += blockDim.x) {  // uniform trip count
+    const int k = k0 + threadIdx.x;
+    const bool live = parsed && k < num_chunks &&
+                      c.present_out[size_t(cell) * c.num_symbols + __ldg(r.chunk + k).x];
+    const unsigned ballot = __ballot_sync(0xffffffffu, live);
+    int first = 0;
+    if (lane == 0 && ballot) first = atomicAdd(count, __popc(ballot));
+    first = __shfl_sync(0xffffffffu, first, 0);
+    if (live && list) list[first + __popc(ballot & ((1u << lane) - 1))] = make_int2(blockIdx.x, k);
+  }
+}
+
 // Per (cell, symbol): the first best chunk of the symbol (chunks are in grammar order).
 __global__ void MaxcMergeKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
                                 int item_offset, int count, int span, const Candidate* candidates,
@@ -887,9 +985,13 @@ __global__ void MaxcMergeKernel(Charts c, MaxcChart m, MaxRuleArrays r, const Ce
   const CellItem it = items[item_offset + item];
   const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
   Candidate best{kNegInfD, -1, -1};
-  for (int k = symbol_chunk_begin[a]; k < symbol_chunk_begin[a + 1]; ++k) {
-    const Candidate cand = candidates[size_t(item) * num_chunks + k];
-    if (cand.score > best.score) best = cand;
+  // A chunk of a symbol without outpre, or of a sentence without a parse, stores no candidate
+  // (MaxcBlockStart; masked dispatch 2 does not launch its block at all).
+  if (c.present_out[size_t(cell) * c.num_symbols + a] && c.log_likelihood[it.sentence] > kNegInfD) {
+    for (int k = symbol_chunk_begin[a]; k < symbol_chunk_begin[a + 1]; ++k) {
+      const Candidate cand = candidates[size_t(item) * num_chunks + k];
+      if (cand.score > best.score) best = cand;
+    }
   }
   m.score[size_t(cell) * c.num_symbols + a] = best.score;
   int4 info = make_int4(-1, -1, -1, -1);
@@ -977,7 +1079,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     const size_t cells = size_t(NumCells(n));
     return cells * (size_t(num_states_) * sizeof(double) * 3 + 4 * sizeof(double) +
                     size_t(num_symbols_) * (2 + sizeof(double) + sizeof(int4)) + sizeof(CellItem)) +
-           size_t(n) * (size_t(num_states_) * sizeof(double) + num_chunks_ * sizeof(Candidate));
+           size_t(n) * (size_t(num_states_) * sizeof(double) +
+                        num_chunks_ * (sizeof(Candidate) + sizeof(int2)) + 2 * num_symbols_);
   }
   size_t BatchBudget() const override { return budget_; }
   int32_t MaxLength() const override {
@@ -1009,6 +1112,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         options.max_rule_kernel == 1 || options.max_rule_kernel == 7 ? options.max_rule_kernel : 2;
     pair_sum_kernel_ =
         options.pair_sum_kernel >= 1 && options.pair_sum_kernel <= 3 ? options.pair_sum_kernel : 5;
+    masked_dispatch_ = options.masked_dispatch == 1 ? 1 : 2;
     cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
     if (!AllowDynamicShared(UnaryNormalizeKernel, size_t(num_states_) * sizeof(double),
                             max_shared_optin_, "unary", error)) {
@@ -1251,6 +1355,12 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
       return IoBatchResult::kOutOfMemory;
     }
 
+    // Masked dispatch 2 (only with a mask: the exact passes stay as they were measured).
+    const bool compact = device_allowed != nullptr && masked_dispatch_ == 2;
+    if (compact && !group_present_.Reserve(size_t(max_level + 7) / 8 * 2 * num_symbols_)) {
+      *error = "cudaMalloc failed for the pair-sum group flags";
+      return IoBatchResult::kOutOfMemory;
+    }
     Charts c{in_.get(),
              scales_.get(),
              out_.get(),
@@ -1263,16 +1373,23 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
              num_states_,
              num_symbols_,
              device_allowed};
+    c.dead_cells = compact;
     MaxcChart m{maxc_score_.get(), maxc_info_.get()};
 
     Mark(0);
-    // Lexical rows: pageable memory is fine (one copy a batch; the device waits for it).
-    std::vector<double> lex(size_t(words) * num_states_);
+    // Lexical rows, through pinned memory (a pageable copy of a 1,024-sentence batch of en_sm6s,
+    // 160 MB, cost about 0.15 s of the setup: bench/RESULTS.md). The buffer is reused by the next
+    // batch only after this one's cudaStreamSynchronize.
+    const size_t lexical_count = size_t(words) * num_states_;
+    if (!host_lexical_.Reserve(lexical_count)) {
+      *error = "cudaMallocHost failed for the lexical rows";
+      return IoBatchResult::kOutOfMemory;
+    }
     for (int i = 0; i < num_sentences; ++i)
       std::copy(batch[i].lexical, batch[i].lexical + size_t(batch[i].length) * num_states_,
-                lex.begin() + size_t(word[i]) * num_states_);
-    cudaMemcpyAsync(lexical_.get(), lex.data(), lex.size() * sizeof(double), cudaMemcpyHostToDevice,
-                    stream_);
+                host_lexical_.get() + size_t(word[i]) * num_states_);
+    cudaMemcpyAsync(lexical_.get(), host_lexical_.get(), lexical_count * sizeof(double),
+                    cudaMemcpyHostToDevice, stream_);
     cudaMemcpyAsync(items_.get(), items.data(), items.size() * sizeof(CellItem),
                     cudaMemcpyHostToDevice, stream_);
     cudaMemcpyAsync(top_.get(), top.data(), top.size() * sizeof(int), cudaMemcpyHostToDevice,
@@ -1330,6 +1447,14 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                             max_shared_optin_, "max-rule unary", error)) {
       return IoBatchResult::kFailed;
     }
+    // Masked dispatch 2: the live (cell, chunk) blocks of every span, counted, then listed span
+    // after span (one synchronisation for the counts). Empty when the dispatch does not apply.
+    std::vector<int> live_begin;
+    if (compact && max_rule_kernel_ != 1 && num_chunks_ > 0 &&
+        !ListLiveMaxcBlocks(c, r, level_begin, max_n, size_t(words) * num_chunks_, &live_begin,
+                            error)) {
+      return IoBatchResult::kFailed;
+    }
     for (int span = 1; span <= max_n; ++span) {
       const int offset = level_begin[span], count = level_begin[span + 1] - offset;
       if (span == 1) {
@@ -1343,11 +1468,19 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         // AllowDynamicShared counts the kernels' static shared bytes too (a 134-word sentence
         // of gum_sm5.gr failed with "invalid argument" when only the dynamic bytes were).
         Kind(kKindMaxcBinary);
+        // Masked dispatch 2: the span's live blocks alone (none: no launch).
+        Charts cb = c;
+        dim3 grid(count, num_chunks_);
+        if (!live_begin.empty()) {
+          cb.maxc_blocks = maxc_blocks_.get() + live_begin[span];
+          grid = dim3(live_begin[span + 1] - live_begin[span]);
+        }
+        const bool launch = num_chunks_ > 0 && grid.x > 0;
         if (max_rule_kernel_ == 7) {
           const size_t entry_shared = size_t(max_substates_) * sizeof(double);
-          if (num_chunks_ > 0)
-            MaxcBinaryEntryKernel<4><<<dim3(count, num_chunks_), kThreads, entry_shared, stream_>>>(
-                c, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_);
+          if (launch)
+            MaxcBinaryEntryKernel<4><<<grid, kThreads, entry_shared, stream_>>>(
+                cb, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_);
         } else if (max_rule_kernel_ == 1) {
           if (!AllowDynamicShared(MaxcBinaryWarpKernel, shared, max_shared_optin_, "max-rule",
                                   error))
@@ -1358,10 +1491,10 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         } else {
           if (!AllowDynamicShared(MaxcBinaryKernel, shared, max_shared_optin_, "max-rule", error))
             return IoBatchResult::kFailed;
-          if (num_chunks_ > 0)
-            MaxcBinaryKernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
-                c, m, r, items_.get(), offset, span, max_q_, max_substates_, candidates_.get(),
-                num_chunks_);
+          if (launch)
+            MaxcBinaryKernel<<<grid, kThreads, shared, stream_>>>(cb, m, r, items_.get(), offset,
+                                                                  span, max_q_, max_substates_,
+                                                                  candidates_.get(), num_chunks_);
         }
         const int threads = count * num_symbols_;
         Kind(kKindMaxcMerge);
@@ -1414,6 +1547,49 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     return IoBatchResult::kOk;
   }
 
+  // Masked dispatch 2: maxc_blocks_ = the live (item, chunk) blocks of spans 2 .. max_n, span
+  // after span; (*live_begin)[span] = the first of span's, [max_n + 1] = the end. Left empty when
+  // they would take more than `capacity` entries (the launches then cover every block).
+  bool ListLiveMaxcBlocks(const Charts& c, const MaxRuleArrays& r,
+                          const std::vector<int>& level_begin, int max_n, size_t capacity,
+                          std::vector<int>* live_begin, std::string* error) {
+    if (max_n < 2) return true;
+    if (!maxc_counts_.Reserve(2 * size_t(max_n + 2)) || !host_counts_.Reserve(max_n + 2)) {
+      *error = "allocation failed for the max-rule block lists";
+      return false;
+    }
+    int* counts = maxc_counts_.get();
+    int* cursors = counts + max_n + 2;
+    cudaMemsetAsync(counts, 0, 2 * size_t(max_n + 2) * sizeof(int), stream_);
+    for (int span = 2; span <= max_n; ++span) {
+      const int offset = level_begin[span], count = level_begin[span + 1] - offset;
+      MaxcLiveBlocksKernel<<<count, 128, 0, stream_>>>(c, r, items_.get(), offset, span,
+                                                       num_chunks_, counts + span, nullptr);
+    }
+    cudaMemcpyAsync(host_counts_.get(), counts, (max_n + 2) * sizeof(int), cudaMemcpyDeviceToHost,
+                    stream_);
+    if (cudaStreamSynchronize(stream_) != cudaSuccess) {
+      *error = std::string("CUDA error: ") + cudaGetErrorString(cudaGetLastError());
+      return false;
+    }
+    std::vector<int> begin(max_n + 2, 0);
+    size_t total = 0;
+    for (int span = 2; span <= max_n; ++span) {
+      begin[span] = static_cast<int>(total);
+      total += host_counts_.get()[span];
+    }
+    begin[max_n + 1] = static_cast<int>(total);
+    if (total > capacity || !maxc_blocks_.Reserve(std::max<size_t>(total, 1))) return true;
+    for (int span = 2; span <= max_n; ++span) {
+      const int offset = level_begin[span], count = level_begin[span + 1] - offset;
+      MaxcLiveBlocksKernel<<<count, 128, 0, stream_>>>(c, r, items_.get(), offset, span,
+                                                       num_chunks_, cursors + span,
+                                                       maxc_blocks_.get() + begin[span]);
+    }
+    *live_begin = std::move(begin);
+    return true;
+  }
+
   template <int kMode>
   bool LaunchPairSum(const Charts& c, int offset, int count, int span, int max_partners,
                      std::string* error) {
@@ -1452,8 +1628,16 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     const int blocks_x = std::max(1, std::min(groups, (num_sms_ * 64 + tiles - 1) / tiles));
     const int per_block = (groups + blocks_x - 1) / blocks_x;
     const int launched_x = (groups + per_block - 1) / per_block;
+    Charts cg = c;
+    if (c.dead_cells) {  // masked dispatch 2: the groups' partner symbols first
+      const size_t flags = size_t(groups) * 2 * num_symbols_;  // reserved by Run
+      cudaMemsetAsync(group_present_.get(), 0, flags, stream_);
+      GroupPresenceKernel<kMode><<<groups, kThreads, 0, stream_>>>(
+          c, items_.get(), offset, span, count, kG, max_partners, group_present_.get());
+      cg.group_present = group_present_.get();
+    }
     PairSumKernel<kG, kMode, kRules><<<dim3(launched_x, tiles), kThreads, shared, stream_>>>(
-        c, items_.get(), offset, span, layout.view(), count, max_partners, layout.max_bc,
+        cg, items_.get(), offset, span, layout.view(), count, max_partners, layout.max_bc,
         per_block);
     const cudaError_t launch = cudaGetLastError();
     if (launch != cudaSuccess) {
@@ -1703,6 +1887,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   int cells_per_group_ = 8;  // pair-sum kernel: 8 or 16
   int max_rule_kernel_ = 2;  // max-rule binary kernel variant (options.max_rule_kernel)
   int pair_sum_kernel_ = 5;  // pair-sum kernel variant (options.pair_sum_kernel)
+  int masked_dispatch_ = 2;  // options.masked_dispatch
   // Batch buffers.
   DeviceArray<double> in_, out_, acc_, scales_, log_likelihood_, lexical_, maxc_score_;
   DeviceArray<unsigned char> present_;
@@ -1710,6 +1895,12 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<CellItem> items_;
   DeviceArray<int4> maxc_info_;
   DeviceArray<Candidate> candidates_;
+  // Masked dispatch 2: pair-sum group flags, max-rule live blocks and their per-span counts.
+  DeviceArray<unsigned char> group_present_;
+  DeviceArray<int2> maxc_blocks_;
+  DeviceArray<int> maxc_counts_;
+  PinnedArray<int> host_counts_;
+  PinnedArray<double> host_lexical_;  // the batch's lexical rows, uploaded from here
   HostBuffers host_[2];
   int next_host_ = 0;
 };
