@@ -1450,6 +1450,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     // Masked dispatch 2: the live (cell, chunk) blocks of every span, counted, then listed span
     // after span (one synchronisation for the counts). Empty when the dispatch does not apply.
     std::vector<int> live_begin;
+    Kind(kKindOther);
     if (compact && max_rule_kernel_ != 1 && num_chunks_ > 0 &&
         !ListLiveMaxcBlocks(c, r, level_begin, max_n, size_t(words) * num_chunks_, &live_begin,
                             error)) {
