@@ -60,11 +60,8 @@ struct Charts {
   // [group][0][symbol] = 1 when the symbol is present in some X partner cell of the group's cells,
   // [group][1][symbol] the same for Y partner cells (GroupPresenceKernel); the pair-sum kernel
   // skips a (tile, group) whose X or Y symbol is absent there without reading the partners' flags.
-  // maxc_blocks: the max-rule binary launch's live (item, chunk) blocks (MaxcLiveBlocksKernel), a
-  // block each; null: a block per (item, chunk), dead ones storing no candidate.
   bool dead_cells = false;
   const unsigned char* group_present = nullptr;
-  const int2* maxc_blocks = nullptr;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -624,15 +621,10 @@ struct MaxcBlock {
 __device__ bool MaxcBlockStart(const Charts& c, const MaxRuleArrays& r, const CellItem* items,
                                int item_offset, int span, Candidate* candidates, int num_chunks,
                                double* sh_out, MaxcBlock* b) {
-  int item = blockIdx.x, chunk = blockIdx.y;
-  if (c.maxc_blocks) {  // masked dispatch 2: a live (item, chunk) a block
-    const int2 live = c.maxc_blocks[blockIdx.x];
-    item = live.x, chunk = live.y;
-  }
-  b->it = items[item_offset + item];
+  b->it = items[item_offset + blockIdx.x];
   b->cell = b->it.base + ChartCellIndex(b->it.n, b->it.start, b->it.start + span);
-  b->chunk = __ldg(r.chunk + chunk);
-  b->slot = candidates + size_t(item) * num_chunks + chunk;
+  b->chunk = __ldg(r.chunk + blockIdx.y);
+  b->slot = candidates + size_t(blockIdx.x) * num_chunks + blockIdx.y;
   const int a_sym = b->chunk.x;
   if (!c.present_out[size_t(b->cell) * c.num_symbols + a_sym] ||
       !(c.log_likelihood[b->it.sentence] > kNegInfD)) {
@@ -952,29 +944,6 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = best;
 }
 
-// Masked dispatch 2: the live (item, chunk) pairs of one span's max-rule binary launch (the chunk's
-// parent symbol has outpre in the cell, the sentence a parse: MaxcBlockStart's test), counted into
-// *count and, when `list` is set, stored at list[*count ..] (any order: each block writes its own
-// candidate slot). A block per item, threads over the chunks.
-__global__ void MaxcLiveBlocksKernel(Charts c, MaxRuleArrays r, const CellItem* items,
-                                     int item_offset, int span, int num_chunks, int* count,
-                                     int2* list) {
-  const CellItem it = items[item_offset + blockIdx.x];
-  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
-  const bool parsed = c.log_likelihood[it.sentence] > kNegInfD;
-  const int lane = threadIdx.x % 32;
-  for (int k0 = 0; k0 < num_chunks; k0 += blockDim.x) {  // uniform trip count
-    const int k = k0 + threadIdx.x;
-    const bool live = parsed && k < num_chunks &&
-                      c.present_out[size_t(cell) * c.num_symbols + __ldg(r.chunk + k).x];
-    const unsigned ballot = __ballot_sync(0xffffffffu, live);
-    int first = 0;
-    if (lane == 0 && ballot) first = atomicAdd(count, __popc(ballot));
-    first = __shfl_sync(0xffffffffu, first, 0);
-    if (live && list) list[first + __popc(ballot & ((1u << lane) - 1))] = make_int2(blockIdx.x, k);
-  }
-}
-
 // Per (cell, symbol): the first best chunk of the symbol (chunks are in grammar order).
 __global__ void MaxcMergeKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
                                 int item_offset, int count, int span, const Candidate* candidates,
@@ -985,13 +954,9 @@ __global__ void MaxcMergeKernel(Charts c, MaxcChart m, MaxRuleArrays r, const Ce
   const CellItem it = items[item_offset + item];
   const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
   Candidate best{kNegInfD, -1, -1};
-  // A chunk of a symbol without outpre, or of a sentence without a parse, stores no candidate
-  // (MaxcBlockStart; masked dispatch 2 does not launch its block at all).
-  if (c.present_out[size_t(cell) * c.num_symbols + a] && c.log_likelihood[it.sentence] > kNegInfD) {
-    for (int k = symbol_chunk_begin[a]; k < symbol_chunk_begin[a + 1]; ++k) {
-      const Candidate cand = candidates[size_t(item) * num_chunks + k];
-      if (cand.score > best.score) best = cand;
-    }
+  for (int k = symbol_chunk_begin[a]; k < symbol_chunk_begin[a + 1]; ++k) {
+    const Candidate cand = candidates[size_t(item) * num_chunks + k];
+    if (cand.score > best.score) best = cand;
   }
   m.score[size_t(cell) * c.num_symbols + a] = best.score;
   int4 info = make_int4(-1, -1, -1, -1);
@@ -1079,8 +1044,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     const size_t cells = size_t(NumCells(n));
     return cells * (size_t(num_states_) * sizeof(double) * 3 + 4 * sizeof(double) +
                     size_t(num_symbols_) * (2 + sizeof(double) + sizeof(int4)) + sizeof(CellItem)) +
-           size_t(n) * (size_t(num_states_) * sizeof(double) +
-                        num_chunks_ * (sizeof(Candidate) + sizeof(int2)) + 2 * num_symbols_);
+           size_t(n) * (size_t(num_states_) * sizeof(double) + num_chunks_ * sizeof(Candidate) +
+                        2 * num_symbols_);
   }
   size_t BatchBudget() const override { return budget_; }
   int32_t MaxLength() const override {
@@ -1377,19 +1342,13 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     MaxcChart m{maxc_score_.get(), maxc_info_.get()};
 
     Mark(0);
-    // Lexical rows, through pinned memory (a pageable copy of a 1,024-sentence batch of en_sm6s,
-    // 160 MB, cost about 0.15 s of the setup: bench/RESULTS.md). The buffer is reused by the next
-    // batch only after this one's cudaStreamSynchronize.
-    const size_t lexical_count = size_t(words) * num_states_;
-    if (!host_lexical_.Reserve(lexical_count)) {
-      *error = "cudaMallocHost failed for the lexical rows";
-      return IoBatchResult::kOutOfMemory;
-    }
+    // Lexical rows: pageable memory is fine (one copy a batch; the device waits for it).
+    std::vector<double> lex(size_t(words) * num_states_);
     for (int i = 0; i < num_sentences; ++i)
       std::copy(batch[i].lexical, batch[i].lexical + size_t(batch[i].length) * num_states_,
-                host_lexical_.get() + size_t(word[i]) * num_states_);
-    cudaMemcpyAsync(lexical_.get(), host_lexical_.get(), lexical_count * sizeof(double),
-                    cudaMemcpyHostToDevice, stream_);
+                lex.begin() + size_t(word[i]) * num_states_);
+    cudaMemcpyAsync(lexical_.get(), lex.data(), lex.size() * sizeof(double), cudaMemcpyHostToDevice,
+                    stream_);
     cudaMemcpyAsync(items_.get(), items.data(), items.size() * sizeof(CellItem),
                     cudaMemcpyHostToDevice, stream_);
     cudaMemcpyAsync(top_.get(), top.data(), top.size() * sizeof(int), cudaMemcpyHostToDevice,
@@ -1447,15 +1406,6 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                             max_shared_optin_, "max-rule unary", error)) {
       return IoBatchResult::kFailed;
     }
-    // Masked dispatch 2: the live (cell, chunk) blocks of every span, counted, then listed span
-    // after span (one synchronisation for the counts). Empty when the dispatch does not apply.
-    std::vector<int> live_begin;
-    Kind(kKindOther);
-    if (compact && max_rule_kernel_ != 1 && num_chunks_ > 0 &&
-        !ListLiveMaxcBlocks(c, r, level_begin, max_n, size_t(words) * num_chunks_, &live_begin,
-                            error)) {
-      return IoBatchResult::kFailed;
-    }
     for (int span = 1; span <= max_n; ++span) {
       const int offset = level_begin[span], count = level_begin[span + 1] - offset;
       if (span == 1) {
@@ -1469,19 +1419,11 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         // AllowDynamicShared counts the kernels' static shared bytes too (a 134-word sentence
         // of gum_sm5.gr failed with "invalid argument" when only the dynamic bytes were).
         Kind(kKindMaxcBinary);
-        // Masked dispatch 2: the span's live blocks alone (none: no launch).
-        Charts cb = c;
-        dim3 grid(count, num_chunks_);
-        if (!live_begin.empty()) {
-          cb.maxc_blocks = maxc_blocks_.get() + live_begin[span];
-          grid = dim3(live_begin[span + 1] - live_begin[span]);
-        }
-        const bool launch = num_chunks_ > 0 && grid.x > 0;
         if (max_rule_kernel_ == 7) {
           const size_t entry_shared = size_t(max_substates_) * sizeof(double);
-          if (launch)
-            MaxcBinaryEntryKernel<4><<<grid, kThreads, entry_shared, stream_>>>(
-                cb, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_);
+          if (num_chunks_ > 0)
+            MaxcBinaryEntryKernel<4><<<dim3(count, num_chunks_), kThreads, entry_shared, stream_>>>(
+                c, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_);
         } else if (max_rule_kernel_ == 1) {
           if (!AllowDynamicShared(MaxcBinaryWarpKernel, shared, max_shared_optin_, "max-rule",
                                   error))
@@ -1492,10 +1434,10 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         } else {
           if (!AllowDynamicShared(MaxcBinaryKernel, shared, max_shared_optin_, "max-rule", error))
             return IoBatchResult::kFailed;
-          if (launch)
-            MaxcBinaryKernel<<<grid, kThreads, shared, stream_>>>(cb, m, r, items_.get(), offset,
-                                                                  span, max_q_, max_substates_,
-                                                                  candidates_.get(), num_chunks_);
+          if (num_chunks_ > 0)
+            MaxcBinaryKernel<<<dim3(count, num_chunks_), kThreads, shared, stream_>>>(
+                c, m, r, items_.get(), offset, span, max_q_, max_substates_, candidates_.get(),
+                num_chunks_);
         }
         const int threads = count * num_symbols_;
         Kind(kKindMaxcMerge);
@@ -1546,49 +1488,6 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
       }
     }
     return IoBatchResult::kOk;
-  }
-
-  // Masked dispatch 2: maxc_blocks_ = the live (item, chunk) blocks of spans 2 .. max_n, span
-  // after span; (*live_begin)[span] = the first of span's, [max_n + 1] = the end. Left empty when
-  // they would take more than `capacity` entries (the launches then cover every block).
-  bool ListLiveMaxcBlocks(const Charts& c, const MaxRuleArrays& r,
-                          const std::vector<int>& level_begin, int max_n, size_t capacity,
-                          std::vector<int>* live_begin, std::string* error) {
-    if (max_n < 2) return true;
-    if (!maxc_counts_.Reserve(2 * size_t(max_n + 2)) || !host_counts_.Reserve(max_n + 2)) {
-      *error = "allocation failed for the max-rule block lists";
-      return false;
-    }
-    int* counts = maxc_counts_.get();
-    int* cursors = counts + max_n + 2;
-    cudaMemsetAsync(counts, 0, 2 * size_t(max_n + 2) * sizeof(int), stream_);
-    for (int span = 2; span <= max_n; ++span) {
-      const int offset = level_begin[span], count = level_begin[span + 1] - offset;
-      MaxcLiveBlocksKernel<<<count, 128, 0, stream_>>>(c, r, items_.get(), offset, span,
-                                                       num_chunks_, counts + span, nullptr);
-    }
-    cudaMemcpyAsync(host_counts_.get(), counts, (max_n + 2) * sizeof(int), cudaMemcpyDeviceToHost,
-                    stream_);
-    if (cudaStreamSynchronize(stream_) != cudaSuccess) {
-      *error = std::string("CUDA error: ") + cudaGetErrorString(cudaGetLastError());
-      return false;
-    }
-    std::vector<int> begin(max_n + 2, 0);
-    size_t total = 0;
-    for (int span = 2; span <= max_n; ++span) {
-      begin[span] = static_cast<int>(total);
-      total += host_counts_.get()[span];
-    }
-    begin[max_n + 1] = static_cast<int>(total);
-    if (total > capacity || !maxc_blocks_.Reserve(std::max<size_t>(total, 1))) return true;
-    for (int span = 2; span <= max_n; ++span) {
-      const int offset = level_begin[span], count = level_begin[span + 1] - offset;
-      MaxcLiveBlocksKernel<<<count, 128, 0, stream_>>>(c, r, items_.get(), offset, span,
-                                                       num_chunks_, cursors + span,
-                                                       maxc_blocks_.get() + begin[span]);
-    }
-    *live_begin = std::move(begin);
-    return true;
   }
 
   template <int kMode>
@@ -1896,12 +1795,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<CellItem> items_;
   DeviceArray<int4> maxc_info_;
   DeviceArray<Candidate> candidates_;
-  // Masked dispatch 2: pair-sum group flags, max-rule live blocks and their per-span counts.
-  DeviceArray<unsigned char> group_present_;
-  DeviceArray<int2> maxc_blocks_;
-  DeviceArray<int> maxc_counts_;
-  PinnedArray<int> host_counts_;
-  PinnedArray<double> host_lexical_;  // the batch's lexical rows, uploaded from here
+  DeviceArray<unsigned char> group_present_;  // masked dispatch 2: pair-sum group flags
   HostBuffers host_[2];
   int next_host_ = 0;
 };

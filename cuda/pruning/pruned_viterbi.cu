@@ -476,6 +476,7 @@ size_t OutsideShared(int states) {
 // parent cell, longest - span of them at most), above OutsideShared; `limit` (0 or
 // kOutsideSplitBytes) is what Init could opt in to.
 constexpr size_t kOutsideSplitBytes = 48 * 1024;
+constexpr size_t kSplitMaskRulesPerState = 100;  // pruning kernels 2: the levels that use them
 size_t OutsideShared(int states, int span, int longest, size_t limit, bool* split_bits) {
   const size_t with_splits =
       2 * size_t((states + 31) / 32) * size_t(longest - span) * sizeof(unsigned);
@@ -629,7 +630,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     cudaDeviceGetAttribute(&max_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
     // Pruning kernels 2: room for the per-cell masks too, where the device has it.
     std::string no_room;
-    outside_split_limit_ = options_.pruning_kernels == 2 && max_pre_states_ > 0 &&
+    outside_split_limit_ = options_.pruning_kernels >= 2 && max_pre_states_ > 0 &&
                                    AllowDynamicShared(OutsideSpan, shared + kOutsideSplitBytes,
                                                       max_optin, "pruning outside", &no_room)
                                ? kOutsideSplitBytes
@@ -778,11 +779,17 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         break;
       }
       const uint8_t* allowed = k > 0 ? allowed_.get() : nullptr;
+      // Pruning kernels 2 use the per-cell masks only at levels of many rules a state: en_sm6s's
+      // level 0 (40 rules a state) ran 25% slower with them, level 1 (52) the same, levels 2-5
+      // (173-1,830) 6-20% faster (bench/RESULTS.md). Kernels 3 use them at every level.
+      const bool many_rules = level.left.size() >= kSplitMaskRulesPerState * size_t(states);
+      const int kernels =
+          options_.pruning_kernels == 3 || (options_.pruning_kernels == 2 && many_rules) ? 2 : 1;
       Mark();
       for (int span = 1; span <= longest; ++span) {
         const int count = static_cast<int>(span_begin[span + 1] - span_begin[span]);
         bool split_bits = false;
-        const size_t shared = InsideShared(states, span, options_.pruning_kernels, &split_bits);
+        const size_t shared = InsideShared(states, span, kernels, &split_bits);
         InsideSpan<<<count, kThreads, shared>>>(level.View(), view, items_.get() + span_begin[span],
                                                 span, allowed, lexical_.get() + lexical_offset[k],
                                                 post_.get(), pre_.get(), split_bits);
@@ -792,8 +799,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       for (int span = longest; span >= 1; --span) {
         const int count = static_cast<int>(span_begin[span + 1] - span_begin[span]);
         bool split_bits = false;
-        const size_t shared =
-            OutsideShared(states, span, longest, outside_split_limit_, &split_bits);
+        const size_t shared = OutsideShared(states, span, longest,
+                                            kernels == 2 ? outside_split_limit_ : 0, &split_bits);
         OutsideSpan<<<count, kThreads, shared>>>(
             level.View(), view, items_.get() + span_begin[span], span, post_.get(), pre_.get(),
             out_pre_.get(), survivors_.get(), counters_ + 2 * k + 1, split_bits);
