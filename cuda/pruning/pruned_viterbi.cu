@@ -85,36 +85,21 @@ __device__ __forceinline__ bool Has(const unsigned* bits, int s) {
 }
 
 // Sets in `bits` (words of 32 states) the states with a finite score in any of the `count` cells
-// cell_of(0 .. count - 1) (chart offsets), one warp per (cell, word) job. The caller zeroes `bits`
-// and syncs before and after.
+// cell_of(0 .. count - 1) (chart offsets), one warp per (cell, word) job; with `per_cell` (pruning
+// kernels 2) also each cell's own: per_cell[k * words + w] = word w of cell k (every word
+// written). The caller zeroes `bits` and syncs before and after.
 template <typename CellOf>
 __device__ __forceinline__ void OrPresent(const double* chart, int states, int count,
-                                          CellOf cell_of, unsigned* bits) {
+                                          CellOf cell_of, unsigned* bits,
+                                          unsigned* per_cell = nullptr) {
   const int words = (states + 31) / 32;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   for (int job = warp; job < count * words; job += kWarps) {
     const int w = job % words, s = w * 32 + lane;
     const bool present = s < states && chart[cell_of(job / words) * states + s] > -INFINITY;
     const unsigned votes = __ballot_sync(0xffffffffu, present);
+    if (lane == 0 && per_cell) per_cell[job] = votes;
     if (lane == 0 && votes) atomicOr(&bits[w], votes);
-  }
-}
-
-// OrPresent that also stores each cell's own words: per_cell[k * words + w] = the word w of cell
-// k's states present (every word written). The caller zeroes `any` and syncs before and after.
-template <typename CellOf>
-__device__ __forceinline__ void SplitPresent(const double* chart, int states, int count,
-                                             CellOf cell_of, unsigned* any, unsigned* per_cell) {
-  const int words = (states + 31) / 32;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  for (int job = warp; job < count * words; job += kWarps) {
-    const int w = job % words, s = w * 32 + lane;
-    const bool present = s < states && chart[cell_of(job / words) * states + s] > -INFINITY;
-    const unsigned votes = __ballot_sync(0xffffffffu, present);
-    if (lane == 0) {
-      per_cell[job] = votes;
-      if (votes) atomicOr(&any[w], votes);
-    }
   }
 }
 
@@ -177,13 +162,8 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     const auto left_cell = [&](int k) { return base + ChartCellIndex(n, start, start + 1 + k); };
     const auto right_cell = [&](int k) { return base + ChartCellIndex(n, start + 1 + k, end); };
-    if (split_bits) {
-      SplitPresent(post, states, span - 1, left_cell, left_any, left_split);
-      SplitPresent(post, states, span - 1, right_cell, right_any, right_split);
-    } else {
-      OrPresent(post, states, span - 1, left_cell, left_any);
-      OrPresent(post, states, span - 1, right_cell, right_any);
-    }
+    OrPresent(post, states, span - 1, left_cell, left_any, split_bits ? left_split : nullptr);
+    OrPresent(post, states, span - 1, right_cell, right_any, split_bits ? right_split : nullptr);
     __syncthreads();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     for (int p = warp; p < states; p += kWarps) {
@@ -296,17 +276,11 @@ __global__ void __launch_bounds__(kThreads)
     const auto right_of = [&](int k) { return base + ChartCellIndex(n, end, end + 1 + k); };
     const auto right_parent = [&](int k) { return base + ChartCellIndex(n, k, end); };
     const auto left_of = [&](int k) { return base + ChartCellIndex(n, k, start); };
-    if (split_bits) {
-      SplitPresent(out_pre, states, n - end, left_parent, parent_of_left, parent_of_left_at);
-      SplitPresent(post, states, n - end, right_of, right_sibling, right_sibling_at);
-      SplitPresent(out_pre, states, start, right_parent, parent_of_right, parent_of_right_at);
-      SplitPresent(post, states, start, left_of, left_sibling, left_sibling_at);
-    } else {
-      OrPresent(out_pre, states, n - end, left_parent, parent_of_left);
-      OrPresent(post, states, n - end, right_of, right_sibling);
-      OrPresent(out_pre, states, start, right_parent, parent_of_right);
-      OrPresent(post, states, start, left_of, left_sibling);
-    }
+    const auto at = [&](unsigned* masks) { return split_bits ? masks : nullptr; };
+    OrPresent(out_pre, states, n - end, left_parent, parent_of_left, at(parent_of_left_at));
+    OrPresent(post, states, n - end, right_of, right_sibling, at(right_sibling_at));
+    OrPresent(out_pre, states, start, right_parent, parent_of_right, at(parent_of_right_at));
+    OrPresent(post, states, start, left_of, left_sibling, at(left_sibling_at));
     __syncthreads();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     for (int x = warp; x < states; x += kWarps) {
