@@ -67,17 +67,20 @@ struct ParseArgs {
   bool mpi = false;
 };
 
-// --batch-size, or its default: 1,024 for exact Viterbi on one CUDA device, 256 otherwise. The
-// CUDA backend sorts a batch by length and cuts it into device batches of at most 256 sentences:
-// from 1,024 read sentences, 4 batches of similar lengths instead of one of mixed lengths (issue
-// 17's timeline: 9,664 WSJ-23 sentences in 7.34 s instead of 7.80 s on an H100, the unary pass
-// 0.61 s instead of 0.82 s; bench/RESULTS.md).
+// --batch-size, or its default: 1,024 for Viterbi and for pruned max-rule on one CUDA device, 256
+// otherwise. The CUDA backend sorts a batch by length and cuts it into device batches of at most
+// 256 sentences: from 1,024 read sentences, 4 batches of similar lengths instead of one of mixed
+// lengths (issue 17's timeline: 9,664 WSJ-23 sentences in 7.34 s instead of 7.80 s on an H100, the
+// unary pass 0.61 s instead of 0.82 s; bench/RESULTS.md). The pruned max-rule backend makes device
+// batches of up to 1,024 sentences itself: 2,416 WSJ-23 lengths with en_sm6s, --prune safe, took
+// 19.4 s whole process with 1,024 against 25.1 s with 256 (exact: 29.0 s; bench/RESULTS.md).
 int BatchSize(const ParseArgs& args) {
   if (args.batch_size > 0) return args.batch_size;
   const bool one_gpu =
       args.devices.empty() && !args.mpi &&
       (args.backend == "cuda" || (args.backend == "auto" && cuda::DeviceCount() > 0));
-  return args.decoder == "viterbi" && one_gpu ? 1024 : 256;
+  const bool pruned = args.accurate || args.prune != "off";
+  return one_gpu && (args.decoder == "viterbi" || pruned) ? 1024 : 256;
 }
 
 InputForm ParseInputForm(const ParseArgs& args) {
@@ -538,8 +541,9 @@ void AddParseCommand(CLI::App& app) {
   Shown(cmd->add_option("--batch-size", args->batch_size,
                         "Most sentences parsed together (GPU batches are built from these); a "
                         "batch holds what has arrived, so a sentence is never held back waiting "
-                        "for more input. Default: 1024 for --decoder viterbi on one GPU (device "
-                        "batches of similar lengths), else 256")
+                        "for more input. Default: 1024 on one GPU for --decoder viterbi (device "
+                        "batches of similar lengths) and for pruned max-rule (1.3x faster than "
+                        "256 with en_sm6s), else 256")
             ->check(AtLeast(1)),
         "N");
   Shown(cmd->add_option("--min-rule-prob", args->min_rule_prob,
@@ -572,7 +576,7 @@ void AddParseCommand(CLI::App& app) {
                         "0.05; 1.1x the Berkeley parser's default speed); "
                         "auto: safe on the cpu backend (but off for Viterbi with a grammar of "
                         "under 50,000 binary rules, where exact is faster); on cuda safe for "
-                        "max-rule (1.5x exact's speed measured with en_sm6s) and off for "
+                        "max-rule (1.5x exact's speed, whole process, with en_sm6s) and off for "
                         "Viterbi (pruned measured barely faster than exact there); off for the "
                         "reference backend")
             ->check(OneOf({"auto", "off", "on", "fast", "accurate", "safe"}))

@@ -14,9 +14,12 @@
 //                 --sentences gum.words --lengths ../shared/bench/wsj23-sentence-lengths.txt
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 
 #include "common/sentence_file.h"
 #include "cuda/common/device.h"
@@ -72,6 +75,15 @@ int main(int argc, char** argv) {
   app.add_option("--min-rule-prob", min_rule_prob,
                  "Leave out projected rules below this probability (default: the setting's, "
                  "1e-4; 0 for exact)");
+  std::vector<int> masked_dispatch = {2}, pruning_kernels = {2};
+  app.add_option("--pruning-kernels", pruning_kernels,
+                 "cuda max-rule: pre-parse kernel variants (DevicePrunedViterbiOptions) of the "
+                 "profiled device-work rows, paired with --masked-dispatch's in order")
+      ->capture_default_str();
+  app.add_option("--masked-dispatch", masked_dispatch,
+                 "cuda max-rule: masked dispatch variants (DeviceInsideOutsideOptions) of the "
+                 "profiled device-work rows")
+      ->capture_default_str();
   app.add_option("--thresholds", settings,
                  "Pruning settings to run (fast, accurate, safe; exact: thresholds -infinity)")
       ->capture_default_str();
@@ -186,44 +198,72 @@ int main(int argc, char** argv) {
       // The pruned max-rule backend's device work alone, profiled: pre-parses leaving the fine
       // mask on the device, then the masked inside-outside and max-rule passes (no extraction).
       std::string error;
-      auto io = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(g), {}, &error);
-      for (const std::string& setting : settings) {
-        if (!io) break;
-        auto device = CudaCoarseToFine::Create(
-            g, *Setting(setting, min_rule_prob),
-            {.max_batch_bytes = io->BatchBudget() / 3,
-             .threads = threads,
-             .fine_mask_only = true,
-             .also_needs = [&](int32_t n) { return io->BytesForSentence(n); },
-             .also_budget = io->BatchBudget() / 2});
-        if (!device.ok()) return 1;
-        std::vector<size_t> failed;
-        std::string why;
-        double io_seconds = 0;
-        auto visit = [&](CudaPrunedBatch& batch) {
-          std::vector<cuda::IoSentence> refs;
-          for (size_t i : batch.indices)
-            refs.push_back({lexical[i].length, lexical[i].scores.data()});
-          std::vector<cuda::IoResult> results;
-          const auto io_start = std::chrono::steady_clock::now();
-          io->MaskedMaxRuleBatch(refs, batch.fine_mask, false, &results, &error);
-          io_seconds += Seconds(io_start);
-        };
-        (*device)->Run(std::span(pointers).first(std::min<size_t>(64, pointers.size())), visit,
-                       &failed, &why);
-        (*device)->SetProfiling(true);
-        io->SetProfiling(true);
-        io_seconds = 0;
-        const auto start = std::chrono::steady_clock::now();
-        (*device)->Run(pointers, visit, &failed, &why);
-        const double seconds = Seconds(start);
-        std::printf(
-            "\n%s thresholds, max-rule device work: %.2f s (%.0f sentences/s; no extraction), "
-            "of which masked inside-outside + max-rule %.2f s\npre-parses: %s\n"
-            "inside-outside: %s\n",
-            setting.c_str(), seconds, sentences->size() / seconds, io_seconds,
-            (*device)->ProfileReport().c_str(), io->ProfileReport().c_str());
-        io->SetProfiling(false);
+      // Per setting, the first variant's log P(w) and top-cell ROOT max-rule score per sentence:
+      // later variants must give the same (1e-9 relative).
+      std::map<std::string, std::vector<std::array<double, 2>>> first_scores;
+      for (size_t variant = 0; variant < masked_dispatch.size(); ++variant) {
+        const int dispatch = masked_dispatch[variant];
+        const int kernels = pruning_kernels[std::min(variant, pruning_kernels.size() - 1)];
+        auto io = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(g),
+                                                    {.masked_dispatch = dispatch}, &error);
+        for (const std::string& setting : settings) {
+          if (!io) break;
+          auto device = CudaCoarseToFine::Create(
+              g, *Setting(setting, min_rule_prob),
+              {.max_batch_bytes = io->BatchBudget() / 3,
+               .threads = threads,
+               .fine_mask_only = true,
+               .also_needs = [&](int32_t n) { return io->BytesForSentence(n); },
+               .also_budget = io->BatchBudget() / 2,
+               .pruning_kernels = kernels});
+          if (!device.ok()) return 1;
+          std::vector<size_t> failed;
+          std::string why;
+          double io_seconds = 0;
+          std::vector<std::array<double, 2>> scores(sentences->size(), {0, 0});
+          auto visit = [&](CudaPrunedBatch& batch) {
+            std::vector<cuda::IoSentence> refs;
+            for (size_t i : batch.indices)
+              refs.push_back({lexical[i].length, lexical[i].scores.data()});
+            std::vector<cuda::IoResult> results;
+            const auto io_start = std::chrono::steady_clock::now();
+            const bool ok = io->MaskedMaxRuleBatch(refs, batch.fine_mask, false, &results,
+                                                   &error) == cuda::IoBatchResult::kOk;
+            io_seconds += Seconds(io_start);
+            for (size_t j = 0; ok && j < batch.indices.size(); ++j) {
+              const size_t n = refs[j].length, top = n * (n + 1) / 2 - 1;  // ROOT: symbol 0
+              scores[batch.indices[j]] = {results[j].log_likelihood,
+                                          results[j].score[top * g.num_symbols()]};
+            }
+          };
+          (*device)->Run(std::span(pointers).first(std::min<size_t>(64, pointers.size())), visit,
+                         &failed, &why);
+          (*device)->SetProfiling(true);
+          io->SetProfiling(true);
+          io_seconds = 0;
+          const auto start = std::chrono::steady_clock::now();
+          (*device)->Run(pointers, visit, &failed, &why);
+          const double seconds = Seconds(start);
+          std::printf(
+              "\n%s thresholds, masked dispatch %d, pruning kernels %d, max-rule device work: "
+              "%.2f s (%.0f sentences/s; no extraction), of which masked inside-outside + "
+              "max-rule %.2f s\npre-parses: %s\ninside-outside: %s\n",
+              setting.c_str(), dispatch, kernels, seconds, sentences->size() / seconds, io_seconds,
+              (*device)->ProfileReport().c_str(), io->ProfileReport().c_str());
+          auto [first, inserted] = first_scores.emplace(setting, scores);
+          if (!inserted) {
+            const auto near = [](double a, double b) {
+              return a == b || std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b));
+            };
+            size_t same = 0;
+            for (size_t i = 0; i < scores.size(); ++i)
+              same += near(scores[i][0], first->second[i][0]) &&
+                      near(scores[i][1], first->second[i][1]);
+            std::printf("log P(w) and ROOT max-rule score equal to the first variant's: %zu/%zu\n",
+                        same, scores.size());
+          }
+          io->SetProfiling(false);
+        }
       }
     }
     for (const std::string& setting : settings) {

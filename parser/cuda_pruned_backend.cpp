@@ -54,12 +54,12 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
   if (p.num_levels() > 0) fine_arrays.to_coarser = p.fine_to_last().data();
   levels.push_back(fine_arrays);
   std::string error;
-  impl->device =
-      cuda::DevicePrunedViterbi::Create(levels,
-                                        {.max_batch_bytes = options.max_batch_bytes,
-                                         .keep_level_survivors = options.keep_level_survivors,
-                                         .fine_mask_only = options.fine_mask_only},
-                                        &error);
+  cuda::DevicePrunedViterbiOptions device_options{
+      .max_batch_bytes = options.max_batch_bytes,
+      .keep_level_survivors = options.keep_level_survivors,
+      .fine_mask_only = options.fine_mask_only};
+  if (options.pruning_kernels > 0) device_options.pruning_kernels = options.pruning_kernels;
+  impl->device = cuda::DevicePrunedViterbi::Create(levels, device_options, &error);
   if (!impl->device) return Status::Error("CUDA pruned backend: " + error);
   return std::unique_ptr<CudaCoarseToFine>(new CudaCoarseToFine(std::move(impl)));
 }

@@ -51,6 +51,9 @@ struct CudaPrunedOptions {
   bool fine_mask_only = false;
   std::function<size_t(int32_t)> also_needs;
   size_t also_budget = 0;
+  // Pre-parse kernel variant (cuda/pruning/pruned_viterbi.h DevicePrunedViterbiOptions); 0: its
+  // default.
+  int pruning_kernels = 0;
 };
 
 // One batch's results, as CudaCoarseToFine::Run hands them over (views, valid during the call).

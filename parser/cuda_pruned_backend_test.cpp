@@ -33,9 +33,12 @@ BerkeleyModel RandomModel(uint64_t seed, int substates = 4) {
 
 // Runs the device over `sentences` and checks every level's survivors and the fine chart against
 // the CPU pruner's. Returns how many items were compared at pre-parse levels (kept ones).
+// pruning_kernels: cuda/pruning's pre-parse kernel variant (0: the default).
 int64_t ExpectSameAsCpu(const Grammar& g, const std::vector<LexicalScores>& lexical,
-                        const PruningOptions& pruning, const std::string& what) {
-  auto device = CudaCoarseToFine::Create(g, pruning, {.keep_level_survivors = true});
+                        const PruningOptions& pruning, const std::string& what,
+                        int pruning_kernels = 0) {
+  auto device = CudaCoarseToFine::Create(
+      g, pruning, {.keep_level_survivors = true, .pruning_kernels = pruning_kernels});
   EXPECT_TRUE(device.ok()) << device.status().message();
   if (!device.ok()) return 0;
   const CoarseToFinePruner& pruner = (*device)->pruner();
@@ -155,12 +158,13 @@ void ExpectWithinTolerance(double want, double got, const std::string& what) {
 int ExpectSameMaxRuleAsCpu(const BerkeleyModel& model, const Lexicon& lexicon,
                            const std::vector<std::vector<std::string>>& sentences,
                            const PruningOptions& pruning, const std::string& what,
-                           bool against_exact = false, int kbest = 1) {
+                           bool against_exact = false, int kbest = 1, int pruning_kernels = 0) {
   const Grammar& g = model.grammar;
   const DecoderOptions decoding{.kbest = kbest};
   auto cpu = against_exact ? MakeCudaMaxRuleBackend(g, {.decoder = decoding})
                            : MakePrunedCpuBackend(g, "max-rule", pruning, 2, decoding);
-  auto gpu = MakeCudaPrunedMaxRuleBackend(g, pruning, {.max_batch_sentences = 7}, decoding);
+  auto gpu = MakeCudaPrunedMaxRuleBackend(
+      g, pruning, {.max_batch_sentences = 7, .pruning_kernels = pruning_kernels}, decoding);
   EXPECT_TRUE(cpu.ok() && gpu.ok()) << gpu.status().message();
   if (!cpu.ok() || !gpu.ok()) return 0;
   EXPECT_EQ((*gpu)->name(), "cuda/pruned-max-rule");
@@ -201,6 +205,9 @@ TEST_P(CudaPrunedRandomTest, SameSurvivorsAndChartsAsTheCpu) {
   tight.thresholds = {-2, -3};
   int64_t kept = ExpectSameAsCpu(model.grammar, lexical, tight, "tight");
   EXPECT_GT(kept, 0);
+  // The pre-parse kernel variants: per-cell masks at every level, and none.
+  EXPECT_EQ(ExpectSameAsCpu(model.grammar, lexical, tight, "tight, kernels 3", 3), kept);
+  EXPECT_EQ(ExpectSameAsCpu(model.grammar, lexical, tight, "tight, kernels 1", 1), kept);
   ExpectSameAsCpu(model.grammar, lexical, PruningOptions::Berkeley(false), "fast");
   ExpectSameAsCpu(model.grammar, lexical, PruningOptions::Exact(), "exact");
 }
@@ -232,6 +239,8 @@ TEST_P(CudaPrunedRandomTest, MaxRuleKBestSameAsTheCpu) {
   PruningOptions tight;
   tight.thresholds = {-2, -3};
   ExpectSameMaxRuleAsCpu(model, lexicon, sentences, tight, "k-best tight", false, /*kbest=*/3);
+  ExpectSameMaxRuleAsCpu(model, lexicon, sentences, tight, "k-best tight, kernels 3", false,
+                         /*kbest=*/3, /*pruning_kernels=*/3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, CudaPrunedRandomTest, ::testing::Values(1, 21, 33));
@@ -283,6 +292,9 @@ void CompareOnSharedGrammar(const std::string& grammar, size_t max_sentences) {
   for (const std::string setting : {"fast", "safe"}) {
     const PruningOptions pruning = *PruningOptions::Named(setting);
     EXPECT_GT(ExpectSameAsCpu(model->grammar, lexical, pruning, grammar + " " + setting), 0);
+    EXPECT_GT(ExpectSameAsCpu(model->grammar, lexical, pruning,
+                              grammar + " " + setting + ", kernels 3", 3),
+              0);
     ExpectSameTreesAsCpu(*model, lexicon, sentences, pruning, grammar + " " + setting);
     ExpectSameMaxRuleAsCpu(*model, lexicon, sentences, pruning, grammar + " max-rule " + setting);
   }

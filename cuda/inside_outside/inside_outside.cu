@@ -54,6 +54,14 @@ struct Charts {
   // Inside values of other items are zeroed below and above the unary layer (as
   // parser/inside_outside.h's FastInsideOutside), so the presence flags skip them as partners.
   const unsigned char* allowed = nullptr;
+  // Masked dispatch 2 (DeviceInsideOutsideOptions::masked_dispatch; set only with `allowed`):
+  // dead_cells: the unary + normalize kernel writes a cell without any usable item as empty at
+  // once, and skips the rules of pruned states. group_present: per group of the pair-sum launch,
+  // [group][0][symbol] = 1 when the symbol is present in some X partner cell of the group's cells,
+  // [group][1][symbol] the same for Y partner cells (GroupPresenceKernel); the pair-sum kernel
+  // skips a (tile, group) whose X or Y symbol is absent there without reading the partners' flags.
+  bool dead_cells = false;
+  const unsigned char* group_present = nullptr;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -174,6 +182,19 @@ __global__ void __launch_bounds__(kThreads)
   const int pl_first = __ldg(pairs.pl_begin + tile), pl_end = __ldg(pairs.pl_begin + tile + 1);
 
   for (int group = blockIdx.x * groups_per_block; group < group_end; ++group) {
+    if (c.group_present) {
+      // Masked dispatch 2: the next group, of up to 32, whose partner cells hold the tile's X and
+      // Y symbols (the same ballot in every warp: uniform over the block).
+      const int probe = group + lane;
+      const unsigned char* flags = c.group_present + size_t(probe) * 2 * c.num_symbols;
+      const bool live = probe < group_end && flags[sym.x] && flags[c.num_symbols + sym.y];
+      const unsigned ballot = __ballot_sync(0xffffffffu, live);
+      if (!ballot) {
+        group += 31;
+        continue;
+      }
+      group += __ffs(ballot) - 1;
+    }
     const int first_item = group * kG;
     __syncthreads();
     if (threadIdx.x < kG) sh_count[threadIdx.x] = 0;
@@ -351,6 +372,33 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Masked dispatch 2: Charts::group_present of one pair-sum launch (mode kMode, groups of kG target
+// cells of span `span`), into `out` (zeroed by the caller): a block per group, a warp per (cell,
+// partner), lanes over the symbols. Concurrent stores write the same 1 (global memory).
+template <int kMode>
+__global__ void GroupPresenceKernel(Charts c, const CellItem* items, int item_offset, int span,
+                                    int num_items, int group_cells, int max_partners,
+                                    unsigned char* out) {
+  const unsigned char* xpresent = kMode == kInside ? c.present_in : c.present_out;
+  unsigned char* x_out = out + size_t(blockIdx.x) * 2 * c.num_symbols;
+  unsigned char* y_out = x_out + c.num_symbols;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int job = warp; job < group_cells * max_partners; job += blockDim.x / 32) {
+    const int item = blockIdx.x * group_cells + job / max_partners, k = job % max_partners;
+    if (item >= num_items) break;
+    const CellItem it = items[item_offset + item];
+    if (k >= NumPartners<kMode>(it, span)) continue;
+    int xc, yc;
+    Partner<kMode>(it, span, k, &xc, &yc);
+    const unsigned char* x = xpresent + size_t(xc) * c.num_symbols;
+    const unsigned char* y = c.present_in + size_t(yc) * c.num_symbols;
+    for (int s = lane; s < c.num_symbols; s += 32) {
+      if (x[s]) x_out[s] = 1;
+      if (y[s]) y_out[s] = 1;
+    }
+  }
+}
+
 // Span 1 of the inside pass: acc = exp(lexical - M), M = the cell's largest lexical log-score.
 __global__ void LexicalKernel(Charts c, const CellItem* items, int item_offset,
                               const double* lexical) {
@@ -386,13 +434,32 @@ __global__ void UnaryNormalizeKernel(Charts c, const CellItem* items, int item_o
   const double* acc = c.acc + size_t(cell) * c.num_states;
   const unsigned char* allowed =
       !outside && c.allowed ? c.allowed + size_t(cell) * c.num_states : nullptr;
+  double* values = (outside ? c.out : c.in) + size_t(cell) * c.num_states;
+  if (c.dead_cells) {
+    // Masked dispatch 2: a cell without partners (reference scale -infinity) or, inside, without
+    // an allowed state ends empty whatever its sums: all zero, scale -infinity, no presence flag.
+    bool live = c.ref_scale[cell] > kNegInfD;
+    if (live && allowed) {
+      bool any = false;
+      for (int s = threadIdx.x; s < c.num_states; s += blockDim.x) any = any || allowed[s];
+      live = __syncthreads_or(any);
+    }
+    if (!live) {  // uniform over the block
+      for (int s = threadIdx.x; s < c.num_states; s += blockDim.x) values[s] = 0.0;
+      if (threadIdx.x == 0) (outside ? c.out_scale : c.in_scale)[cell] = kNegInfD;
+      return;
+    }
+  }
   for (int s = threadIdx.x; s < c.num_states; s += blockDim.x)
     sh_acc[s] = !allowed || allowed[s] ? acc[s] : 0.0;
   __syncthreads();
-  double* values = (outside ? c.out : c.in) + size_t(cell) * c.num_states;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   double local_max = 0;
   for (int s = warp; s < c.num_states; s += blockDim.x / 32) {
+    if (c.dead_cells && allowed && !allowed[s]) {  // zeroed below: skip its unary rules
+      if (lane == 0) values[s] = 0.0;
+      continue;
+    }
     double sum = 0;
     const int end = __ldg(begin + s + 1);
     for (int u = __ldg(begin + s) + lane; u < end; u += 32)
@@ -1005,7 +1072,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     const size_t cells = size_t(NumCells(n));
     return cells * (size_t(num_states_) * sizeof(double) * 3 + 4 * sizeof(double) +
                     size_t(num_symbols_) * (2 + sizeof(double) + sizeof(int4)) + sizeof(CellItem)) +
-           size_t(n) * (size_t(num_states_) * sizeof(double) + num_chunks_ * sizeof(Candidate));
+           size_t(n) * (size_t(num_states_) * sizeof(double) + num_chunks_ * sizeof(Candidate) +
+                        2 * num_symbols_);
   }
   size_t BatchBudget() const override { return budget_; }
   int32_t MaxLength() const override {
@@ -1037,6 +1105,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     max_rule_kernel_ = mk == 1 || mk == 2 || mk == 7 || mk == 9 || mk == 11 || mk == 14 ? mk : 13;
     pair_sum_kernel_ =
         options.pair_sum_kernel >= 1 && options.pair_sum_kernel <= 3 ? options.pair_sum_kernel : 5;
+    masked_dispatch_ = options.masked_dispatch == 1 ? 1 : 2;
     cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
     if (!AllowDynamicShared(UnaryNormalizeKernel, size_t(num_states_) * sizeof(double),
                             max_shared_optin_, "unary", error)) {
@@ -1279,6 +1348,12 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
       return IoBatchResult::kOutOfMemory;
     }
 
+    // Masked dispatch 2 (only with a mask: the exact passes stay as they were measured).
+    const bool compact = device_allowed != nullptr && masked_dispatch_ == 2;
+    if (compact && !group_present_.Reserve(size_t(max_level + 7) / 8 * 2 * num_symbols_)) {
+      *error = "cudaMalloc failed for the pair-sum group flags";
+      return IoBatchResult::kOutOfMemory;
+    }
     Charts c{in_.get(),
              scales_.get(),
              out_.get(),
@@ -1291,6 +1366,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
              num_states_,
              num_symbols_,
              device_allowed};
+    c.dead_cells = compact;
     MaxcChart m{maxc_score_.get(), maxc_info_.get()};
 
     Mark(0);
@@ -1496,8 +1572,16 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     const int blocks_x = std::max(1, std::min(groups, (num_sms_ * 64 + tiles - 1) / tiles));
     const int per_block = (groups + blocks_x - 1) / blocks_x;
     const int launched_x = (groups + per_block - 1) / per_block;
+    Charts cg = c;
+    if (c.dead_cells) {  // masked dispatch 2: the groups' partner symbols first
+      const size_t flags = size_t(groups) * 2 * num_symbols_;  // reserved by Run
+      cudaMemsetAsync(group_present_.get(), 0, flags, stream_);
+      GroupPresenceKernel<kMode><<<groups, kThreads, 0, stream_>>>(
+          c, items_.get(), offset, span, count, kG, max_partners, group_present_.get());
+      cg.group_present = group_present_.get();
+    }
     PairSumKernel<kG, kMode, kRules><<<dim3(launched_x, tiles), kThreads, shared, stream_>>>(
-        c, items_.get(), offset, span, layout.view(), count, max_partners, layout.max_bc,
+        cg, items_.get(), offset, span, layout.view(), count, max_partners, layout.max_bc,
         per_block);
     const cudaError_t launch = cudaGetLastError();
     if (launch != cudaSuccess) {
@@ -1807,6 +1891,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   int cells_per_group_ = 8;   // pair-sum kernel: 8 or 16
   int max_rule_kernel_ = 13;  // max-rule binary kernel variant (options.max_rule_kernel)
   int pair_sum_kernel_ = 5;   // pair-sum kernel variant (options.pair_sum_kernel)
+  int masked_dispatch_ = 2;   // options.masked_dispatch
   // Batch buffers.
   DeviceArray<double> in_, out_, acc_, scales_, log_likelihood_, lexical_, maxc_score_;
   DeviceArray<unsigned char> present_;
@@ -1814,6 +1899,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<CellItem> items_;
   DeviceArray<int4> maxc_info_;
   DeviceArray<Candidate> candidates_;
+  DeviceArray<unsigned char> group_present_;  // masked dispatch 2: pair-sum group flags
   HostBuffers host_[2];
   int next_host_ = 0;
 };

@@ -85,17 +85,20 @@ __device__ __forceinline__ bool Has(const unsigned* bits, int s) {
 }
 
 // Sets in `bits` (words of 32 states) the states with a finite score in any of the `count` cells
-// cell_of(0 .. count - 1) (chart offsets), one warp per (cell, word) job. The caller zeroes `bits`
-// and syncs before and after.
+// cell_of(0 .. count - 1) (chart offsets), one warp per (cell, word) job; with `per_cell` (pruning
+// kernels 2) also each cell's own: per_cell[k * words + w] = word w of cell k (every word
+// written). The caller zeroes `bits` and syncs before and after.
 template <typename CellOf>
 __device__ __forceinline__ void OrPresent(const double* chart, int states, int count,
-                                          CellOf cell_of, unsigned* bits) {
+                                          CellOf cell_of, unsigned* bits,
+                                          unsigned* per_cell = nullptr) {
   const int words = (states + 31) / 32;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   for (int job = warp; job < count * words; job += kWarps) {
     const int w = job % words, s = w * 32 + lane;
     const bool present = s < states && chart[cell_of(job / words) * states + s] > -INFINITY;
     const unsigned votes = __ballot_sync(0xffffffffu, present);
+    if (lane == 0 && per_cell) per_cell[job] = votes;
     if (lane == 0 && votes) atomicOr(&bits[w], votes);
   }
 }
@@ -118,9 +121,11 @@ __device__ __forceinline__ BlockCell ThisBlocksCell(const BatchView& batch, cons
 }
 
 // Kernel 1. Block (one cell) = items[blockIdx.x] = (sentence, start) at this span length.
+// split_bits (pruning kernels 2): dynamic shared memory also holds each split point's left and
+// right child cell's present states (InsideShared).
 __global__ void __launch_bounds__(kThreads)
     InsideSpan(LevelView g, BatchView batch, const int2* items, int span, const uint8_t* allowed,
-               const double* lexical, double* post, double* pre) {
+               const double* lexical, double* post, double* pre, bool split_bits) {
   const BlockCell here = ThisBlocksCell(batch, items, span);
   const int start = here.start, end = here.end, n = here.n, states = g.num_states;
   const long long base = here.base, cell = here.cell;
@@ -150,14 +155,15 @@ __global__ void __launch_bounds__(kThreads)
     const int words = (states + 31) / 32;
     unsigned* left_any = present;
     unsigned* right_any = present + words;
+    // Pruning kernels 2: per split point k, left_split[k * words ..] and right_split[..].
+    unsigned* left_split = present + 2 * words;
+    unsigned* right_split = left_split + size_t(span - 1) * words;
     for (int w = threadIdx.x; w < 2 * words; w += blockDim.x) present[w] = 0;
     __syncthreads();
-    OrPresent(
-        post, states, span - 1,
-        [&](int k) { return base + ChartCellIndex(n, start, start + 1 + k); }, left_any);
-    OrPresent(
-        post, states, span - 1, [&](int k) { return base + ChartCellIndex(n, start + 1 + k, end); },
-        right_any);
+    const auto left_cell = [&](int k) { return base + ChartCellIndex(n, start, start + 1 + k); };
+    const auto right_cell = [&](int k) { return base + ChartCellIndex(n, start + 1 + k, end); };
+    OrPresent(post, states, span - 1, left_cell, left_any, split_bits ? left_split : nullptr);
+    OrPresent(post, states, span - 1, right_cell, right_any, split_bits ? right_split : nullptr);
     __syncthreads();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     for (int p = warp; p < states; p += kWarps) {
@@ -170,6 +176,11 @@ __global__ void __launch_bounds__(kThreads)
       // One candidate: rule r at split point `split`, in parser/coarse_to_fine.cpp's order of
       // additions, (rule + left) + right.
       auto candidate = [&](int r, int split) {
+        if (split_bits) {  // a child absent at this split point: its score is -infinity
+          const size_t k = split - start - 1;
+          if (!Has(left_split + k * words, g.left[r]) || !Has(right_split + k * words, g.right[r]))
+            return;
+        }
         const double l = post[(base + ChartCellIndex(n, start, split)) * states + g.left[r]];
         if (l == neg_inf) return;
         const double rr = post[(base + ChartCellIndex(n, split, end)) * states + g.right[r]];
@@ -213,9 +224,13 @@ __global__ void __launch_bounds__(kThreads)
 // Kernel 2. Block = one cell, as kernel 1; dynamic shared memory: the cell's outside scores above
 // its unary layer (num_states doubles). Writes the cell's outside scores below the unary layer
 // (read by its children, later launches) and its survivors; counts them into *kept.
+// split_bits (pruning kernels 2, OutsideShared): the presence masks of each parent and sibling cell
+// too, so that a (rule, parent cell) whose parent or sibling is absent there is skipped without
+// reading the chart.
 __global__ void __launch_bounds__(kThreads)
     OutsideSpan(LevelView g, BatchView batch, const int2* items, int span, const double* post,
-                const double* pre, double* out_pre, uint8_t* survivors, unsigned long long* kept) {
+                const double* pre, double* out_pre, uint8_t* survivors, unsigned long long* kept,
+                bool split_bits) {
   extern __shared__ double out_post[];  // num_states, then the presence bits below
   const BlockCell here = ThisBlocksCell(batch, items, span);
   const int start = here.start, end = here.end, n = here.n, states = g.num_states;
@@ -248,20 +263,24 @@ __global__ void __launch_bounds__(kThreads)
     unsigned* right_sibling = parent_of_left + words;
     unsigned* parent_of_right = right_sibling + words;
     unsigned* left_sibling = parent_of_right + words;
+    // With split_bits, per parent cell i: parent_of_left_at[i * words ..] (cell (start, end + 1 +
+    // i)), right_sibling_at (cell (end, end + 1 + i)), parent_of_right_at (cell (i, end)),
+    // left_sibling_at (cell (i, start)).
+    unsigned* parent_of_left_at = left_sibling + words;
+    unsigned* right_sibling_at = parent_of_left_at + size_t(n - end) * words;
+    unsigned* parent_of_right_at = right_sibling_at + size_t(n - end) * words;
+    unsigned* left_sibling_at = parent_of_right_at + size_t(start) * words;
     for (int w = threadIdx.x; w < 4 * words; w += blockDim.x) parent_of_left[w] = 0;
     __syncthreads();
-    OrPresent(
-        out_pre, states, n - end,
-        [&](int k) { return base + ChartCellIndex(n, start, end + 1 + k); }, parent_of_left);
-    OrPresent(
-        post, states, n - end, [&](int k) { return base + ChartCellIndex(n, end, end + 1 + k); },
-        right_sibling);
-    OrPresent(
-        out_pre, states, start, [&](int k) { return base + ChartCellIndex(n, k, end); },
-        parent_of_right);
-    OrPresent(
-        post, states, start, [&](int k) { return base + ChartCellIndex(n, k, start); },
-        left_sibling);
+    const auto left_parent = [&](int k) { return base + ChartCellIndex(n, start, end + 1 + k); };
+    const auto right_of = [&](int k) { return base + ChartCellIndex(n, end, end + 1 + k); };
+    const auto right_parent = [&](int k) { return base + ChartCellIndex(n, k, end); };
+    const auto left_of = [&](int k) { return base + ChartCellIndex(n, k, start); };
+    const auto at = [&](unsigned* masks) { return split_bits ? masks : nullptr; };
+    OrPresent(out_pre, states, n - end, left_parent, parent_of_left, at(parent_of_left_at));
+    OrPresent(post, states, n - end, right_of, right_sibling, at(right_sibling_at));
+    OrPresent(out_pre, states, start, right_parent, parent_of_right, at(parent_of_right_at));
+    OrPresent(post, states, start, left_of, left_sibling, at(left_sibling_at));
     __syncthreads();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     for (int x = warp; x < states; x += kWarps) {
@@ -287,6 +306,12 @@ __global__ void __launch_bounds__(kThreads)
         return Has(parent_of_left, g.by_left_parent[r]) && Has(right_sibling, g.by_left_right[r]);
       };
       auto as_left = [&](int r, int k) {
+        if (split_bits) {  // the parent or the sibling absent there: a score of -infinity
+          const size_t i = k - end - 1;
+          if (!Has(parent_of_left_at + i * words, g.by_left_parent[r]) ||
+              !Has(right_sibling_at + i * words, g.by_left_right[r]))
+            return;
+        }
         candidate(ChartCellIndex(n, start, k), g.by_left_parent[r], g.by_left_log_prob[r],
                   ChartCellIndex(n, end, k), g.by_left_right[r]);
       };
@@ -297,6 +322,12 @@ __global__ void __launch_bounds__(kThreads)
         return Has(parent_of_right, g.by_right_parent[r]) && Has(left_sibling, g.by_right_left[r]);
       };
       auto as_right = [&](int r, int k) {
+        if (split_bits) {
+          const size_t i = k;
+          if (!Has(parent_of_right_at + i * words, g.by_right_parent[r]) ||
+              !Has(left_sibling_at + i * words, g.by_right_left[r]))
+            return;
+        }
         candidate(ChartCellIndex(n, k, end), g.by_right_parent[r], g.by_right_log_prob[r],
                   ChartCellIndex(n, k, start), g.by_right_left[r]);
       };
@@ -403,10 +434,28 @@ __global__ void CompactFinite(const double* chart, long long total, unsigned lon
 
 // Host side ---------------------------------------------------------------------------------------
 
-// Dynamic shared memory: kernel 1's two presence masks; kernel 2's outside scores and four masks.
-size_t InsideShared(int states) { return 2 * size_t((states + 31) / 32) * sizeof(unsigned); }
+// Dynamic shared memory: kernel 1's two presence masks, and with *split_bits (pruning kernels 2,
+// when they fit in the 48 KB a launch gets without opt-in) two more per split point; kernel 2's
+// outside scores and four masks.
+size_t InsideShared(int states, int span, int kernels, bool* split_bits) {
+  const size_t words = (states + 31) / 32;
+  const size_t with_splits = 2 * words * size_t(span) * sizeof(unsigned);  // 2 + 2 (span - 1)
+  *split_bits = kernels == 2 && span > 1 && with_splits <= 40 * 1024;
+  return *split_bits ? with_splits : 2 * words * sizeof(unsigned);
+}
 size_t OutsideShared(int states) {
   return size_t(states) * sizeof(double) + 4 * size_t((states + 31) / 32) * sizeof(unsigned);
+}
+// The most dynamic shared bytes kernel 2 takes with per-cell masks (split_bits: two masks per
+// parent cell, longest - span of them at most), above OutsideShared; `limit` (0 or
+// kOutsideSplitBytes) is what Init could opt in to.
+constexpr size_t kOutsideSplitBytes = 48 * 1024;
+constexpr size_t kSplitMaskRulesPerState = 100;  // pruning kernels 2: the levels that use them
+size_t OutsideShared(int states, int span, int longest, size_t limit, bool* split_bits) {
+  const size_t with_splits =
+      2 * size_t((states + 31) / 32) * size_t(longest - span) * sizeof(unsigned);
+  *split_bits = span < longest && with_splits <= limit;
+  return OutsideShared(states) + (*split_bits ? with_splits : 0);
 }
 
 // One level's arrays, uploaded.
@@ -553,6 +602,13 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     int device = 0, max_optin = 0;
     cudaGetDevice(&device);
     cudaDeviceGetAttribute(&max_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    // Pruning kernels 2: room for the per-cell masks too, where the device has it.
+    std::string no_room;
+    outside_split_limit_ = options_.pruning_kernels >= 2 && max_pre_states_ > 0 &&
+                                   AllowDynamicShared(OutsideSpan, shared + kOutsideSplitBytes,
+                                                      max_optin, "pruning outside", &no_room)
+                               ? kOutsideSplitBytes
+                               : 0;
     if (max_pre_states_ > 0 &&
         !AllowDynamicShared(OutsideSpan, shared, max_optin, "pruning outside", error)) {
       return false;
@@ -697,20 +753,31 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         break;
       }
       const uint8_t* allowed = k > 0 ? allowed_.get() : nullptr;
+      // Pruning kernels 2 use the per-cell masks only at levels of many rules a state: en_sm6s's
+      // level 0 (40 rules a state) ran 25% slower with them, level 1 (52) the same, levels 2-5
+      // (173-1,830) 6-20% faster (bench/RESULTS.md). Kernels 3 use them at every level.
+      const bool many_rules = level.left.size() >= kSplitMaskRulesPerState * size_t(states);
+      const int kernels =
+          options_.pruning_kernels == 3 || (options_.pruning_kernels == 2 && many_rules) ? 2 : 1;
       Mark();
       for (int span = 1; span <= longest; ++span) {
         const int count = static_cast<int>(span_begin[span + 1] - span_begin[span]);
-        InsideSpan<<<count, kThreads, InsideShared(states)>>>(
-            level.View(), view, items_.get() + span_begin[span], span, allowed,
-            lexical_.get() + lexical_offset[k], post_.get(), pre_.get());
+        bool split_bits = false;
+        const size_t shared = InsideShared(states, span, kernels, &split_bits);
+        InsideSpan<<<count, kThreads, shared>>>(level.View(), view, items_.get() + span_begin[span],
+                                                span, allowed, lexical_.get() + lexical_offset[k],
+                                                post_.get(), pre_.get(), split_bits);
       }
       Mark();
       if (fine) break;
       for (int span = longest; span >= 1; --span) {
         const int count = static_cast<int>(span_begin[span + 1] - span_begin[span]);
-        OutsideSpan<<<count, kThreads, OutsideShared(states)>>>(
+        bool split_bits = false;
+        const size_t shared = OutsideShared(states, span, longest,
+                                            kernels == 2 ? outside_split_limit_ : 0, &split_bits);
+        OutsideSpan<<<count, kThreads, shared>>>(
             level.View(), view, items_.get() + span_begin[span], span, post_.get(), pre_.get(),
-            out_pre_.get(), survivors_.get(), counters_ + 2 * k + 1);
+            out_pre_.get(), survivors_.get(), counters_ + 2 * k + 1, split_bits);
       }
       Mark();
       if (cudaGetLastError() != cudaSuccess) return Fail("a pruning kernel launch", error);
@@ -813,6 +880,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   }
 
   DevicePrunedViterbiOptions options_;
+  size_t outside_split_limit_ = 0;  // OutsideShared's limit for the per-cell masks
   std::vector<std::unique_ptr<DeviceLevel>> levels_;
   int max_states_ = 0, max_pre_states_ = 0, fine_states_ = 0;
   int allowed_states_ = 0;  // the allowed array's states a cell (the fine grammar's at least)

@@ -60,6 +60,14 @@ struct DevicePrunedViterbiOptions {
   // cuda/inside_outside/inside_outside.h, and copies back no chart (fine_count 0). The fine
   // level's PruningLevelArrays then need only num_states and to_coarser.
   bool fine_mask_only = false;
+  // Pre-parse kernels (InsideSpan, OutsideSpan): 2 (default) at levels of at least 100 binary
+  // rules a state, also keep each child cell's present states (inside: per split point; outside:
+  // per parent and sibling cell) in shared memory, so that a (rule, split point or parent cell)
+  // whose child, parent or sibling is absent there is skipped without reading the chart (spans
+  // whose masks do not fit, about 200 split points at 722 states, run as 1): 13% less pre-parse
+  // time on en_sm6s, safe (bench/RESULTS.md); 3 the same at every level (tests); 1 tests only the
+  // states present at some split point or parent cell. Same survivors bit for bit.
+  int pruning_kernels = 2;
 };
 
 // One sentence: its length and, per level (pre-parse levels, then the fine grammar), its lexical
