@@ -1,7 +1,5 @@
 #include "parser/cuda_backend.h"
 
-#include <algorithm>
-#include <numeric>
 #include <optional>
 #include <thread>
 
