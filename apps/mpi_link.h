@@ -48,6 +48,11 @@ class MpiLink {
 // whole job, so that no process waits for messages that never come.
 void RunCommandWork(bool mpi, const std::function<void(MpiLink* link)>& work);
 
+// The ranks of a host share its GPUs: with several ranks and several CUDA devices, makes device
+// local_rank % device count the calling thread's current device (every later CUDA call of the
+// rank's main thread goes there). Fails the command when it cannot. Nothing without a link.
+void UseRankDevice(const MpiLink* link);
+
 // A job that deals shards of work out from rank 0 (`cky parse --mpi`, `cky recognize --mpi`):
 // rank 0 calls DealShards, every other rank ServeShards.
 //

@@ -6,6 +6,7 @@
 
 #include "apps/command_util.h"
 #include "apps/mpi_link.h"
+#include "cuda/common/device.h"
 
 namespace cky::apps {
 
@@ -22,6 +23,12 @@ void RunCommandWork(bool mpi, const std::function<void(MpiLink*)>& work) {
     if (link && link->size() > 1) link->Abort(e.get_exit_code());
     throw;
   }
+}
+
+void UseRankDevice(const MpiLink* link) {
+  if (!link || link->size() < 2 || cuda::DeviceCount() < 2) return;
+  std::string error;
+  if (!cuda::SetDevice(link->local_rank() % cuda::DeviceCount(), &error)) Fail(error);
 }
 
 namespace {

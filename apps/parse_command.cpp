@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <fstream>
 #include <future>
 #include <iostream>
@@ -195,9 +196,12 @@ void FinishInput(const ParseArgs& args, InputFile& input, long sentences, long f
 }
 
 // Reads sentences, parses them in batches and writes one result per sentence, in input order.
-// Two stages overlap: a worker thread parses one batch while this thread formats and writes the
-// previous batch's results and reads the next batch, if it has arrived (a co-process that waits
-// for its tree before it writes more gets the tree at once: nothing waits for input then).
+// The stages overlap: worker threads parse while this thread formats and writes the results of
+// the batch before and reads the next batch, if it has arrived (a co-process that waits for its
+// tree before it writes more gets the tree at once: nothing waits for input then). One batch is
+// parsed at a time, or two when the backend parses concurrent batches (several GPUs: the devices
+// start on the next batch while the last chunks of one finish, and its lexical scoring runs
+// while they work).
 void ParseStream(const ParseArgs& args, Parser& parser, SentenceSource& source, InputFile& input,
                  ResultWriter& writer, const ResultFormatOptions& format, int batch_size) {
   ProgressMeter progress("sentences", input.size(), ShowProgress(args.progress, args.no_progress));
@@ -206,36 +210,41 @@ void ParseStream(const ParseArgs& args, Parser& parser, SentenceSource& source, 
     std::vector<std::vector<std::string>> batch;
     std::future<ParsedBatch> parsed;
   };
-  std::unique_ptr<InFlight> parsing;  // the batch being parsed
+  const size_t depth = parser.backend().ParsesConcurrentBatches() ? 2 : 1;
+  std::deque<std::unique_ptr<InFlight>> parsing;  // oldest first
+  std::vector<std::vector<std::string>> next;     // read, not yet parsing
   long read = 0, written = 0, failures = 0;
   bool input_left = true;
-  while (input_left || parsing) {
-    std::vector<std::vector<std::string>> batch;
-    bool have_batch = false;
-    if (input_left && (!parsing || source.Ready())) {
+  auto start = [&] {
+    auto batch = std::make_unique<InFlight>();
+    batch->first_number = read + 1;
+    batch->batch = std::exchange(next, {});
+    read += static_cast<long>(batch->batch.size());
+    batch->parsed =
+        std::async(std::launch::async, ParseOnly, std::ref(parser), std::cref(batch->batch));
+    parsing.push_back(std::move(batch));
+  };
+  while (input_left || !next.empty() || !parsing.empty()) {
+    if (input_left && next.empty() && (parsing.empty() || source.Ready())) {
       timeline::Scope scope("read");
-      have_batch = ReadBatch(source, batch_size, &batch);
-      input_left = have_batch;
+      input_left = ReadBatch(source, batch_size, &next);
     }
-    std::unique_ptr<InFlight> done = std::move(parsing);
-    ParsedBatch parsed;
-    if (done) parsed = done->parsed.get();
-    if (have_batch) {
-      parsing = std::make_unique<InFlight>();
-      parsing->first_number = read + 1;
-      parsing->batch = std::move(batch);
-      read += static_cast<long>(parsing->batch.size());
-      parsing->parsed =
-          std::async(std::launch::async, ParseOnly, std::ref(parser), std::cref(parsing->batch));
+    if (!next.empty() && parsing.size() < depth) {
+      start();
+      continue;
     }
-    if (done) {
-      const ShardResults results =
-          FormatShard(done->first_number, done->batch, std::move(parsed), format);
-      WriteShard(results, writer);
-      written += static_cast<long>(results.texts.size());
-      failures += results.failures;
-      progress.Update(written, input.BytesConsumed());
-    }
+    if (parsing.empty()) continue;
+    // The oldest batch's results, in input order; the batch read meanwhile starts at once.
+    std::unique_ptr<InFlight> done = std::move(parsing.front());
+    parsing.pop_front();
+    ParsedBatch parsed = done->parsed.get();
+    if (!next.empty()) start();
+    const ShardResults results =
+        FormatShard(done->first_number, done->batch, std::move(parsed), format);
+    WriteShard(results, writer);
+    written += static_cast<long>(results.texts.size());
+    failures += results.failures;
+    progress.Update(written, input.BytesConsumed());
   }
   FinishInput(args, input, written, failures);
 }
@@ -348,11 +357,8 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
     auto devices = ParseDeviceList(args.devices, cuda::DeviceCount());
     if (!devices.ok()) Fail(devices.status().message(), 2);
     backend.devices = *devices;
-  } else if (link && link->size() > 1 && cuda::DeviceCount() > 1 && args.backend != "cpu" &&
-             args.backend != "reference") {
-    // The ranks on one host share its GPUs: each takes the next.
-    std::string error;
-    if (!cuda::SetDevice(link->local_rank() % cuda::DeviceCount(), &error)) Fail(error);
+  } else if (args.backend != "cpu" && args.backend != "reference") {
+    UseRankDevice(link);  // the ranks on one host share its GPUs: each takes the next
   }
   // With several devices a batch holds --batch-size sentences per chunk, two chunks per device
   // (MultiDeviceOptions::chunks_per_slot), so that each device's batches stay as large as one
@@ -518,7 +524,9 @@ void AddParseCommand(CLI::App& app) {
                         "Each batch is dealt out by sentence length so that every device stays "
                         "busy; output is still one line per input sentence, in input order. A "
                         "device that fails hands its sentences to the others (or to the CPU) "
-                        "with a warning. A batch then holds 2 x --batch-size sentences per device"),
+                        "with a warning. A batch then holds 2 x --batch-size sentences per "
+                        "device, and two batches are parsed at once so that no device waits for "
+                        "the others at a batch's end. Exact parsing only (no --prune)"),
         "all|LIST");
   cmd->add_flag("--mpi", args->mpi,
                 std::string("Run as one process of an MPI job (mpirun -np N cky parse --mpi "

@@ -166,10 +166,7 @@ void RecognizeOnThisProcess(const RecognizeArgs& args, const CnfGrammar& grammar
     if (!devices.ok()) Fail(devices.status().message(), 2);
     bulk_devices = std::make_unique<BulkDevices>(program, *devices, args.threads);
   } else if (answers && use_gpu) {
-    if (link && link->size() > 1) {  // the ranks of a host take its GPUs in turn
-      std::string error;
-      if (!cuda::SetDevice(link->local_rank() % cuda::DeviceCount(), &error)) Fail(error);
-    }
+    UseRankDevice(link);  // the ranks of a host take its GPUs in turn
     if (args.bulk) {
       auto created = cuda::BpbcGpu::Create(program);
       if (!created.ok()) Fail(created.status().message());

@@ -3,7 +3,10 @@
 # corpus whose sentence lengths follow a length list (WSJ section 23 by default) and whose words
 # are taken in turn from tokenized sentence files. For each GPU count it parses the corpus with
 # `--devices 0,...,G-1` and prints sentences/s, the speed-up over one GPU and the scaling
-# efficiency (speed-up / G); every output must be byte-identical to the one-GPU output.
+# efficiency (speed-up / G); every output must be byte-identical to the one-GPU output. Loading the
+# grammar and making the backends (one per GPU, made at once) is a fixed cost that a long corpus
+# amortises, so each row also gives the parse phase alone (the whole process less its `load grammar
+# and backend` phase, from --timeline) and the efficiency of that.
 #
 #   bench/multi_gpu_scaling.sh --cky build/apps/cky --grammar ../shared/grammars/en_sm6s/en_sm6s \
 #     --gpus "1 2 4 8"                 # on a machine with 8 GPUs (counts past the machine's skip)
@@ -67,38 +70,48 @@ export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$out/cache}
 head -5 "$corpus" | "$cky" parse --tokenized -g "$grammar" --decoder "$decoder" -b cuda \
   --no-progress > /dev/null
 
-run() {  # run NAME DEVICES-ARGS...: prints the best wall seconds
+run() {  # run NAME DEVICES-ARGS...: prints the best run's wall seconds and its loading seconds
   local name=$1; shift
-  local best=""
+  local best="" best_load=""
   for ((r = 0; r < repeat; ++r)); do
-    local start end
+    local start end load
     start=$(date +%s.%N)
-    "$cky" parse --tokenized -g "$grammar" --decoder "$decoder" -b cuda --no-progress "$@" \
-      "$corpus" > "$out/$name.txt" 2> "$out/$name.log"
+    "$cky" parse --tokenized -g "$grammar" --decoder "$decoder" -b cuda --no-progress --timeline \
+      "$@" "$corpus" > "$out/$name.txt" 2> "$out/$name.log"
     end=$(date +%s.%N)
-    best=$(awk -v a="$start" -v b="$end" -v best="$best" \
-      'BEGIN { s = b - a; print (best == "" || s < best) ? s : best }')
+    # The timeline's row: phase, calls, total, first start, last end (seconds since the start).
+    load=$(awk '/^  load grammar and backend / { print $NF }' "$out/$name.log")
+    read -r best best_load < <(awk -v a="$start" -v b="$end" -v l="${load:-0}" -v best="$best" \
+      -v best_load="$best_load" \
+      'BEGIN { s = b - a; if (best == "" || s < best) print s, l; else print best, best_load }')
   done
-  echo "$best"
+  echo "$best $best_load"
 }
 
-echo "| setting | --devices | seconds (whole process) | sentences/s | speed-up | efficiency | output = 1 GPU |"
-echo "| --- | --- | ---: | ---: | ---: | ---: | --- |"
+echo "| setting | --devices | seconds (whole process) | sentences/s | speed-up | efficiency |" \
+  "loading s | parse phase s | parse sentences/s | parse efficiency | output = 1 GPU |"
+echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 base=""
+parse_base=""
 reference=""
-row() {  # row NAME SPEC GPUS SECONDS (the output is $out/NAME.txt)
-  local rate same
-  rate=$(awk -v n="$sentences" -v s="$4" 'BEGIN { print n / s }')
+row() {  # row NAME SPEC GPUS "SECONDS LOAD-SECONDS" (the output is $out/NAME.txt)
+  local seconds load rate parse_rate same
+  read -r seconds load <<< "$4"
+  rate=$(awk -v n="$sentences" -v s="$seconds" 'BEGIN { print n / s }')
+  parse_rate=$(awk -v n="$sentences" -v s="$seconds" -v l="$load" 'BEGIN { print n / (s - l) }')
   [ -n "$base" ] || base=$rate
+  [ -n "$parse_base" ] || parse_base=$parse_rate
   [ -n "$reference" ] || reference=$out/$1.txt
   if cmp -s "$reference" "$out/$1.txt"; then same=yes; else same=NO; fi
-  awk -v name="$1" -v spec="$2" -v g="$3" -v s="$4" -v rate="$rate" -v base="$base" -v same="$same" \
-    'BEGIN { printf "| %s | %s | %.2f | %.1f | %.2f | %.0f%% | %s |\n", name, spec, s, rate,
-             rate / base, 100 * rate / base / g, same }'
+  awk -v name="$1" -v spec="$2" -v g="$3" -v s="$seconds" -v l="$load" -v rate="$rate" \
+    -v base="$base" -v prate="$parse_rate" -v pbase="$parse_base" -v same="$same" \
+    'BEGIN { printf "| %s | %s | %.2f | %.1f | %.2f | %.0f%% | %.2f | %.2f | %.1f | %.0f%% | %s |\n",
+             name, spec, s, rate, rate / base, 100 * rate / base / g, l, s - l, prate,
+             100 * prate / pbase / g, same }'
 }
 for g in $gpus; do
   if [ "$g" -gt "$available" ]; then
-    echo "| gpus$g | | not run: the machine has $available GPUs | | | | |"
+    echo "| gpus$g | | not run: the machine has $available GPUs | | | | | | | | |"
     continue
   fi
   spec=$(seq -s, 0 $((g - 1)))

@@ -73,6 +73,11 @@ class ViterbiBackend {
   // to the others: parser/multi_device_backend.h), for the caller to print; a sentence's own
   // trouble is in its outcome's message instead.
   virtual std::vector<std::string> TakeWarnings() { return {}; }
+  // True when ParseBatch may be called from several threads at once, and gains from it: the
+  // multi-device layer queues a second batch's work behind the first's, so that no device waits
+  // for the slowest one at the end of each batch (parser/multi_device_backend.h). The others
+  // (false) take one call at a time.
+  virtual bool ParsesConcurrentBatches() const { return false; }
 };
 
 // The plain reference: one sentence after another, ReferenceViterbiInside then ExtractViterbiTree.

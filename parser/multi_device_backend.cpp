@@ -75,6 +75,14 @@ bool Failed(const ParseOutcome& outcome) {
   return outcome.status == ParseStatus::kOutOfMemory || outcome.status == ParseStatus::kFailed;
 }
 
+// Whether `chunk` is k, k+1, k+2, ...
+bool IsRun(const std::vector<size_t>& chunk) {
+  for (size_t i = 1; i < chunk.size(); ++i) {
+    if (chunk[i] != chunk[0] + i) return false;
+  }
+  return !chunk.empty();
+}
+
 // Whether sentences[indices] all have the same number of words.
 bool OneLength(std::span<const SentenceInput> sentences, const std::vector<size_t>& indices) {
   return std::all_of(indices.begin(), indices.end(), [&](size_t i) {
@@ -132,13 +140,16 @@ class MultiDeviceBackend : public ViterbiBackend {
     return std::exchange(warnings_, {});
   }
 
+  bool ParsesConcurrentBatches() const override { return true; }
+
   std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
     std::vector<ParseOutcome> outcomes(sentences.size());
     if (sentences.empty()) return outcomes;
     std::vector<int> lengths;
     for (const SentenceInput& s : sentences) lengths.push_back(static_cast<int>(s.words.size()));
-    std::deque<std::vector<size_t>> leftovers;
+    std::vector<std::vector<size_t>> leftovers;
     {
+      Call call{.sentences = sentences, .outcomes = &outcomes};
       std::unique_lock lock(mutex_);
       auto chunks = ChunksByLength(lengths, live_ <= 1 ? 1 : live_ * options_.chunks_per_slot);
       if (chunks.size() == 1) {
@@ -146,17 +157,23 @@ class MultiDeviceBackend : public ViterbiBackend {
         for (size_t i = 0; i < chunks[0].size(); ++i) chunks[0][i] = i;
       }
       if (live_ == 0) {
-        leftovers.assign(chunks.begin(), chunks.end());
+        leftovers = std::move(chunks);
       } else {
-        sentences_ = sentences;
-        outcomes_ = &outcomes;
-        queue_.assign(chunks.begin(), chunks.end());
-        chunks_left_ = static_cast<int>(chunks.size());
+        // Behind the chunks of batches queued before (other callers'), so that each batch is
+        // done as early as it can be, and the devices move on to the next without a pause.
+        for (std::vector<size_t>& chunk : chunks) queue_.push_back({&call, std::move(chunk)});
+        call.chunks_left = static_cast<int>(chunks.size());
         work_.notify_all();
-        done_.wait(lock, [&] { return chunks_left_ == 0 || (live_ == 0 && in_flight_ == 0); });
-        leftovers = std::exchange(queue_, {});
-        outcomes_ = nullptr;
-        sentences_ = {};
+        done_.wait(lock,
+                   [&] { return call.chunks_left == 0 || (live_ == 0 && call.in_flight == 0); });
+        for (auto it = queue_.begin(); it != queue_.end();) {  // left when every slot retired
+          if (it->call != &call) {
+            ++it;
+            continue;
+          }
+          leftovers.push_back(std::move(it->chunk));
+          it = queue_.erase(it);
+        }
       }
     }
     for (const std::vector<size_t>& chunk : leftovers) {
@@ -171,6 +188,18 @@ class MultiDeviceBackend : public ViterbiBackend {
   }
 
  private:
+  // One ParseBatch call: its sentences, where their outcomes go, and its chunks' progress.
+  struct Call {
+    std::span<const SentenceInput> sentences;
+    std::vector<ParseOutcome>* outcomes = nullptr;
+    int chunks_left = 0;  // not yet parsed
+    int in_flight = 0;    // being parsed by a slot
+  };
+  struct Work {
+    Call* call;
+    std::vector<size_t> chunk;  // indices into call->sentences
+  };
+
   struct Slot {
     BackendSlot spec;
     std::thread thread;
@@ -182,6 +211,7 @@ class MultiDeviceBackend : public ViterbiBackend {
   // outcome, which is kept when the fallback fails too; otherwise `why` says why they come here.
   void ParseOnFallback(std::span<const SentenceInput> sentences, const std::vector<size_t>& indices,
                        const std::string& why, std::vector<ParseOutcome>* outcomes, bool failed) {
+    std::lock_guard fallback_lock(fallback_mutex_);  // callers of ParseBatch may come at once
     if (!fallback_ && options_.make_fallback) {
       auto made = options_.make_fallback();
       if (made.ok()) {
@@ -245,24 +275,26 @@ class MultiDeviceBackend : public ViterbiBackend {
     done_.notify_all();
     if (!backend) return;
     for (;;) {
+      Call* call;
       std::vector<size_t> chunk;
-      std::span<const SentenceInput> sentences;
-      std::vector<ParseOutcome>* outcomes;
       {
         std::unique_lock lock(mutex_);
         work_.wait(lock, [&] { return stop_ || !queue_.empty(); });
         if (stop_) break;
-        chunk = std::move(queue_.front());
+        call = queue_.front().call;
+        chunk = std::move(queue_.front().chunk);
         queue_.pop_front();
-        ++in_flight_;
-        sentences = sentences_;
-        outcomes = outcomes_;
+        ++call->in_flight;
       }
+      const std::span<const SentenceInput> sentences = call->sentences;
+      std::vector<ParseOutcome>* outcomes = call->outcomes;
       std::vector<ParseOutcome> parsed;
       error.clear();
       try {
-        if (chunk.size() == sentences.size()) {
-          parsed = backend->ParseBatch(sentences);  // the one chunk, in order (ParseBatch)
+        if (IsRun(chunk)) {
+          // Consecutive sentences (the one chunk, or a run of a batch that came longest first,
+          // as Parser::Parse sends it): parsed where they are, uncopied.
+          parsed = backend->ParseBatch(sentences.subspan(chunk.front(), chunk.size()));
         } else {
           std::vector<SentenceInput> inputs;
           inputs.reserve(chunk.size());
@@ -295,17 +327,17 @@ class MultiDeviceBackend : public ViterbiBackend {
       {
         std::lock_guard lock(mutex_);
         for (std::string& w : inner_warnings) warnings_.push_back(slot.spec.label + ": " + w);
-        --in_flight_;
+        --call->in_flight;
         if (retire) {
           warnings_.push_back(slot.spec.label + " (" + slot.inner_name + ") " + error + "; its " +
                               std::to_string(chunk.size()) +
                               " sentences and the rest go to the other devices" +
                               (live_ == 1 ? " (none left: the fallback backend)" : ""));
-          queue_.push_front(std::move(chunk));
+          queue_.push_front({call, std::move(chunk)});
           --live_;
           slot.inner_name.clear();
         } else {
-          --chunks_left_;
+          --call->chunks_left;
         }
       }
       done_.notify_all();
@@ -319,6 +351,7 @@ class MultiDeviceBackend : public ViterbiBackend {
 
   MultiDeviceOptions options_;
   std::vector<Slot> slots_;
+  std::mutex fallback_mutex_;  // guards fallback_ and options_.make_fallback
   std::unique_ptr<ViterbiBackend> fallback_;
 
   std::mutex mutex_;
@@ -326,12 +359,7 @@ class MultiDeviceBackend : public ViterbiBackend {
   size_t created_ = 0;                   // slots whose backend is made (or failed to be)
   int live_ = 0;                         // slots with a working backend
   bool stop_ = false;
-  // The batch in progress.
-  std::span<const SentenceInput> sentences_;
-  std::vector<ParseOutcome>* outcomes_ = nullptr;
-  std::deque<std::vector<size_t>> queue_;  // chunks not yet taken
-  int in_flight_ = 0;                      // chunks being parsed
-  int chunks_left_ = 0;                    // chunks not yet parsed
+  std::deque<Work> queue_;  // chunks not yet taken, of every ParseBatch call in progress
   std::vector<std::string> warnings_;
 };
 

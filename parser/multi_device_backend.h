@@ -11,17 +11,20 @@
 // slot's CUDA device current (cuda/common/device.h: the current device is per host thread), so the
 // slots' devices work at once. A batch is sorted longest first and cut into chunks of about equal
 // work (words cubed, the CKY cost), a few per slot; the slots take chunks from one queue as they
-// finish the last, so a slow or busy device takes fewer and all finish together. Which slot parses
-// a sentence never changes its outcome (every backend gives the same trees), so the output is
-// byte-identical to one backend's.
+// finish the last, so a slow or busy device takes fewer and all finish together. Several threads
+// may call ParseBatch at once (ParsesConcurrentBatches): a call's chunks queue behind those of the
+// calls before it, so that the devices go on to the next batch while the last chunks of the one
+// before are parsed, instead of waiting for the slowest at the end of each batch (`cky parse`
+// keeps two batches in flight). Which slot parses a sentence never changes its outcome (every
+// backend gives the same trees), so the output is byte-identical to one backend's.
 //
 // Failures: a slot whose backend cannot be made, whose ParseBatch throws (a device lost, a CUDA
 // error the backend does not handle), or that fails every sentence of a chunk of several
 // sentences of more than one length (kOutOfMemory or kFailed: a broken device, when its backend
 // reports device failures instead of parsing on the CPU itself, CudaBackendOptions::cpu_fallback;
-// failures of one length only are that length's, as a launch limit is) is retired with a warning and its
-// chunk goes back to the queue for the others; when no slot is left, the fallback backend (the
-// CPU) parses what remains. A sentence whose outcome is kOutOfMemory or kFailed is parsed once
+// failures of one length only are that length's, as a launch limit is) is retired with a warning
+// and its chunk goes back to the queue for the others; when no slot is left, the fallback backend
+// (the CPU) parses what remains. A sentence whose outcome is kOutOfMemory or kFailed is parsed once
 // more by the fallback, and its message says so. Warnings come back through TakeWarnings(); this
 // module prints nothing.
 #pragma once

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "cuda/common/device.h"
 #include "cuda/common/fault_injection.h"
@@ -302,6 +303,52 @@ TEST(MultiDeviceBackendTest, WhenEverySlotFailsTheFallbackParses) {
   EXPECT_TRUE(AnyContains(warnings, "none left: the fallback backend"));
 }
 
+// `cky parse` keeps two batches in flight on several devices (ParsesConcurrentBatches): callers on
+// several threads at once each get their own sentences' outcomes, in their order, also when every
+// slot retires while their chunks wait (then the fallback parses them, once made).
+TEST(MultiDeviceBackendTest, ConcurrentCallsEachGetTheirOwnOutcomes) {
+  Fixture f = MakeFixture(11);
+  // Four different batches: the fixture, its reverse, its first and second halves.
+  std::vector<std::vector<std::vector<std::string>>> batches(4);
+  batches[0] = f.sentences;
+  batches[1].assign(f.sentences.rbegin(), f.sentences.rend());
+  const size_t half = f.sentences.size() / 2;
+  batches[2].assign(f.sentences.begin(), f.sentences.begin() + half);
+  batches[3].assign(f.sentences.begin() + half, f.sentences.end());
+  std::vector<std::vector<std::string>> expected;
+  {
+    Parser one(f.model.grammar, f.lexicon, MakeCpuBackend(f.model.grammar, 1));
+    for (const auto& batch : batches) expected.push_back(Printed(one.Parse(batch)));
+  }
+  for (bool retiring : {false, true}) {
+    std::vector<BackendSlot> slots;
+    for (int k = 0; k < 3; ++k) {
+      slots.push_back(
+          {.label = "s" + std::to_string(k),
+           .make = retiring ? Flaky(f.model.grammar, 2 + k) : Cpu(f.model.grammar, "viterbi")});
+    }
+    auto multi = Multi(std::move(slots), {.make_fallback = Cpu(f.model.grammar, "viterbi")});
+    ASSERT_TRUE(multi);
+    EXPECT_TRUE(multi->ParsesConcurrentBatches());
+    Parser parser(f.model.grammar, f.lexicon, std::move(multi));
+    for (int round = 0; round < 3; ++round) {
+      std::vector<std::vector<std::string>> printed(batches.size());
+      std::vector<std::thread> callers;
+      for (size_t b = 0; b < batches.size(); ++b) {
+        callers.emplace_back([&, b] { printed[b] = Printed(parser.Parse(batches[b])); });
+      }
+      for (std::thread& t : callers) t.join();
+      for (size_t b = 0; b < batches.size(); ++b) {
+        EXPECT_EQ(printed[b], expected[b])
+            << "batch " << b << ", round " << round << (retiring ? ", slots retiring" : "");
+      }
+    }
+    if (retiring) {
+      EXPECT_TRUE(AnyContains(parser.backend().TakeWarnings(), "none left: the fallback backend"));
+    }
+  }
+}
+
 TEST(MultiDeviceBackendTest, WithoutFallbackTheSentencesOfRetiredSlotsFail) {
   Fixture f = MakeFixture(5);
   auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 1)}});
@@ -407,6 +454,31 @@ TEST_P(MultiDeviceDecoderTest, TwoBackendsOnDeviceZeroPrintWhatOneDoes) {
       EXPECT_EQ(Printed(ParseWith(f, std::move(*multi))), expected)
           << decoder << " seed " << seed << ", " << devices.size() << " backends on device 0";
     }
+  }
+}
+
+// Issue 18 on a host with several GPUs: every GPU at once (`--devices all`), and each GPU twice,
+// print what one CUDA backend prints. Skips on a host with fewer than two.
+TEST_P(MultiDeviceDecoderTest, EveryGpuOfTheHostPrintsWhatOneDoes) {
+  const int gpus = cuda::DeviceCount();
+  if (gpus < 2) GTEST_SKIP() << "needs two CUDA devices; this host has " << gpus;
+  const std::string decoder = GetParam();
+  Fixture f = MakeFixture(3);
+  auto single = MakeBackend(f.model.grammar, {.backend = "cuda", .decoder = decoder});
+  ASSERT_TRUE(single.ok()) << single.status().message();
+  const auto expected = Printed(ParseWith(f, std::move(*single)));
+  auto all = ParseDeviceList("all", gpus);
+  ASSERT_TRUE(all.ok());
+  std::vector<int> twice = *all;
+  twice.insert(twice.end(), all->begin(), all->end());
+  for (const std::vector<int>& devices : {*all, twice}) {
+    auto multi =
+        MakeBackend(f.model.grammar, {.backend = "cuda", .decoder = decoder, .devices = devices});
+    ASSERT_TRUE(multi.ok()) << multi.status().message();
+    const std::string last = "cuda:" + std::to_string(gpus - 1);
+    EXPECT_NE((*multi)->name().find(last), std::string::npos) << (*multi)->name();
+    EXPECT_EQ(Printed(ParseWith(f, std::move(*multi))), expected)
+        << decoder << ", " << devices.size() << " backends on " << gpus << " GPUs";
   }
 }
 

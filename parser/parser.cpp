@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "common/thread_pool.h"
 #include "common/timeline.h"
@@ -187,6 +188,7 @@ void Parser::ScoreSentences(std::vector<SentenceInput>* inputs, bool widen) {
   // The serial front end of every backend: on all cores, so that it does not cap several GPUs
   // (bench/lexical_scoring_bench). Each sentence's scores are the same whichever thread computes
   // them.
+  std::lock_guard lock(scoring_mutex_);
   timeline::Scope scope("lexical scoring");
   if (!scoring_pool_) scoring_pool_ = std::make_unique<ThreadPool>(options_.scoring_threads);
   scoring_pool_->ParallelFor(static_cast<int>(inputs->size()), [&](int i, int) {
@@ -196,9 +198,17 @@ void Parser::ScoreSentences(std::vector<SentenceInput>* inputs, bool widen) {
 
 std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>> sentences) {
   std::vector<ParseOutcome> outcomes(sentences.size());
+  // The backend gets the sentences longest first (equal lengths in input order): the CUDA backends
+  // cut device batches of similar lengths from this order anyway, the CPU threads take the long
+  // ones first, and the multi-device layer's chunks are then runs of the batch, which it hands
+  // on without copying their lexical scores (hundreds of KB a sentence with a large grammar).
+  std::vector<size_t> order(sentences.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return sentences[a].size() > sentences[b].size(); });
   std::vector<SentenceInput> inputs;
   std::vector<size_t> positions;
-  for (size_t i = 0; i < sentences.size(); ++i) {
+  for (size_t i : order) {
     const auto& words = sentences[i];
     if (options_.max_length > 0 && static_cast<int>(words.size()) > options_.max_length) {
       outcomes[i].status = ParseStatus::kTooLong;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -75,6 +76,7 @@ class Parser {
          const ParserOptions& options = {});
 
   // Parses each sentence (a list of tokens); outcomes come back in input order, one per sentence.
+  // Several threads may call it at once when backend().ParsesConcurrentBatches().
   std::vector<ParseOutcome> Parse(std::span<const std::vector<std::string>> sentences);
 
   // Lexical scores of one sentence (exposed for tests and benchmarks).
@@ -92,6 +94,7 @@ class Parser {
   const Lexicon& lexicon_;
   std::unique_ptr<ViterbiBackend> backend_;
   ParserOptions options_;
+  std::mutex scoring_mutex_;                  // one ScoreSentences at a time (the pool's rule)
   std::unique_ptr<ThreadPool> scoring_pool_;  // made at the first batch
 };
 
