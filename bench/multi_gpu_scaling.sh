@@ -16,7 +16,8 @@
 # viterbi|max-rule (default viterbi), --count N (sentences; default: one per length), --gpus LIST,
 # --fake "SPEC..." (extra --devices specs, e.g. "0,0 0,0,0"), --single (also run without
 # --devices), --out DIR (outputs and logs; default a temporary folder), --repeat N (runs per
-# setting, the best kept; default 1). Prints a Markdown table for bench/RESULTS.md.
+# setting, the best kept; default 1), --args "..." (more `cky parse` options for every run, e.g.
+# "--batch-size 1024"). Prints a Markdown table for bench/RESULTS.md.
 set -euo pipefail
 cky=build/apps/cky
 shared=${CKY_SHARED_DIR:-../shared}
@@ -30,6 +31,7 @@ fake=""
 single=0
 out=""
 repeat=1
+extra_args=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --cky) cky=$2; shift 2 ;;
@@ -43,7 +45,8 @@ while [ $# -gt 0 ]; do
     --single) single=1; shift ;;
     --out) out=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --args) extra_args=$2; shift 2 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "multi_gpu_scaling.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -76,8 +79,9 @@ run() {  # run NAME DEVICES-ARGS...: prints the best run's wall seconds and its 
   for ((r = 0; r < repeat; ++r)); do
     local start end load
     start=$(date +%s.%N)
+    # shellcheck disable=SC2086
     "$cky" parse --tokenized -g "$grammar" --decoder "$decoder" -b cuda --no-progress --timeline \
-      "$@" "$corpus" > "$out/$name.txt" 2> "$out/$name.log"
+      $extra_args "$@" "$corpus" > "$out/$name.txt" 2> "$out/$name.log"
     end=$(date +%s.%N)
     # The timeline's row: phase, calls, total, first start, last end (seconds since the start).
     load=$(awk '/^  load grammar and backend / { print $NF }' "$out/$name.log")
