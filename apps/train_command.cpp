@@ -11,6 +11,7 @@
 #include "common/thread_pool.h"
 #include "cuda/common/device.h"
 #include "grammar_io/berkeley_model.h"
+#include "parser/multi_device_backend.h"
 #include "train/pcfg_trainer.h"
 #include "train/split_merge_trainer.h"
 #include "treebank/reader.h"
@@ -26,6 +27,7 @@ struct TrainArgs {
   SplitMergeOptions split_merge;
   bool mpi = false;
   std::string backend = "cpu";  // of the split-merge E-step
+  std::string devices;          // --devices: "" = the current device
 };
 
 void TrainSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees,
@@ -64,6 +66,12 @@ void RunSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees) {
   options.backend = args.backend == "cuda"   ? EStepBackend::kCuda
                     : args.backend == "auto" ? EStepBackend::kAuto
                                              : EStepBackend::kCpu;
+  if (!args.devices.empty()) {
+    if (args.backend == "cpu") Fail("--devices runs the E-step on GPUs: add --backend cuda", 2);
+    auto devices = ParseDeviceList(args.devices, cuda::DeviceCount());
+    if (!devices.ok()) Fail(devices.status().message(), 2);
+    options.devices = *devices;
+  }
   // --mpi: every process reads the trees and trains the same grammar; each computes its share of
   // the E-step's chunks and the counts are summed over the processes; rank 0 logs and writes.
   RunCommandWork(args.mpi, [&](MpiLink* link) {
@@ -274,6 +282,12 @@ void AddTrainCommand(CLI::App& app) {
             ->check(OneOf({"cpu", "cuda", "auto"}))
             ->capture_default_str(),
         "NAME");
+  Shown(cmd->add_option("--devices", args->devices,
+                        "Split-merge with --backend cuda: run each E-step on several GPUs at "
+                        "once, all or a list of CUDA device numbers such as 0,1 (each takes an "
+                        "equal share of the training trees; the expected counts are summed, "
+                        "within the same 1e-9 of the CPU's)"),
+        "all|LIST");
   cmd->add_flag("--mpi", args->mpi,
                 std::string("Split-merge over an MPI job (mpirun -np N cky train --split-merge "
                             "C --mpi ...): every process reads the treebanks, computes its share "

@@ -145,6 +145,38 @@ TEST(CudaEStep, EqualsTheCpuEStepOnGumTrees) {
               static_cast<long long>(trainer->total_substates()));
 }
 
+// `cky train --devices`: the E-step shared over several devices (SplitMergeOptions::devices) equals
+// the CPU reference within the same tolerance, on the fake setups of one GPU (two and three shares
+// on device 0) and on every GPU of the host when it has several, through splits and EM.
+TEST(CudaEStep, SharedOverDevicesEqualsTheCpuEStep) {
+  SKIP_WITHOUT_DEVICE();
+  std::vector<std::vector<int>> setups = {{0, 0}, {0, 0, 0}};
+  const int gpus = cuda::DeviceCount();
+  if (gpus >= 2) {
+    setups.emplace_back();
+    for (int d = 0; d < gpus; ++d) setups.back().push_back(d);
+  }
+  for (const std::vector<int>& devices : setups) {
+    SplitMergeOptions options = CudaOptions();
+    options.devices = devices;
+    auto trainer = MakeTrainer(SyntheticTrees(300, 7), options);
+    ASSERT_TRUE(trainer);
+    ASSERT_EQ(trainer->estep_backend(), "cuda") << trainer->estep_note();
+    const std::string setup = std::to_string(devices.size()) + " shares, last on device " +
+                              std::to_string(devices.back());
+    ExpectSameEStep(*trainer, setup + ", baseline");
+    for (int split = 1; split <= 2; ++split) {
+      trainer->Split();
+      for (int it = 0; it < 2; ++it) trainer->EmIteration();
+      ExpectSameEStep(*trainer, setup + ", " + std::to_string(split) + " splits");
+    }
+    EXPECT_NE(trainer->estep_profile().find("device " + std::to_string(devices.back())),
+              std::string::npos)
+        << trainer->estep_profile();
+    EXPECT_EQ(trainer->estep_backend(), "cuda") << trainer->estep_note();
+  }
+}
+
 TEST(CudaEStep, LogLikelihoodNeverDecreasesWithinACycle) {
   SKIP_WITHOUT_DEVICE();
   SplitMergeOptions options = CudaOptions();

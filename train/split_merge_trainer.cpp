@@ -6,11 +6,13 @@
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "common/thread_pool.h"
+#include "cuda/common/device.h"
 #include "lexicon/berkeley_lexicon.h"
 #include "lexicon/signature.h"
 #include "train/cuda_estep.h"
@@ -118,6 +120,45 @@ struct Scratch {
   std::vector<double> in_scale, out_scale;
 };
 
+// One device's share of the CUDA E-step (SplitMergeOptions::devices).
+struct DeviceShare {
+  int device = -1;  // made current on the thread that runs the share; -1: the caller's
+  std::unique_ptr<CudaEStep> estep;
+};
+
+// The CUDA E-step's shares (SplitMergeOptions::devices): device k of K takes the trees of the
+// reference's chunks [kChunks k / K, kChunks (k + 1) / K), summed in as many chunks of its own;
+// without devices, one share of every tree on the current device.
+Status MakeDeviceShares(const LatentPcfg& grammar, const std::vector<LatentTrainingTree>& trees,
+                        const std::vector<int32_t>& token_tags, const std::vector<int>& devices,
+                        std::vector<DeviceShare>* shares) {
+  if (devices.empty()) {
+    auto estep = CudaEStep::Create(grammar, trees, token_tags, kChunks);
+    if (!estep.ok()) return estep.status();
+    shares->push_back({.device = -1, .estep = std::move(*estep)});
+    return Status();
+  }
+  const size_t count = devices.size(), n = trees.size();
+  for (size_t k = 0; k < count; ++k) {
+    const size_t first_chunk = kChunks * k / count, end_chunk = kChunks * (k + 1) / count;
+    const size_t first = n * first_chunk / kChunks, end = n * end_chunk / kChunks;
+    if (first == end) continue;  // more devices than chunks, or than trees
+    std::string error;
+    if (!cuda::SetDevice(devices[k], &error)) return Status::Error(error);
+    const std::vector<LatentTrainingTree> part(trees.begin() + first, trees.begin() + end);
+    auto estep =
+        CudaEStep::Create(grammar, part, token_tags, static_cast<int>(end_chunk - first_chunk));
+    if (!estep.ok()) {
+      return Status::Error("device " + std::to_string(devices[k]) + ": " +
+                           estep.status().message());
+    }
+    shares->push_back({.device = devices[k], .estep = std::move(*estep)});
+  }
+  std::string ignored;  // the caller's thread back on the first device
+  cuda::SetDevice(devices.front(), &ignored);
+  return Status();
+}
+
 }  // namespace
 
 struct SplitMergeTrainer::Impl {
@@ -144,8 +185,10 @@ struct SplitMergeTrainer::Impl {
   std::vector<uint8_t> is_tag;
 
   std::vector<SplitTree> split_trees;
-  // The CUDA E-step (null on the cpu backend, or after the device failed: device_note says why).
-  std::unique_ptr<CudaEStep> device;
+  // The CUDA E-step, one share of the trees per device (SplitMergeOptions::devices; one on the
+  // current device without them). Empty on the cpu backend, or after a device failed
+  // (device_note says why).
+  std::vector<DeviceShare> devices;
   std::string device_note;
   bool smoothing = false;
   std::vector<std::vector<double>> grammar_smoothing, lexicon_smoothing;  // per symbol, n * n
@@ -318,13 +361,11 @@ StatusOr<std::unique_ptr<SplitMergeTrainer>> SplitMergeTrainer::Create(
   if (options.backend != EStepBackend::kCpu) {
     std::vector<int32_t> token_tags;
     for (const Impl::TokenType& t : m.tokens) token_tags.push_back(t.tag);
-    auto device = CudaEStep::Create(g, trainer->trees_, token_tags, kChunks);
-    if (device.ok()) {
-      m.device = std::move(*device);
-    } else if (options.backend == EStepBackend::kCuda) {
-      return device.status();
-    } else {
-      m.device_note = device.status().message();
+    Status made = MakeDeviceShares(g, trainer->trees_, token_tags, options.devices, &m.devices);
+    if (!made.ok()) {
+      m.devices.clear();
+      if (options.backend == EStepBackend::kCuda) return made;
+      m.device_note = made.message();
     }
   }
   return trainer;
@@ -568,18 +609,18 @@ void SplitMergeTrainer::RunEStepChunks(const Impl& m, std::vector<ExpectedCounts
 }
 
 SplitMergeTrainer::ExpectedCounts SplitMergeTrainer::EStep() const {
-  if (impl_->device) {
+  if (!impl_->devices.empty()) {
     StatusOr<ExpectedCounts> counts = DeviceEStep();
     if (counts.ok()) return std::move(*counts);
     // The device failed (out of memory on a large grammar): the rest of training on the CPU.
-    impl_->device.reset();
+    impl_->devices.clear();
     impl_->device_note = counts.status().message();
   }
   return ReferenceEStep();
 }
 
 StatusOr<SplitMergeTrainer::ExpectedCounts> SplitMergeTrainer::DeviceEStep() const {
-  if (!impl_->device) {
+  if (impl_->devices.empty()) {
     return Status::Error(impl_->device_note.empty() ? "the E-step runs on the CPU"
                                                     : impl_->device_note);
   }
@@ -588,13 +629,57 @@ StatusOr<SplitMergeTrainer::ExpectedCounts> SplitMergeTrainer::DeviceEStep() con
     std::vector<double> scores = TokenScores(t, /*no_smoothing=*/true);
     std::copy(scores.begin(), scores.end(), lexical.begin() + token_offset_[t]);
   }
-  return impl_->device->Run(grammar_, binary_offset_, unary_offset_, token_offset_, lexical);
+  std::vector<DeviceShare>& shares = impl_->devices;
+  auto run = [&](size_t k) {
+    return shares[k].estep->Run(grammar_, binary_offset_, unary_offset_, token_offset_, lexical);
+  };
+  if (shares.size() == 1 && shares[0].device < 0) return run(0);
+  std::vector<StatusOr<ExpectedCounts>> parts(shares.size(), Status::Error("not run"));
+  {
+    std::vector<std::thread> threads;
+    for (size_t k = 0; k < shares.size(); ++k) {
+      threads.emplace_back([&, k] {
+        std::string error;
+        if (!cuda::SetDevice(shares[k].device, &error)) {
+          parts[k] = Status::Error(error);
+        } else {
+          parts[k] = run(k);
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  for (size_t k = 0; k < parts.size(); ++k) {
+    if (!parts[k].ok()) {
+      return Status::Error("device " + std::to_string(shares[k].device) + ": " +
+                           parts[k].status().message());
+    }
+  }
+  // In device order: the reference's chunk order, grouped by device.
+  ExpectedCounts total = std::move(*parts[0]);
+  for (size_t k = 1; k < parts.size(); ++k) {
+    const ExpectedCounts& part = *parts[k];
+    for (size_t i = 0; i < total.binary.size(); ++i) total.binary[i] += part.binary[i];
+    for (size_t i = 0; i < total.unary.size(); ++i) total.unary[i] += part.unary[i];
+    for (size_t i = 0; i < total.token.size(); ++i) total.token[i] += part.token[i];
+    total.log_likelihood += part.log_likelihood;
+    total.unparsable += part.unparsable;
+  }
+  return total;
 }
 
-std::string SplitMergeTrainer::estep_backend() const { return impl_->device ? "cuda" : "cpu"; }
+std::string SplitMergeTrainer::estep_backend() const {
+  return impl_->devices.empty() ? "cpu" : "cuda";
+}
 std::string SplitMergeTrainer::estep_note() const { return impl_->device_note; }
 std::string SplitMergeTrainer::estep_profile() const {
-  return impl_->device ? impl_->device->LastRunProfile() : std::string();
+  std::string profile;
+  for (const DeviceShare& share : impl_->devices) {
+    if (!profile.empty()) profile += "; ";
+    if (share.device >= 0) profile += "device " + std::to_string(share.device) + ": ";
+    profile += share.estep->LastRunProfile();
+  }
+  return profile;
 }
 
 SplitMergeTrainer::ExpectedCounts SplitMergeTrainer::ReferenceEStep() const {

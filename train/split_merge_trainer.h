@@ -84,6 +84,11 @@ struct SplitMergeOptions {
   uint64_t seed = 2;
   int threads = 1;  // E-step threads; results do not depend on it
   EStepBackend backend = EStepBackend::kCpu;
+  // The CUDA E-step on several devices (`cky train --devices`): device k of K takes the trees of
+  // the reference's chunks [32 k / K, 32 (k + 1) / K) and the counts are summed in device order,
+  // within train/cuda_estep.h's tolerance of one device's (not bit for bit). A number may repeat
+  // (0,0: two shares on device 0). Empty: one device, the current one.
+  std::vector<int> devices;
   std::shared_ptr<ShardExchange> exchange;  // several processes (CPU E-step); null: this one alone
 };
 
@@ -158,7 +163,8 @@ class SplitMergeTrainer {
   ExpectedCounts EStep() const;
   // The plain CPU reference E-step (threads over fixed chunks of trees).
   ExpectedCounts ReferenceEStep() const;
-  // The CUDA E-step (an error without a device or with the cpu backend).
+  // The CUDA E-step (an error without a device or with the cpu backend); with several devices,
+  // each runs its share at once, on a thread of its own.
   StatusOr<ExpectedCounts> DeviceEStep() const;
   // "cuda" or "cpu": where EStep runs now; why the device is not used (empty when it is).
   std::string estep_backend() const;
