@@ -1,7 +1,8 @@
 #!/bin/sh
 # mpi_cli_test.sh CKY INPUT: `mpirun -np N cky parse --mpi -b cpu` for N = 1, 2, 3 prints exactly
 # what one process prints (stdout byte for byte, and the same warnings in the same order), in Penn
-# and JSON formats, with shards of 3 sentences and a sentence over --max-length; and
+# and JSON formats, with shards of 3 sentences and a sentence over --max-length, and with shards
+# of 64 (messages past the transport's eager limit); and
 # `cky recognize --mpi` (--bulk and not) answers 300 random strings as one process does; and
 # `cky train --split-merge --mpi` writes one process's grammar, byte for byte (134 GUM trees). Exits 77
 # (skipped) without mpirun or in a build without MPI. CI runs as root: Open MPI then needs
@@ -41,6 +42,17 @@ for format in penn json; do
     fi
     echo "$format, $np ranks: identical ($(wc -l < "$work/mpi.txt") lines)"
   done
+done
+# Shards and answers past the transport's eager limit (a few KB): rank 0 sends a worker its next
+# shard while the worker sends rank 0 its answer, which deadlocked with blocking sends.
+for k in $(seq 20); do cat "$input"; done > "$work/big.txt"
+set -- parse -b cpu -t 1 --tokenized --no-progress --batch-size 64
+"$cky" "$@" "$work/big.txt" > "$work/single.txt" 2> /dev/null || exit 1
+for np in 2 3; do
+  timeout 120 mpirun --oversubscribe -np "$np" "$cky" "$@" --mpi "$work/big.txt" \
+    > "$work/mpi.txt" 2> "$work/mpi.err" || { echo "large shards, $np ranks: failed or hung"; exit 1; }
+  cmp "$work/single.txt" "$work/mpi.txt" || exit 1
+  echo "large shards, $np ranks: identical ($(wc -c < "$work/mpi.txt") bytes)"
 done
 "$cky" random-grammar --nonterminals 8 --rules 40 --terminals 4 -o "$work/g.cnf" || exit 1
 "$cky" random-strings -g "$work/g.cnf" --count 300 --max-length 20 -o "$work/strings.txt" || exit 1
