@@ -5,8 +5,9 @@
 # `--devices 0,...,G-1` and prints sentences/s, the speed-up over one GPU and the scaling
 # efficiency (speed-up / G); every output must be byte-identical to the one-GPU output. Loading the
 # grammar and making the backends (one per GPU, made at once) is a fixed cost that a long corpus
-# amortises, so each row also gives the parse phase alone (the whole process less its `load grammar
-# and backend` phase, from --timeline) and the efficiency of that.
+# amortises, so each row also gives the parse phase alone (from the end of the `load grammar and
+# backend` phase to the last output line, by --timeline) and the efficiency of that, and the time
+# the process took after its last line (freeing every device, a fixed cost too).
 #
 #   bench/multi_gpu_scaling.sh --cky build/apps/cky --grammar ../shared/grammars/en_sm6s/en_sm6s \
 #     --gpus "1 2 4 8"                 # on a machine with 8 GPUs (counts past the machine's skip)
@@ -73,9 +74,9 @@ export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$out/cache}
 head -5 "$corpus" | "$cky" parse --tokenized -g "$grammar" --decoder "$decoder" -b cuda \
   --no-progress > /dev/null
 
-run() {  # run NAME DEVICES-ARGS...: prints the best run's wall seconds and its loading seconds
+run() {  # run NAME DEVICES-ARGS...: prints the best run's wall seconds, end of loading, last write
   local name=$1; shift
-  local best="" best_load=""
+  local best="" best_load="" best_write=""
   for ((r = 0; r < repeat; ++r)); do
     local start end load
     start=$(date +%s.%N)
@@ -83,39 +84,41 @@ run() {  # run NAME DEVICES-ARGS...: prints the best run's wall seconds and its 
     "$cky" parse --tokenized -g "$grammar" --decoder "$decoder" -b cuda --no-progress --timeline \
       $extra_args "$@" "$corpus" > "$out/$name.txt" 2> "$out/$name.log"
     end=$(date +%s.%N)
-    # The timeline's row: phase, calls, total, first start, last end (seconds since the start).
+    # The timeline's rows: phase, calls, total, first start, last end (seconds since the start).
     load=$(awk '/^  load grammar and backend / { print $NF }' "$out/$name.log")
-    read -r best best_load < <(awk -v a="$start" -v b="$end" -v l="${load:-0}" -v best="$best" \
-      -v best_load="$best_load" \
-      'BEGIN { s = b - a; if (best == "" || s < best) print s, l; else print best, best_load }')
+    write=$(awk '/^  write / { print $NF }' "$out/$name.log")
+    read -r best best_load best_write < <(awk -v a="$start" -v b="$end" -v l="${load:-0}" \
+      -v w="${write:-0}" -v best="$best" -v bl="$best_load" -v bw="$best_write" \
+      'BEGIN { s = b - a; if (best == "" || s < best) print s, l, w; else print best, bl, bw }')
   done
-  echo "$best $best_load"
+  echo "$best $best_load $best_write"
 }
 
 echo "| setting | --devices | seconds (whole process) | sentences/s | speed-up | efficiency |" \
-  "loading s | parse phase s | parse sentences/s | parse efficiency | output = 1 GPU |"
-echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+  "loading s | parse phase s | parse sentences/s | parse efficiency | after the last line s |" \
+  "output = 1 GPU |"
+echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 base=""
 parse_base=""
 reference=""
-row() {  # row NAME SPEC GPUS "SECONDS LOAD-SECONDS" (the output is $out/NAME.txt)
-  local seconds load rate parse_rate same
-  read -r seconds load <<< "$4"
+row() {  # row NAME SPEC GPUS "SECONDS LOAD-END LAST-WRITE" (the output is $out/NAME.txt)
+  local seconds load write rate parse_rate same
+  read -r seconds load write <<< "$4"
   rate=$(awk -v n="$sentences" -v s="$seconds" 'BEGIN { print n / s }')
-  parse_rate=$(awk -v n="$sentences" -v s="$seconds" -v l="$load" 'BEGIN { print n / (s - l) }')
+  parse_rate=$(awk -v n="$sentences" -v w="$write" -v l="$load" 'BEGIN { print n / (w - l) }')
   [ -n "$base" ] || base=$rate
   [ -n "$parse_base" ] || parse_base=$parse_rate
   [ -n "$reference" ] || reference=$out/$1.txt
   if cmp -s "$reference" "$out/$1.txt"; then same=yes; else same=NO; fi
-  awk -v name="$1" -v spec="$2" -v g="$3" -v s="$seconds" -v l="$load" -v rate="$rate" \
-    -v base="$base" -v prate="$parse_rate" -v pbase="$parse_base" -v same="$same" \
-    'BEGIN { printf "| %s | %s | %.2f | %.1f | %.2f | %.0f%% | %.2f | %.2f | %.1f | %.0f%% | %s |\n",
-             name, spec, s, rate, rate / base, 100 * rate / base / g, l, s - l, prate,
-             100 * prate / pbase / g, same }'
+  awk -v name="$1" -v spec="$2" -v g="$3" -v s="$seconds" -v l="$load" -v w="$write" \
+    -v rate="$rate" -v base="$base" -v prate="$parse_rate" -v pbase="$parse_base" -v same="$same" \
+    'BEGIN { printf "| %s | %s | %.2f | %.1f | %.2f | %.0f%% | %.2f | %.2f | %.1f | %.0f%% | %.2f | %s |\n",
+             name, spec, s, rate, rate / base, 100 * rate / base / g, l, w - l, prate,
+             100 * prate / pbase / g, s - w, same }'
 }
 for g in $gpus; do
   if [ "$g" -gt "$available" ]; then
-    echo "| gpus$g | | not run: the machine has $available GPUs | | | | | | | | |"
+    echo "| gpus$g | | not run: the machine has $available GPUs | | | | | | | | | |"
     continue
   fi
   spec=$(seq -s, 0 $((g - 1)))
