@@ -1,19 +1,35 @@
 #include "parser/loaded_parser.h"
 
+#include "common/timeline.h"
+
 namespace cky {
 
 StatusOr<std::unique_ptr<LoadedParser>> LoadedParser::Load(const LoadedParserOptions& options) {
-  auto model = LoadGrammarArgument(options.grammar, options.grammar_options);
+  // The three parts of loading, each a phase of `cky parse --timeline`.
+  StatusOr<BerkeleyModel> model = Status::Error("not read");
+  {
+    timeline::Scope scope("load: grammar");
+    model = LoadGrammarArgument(options.grammar, options.grammar_options);
+  }
   if (!model.ok()) return model.status();
-  auto lexicon = Lexicon::Build(*model, options.lexicon);
+  StatusOr<Lexicon> lexicon = Status::Error("not built");
+  {
+    timeline::Scope scope("load: lexicon");
+    lexicon = Lexicon::Build(*model, options.lexicon);
+  }
   if (!lexicon.ok()) return lexicon.status();
   // Not make_unique: the constructor is private. The object is never moved again, so the parser
   // may keep references to its grammar and lexicon.
   std::unique_ptr<LoadedParser> loaded(new LoadedParser(std::move(*model), std::move(*lexicon)));
-  auto backend = MakeBackend(loaded->model_.grammar, options.backend);
+  StatusOr<std::unique_ptr<ViterbiBackend>> backend = Status::Error("not made");
+  {
+    timeline::Scope scope("load: backend");
+    backend = MakeBackend(loaded->model_.grammar, options.backend);
+  }
   if (!backend.ok()) return backend.status();
   ParserOptions parser_options = options.parser;
-  if (parser_options.binarization.empty()) parser_options.binarization = loaded->model_.binarization;
+  if (parser_options.binarization.empty())
+    parser_options.binarization = loaded->model_.binarization;
   parser_options.viterbi_decoder = options.backend.decoder == "viterbi";
   loaded->parser_ = std::make_unique<Parser>(loaded->model_.grammar, loaded->lexicon_,
                                              std::move(*backend), parser_options);
