@@ -216,13 +216,17 @@ StatusOr<std::unique_ptr<CoarseToFinePruner>> CoarseToFinePruner::Create(
   if (options.thresholds.empty()) return Status::Error("pruning needs at least one threshold");
   std::unique_ptr<CoarseToFinePruner> pruner(new CoarseToFinePruner(fine, options));
   const int32_t levels = NumProjectionLevels(fine);
-  // The levels' projections are independent: one thread each (en_sm6s: about 3 s in a row).
+  // The levels' projections are independent: one thread each (en_sm6s: about 3 s in a row). They
+  // share the fine states' expected counts, computed once (each level computed them again: one
+  // core loaded en_sm6s's pruner in 3.6-3.8 s so, 2.7-2.8 s now).
+  const std::vector<double> expected_counts = ExpectedStateCounts(fine);
   std::vector<std::optional<StatusOr<ProjectedGrammar>>> projections(levels);
   {
     std::vector<std::thread> threads;
     for (int32_t k = 0; k < levels; ++k) {
-      threads.emplace_back(
-          [&, k] { projections[k].emplace(ProjectGrammar(fine, k, options.min_rule_prob)); });
+      threads.emplace_back([&, k] {
+        projections[k].emplace(ProjectGrammar(fine, k, options.min_rule_prob, &expected_counts));
+      });
     }
     for (std::thread& thread : threads) thread.join();
   }

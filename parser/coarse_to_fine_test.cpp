@@ -131,6 +131,24 @@ TEST(GrammarProjectionTest, SplitTreesGroupSubstatesByDepth) {
   EXPECT_FALSE(ProjectGrammar(g, 1).ok());
 }
 
+// CoarseToFinePruner::Create computes the expected state counts once for every level: given to
+// ProjectGrammar, they give what it computes itself; counts of another grammar's size are refused.
+TEST(GrammarProjectionTest, PrecomputedExpectedCountsGiveTheSameProjection) {
+  const Grammar& g = RandomModel(4).grammar;
+  const std::vector<double> counts = ExpectedStateCounts(g);
+  for (int32_t level = 0; level < NumProjectionLevels(g); ++level) {
+    auto own = ProjectGrammar(g, level);
+    auto given = ProjectGrammar(g, level, 0, &counts);
+    ASSERT_TRUE(own.ok() && given.ok());
+    EXPECT_EQ(given->fine_weight, own->fine_weight);
+    EXPECT_EQ(given->grammar.binary_parent, own->grammar.binary_parent);
+    EXPECT_EQ(given->grammar.binary_log_prob, own->grammar.binary_log_prob);
+    EXPECT_EQ(given->grammar.sum_unary_log_prob, own->grammar.sum_unary_log_prob);
+  }
+  const std::vector<double> short_counts(counts.begin(), counts.end() - 1);
+  EXPECT_FALSE(ProjectGrammar(g, 0, 0, &short_counts).ok());
+}
+
 TEST(GrammarProjectionTest, LexicalScoresAreWeightedSums) {
   BerkeleyModel model = RandomModel(5);
   Lexicon lexicon = *Lexicon::Build(model);

@@ -151,8 +151,8 @@ std::vector<double> ExpectedStateCounts(const Grammar& g) {
   return counts;
 }
 
-StatusOr<ProjectedGrammar> ProjectGrammar(const Grammar& fine, int32_t level,
-                                          double min_rule_prob) {
+StatusOr<ProjectedGrammar> ProjectGrammar(const Grammar& fine, int32_t level, double min_rule_prob,
+                                          const std::vector<double>* expected_counts) {
   if (level < 0 || level > NumProjectionLevels(fine)) {
     return Status::Error("projection level " + std::to_string(level) + " outside 0.." +
                          std::to_string(NumProjectionLevels(fine)));
@@ -180,7 +180,13 @@ StatusOr<ProjectedGrammar> ProjectGrammar(const Grammar& fine, int32_t level,
   }
 
   // P(fine | coarse) from expected counts; uniform where the counts are all zero.
-  const std::vector<double> counts = ExpectedStateCounts(fine);
+  std::vector<double> computed;
+  if (!expected_counts) computed = ExpectedStateCounts(fine);
+  const std::vector<double>& counts = expected_counts ? *expected_counts : computed;
+  if (counts.size() != static_cast<size_t>(fine_states)) {
+    return Status::Error("expected state counts for " + std::to_string(counts.size()) +
+                         " states, the grammar has " + std::to_string(fine_states));
+  }
   std::vector<double> coarse_total(coarse_states, 0.0);
   std::vector<int32_t> coarse_size(coarse_states, 0);
   for (int32_t f = 0; f < fine_states; ++f) {

@@ -41,9 +41,12 @@ int32_t NumProjectionLevels(const Grammar& fine);
 
 // The fine grammar projected to `level` (0 .. NumProjectionLevels(fine)); rules whose projected
 // probability is below `min_rule_prob` are left out (the Berkeley parser drops those under 1e-4 at
-// its pre-parse levels). Fails for a malformed split tree.
+// its pre-parse levels). `expected_counts`: ExpectedStateCounts(fine), for a caller that projects
+// several levels and computes it once (50 passes over the rules); null: computed here. Fails for a
+// malformed split tree.
 StatusOr<ProjectedGrammar> ProjectGrammar(const Grammar& fine, int32_t level,
-                                          double min_rule_prob = 0);
+                                          double min_rule_prob = 0,
+                                          const std::vector<double>* expected_counts = nullptr);
 
 // Each fine state's expected number of occurrences in a derivation from ROOT_0 (ROOT_0 is 1).
 std::vector<double> ExpectedStateCounts(const Grammar& fine);
