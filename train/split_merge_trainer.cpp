@@ -124,6 +124,20 @@ struct Scratch {
 struct DeviceShare {
   int device = -1;  // made current on the thread that runs the share; -1: the caller's
   std::unique_ptr<CudaEStep> estep;
+
+  DeviceShare() = default;
+  DeviceShare(int device, std::unique_ptr<CudaEStep> estep)
+      : device(device), estep(std::move(estep)) {}
+  DeviceShare(DeviceShare&&) = default;
+  DeviceShare& operator=(DeviceShare&&) = default;
+  // The share's memory and streams are let go with its device current (the calling thread's
+  // current device is then that one).
+  ~DeviceShare() {
+    if (!estep || device < 0) return;
+    std::string ignored;
+    cuda::SetDevice(device, &ignored);
+    estep.reset();
+  }
 };
 
 // The CUDA E-step's shares (SplitMergeOptions::devices): device k of K takes the trees of the
@@ -135,7 +149,7 @@ Status MakeDeviceShares(const LatentPcfg& grammar, const std::vector<LatentTrain
   if (devices.empty()) {
     auto estep = CudaEStep::Create(grammar, trees, token_tags, kChunks);
     if (!estep.ok()) return estep.status();
-    shares->push_back({.device = -1, .estep = std::move(*estep)});
+    shares->emplace_back(-1, std::move(*estep));
     return Status();
   }
   const size_t count = devices.size(), n = trees.size();
@@ -152,7 +166,7 @@ Status MakeDeviceShares(const LatentPcfg& grammar, const std::vector<LatentTrain
       return Status::Error("device " + std::to_string(devices[k]) + ": " +
                            estep.status().message());
     }
-    shares->push_back({.device = devices[k], .estep = std::move(*estep)});
+    shares->emplace_back(devices[k], std::move(*estep));
   }
   std::string ignored;  // the caller's thread back on the first device
   cuda::SetDevice(devices.front(), &ignored);
