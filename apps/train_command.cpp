@@ -78,8 +78,6 @@ void RunSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees) {
     if (link) {
       options.exchange = std::make_shared<MpiShardExchange>(*link);
       if (link->rank() > 0) spdlog::set_level(spdlog::level::warn);
-      // The ranks of a host run their E-steps on its GPUs in turn, not all on device 0.
-      if (args.backend != "cpu") UseRankDevice(link);
     }
     TrainSplitMerge(args, trees, options, start, !link || link->rank() == 0);
   });
