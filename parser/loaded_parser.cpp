@@ -6,26 +6,23 @@ namespace cky {
 
 StatusOr<std::unique_ptr<LoadedParser>> LoadedParser::Load(const LoadedParserOptions& options) {
   // The three parts of loading, each a phase of `cky parse --timeline`.
-  StatusOr<BerkeleyModel> model = Status::Error("not read");
-  {
+  auto model = [&] {
     timeline::Scope scope("load: grammar");
-    model = LoadGrammarArgument(options.grammar, options.grammar_options);
-  }
+    return LoadGrammarArgument(options.grammar, options.grammar_options);
+  }();
   if (!model.ok()) return model.status();
-  StatusOr<Lexicon> lexicon = Status::Error("not built");
-  {
+  auto lexicon = [&] {
     timeline::Scope scope("load: lexicon");
-    lexicon = Lexicon::Build(*model, options.lexicon);
-  }
+    return Lexicon::Build(*model, options.lexicon);
+  }();
   if (!lexicon.ok()) return lexicon.status();
   // Not make_unique: the constructor is private. The object is never moved again, so the parser
   // may keep references to its grammar and lexicon.
   std::unique_ptr<LoadedParser> loaded(new LoadedParser(std::move(*model), std::move(*lexicon)));
-  StatusOr<std::unique_ptr<ViterbiBackend>> backend = Status::Error("not made");
-  {
+  auto backend = [&] {
     timeline::Scope scope("load: backend");
-    backend = MakeBackend(loaded->model_.grammar, options.backend);
-  }
+    return MakeBackend(loaded->model_.grammar, options.backend);
+  }();
   if (!backend.ok()) return backend.status();
   ParserOptions parser_options = options.parser;
   if (parser_options.binarization.empty())

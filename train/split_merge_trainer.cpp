@@ -120,6 +120,25 @@ struct Scratch {
   std::vector<double> in_scale, out_scale;
 };
 
+// total += from, element by element (the E-step's sums of chunks and of devices), split over the
+// pool's workers without changing any result.
+void AddCounts(const SplitMergeTrainer::ExpectedCounts& from, ThreadPool& pool,
+               SplitMergeTrainer::ExpectedCounts* total) {
+  constexpr int kBlocks = 64;
+  pool.ParallelFor(kBlocks, [&](int block, int) {
+    auto add = [&](const std::vector<double>& part, std::vector<double>& to) {
+      const size_t begin = part.size() * block / kBlocks;
+      const size_t end = part.size() * (block + 1) / kBlocks;
+      for (size_t i = begin; i < end; ++i) to[i] += part[i];
+    };
+    add(from.binary, total->binary);
+    add(from.unary, total->unary);
+    add(from.token, total->token);
+  });
+  total->log_likelihood += from.log_likelihood;
+  total->unparsable += from.unparsable;
+}
+
 // One device's share of the CUDA E-step (SplitMergeOptions::devices).
 struct DeviceShare {
   int device = -1;  // made current on the thread that runs the share; -1: the caller's
@@ -671,14 +690,7 @@ StatusOr<SplitMergeTrainer::ExpectedCounts> SplitMergeTrainer::DeviceEStep() con
   }
   // In device order: the reference's chunk order, grouped by device.
   ExpectedCounts total = std::move(*parts[0]);
-  for (size_t k = 1; k < parts.size(); ++k) {
-    const ExpectedCounts& part = *parts[k];
-    for (size_t i = 0; i < total.binary.size(); ++i) total.binary[i] += part.binary[i];
-    for (size_t i = 0; i < total.unary.size(); ++i) total.unary[i] += part.unary[i];
-    for (size_t i = 0; i < total.token.size(); ++i) total.token[i] += part.token[i];
-    total.log_likelihood += part.log_likelihood;
-    total.unparsable += part.unparsable;
-  }
+  for (size_t k = 1; k < parts.size(); ++k) AddCounts(*parts[k], *impl_->pool, &total);
   return total;
 }
 
@@ -775,23 +787,7 @@ SplitMergeTrainer::ExpectedCounts SplitMergeTrainer::ReferenceEStep() const {
           }
         }
       },
-      [&](int slot) {
-        const ExpectedCounts& c = slots[slot];
-        // Element-wise sums in slot order: split over the workers without changing any result.
-        constexpr int kBlocks = 64;
-        m.pool->ParallelFor(kBlocks, [&](int block, int) {
-          auto add = [&](const std::vector<double>& from, std::vector<double>& to) {
-            const size_t begin = from.size() * block / kBlocks;
-            const size_t end = from.size() * (block + 1) / kBlocks;
-            for (size_t i = begin; i < end; ++i) to[i] += from[i];
-          };
-          add(c.binary, total.binary);
-          add(c.unary, total.unary);
-          add(c.token, total.token);
-        });
-        total.log_likelihood += c.log_likelihood;
-        total.unparsable += c.unparsable;
-      });
+      [&](int slot) { AddCounts(slots[slot], *m.pool, &total); });  // in slot order
   return total;
 }
 
