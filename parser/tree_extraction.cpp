@@ -1,5 +1,6 @@
 #include "parser/tree_extraction.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace cky {
@@ -46,25 +47,48 @@ class Extractor {
       node.children.push_back(std::move(preterminal));
       return node;
     }
-    for (int32_t split = start + 1; split < end; ++split) {
-      for (int32_t r = g_.binary_parent_begin[state]; r < g_.binary_parent_begin[state + 1]; ++r) {
-        const double score = g_.binary_log_prob[r] + chart_.score(start, split, g_.binary_left[r]) +
-                             chart_.score(split, end, g_.binary_right[r]);
-        if (score > kNegInf && ScoresMatch(score, best, tolerance_)) {
-          auto left = Extract(g_.binary_left[r], start, split);
-          if (!left.ok()) return left;
-          auto right = Extract(g_.binary_right[r], split, end);
-          if (!right.ok()) return right;
-          node.children.push_back(std::move(*left));
-          node.children.push_back(std::move(*right));
-          return node;
-        }
-      }
-    }
+    auto binary = ExtractBinary(&node, state, start, end, best);
+    if (!binary.ok()) return binary.status();
+    if (*binary) return node;
     return ExtractUnary(std::move(node), state, start, end);
   }
 
  private:
+  // Adds the two children of the first binary rule and split whose score reproduces `target`;
+  // false when none does.
+  StatusOr<bool> ExtractBinary(Tree* node, int32_t state, int32_t start, int32_t end,
+                               double target) {
+    for (int32_t split = start + 1; split < end; ++split) {
+      for (int32_t r = g_.binary_parent_begin[state]; r < g_.binary_parent_begin[state + 1]; ++r) {
+        const double score = g_.binary_log_prob[r] + chart_.score(start, split, g_.binary_left[r]) +
+                             chart_.score(split, end, g_.binary_right[r]);
+        if (score > kNegInf && ScoresMatch(score, target, tolerance_)) {
+          auto left = Extract(g_.binary_left[r], start, split);
+          if (!left.ok()) return left.status();
+          auto right = Extract(g_.binary_right[r], split, end);
+          if (!right.ok()) return right.status();
+          node->children.push_back(std::move(*left));
+          node->children.push_back(std::move(*right));
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  // The best score of `state` over a span of two or more words by a binary rule: its chart score
+  // before the unary layer (ReferenceViterbiInside's `pre`).
+  double BinaryScore(int32_t state, int32_t start, int32_t end) const {
+    double best = kNegInf;
+    for (int32_t split = start + 1; split < end; ++split) {
+      for (int32_t r = g_.binary_parent_begin[state]; r < g_.binary_parent_begin[state + 1]; ++r) {
+        best = std::max(best, g_.binary_log_prob[r] + chart_.score(start, split, g_.binary_left[r]) +
+                                  chart_.score(split, end, g_.binary_right[r]));
+      }
+    }
+    return best;
+  }
+
   // A node whose chart score a closed unary over a child's chart score reproduces.
   StatusOr<Tree> ExtractUnary(Tree node, int32_t state, int32_t start, int32_t end) {
     const double best = chart_.score(start, end, state);
@@ -77,6 +101,25 @@ class Extractor {
         --unary_depth_;
         if (!below.ok()) return below;
         node.children.push_back(std::move(*below));
+        return node;
+      }
+    }
+    // A unary closure that is not transitive (U(A,B) + U(B,C) > U(A,C): en_sm6s's text export
+    // has such chains) can raise a child's chart score, by its own unary, above any match: the
+    // inside pass built this node on the child's score before its unary layer, so match that, and
+    // the child by a binary rule (one unary per span, as the inside pass has it).
+    if (end - start >= 2) {
+      for (int32_t u = g_.unary_parent_begin[state]; u < g_.unary_parent_begin[state + 1]; ++u) {
+        const int32_t child = g_.unary_child[u];
+        const double child_binary = BinaryScore(child, start, end);
+        const double score = g_.unary_log_prob[u] + child_binary;
+        if (!(score > kNegInf) || !ScoresMatch(score, best, tolerance_)) continue;
+        Tree below(NodeLabel(g_, child));
+        below.score = chart_.score(start, end, child);
+        auto binary = ExtractBinary(&below, child, start, end, child_binary);
+        if (!binary.ok()) return binary.status();
+        if (!*binary) continue;
+        node.children.push_back(std::move(below));
         return node;
       }
     }

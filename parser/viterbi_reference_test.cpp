@@ -9,6 +9,7 @@
 #include "parser/parser.h"
 #include "parser/random_grammar.h"
 #include "parser/tree_extraction.h"
+#include "parser/tree_format.h"
 #include "parser/viterbi_cpu.h"
 
 namespace cky {
@@ -113,6 +114,55 @@ TEST(ReferenceViterbiTest, ExtractionWithoutBackpointersMatchesBackpointers) {
     EXPECT_NEAR(*score, chart.score(0, lex.length, Grammar::kRootState), 1e-9);
   }
   EXPECT_GT(parsed, 10);
+}
+
+// A unary closure that is not transitive (U(A,B) + U(B,C) > U(A,C), here with A -> C absent; as
+// in en_sm6s's text export): a child's own unary lifts its chart score above every match at its
+// parent, whose score the inside pass built on the child before its unary layer. Here ROOT -> X ->
+// Y with no ROOT -> Y: X's chart score comes from Y (0.5 x 0.9 > 0.1), ROOT's from X's binary
+// rule. A 27-word sentence with en_sm6s got no tree from any backend before.
+TEST(ReferenceViterbiTest, ExtractionFollowsTheInsidePassWhenUnariesAreNotTransitive) {
+  GrammarBuilder b;
+  const int32_t root = b.AddSymbol("ROOT"), x = b.AddSymbol("X"), y = b.AddSymbol("Y"),
+                t = b.AddSymbol("T");
+  b.AddBinary(x, 0, t, 0, t, 0, 0.1);
+  b.AddBinary(y, 0, t, 0, t, 0, 0.9);
+  b.AddUnary(root, 0, x, 0, 1.0);
+  b.AddUnary(x, 0, y, 0, 0.5);
+  std::vector<int32_t> ids;
+  BerkeleyModel model;
+  model.grammar = b.Finish(&ids);
+  model.lexicon.push_back({ids[t], "w", {0.5}});
+  model.known_words.push_back("w");
+  const Grammar& g = model.grammar;
+  auto lexicon = Lexicon::Build(model);
+  ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
+  Parser parser(g, *lexicon, MakeReferenceBackend(g));
+  const std::vector<std::string> words = {"w", "w"};
+  LexicalScores lex = parser.ScoreWords(words);
+  Chart chart;
+  Backpointers bp;
+  ReferenceViterbiInside(g, lex, &chart, &bp);
+  const double root_score = chart.score(0, 2, Grammar::kRootState);
+  EXPECT_NEAR(root_score, std::log(0.1 * 0.5 * 0.5), 1e-12);
+  const int32_t x_state = g.FindState("X_0");
+  ASSERT_GE(x_state, 0);
+  EXPECT_NEAR(chart.score(0, 2, x_state), std::log(0.5 * 0.9 * 0.5 * 0.5), 1e-12);
+
+  auto top_down = ExtractViterbiTree(g, chart, words);
+  ASSERT_TRUE(top_down.ok()) << top_down.status().message();
+  auto from_bp = ExtractFromBackpointers(g, chart, bp, words);
+  ASSERT_TRUE(from_bp.ok()) << from_bp.status().message();
+  EXPECT_EQ(FormatTree(*top_down, {.substates = true}), "( (X-0 (T-0 w) (T-0 w)) )");
+  EXPECT_EQ(*top_down, *from_bp);
+  auto score = ScoreAnnotatedTree(g, *lexicon, *top_down);
+  ASSERT_TRUE(score.ok()) << score.status().message();
+  EXPECT_NEAR(*score, root_score, 1e-12);
+  // Every backend, through Parser (the CPU backend's extraction is this one too).
+  const std::vector<std::vector<std::string>> sentences = {words};
+  auto outcomes = parser.Parse(sentences);
+  ASSERT_EQ(outcomes[0].status, ParseStatus::kOk) << outcomes[0].message;
+  EXPECT_NEAR(outcomes[0].log_score, root_score, 1e-12);
 }
 
 TEST(ReferenceViterbiTest, FastCpuChartIsBitIdentical) {
