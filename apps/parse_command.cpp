@@ -2,12 +2,15 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <fstream>
 #include <future>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include "apps/command_util.h"
@@ -199,9 +202,11 @@ void FinishInput(const ParseArgs& args, InputFile& input, long sentences, long f
 // The stages overlap: worker threads parse while this thread formats and writes the results of
 // the batch before and reads the next batch, if it has arrived (a co-process that waits for its
 // tree before it writes more gets the tree at once: nothing waits for input then). One batch is
-// parsed at a time, or two when the backend parses concurrent batches (several GPUs: the devices
-// start on the next batch while the last chunks of one finish, and its lexical scoring runs
-// while they work).
+// parsed at a time, or three when the backend parses concurrent batches (several GPUs: the
+// devices start on the next batch while the last chunks of one finish, and its lexical scoring
+// runs while they work). A parsed batch waits until the batches before it are written; the
+// devices go on meanwhile, so that one held up (a sentence re-parsed on the CPU after a device
+// failure took 4 s with en_sm6s, while four GPUs stood idle) does not stop them.
 void ParseStream(const ParseArgs& args, Parser& parser, SentenceSource& source, InputFile& input,
                  ResultWriter& writer, const ResultFormatOptions& format, int batch_size) {
   ProgressMeter progress("sentences", input.size(), ShowProgress(args.progress, args.no_progress));
@@ -209,10 +214,19 @@ void ParseStream(const ParseArgs& args, Parser& parser, SentenceSource& source, 
     long first_number = 0;
     std::vector<std::vector<std::string>> batch;
     std::future<ParsedBatch> parsed;
+    bool finished = false;  // its parse has returned or thrown (guarded by `mutex`)
   };
-  const size_t depth = parser.backend().ParsesConcurrentBatches() ? 2 : 1;
-  std::deque<std::unique_ptr<InFlight>> parsing;  // oldest first
-  std::vector<std::vector<std::string>> next;     // read, not yet parsing
+  const bool concurrent = parser.backend().ParsesConcurrentBatches();
+  // Batches being parsed (each holds its lexical scores: about 0.4 GB for 2,048 sentences with
+  // en_sm6s), and batches parsed or being parsed that wait to be written (trees only, once
+  // parsed: a few MB each).
+  const size_t parsing_at_most = concurrent ? 3 : 1;
+  const size_t unwritten_at_most = concurrent ? 16 : 1;
+  std::mutex mutex;
+  std::condition_variable batch_finished;
+  size_t parsing = 0;                                // guarded by `mutex`
+  std::deque<std::unique_ptr<InFlight>> unwritten;  // oldest first
+  std::vector<std::vector<std::string>> next;       // read, not yet parsing
   long read = 0, written = 0, failures = 0;
   bool input_left = true;
   auto start = [&] {
@@ -220,25 +234,64 @@ void ParseStream(const ParseArgs& args, Parser& parser, SentenceSource& source, 
     batch->first_number = read + 1;
     batch->batch = std::exchange(next, {});
     read += static_cast<long>(batch->batch.size());
-    batch->parsed =
-        std::async(std::launch::async, ParseOnly, std::ref(parser), std::cref(batch->batch));
-    parsing.push_back(std::move(batch));
+    InFlight* in_flight = batch.get();
+    {
+      std::lock_guard lock(mutex);
+      ++parsing;
+    }
+    batch->parsed = std::async(std::launch::async, [&, in_flight] {
+      struct Finish {  // also when the parse throws (get() rethrows it on this thread)
+        std::mutex& mutex;
+        std::condition_variable& finished;
+        size_t& parsing;
+        InFlight* batch;
+        ~Finish() {
+          {
+            std::lock_guard lock(mutex);
+            batch->finished = true;
+            --parsing;
+          }
+          finished.notify_all();
+        }
+      } finish{mutex, batch_finished, parsing, in_flight};
+      return ParseOnly(parser, in_flight->batch);
+    });
+    unwritten.push_back(std::move(batch));
   };
-  while (input_left || !next.empty() || !parsing.empty()) {
-    if (input_left && next.empty() && (parsing.empty() || source.Ready())) {
+  // Whether a batch can start parsing, and whether the oldest can be written (under `mutex`).
+  auto can_start = [&] {
+    return !next.empty() && parsing < parsing_at_most && unwritten.size() < unwritten_at_most;
+  };
+  auto oldest_parsed = [&] { return !unwritten.empty() && unwritten.front()->finished; };
+  while (input_left || !next.empty() || !unwritten.empty()) {
+    if (input_left && next.empty() && (unwritten.empty() || source.Ready())) {
       timeline::Scope scope("read");
       input_left = ReadBatch(source, batch_size, &next);
     }
-    if (!next.empty() && parsing.size() < depth) {
+    bool start_next, write_oldest;
+    {
+      std::unique_lock lock(mutex);
+      if (!can_start() && !oldest_parsed() && !unwritten.empty()) {
+        timeline::Scope scope("wait for a batch");
+        batch_finished.wait(lock, [&] { return can_start() || oldest_parsed(); });
+      }
+      start_next = can_start();
+      write_oldest = oldest_parsed();
+    }
+    if (start_next) {  // the devices first; writing can wait
       start();
       continue;
     }
-    if (parsing.empty()) continue;
-    // The oldest batch's results, in input order; the batch read meanwhile starts at once.
-    std::unique_ptr<InFlight> done = std::move(parsing.front());
-    parsing.pop_front();
+    if (!write_oldest) continue;
+    // The oldest batch's results, in input order; the batch read meanwhile starts first.
+    std::unique_ptr<InFlight> done = std::move(unwritten.front());
+    unwritten.pop_front();
     ParsedBatch parsed = done->parsed.get();
-    if (!next.empty()) start();
+    {
+      std::unique_lock lock(mutex);
+      start_next = can_start();
+    }
+    if (start_next) start();
     const ShardResults results =
         FormatShard(done->first_number, done->batch, std::move(parsed), format);
     WriteShard(results, writer);
@@ -370,14 +423,22 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
   if (parses) {
     const auto load_start = std::chrono::steady_clock::now();
     timeline::Scope load_scope("load grammar and backend");
-    // One GPU: its context is made on another thread while the grammar loads (a few hundred ms
-    // that the backend's first CUDA call would otherwise wait for after the load).
-    std::thread context;
-    if (backend.devices.empty() && (!link || link->size() == 1) &&
+    // The GPUs' contexts are made on other threads while the grammar loads (a few hundred ms
+    // each, that the backends' first CUDA calls would otherwise wait for after the load): device
+    // 0 for one GPU, every device of --devices at once (each device once).
+    std::vector<int> context_devices = backend.devices;
+    std::sort(context_devices.begin(), context_devices.end());
+    context_devices.erase(std::unique(context_devices.begin(), context_devices.end()),
+                          context_devices.end());
+    if (context_devices.empty() && (!link || link->size() == 1) &&
         (args.backend == "cuda" || args.backend == "auto")) {
-      context = std::thread([] {
+      context_devices.push_back(0);
+    }
+    std::vector<std::thread> contexts;
+    for (int device : context_devices) {
+      contexts.emplace_back([device] {
         timeline::Scope scope("cuda context (beside the load)");
-        cuda::CreateContext(0);
+        cuda::CreateContext(device);  // a device that cannot be used says so in its backend
       });
     }
     auto made = LoadedParser::Load(
@@ -389,7 +450,7 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
                     .retry_with_wider_lexicon = !args.no_retry,
                     .tree_likelihood = args.tree_likelihood,
                     .confidence = args.confidence}});
-    if (context.joinable()) context.join();
+    for (std::thread& context : contexts) context.join();
     if (!made.ok()) Fail(made.status().message());
     loaded = std::move(*made);
     const Grammar& grammar = loaded->model().grammar;

@@ -19,6 +19,8 @@ class Scope {
  public:
   explicit Scope(const char* phase);
   ~Scope();
+  // Records nothing for this scope (e.g. a wait that ended because the work is over).
+  void Cancel() { begin_ = -1; }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
 

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/timeline.h"
 #include "cuda/common/device.h"
 
 namespace cky {
@@ -143,6 +144,28 @@ class MultiDeviceBackend : public ViterbiBackend {
   bool ParsesConcurrentBatches() const override { return true; }
 
   std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
+    return Parse(sentences, /*ahead=*/false);
+  }
+
+  std::vector<ParseOutcome> ParseBatchAhead(std::span<const SentenceInput> sentences) override {
+    return Parse(sentences, /*ahead=*/true);
+  }
+
+ private:
+  // One ParseBatch call: its sentences, where their outcomes go, and its chunks' progress.
+  struct Call {
+    std::span<const SentenceInput> sentences;
+    std::vector<ParseOutcome>* outcomes = nullptr;
+    int chunks_left = 0;  // not yet parsed
+    int in_flight = 0;    // being parsed by a slot
+  };
+  struct Work {
+    Call* call;
+    std::vector<size_t> chunk;  // indices into call->sentences
+    bool ahead = false;         // a ParseBatchAhead call's: before the others
+  };
+
+  std::vector<ParseOutcome> Parse(std::span<const SentenceInput> sentences, bool ahead) {
     std::vector<ParseOutcome> outcomes(sentences.size());
     if (sentences.empty()) return outcomes;
     std::vector<int> lengths;
@@ -160,8 +183,16 @@ class MultiDeviceBackend : public ViterbiBackend {
         leftovers = std::move(chunks);
       } else {
         // Behind the chunks of batches queued before (other callers'), so that each batch is
-        // done as early as it can be, and the devices move on to the next without a pause.
-        for (std::vector<size_t>& chunk : chunks) queue_.push_back({&call, std::move(chunk)});
+        // done as early as it can be, and the devices move on to the next without a pause; a
+        // ParseBatchAhead call's behind those of earlier such calls only.
+        auto position = queue_.end();
+        if (ahead) {
+          position = std::find_if(queue_.begin(), queue_.end(),
+                                  [](const Work& work) { return !work.ahead; });
+        }
+        for (std::vector<size_t>& chunk : chunks) {
+          position = std::next(queue_.insert(position, {&call, std::move(chunk), ahead}));
+        }
         call.chunks_left = static_cast<int>(chunks.size());
         work_.notify_all();
         done_.wait(lock,
@@ -186,19 +217,6 @@ class MultiDeviceBackend : public ViterbiBackend {
     if (!failed.empty()) ParseOnFallback(sentences, failed, "", &outcomes, /*failed=*/true);
     return outcomes;
   }
-
- private:
-  // One ParseBatch call: its sentences, where their outcomes go, and its chunks' progress.
-  struct Call {
-    std::span<const SentenceInput> sentences;
-    std::vector<ParseOutcome>* outcomes = nullptr;
-    int chunks_left = 0;  // not yet parsed
-    int in_flight = 0;    // being parsed by a slot
-  };
-  struct Work {
-    Call* call;
-    std::vector<size_t> chunk;  // indices into call->sentences
-  };
 
   struct Slot {
     BackendSlot spec;
@@ -279,8 +297,12 @@ class MultiDeviceBackend : public ViterbiBackend {
       std::vector<size_t> chunk;
       {
         std::unique_lock lock(mutex_);
+        timeline::Scope waiting("device slot waiting for a chunk");
         work_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-        if (stop_) break;
+        if (stop_) {
+          waiting.Cancel();  // not idle: the work is over
+          break;
+        }
         call = queue_.front().call;
         chunk = std::move(queue_.front().chunk);
         queue_.pop_front();
@@ -333,7 +355,7 @@ class MultiDeviceBackend : public ViterbiBackend {
                               std::to_string(chunk.size()) +
                               " sentences and the rest go to the other devices" +
                               (live_ == 1 ? " (none left: the fallback backend)" : ""));
-          queue_.push_front({call, std::move(chunk)});
+          queue_.push_front({call, std::move(chunk), /*ahead=*/true});
           --live_;
           slot.inner_name.clear();
         } else {

@@ -349,6 +349,59 @@ TEST(MultiDeviceBackendTest, ConcurrentCallsEachGetTheirOwnOutcomes) {
   }
 }
 
+// Records the size of each batch it is given; the first waits at `go` after opening `started`.
+class RecordingBackend : public ViterbiBackend {
+ public:
+  RecordingBackend(Gate* started, Gate* go, std::vector<size_t>* sizes)
+      : started_(started), go_(go), sizes_(sizes) {}
+  std::string name() const override { return "recording"; }
+  std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
+    sizes_->push_back(sentences.size());  // one slot: one thread
+    if (sizes_->size() == 1) {
+      started_->Open();
+      go_->Wait();
+    }
+    return std::vector<ParseOutcome>(sentences.size(), {.status = ParseStatus::kNoParse});
+  }
+
+ private:
+  Gate *started_, *go_;
+  std::vector<size_t>* sizes_;
+};
+
+// A batch's retries (Parser's ParseBatchAhead) are parsed before the batches queued after that
+// batch, which would otherwise hold it up, and after earlier retries. The pauses let each caller
+// queue its chunks before the next comes (a late one would change the order the test expects
+// only if it took longer than the pause).
+TEST(MultiDeviceBackendTest, CallsAheadGoBeforeQueuedBatchesInTheirOwnOrder) {
+  Gate started, go;
+  std::vector<size_t> sizes;
+  auto multi = Multi({{.label = "a", .make = [&]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+                         return std::unique_ptr<ViterbiBackend>(
+                             std::make_unique<RecordingBackend>(&started, &go, &sizes));
+                       }}});
+  ASSERT_TRUE(multi);
+  std::vector<std::vector<SentenceInput>> batches;
+  for (size_t size : {1, 2, 3, 4, 5}) batches.emplace_back(size);
+  std::vector<std::thread> callers;
+  callers.emplace_back([&] { multi->ParseBatch(batches[0]); });
+  started.Wait();  // the slot holds batch 0 until `go`
+  auto call = [&](size_t b, bool ahead) {
+    callers.emplace_back([&, b, ahead] {
+      auto outcomes = ahead ? multi->ParseBatchAhead(batches[b]) : multi->ParseBatch(batches[b]);
+      EXPECT_EQ(outcomes.size(), batches[b].size());
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  };
+  call(1, false);
+  call(2, false);
+  call(3, true);
+  call(4, true);
+  go.Open();
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(sizes, (std::vector<size_t>{1, 4, 5, 2, 3}));
+}
+
 TEST(MultiDeviceBackendTest, WithoutFallbackTheSentencesOfRetiredSlotsFail) {
   Fixture f = MakeFixture(5);
   auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 1)}});

@@ -235,8 +235,9 @@ std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>
   std::vector<const LexicalScores*> lexical(sentences.size(), nullptr);
   for (size_t k = 0; k < positions.size(); ++k) lexical[positions[k]] = &inputs[k].lexical;
   if (!retries.empty()) {
+    timeline::Scope scope("retry with a wider lexicon");
     ScoreSentences(&retries, /*widen=*/true);
-    std::vector<ParseOutcome> second = backend_->ParseBatch(retries);
+    std::vector<ParseOutcome> second = backend_->ParseBatchAhead(retries);
     for (size_t k = 0; k < second.size(); ++k) {
       if (second[k].status == ParseStatus::kOk) {
         outcomes[retry_positions[k]] = std::move(second[k]);

@@ -7,7 +7,9 @@
 // on one-word spans a phrasal state goes by its best unary straight to a POS tag (the last of equal
 // candidates wins; see ExtractionOptions::lexical for grammars where that finds none). Unaries are
 // matched against the child's chart score (after its unary layer), so a closed unary can be
-// followed by another, as in Berkeley's output.
+// followed by another, as in Berkeley's output; when none matches (a unary closure that is not
+// transitive lifted the child's score by its own unary), against the child's best binary score,
+// the one the inside pass used.
 //
 // Trees come out binarized and annotated: labels are Berkeley's "SYMBOL-substate" ("@NP-3"),
 // every node carries its chart score, the root is "ROOT-0" and leaves are the words.
