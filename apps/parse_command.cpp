@@ -224,7 +224,7 @@ void ParseStream(const ParseArgs& args, Parser& parser, SentenceSource& source, 
   const size_t unwritten_at_most = concurrent ? 16 : 1;
   std::mutex mutex;
   std::condition_variable batch_finished;
-  size_t parsing = 0;                                // guarded by `mutex`
+  size_t parsing = 0;                               // guarded by `mutex`
   std::deque<std::unique_ptr<InFlight>> unwritten;  // oldest first
   std::vector<std::vector<std::string>> next;       // read, not yet parsing
   long read = 0, written = 0, failures = 0;
@@ -586,7 +586,7 @@ void AddParseCommand(CLI::App& app) {
                         "busy; output is still one line per input sentence, in input order. A "
                         "device that fails hands its sentences to the others (or to the CPU) "
                         "with a warning. A batch then holds 2 x --batch-size sentences per "
-                        "device, and two batches are parsed at once so that no device waits for "
+                        "device, and three batches are parsed at once so that no device waits for "
                         "the others at a batch's end. Exact parsing only (no --prune)"),
         "all|LIST");
   cmd->add_flag("--mpi", args->mpi,

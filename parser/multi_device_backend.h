@@ -15,7 +15,7 @@
 // may call ParseBatch at once (ParsesConcurrentBatches): a call's chunks queue behind those of the
 // calls before it, so that the devices go on to the next batch while the last chunks of the one
 // before are parsed, instead of waiting for the slowest at the end of each batch (`cky parse`
-// keeps two batches in flight); a ParseBatchAhead call's chunks (a batch's retries, which that
+// keeps three batches in flight); a ParseBatchAhead call's chunks (a batch's retries, which that
 // batch waits for) go before every other call's. Which slot parses a sentence never changes its
 // outcome (every backend gives the same trees), so the output is byte-identical to one backend's.
 //

@@ -303,9 +303,9 @@ TEST(MultiDeviceBackendTest, WhenEverySlotFailsTheFallbackParses) {
   EXPECT_TRUE(AnyContains(warnings, "none left: the fallback backend"));
 }
 
-// `cky parse` keeps two batches in flight on several devices (ParsesConcurrentBatches): callers on
-// several threads at once each get their own sentences' outcomes, in their order, also when every
-// slot retires while their chunks wait (then the fallback parses them, once made).
+// `cky parse` keeps three batches in flight on several devices (ParsesConcurrentBatches): callers
+// on several threads at once each get their own sentences' outcomes, in their order, also when
+// every slot retires while their chunks wait (then the fallback parses them, once made).
 TEST(MultiDeviceBackendTest, ConcurrentCallsEachGetTheirOwnOutcomes) {
   Fixture f = MakeFixture(11);
   // Four different batches: the fixture, its reverse, its first and second halves.

@@ -82,8 +82,9 @@ class Extractor {
     double best = kNegInf;
     for (int32_t split = start + 1; split < end; ++split) {
       for (int32_t r = g_.binary_parent_begin[state]; r < g_.binary_parent_begin[state + 1]; ++r) {
-        best = std::max(best, g_.binary_log_prob[r] + chart_.score(start, split, g_.binary_left[r]) +
-                                  chart_.score(split, end, g_.binary_right[r]));
+        best =
+            std::max(best, g_.binary_log_prob[r] + chart_.score(start, split, g_.binary_left[r]) +
+                               chart_.score(split, end, g_.binary_right[r]));
       }
     }
     return best;
