@@ -4,13 +4,9 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <deque>
 #include <fstream>
-#include <future>
 #include <iostream>
-#include <mutex>
 #include <thread>
 
 #include "apps/command_util.h"
@@ -20,6 +16,7 @@
 #include "apps/progress.h"
 #include "apps/sentence_source.h"
 #include "common/input_file.h"
+#include "common/ordered_batches.h"
 #include "common/sentence_file.h"
 #include "common/timeline.h"
 #include "cuda/common/device.h"
@@ -198,107 +195,44 @@ void FinishInput(const ParseArgs& args, InputFile& input, long sentences, long f
   }
 }
 
-// Reads sentences, parses them in batches and writes one result per sentence, in input order.
-// The stages overlap: worker threads parse while this thread formats and writes the results of
-// the batch before and reads the next batch, if it has arrived (a co-process that waits for its
-// tree before it writes more gets the tree at once: nothing waits for input then). One batch is
-// parsed at a time, or three when the backend parses concurrent batches (several GPUs: the
-// devices start on the next batch while the last chunks of one finish, and its lexical scoring
-// runs while they work). A parsed batch waits until the batches before it are written; the
-// devices go on meanwhile, so that one held up (a sentence re-parsed on the CPU after a device
-// failure took 4 s with en_sm6s, while four GPUs stood idle) does not stop them.
+// Reads sentences, parses them in batches and writes one result per sentence, in input order
+// (common/ordered_batches.h). The stages overlap: worker threads parse while this thread formats
+// and writes the results of the batch before and reads the next batch, if it has arrived (a
+// co-process that waits for its tree before it writes more gets the tree at once: nothing waits
+// for input then). One batch is parsed at a time, or three when the backend parses concurrent
+// batches (several GPUs: the devices start on the next batch while the last chunks of one finish,
+// and its lexical scoring runs while they work); then up to sixteen batches may wait to be
+// written behind one held up (a sentence re-parsed on the CPU after a device failure took 4 s
+// with en_sm6s, while four GPUs stood idle), and the devices go on meanwhile. A batch being
+// parsed holds its lexical scores (about 0.4 GB for 2,048 sentences with en_sm6s), a parsed one
+// only its trees.
 void ParseStream(const ParseArgs& args, Parser& parser, SentenceSource& source, InputFile& input,
                  ResultWriter& writer, const ResultFormatOptions& format, int batch_size) {
   ProgressMeter progress("sentences", input.size(), ShowProgress(args.progress, args.no_progress));
-  struct InFlight {
+  struct Batch {
     long first_number = 0;
-    std::vector<std::vector<std::string>> batch;
-    std::future<ParsedBatch> parsed;
-    bool finished = false;  // its parse has returned or thrown (guarded by `mutex`)
+    std::vector<std::vector<std::string>> sentences;
   };
   const bool concurrent = parser.backend().ParsesConcurrentBatches();
-  // Batches being parsed (each holds its lexical scores: about 0.4 GB for 2,048 sentences with
-  // en_sm6s), and batches parsed or being parsed that wait to be written (trees only, once
-  // parsed: a few MB each).
-  const size_t parsing_at_most = concurrent ? 3 : 1;
-  const size_t unwritten_at_most = concurrent ? 16 : 1;
-  std::mutex mutex;
-  std::condition_variable batch_finished;
-  size_t parsing = 0;                               // guarded by `mutex`
-  std::deque<std::unique_ptr<InFlight>> unwritten;  // oldest first
-  std::vector<std::vector<std::string>> next;       // read, not yet parsing
   long read = 0, written = 0, failures = 0;
-  bool input_left = true;
-  auto start = [&] {
-    auto batch = std::make_unique<InFlight>();
-    batch->first_number = read + 1;
-    batch->batch = std::exchange(next, {});
-    read += static_cast<long>(batch->batch.size());
-    InFlight* in_flight = batch.get();
-    {
-      std::lock_guard lock(mutex);
-      ++parsing;
-    }
-    batch->parsed = std::async(std::launch::async, [&, in_flight] {
-      struct Finish {  // also when the parse throws (get() rethrows it on this thread)
-        std::mutex& mutex;
-        std::condition_variable& finished;
-        size_t& parsing;
-        InFlight* batch;
-        ~Finish() {
-          {
-            std::lock_guard lock(mutex);
-            batch->finished = true;
-            --parsing;
-          }
-          finished.notify_all();
-        }
-      } finish{mutex, batch_finished, parsing, in_flight};
-      return ParseOnly(parser, in_flight->batch);
-    });
-    unwritten.push_back(std::move(batch));
-  };
-  // Whether a batch can start parsing, and whether the oldest can be written (under `mutex`).
-  auto can_start = [&] {
-    return !next.empty() && parsing < parsing_at_most && unwritten.size() < unwritten_at_most;
-  };
-  auto oldest_parsed = [&] { return !unwritten.empty() && unwritten.front()->finished; };
-  while (input_left || !next.empty() || !unwritten.empty()) {
-    if (input_left && next.empty() && (unwritten.empty() || source.Ready())) {
-      timeline::Scope scope("read");
-      input_left = ReadBatch(source, batch_size, &next);
-    }
-    bool start_next, write_oldest;
-    {
-      std::unique_lock lock(mutex);
-      if (!can_start() && !oldest_parsed() && !unwritten.empty()) {
-        timeline::Scope scope("wait for a batch");
-        batch_finished.wait(lock, [&] { return can_start() || oldest_parsed(); });
-      }
-      start_next = can_start();
-      write_oldest = oldest_parsed();
-    }
-    if (start_next) {  // the devices first; writing can wait
-      start();
-      continue;
-    }
-    if (!write_oldest) continue;
-    // The oldest batch's results, in input order; the batch read meanwhile starts first.
-    std::unique_ptr<InFlight> done = std::move(unwritten.front());
-    unwritten.pop_front();
-    ParsedBatch parsed = done->parsed.get();
-    {
-      std::unique_lock lock(mutex);
-      start_next = can_start();
-    }
-    if (start_next) start();
-    const ShardResults results =
-        FormatShard(done->first_number, done->batch, std::move(parsed), format);
-    WriteShard(results, writer);
-    written += static_cast<long>(results.texts.size());
-    failures += results.failures;
-    progress.Update(written, input.BytesConsumed());
-  }
+  ProcessInOrder<Batch, ParsedBatch>(
+      {.parsing_at_most = concurrent ? 3u : 1u, .unwritten_at_most = concurrent ? 16u : 1u},
+      [&](Batch* batch) {
+        if (!ReadBatch(source, batch_size, &batch->sentences)) return false;
+        batch->first_number = read + 1;
+        read += static_cast<long>(batch->sentences.size());
+        return true;
+      },
+      [&] { return source.Ready(); },
+      [&](const Batch& batch) { return ParseOnly(parser, batch.sentences); },
+      [&](Batch& batch, ParsedBatch parsed) {
+        const ShardResults results =
+            FormatShard(batch.first_number, batch.sentences, std::move(parsed), format);
+        WriteShard(results, writer);
+        written += static_cast<long>(results.texts.size());
+        failures += results.failures;
+        progress.Update(written, input.BytesConsumed());
+      });
   FinishInput(args, input, written, failures);
 }
 
