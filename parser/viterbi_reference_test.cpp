@@ -158,11 +158,15 @@ TEST(ReferenceViterbiTest, ExtractionFollowsTheInsidePassWhenUnariesAreNotTransi
   auto score = ScoreAnnotatedTree(g, *lexicon, *top_down);
   ASSERT_TRUE(score.ok()) << score.status().message();
   EXPECT_NEAR(*score, root_score, 1e-12);
-  // Every backend, through Parser (the CPU backend's extraction is this one too).
+  // Through Parser, with the reference and the multi-threaded CPU backends.
   const std::vector<std::vector<std::string>> sentences = {words};
-  auto outcomes = parser.Parse(sentences);
-  ASSERT_EQ(outcomes[0].status, ParseStatus::kOk) << outcomes[0].message;
-  EXPECT_NEAR(outcomes[0].log_score, root_score, 1e-12);
+  for (bool reference : {true, false}) {
+    Parser with(g, *lexicon, reference ? MakeReferenceBackend(g) : MakeCpuBackend(g, 2));
+    auto outcomes = with.Parse(sentences);
+    ASSERT_EQ(outcomes[0].status, ParseStatus::kOk) << outcomes[0].message;
+    EXPECT_NEAR(outcomes[0].log_score, root_score, 1e-12);
+    EXPECT_EQ(outcomes[0].tree, *top_down);
+  }
 }
 
 TEST(ReferenceViterbiTest, FastCpuChartIsBitIdentical) {
