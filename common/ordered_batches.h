@@ -14,9 +14,9 @@
 //
 // Up to `unwritten_at_most` batches may be started and not yet written, so a batch that takes
 // long (a sentence parsed again on the CPU) does not stop the batches after it from being parsed.
-// A batch read while the limits are reached starts before the oldest parsed batch is written.
-// An exception from `parse` is rethrown on the calling thread when its batch's turn to be written
-// comes; the batches in flight are waited for first.
+// When the oldest batch is taken to be written, a batch that waits to start starts first. An
+// exception from `parse` is rethrown on the calling thread when its batch's turn to be written
+// comes, once the batches still being parsed have finished.
 #pragma once
 
 #include <algorithm>
