@@ -26,9 +26,11 @@ void RunCommandWork(bool mpi, const std::function<void(MpiLink*)>& work) {
 }
 
 void UseRankDevice(const MpiLink* link) {
-  if (!link || link->size() < 2 || cuda::DeviceCount() < 2) return;
+  if (!link || link->size() < 2) return;
+  const int devices = cuda::DeviceCount();
+  if (devices < 2) return;
   std::string error;
-  if (!cuda::SetDevice(link->local_rank() % cuda::DeviceCount(), &error)) Fail(error);
+  if (!cuda::SetDevice(link->local_rank() % devices, &error)) Fail(error);
 }
 
 namespace {

@@ -54,14 +54,19 @@ class Extractor {
   }
 
  private:
+  // Binary rule r over [start, end) split at `split`, with its children's chart scores.
+  double BinaryRuleScore(int32_t r, int32_t start, int32_t split, int32_t end) const {
+    return g_.binary_log_prob[r] + chart_.score(start, split, g_.binary_left[r]) +
+           chart_.score(split, end, g_.binary_right[r]);
+  }
+
   // Adds the two children of the first binary rule and split whose score reproduces `target`;
   // false when none does.
   StatusOr<bool> ExtractBinary(Tree* node, int32_t state, int32_t start, int32_t end,
                                double target) {
     for (int32_t split = start + 1; split < end; ++split) {
       for (int32_t r = g_.binary_parent_begin[state]; r < g_.binary_parent_begin[state + 1]; ++r) {
-        const double score = g_.binary_log_prob[r] + chart_.score(start, split, g_.binary_left[r]) +
-                             chart_.score(split, end, g_.binary_right[r]);
+        const double score = BinaryRuleScore(r, start, split, end);
         if (score > kNegInf && ScoresMatch(score, target, tolerance_)) {
           auto left = Extract(g_.binary_left[r], start, split);
           if (!left.ok()) return left.status();
@@ -82,9 +87,7 @@ class Extractor {
     double best = kNegInf;
     for (int32_t split = start + 1; split < end; ++split) {
       for (int32_t r = g_.binary_parent_begin[state]; r < g_.binary_parent_begin[state + 1]; ++r) {
-        best =
-            std::max(best, g_.binary_log_prob[r] + chart_.score(start, split, g_.binary_left[r]) +
-                               chart_.score(split, end, g_.binary_right[r]));
+        best = std::max(best, BinaryRuleScore(r, start, split, end));
       }
     }
     return best;
