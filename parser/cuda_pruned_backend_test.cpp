@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <optional>
+#include <tuple>
 
 #include "common/sentence_file.h"
 #include "cuda/common/device.h"
@@ -212,21 +214,31 @@ TEST_P(CudaPrunedRandomTest, SameSurvivorsAndChartsAsTheCpu) {
   ExpectSameAsCpu(model.grammar, lexical, PruningOptions::Exact(), "exact");
 }
 
-// Both decoders: the CPU pruned backend's trees, and the exact ones without thresholds.
-TEST_P(CudaPrunedRandomTest, SameTreesAsTheCpuAndExactTreesWithoutThresholds) {
+// Each decoder: the CPU pruned backend's trees, and the exact ones without thresholds. One test a
+// decoder, so that each fits a device command's limit under racecheck (both took over 545 s).
+TEST_P(CudaPrunedRandomTest, ViterbiSameTreesAsTheCpuAndExactTreesWithoutThresholds) {
   SKIP_WITHOUT_DEVICE();
   BerkeleyModel model = RandomModel(GetParam());
   Lexicon lexicon = *Lexicon::Build(model);
   const auto sentences = RandomSentences(model, GetParam(), 60);
   PruningOptions tight;
   tight.thresholds = {-2, -3};
-  for (const auto& [name, pruning] : {std::pair<std::string, PruningOptions>{"tight", tight},
-                                      {"fast", PruningOptions::Berkeley(false)}}) {
-    ExpectSameTreesAsCpu(model, lexicon, sentences, pruning, name);
-    ExpectSameMaxRuleAsCpu(model, lexicon, sentences, pruning, "max-rule " + name);
-  }
+  ExpectSameTreesAsCpu(model, lexicon, sentences, tight, "tight");
+  ExpectSameTreesAsCpu(model, lexicon, sentences, PruningOptions::Berkeley(false), "fast");
   ExpectSameTreesAsCpu(model, lexicon, sentences, PruningOptions::Exact(), "exact",
                        /*against_exact=*/true);
+}
+
+TEST_P(CudaPrunedRandomTest, MaxRuleSameTreesAsTheCpuAndExactTreesWithoutThresholds) {
+  SKIP_WITHOUT_DEVICE();
+  BerkeleyModel model = RandomModel(GetParam());
+  Lexicon lexicon = *Lexicon::Build(model);
+  const auto sentences = RandomSentences(model, GetParam(), 60);
+  PruningOptions tight;
+  tight.thresholds = {-2, -3};
+  ExpectSameMaxRuleAsCpu(model, lexicon, sentences, tight, "max-rule tight");
+  ExpectSameMaxRuleAsCpu(model, lexicon, sentences, PruningOptions::Berkeley(false),
+                         "max-rule fast");
   ExpectSameMaxRuleAsCpu(model, lexicon, sentences, PruningOptions::Exact(), "max-rule exact",
                          /*against_exact=*/true);
 }
@@ -262,55 +274,122 @@ TEST(CudaPrunedTest, UnsplitGrammarRunsTheFineGrammarAlone) {
                        PruningOptions::Berkeley(false), "unsplit", /*against_exact=*/true);
 }
 
-void CompareOnSharedGrammar(const std::string& grammar, size_t max_sentences) {
+// A shared .gr grammar and its test sentences: the first reference sentences, one word, two
+// words, and the longest twice over.
+struct SharedGrammar {
+  std::string name;  // under grammars/
+  size_t max_sentences;
+};
+
+struct SharedGrammarInputs {
+  BerkeleyModel model;
+  std::optional<Lexicon> lexicon;
+  std::vector<std::vector<std::string>> sentences;
+  std::vector<LexicalScores> lexical;
+};
+
+// Null, with `skip` saying why, when the shared data is absent.
+std::unique_ptr<SharedGrammarInputs> LoadSharedGrammar(const SharedGrammar& grammar,
+                                                       std::string* skip) {
   const std::string shared = SharedDataDir();
-  const std::string path = shared + "/grammars/" + grammar;
+  const std::string path = shared + "/grammars/" + grammar.name;
   const std::string sentences_path = shared + "/grammars/reference/small_sm2/sentences.txt";
   if (!std::filesystem::exists(path) || !std::filesystem::exists(sentences_path)) {
-    GTEST_SKIP() << "no " << path;
+    *skip = "no " + path;
+    return nullptr;
   }
+  auto inputs = std::make_unique<SharedGrammarInputs>();
   auto model = LoadBerkeleyModel(path);
-  ASSERT_TRUE(model.ok()) << model.status().message();
-  Lexicon lexicon = *Lexicon::Build(*model);
+  EXPECT_TRUE(model.ok()) << model.status().message();
   auto read = ReadTokenizedSentences(sentences_path);
-  ASSERT_TRUE(read.ok());
-  std::vector<std::vector<std::string>> sentences = *read;
-  if (sentences.size() > max_sentences) sentences.resize(max_sentences);
+  EXPECT_TRUE(read.ok());
+  if (!model.ok() || !read.ok()) return nullptr;
+  inputs->model = std::move(*model);
+  inputs->lexicon.emplace(*Lexicon::Build(inputs->model));
+  std::vector<std::vector<std::string>>& sentences = inputs->sentences;
+  sentences = *read;
+  if (sentences.size() > grammar.max_sentences) sentences.resize(grammar.max_sentences);
   size_t longest = 0;
   for (size_t i = 0; i < sentences.size(); ++i) {
     if (sentences[i].size() > sentences[longest].size()) longest = i;
   }
   sentences.push_back({sentences[0][0]});
   sentences.push_back({sentences[0][0], sentences[0][1]});
-  // A long one: the longest sentence twice over.
   std::vector<std::string> twice = sentences[longest];
   twice.insert(twice.end(), sentences[longest].begin(), sentences[longest].end());
   sentences.push_back(twice);
-  Parser scorer(model->grammar, lexicon, MakeCpuBackend(model->grammar, 1));
-  std::vector<LexicalScores> lexical;
-  for (const auto& words : sentences) lexical.push_back(scorer.ScoreWords(words));
-  for (const std::string setting : {"fast", "safe"}) {
-    const PruningOptions pruning = *PruningOptions::Named(setting);
-    EXPECT_GT(ExpectSameAsCpu(model->grammar, lexical, pruning, grammar + " " + setting), 0);
-    EXPECT_GT(ExpectSameAsCpu(model->grammar, lexical, pruning,
-                              grammar + " " + setting + ", kernels 3", 3),
-              0);
-    ExpectSameTreesAsCpu(*model, lexicon, sentences, pruning, grammar + " " + setting);
-    ExpectSameMaxRuleAsCpu(*model, lexicon, sentences, pruning, grammar + " max-rule " + setting);
+  Parser scorer(inputs->model.grammar, *inputs->lexicon, MakeCpuBackend(inputs->model.grammar, 1));
+  for (const auto& words : sentences) inputs->lexical.push_back(scorer.ScoreWords(words));
+  return inputs;
+}
+
+const SharedGrammar kSharedGrammars[] = {{"berkeley-small/small_sm2.gr", 40},
+                                         {"berkeley-gum/gum_sm3.gr", 25}};
+
+void PrintTo(const SharedGrammar& grammar, std::ostream* os) { *os << grammar.name; }
+
+std::string Stem(const SharedGrammar& grammar) {
+  return std::filesystem::path(grammar.name).stem().string();
+}
+
+// One (grammar, Berkeley's setting) and one comparison a test, so that each runs in one process
+// under a sanitizer within a device command's limit (all of one grammar's took over 545 s under
+// racecheck).
+class CudaPrunedSharedGrammarTest
+    : public ::testing::TestWithParam<std::tuple<SharedGrammar, std::string>> {
+ protected:
+  void SetUp() override {
+    SKIP_WITHOUT_DEVICE();
+    std::string skip;
+    inputs_ = LoadSharedGrammar(std::get<0>(GetParam()), &skip);
+    if (!inputs_ && !skip.empty()) GTEST_SKIP() << skip;
+    ASSERT_TRUE(inputs_);
+    pruning_ = *PruningOptions::Named(std::get<1>(GetParam()));
+    what_ = std::get<0>(GetParam()).name + " " + std::get<1>(GetParam());
   }
-  ExpectSameMaxRuleAsCpu(*model, lexicon, sentences, PruningOptions::Exact(),
-                         grammar + " max-rule exact", /*against_exact=*/true);
+  std::unique_ptr<SharedGrammarInputs> inputs_;
+  PruningOptions pruning_;
+  std::string what_;
+};
+
+TEST_P(CudaPrunedSharedGrammarTest, SameSurvivorsAndChartsAsTheCpu) {
+  const Grammar& g = inputs_->model.grammar;
+  EXPECT_GT(ExpectSameAsCpu(g, inputs_->lexical, pruning_, what_), 0);
+  EXPECT_GT(ExpectSameAsCpu(g, inputs_->lexical, pruning_, what_ + ", kernels 3", 3), 0);
 }
 
-TEST(CudaPrunedTest, SameAsTheCpuOnSmallSm2) {
-  SKIP_WITHOUT_DEVICE();
-  CompareOnSharedGrammar("berkeley-small/small_sm2.gr", 40);
+TEST_P(CudaPrunedSharedGrammarTest, ViterbiSameTreesAsTheCpu) {
+  ExpectSameTreesAsCpu(inputs_->model, *inputs_->lexicon, inputs_->sentences, pruning_, what_);
 }
 
-TEST(CudaPrunedTest, SameAsTheCpuOnGumSm3) {
-  SKIP_WITHOUT_DEVICE();
-  CompareOnSharedGrammar("berkeley-gum/gum_sm3.gr", 25);
+TEST_P(CudaPrunedSharedGrammarTest, MaxRuleSameTreesAsTheCpu) {
+  ExpectSameMaxRuleAsCpu(inputs_->model, *inputs_->lexicon, inputs_->sentences, pruning_,
+                         what_ + " max-rule");
 }
+
+INSTANTIATE_TEST_SUITE_P(Shared, CudaPrunedSharedGrammarTest,
+                         ::testing::Combine(::testing::ValuesIn(kSharedGrammars),
+                                            ::testing::Values("fast", "safe")),
+                         [](const auto& info) {  // small_sm2_fast and the like
+                           return Stem(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
+                         });
+
+class CudaPrunedSharedGrammarExactTest : public ::testing::TestWithParam<SharedGrammar> {};
+
+TEST_P(CudaPrunedSharedGrammarExactTest, MaxRuleWithoutThresholdsIsExact) {
+  SKIP_WITHOUT_DEVICE();
+  std::string skip;
+  auto inputs = LoadSharedGrammar(GetParam(), &skip);
+  if (!inputs && !skip.empty()) GTEST_SKIP() << skip;
+  ASSERT_TRUE(inputs);
+  ExpectSameMaxRuleAsCpu(inputs->model, *inputs->lexicon, inputs->sentences,
+                         PruningOptions::Exact(), GetParam().name + " max-rule exact",
+                         /*against_exact=*/true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shared, CudaPrunedSharedGrammarExactTest,
+                         ::testing::ValuesIn(kSharedGrammars),
+                         [](const auto& info) { return Stem(info.param); });
 
 TEST(CudaPrunedTest, AutoPrunesMaxRuleButNotViterbiOnTheGpu) {
   SKIP_WITHOUT_DEVICE();
