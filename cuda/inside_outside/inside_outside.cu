@@ -12,20 +12,21 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
-#include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cuda/common/device_helpers.cuh"
 #include "cuda/inside_outside/inside_outside.h"
+#include "cuda/inside_outside/sum_layouts.h"
 
 namespace cky::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kQuad = 4;         // register blocking: 4 x 4 substate pairs per thread
-constexpr int kBandLimit = 512;  // most substate pairs in a pair-sum tile
+constexpr int kQuad = 4;  // register blocking: 4 x 4 substate pairs per thread
 constexpr double kNegInfD = -std::numeric_limits<double>::infinity();
 
 // One cell of one span length.
@@ -1061,10 +1062,15 @@ struct PairLayout {
   }
 };
 
-struct RuleTriple {
-  int x, y, t;  // states: partner X, partner Y, target
-  double p;
-};
+// The layouts' host twins of int4 and int2 (sum_layouts.h), as the device types.
+static_assert(sizeof(LayoutInt4) == sizeof(int4) && sizeof(LayoutInt2) == sizeof(int2));
+template <typename Device, typename Host>
+std::vector<Device> AsDevice(const std::vector<Host>& host) {
+  static_assert(sizeof(Device) == sizeof(Host));
+  std::vector<Device> out(host.size());
+  if (!host.empty()) std::memcpy(out.data(), host.data(), host.size() * sizeof(Host));
+  return out;
+}
 
 class DeviceInsideOutsideImpl : public DeviceInsideOutside {
  public:
@@ -1151,32 +1157,25 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
            uc_begin_.Upload(by_child_begin) && uc_parent_.Upload(parent) && uc_w_.Upload(cw);
     }
 
-    // Pair-sum layouts.
-    std::vector<RuleTriple> inside, out_left, out_right;
-    inside.reserve(g.num_binary);
-    for (int64_t r = 0; r < g.num_binary; ++r) {
-      const double p = std::exp(g.binary_log_prob[r]);
-      const int a = g.binary_parent[r], b = g.binary_left[r], cc = g.binary_right[r];
-      inside.push_back({b, cc, a, p});
+    // The three pair-sum layouts and the max-rule layout, built on host threads side by side
+    // (1.3 s one after the other on en_sm6s on the development machine).
+    std::array<PairSumLayout, 3> pair_sums;
+    MaxRuleLayout max_rule;
+    bool max_rule_fits = false;
+    {
+      std::vector<std::thread> builders;
+      const PairSumPass passes[3] = {PairSumPass::kInside, PairSumPass::kOutLeft,
+                                     PairSumPass::kOutRight};
+      for (int k = 0; k < 3; ++k)
+        builders.emplace_back([&, k] { pair_sums[k] = BuildPairSumLayout(g, passes[k]); });
+      builders.emplace_back(
+          [&] { max_rule_fits = BuildMaxRuleLayout(g, max_rule_kernel_, &max_rule); });
+      for (std::thread& t : builders) t.join();
     }
-    ok = ok && BuildLayout(g, inside, &layouts_[kInside]);
-    inside.clear();
-    inside.shrink_to_fit();
-    for (int64_t r = 0; r < g.num_binary; ++r) {
-      const double p = std::exp(g.binary_log_prob[r]);
-      const int a = g.binary_parent[r], b = g.binary_left[r], cc = g.binary_right[r];
-      out_left.push_back({a, cc, b, p});
-    }
-    ok = ok && BuildLayout(g, out_left, &layouts_[kOutLeft]);
-    out_left.clear();
-    out_left.shrink_to_fit();
-    for (int64_t r = 0; r < g.num_binary; ++r) {
-      const double p = std::exp(g.binary_log_prob[r]);
-      const int a = g.binary_parent[r], b = g.binary_left[r], cc = g.binary_right[r];
-      out_right.push_back({a, b, cc, p});
-    }
-    ok = ok && BuildLayout(g, out_right, &layouts_[kOutRight]);
-    ok = ok && BuildMaxRule(g);
+    ok = ok && UploadLayout(pair_sums[0], &layouts_[kInside]) &&
+         UploadLayout(pair_sums[1], &layouts_[kOutLeft]) &&
+         UploadLayout(pair_sums[2], &layouts_[kOutRight]);
+    ok = ok && max_rule_fits && UploadMaxRule(max_rule);
     if (!ok) {
       *error = "could not upload the grammar to the device";
       return false;
@@ -1591,241 +1590,36 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     return true;
   }
 
-  // Groups rules by (symbol of X, symbol of Y), cut into bands of X's substates of at most
-  // kBandLimit substate pairs, then by target state.
-  bool BuildLayout(const SumGrammarArrays& g, std::vector<RuleTriple>& rules, PairLayout* out) {
-    std::stable_sort(rules.begin(), rules.end(), [&](const RuleTriple& a, const RuleTriple& b) {
-      const int ax = g.state_symbol[a.x], bx = g.state_symbol[b.x];
-      if (ax != bx) return ax < bx;
-      const int ay = g.state_symbol[a.y], by = g.state_symbol[b.y];
-      if (ay != by) return ay < by;
-      return a.x < b.x;
-    });
-    std::vector<int4> info;
-    std::vector<int2> symbols;
-    std::vector<int> pl_begin{0}, pl_target, pl_rule_begin{0}, key, tile_rules;
-    std::vector<double> w;
-    size_t i = 0;
-    while (i < rules.size()) {
-      const int x_sym = g.state_symbol[rules[i].x], y_sym = g.state_symbol[rules[i].y];
-      size_t j = i;
-      while (j < rules.size() && g.state_symbol[rules[j].x] == x_sym &&
-             g.state_symbol[rules[j].y] == y_sym)
-        ++j;
-      const int x_first = g.symbol_first_state[x_sym], s_x = g.symbol_num_substates[x_sym];
-      const int y_first = g.symbol_first_state[y_sym], s_y = g.symbol_num_substates[y_sym];
-      const int rows = std::max(1, kBandLimit / s_y);
-      for (int lo = 0; lo < s_x; lo += rows) {
-        const int hi = std::min(s_x, lo + rows);
-        std::vector<RuleTriple> band;
-        for (size_t k = i; k < j; ++k) {
-          const int x = rules[k].x - x_first;
-          if (x >= lo && x < hi) band.push_back(rules[k]);
-        }
-        if (band.empty()) continue;
-        std::stable_sort(band.begin(), band.end(),
-                         [](const RuleTriple& a, const RuleTriple& b) { return a.t < b.t; });
-        // Target states with the most rules first (the rule phase of variant 2 gives a warp
-        // several targets: neighbours should have about as many rules).
-        {
-          std::map<int, int> rules_of;
-          for (const RuleTriple& r : band) ++rules_of[r.t];
-          std::stable_sort(band.begin(), band.end(), [&](const RuleTriple& a, const RuleTriple& b) {
-            const int ra = rules_of[a.t], rb = rules_of[b.t];
-            return ra != rb ? ra > rb : a.t < b.t;
-          });
-        }
-        info.push_back({x_first + lo, hi - lo, y_first, s_y});
-        symbols.push_back({x_sym, y_sym});
-        tile_rules.push_back(static_cast<int>(band.size()));
-        out->max_bc = std::max(out->max_bc, (hi - lo) * s_y);
-        for (size_t k = 0; k < band.size(); ++k) {
-          if (k > 0 && band[k].t != band[k - 1].t)
-            pl_rule_begin.push_back(static_cast<int>(key.size()));
-          if (k == 0 || band[k].t != band[k - 1].t) pl_target.push_back(band[k].t);
-          key.push_back((band[k].x - x_first - lo) * s_y + (band[k].y - y_first));
-          w.push_back(band[k].p);
-        }
-        pl_rule_begin.push_back(static_cast<int>(key.size()));
-        pl_begin.push_back(static_cast<int>(pl_target.size()));
-      }
-      i = j;
-    }
-    std::vector<int> order(info.size());
-    for (size_t t = 0; t < order.size(); ++t) order[t] = static_cast<int>(t);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int a, int b) { return tile_rules[a] > tile_rules[b]; });
-    out->num_tiles = static_cast<int>(order.size());
+  bool UploadLayout(const PairSumLayout& layout, PairLayout* out) {
+    out->num_tiles = static_cast<int>(layout.tiles.size());
+    out->max_bc = layout.max_bc;
     if (out->num_tiles > 65535) return false;
-    return out->info.Upload(info) && out->symbols.Upload(symbols) && out->tiles.Upload(order) &&
-           out->pl_begin.Upload(pl_begin) && out->pl_target.Upload(pl_target) &&
-           out->pl_rule_begin.Upload(pl_rule_begin) && out->key.Upload(key) && out->w.Upload(w);
+    return out->info.Upload(AsDevice<int4>(layout.info)) &&
+           out->symbols.Upload(AsDevice<int2>(layout.symbols)) && out->tiles.Upload(layout.tiles) &&
+           out->pl_begin.Upload(layout.pl_begin) && out->pl_target.Upload(layout.pl_target) &&
+           out->pl_rule_begin.Upload(layout.pl_rule_begin) && out->key.Upload(layout.key) &&
+           out->w.Upload(layout.w);
   }
 
-  // Base binary rules per parent symbol, sorted by (parent, left, right) symbol, in chunks of about
-  // kChunkWork work; base unary pairs sorted by (parent, child) symbol.
-  bool BuildMaxRule(const SumGrammarArrays& g) {
-    constexpr int64_t kChunkWork = 1 << 15;
-    // Variants 9, 11, 13 and 14: a base rule with more entries than this gets a chunk of its own
-    // (block mode); the others are chunked together for a warp each (variant 7's code). Variant 9
-    // (128) puts the test grammars' bigger rules in block mode.
+  bool UploadMaxRule(const MaxRuleLayout& m) {
+    max_q_ = m.max_q;
+    max_substates_ = m.max_substates;
+    warp_block_ = m.warp_block;
+    num_chunks_ = static_cast<int>(m.chunks.size());
+    num_pairs_ = static_cast<int>(m.pair_symbols.size());
     const bool hybrid = max_rule_kernel_ >= 9;
-    const int warp_entries = max_rule_kernel_ == 14  ? (1 << 30)
-                             : max_rule_kernel_ == 9 ? 128
-                                                     : 2048;
-    // Variants 13 and 14: warp chunks a quarter the work, for blocks of 64 threads.
-    const int64_t warp_chunk_work = max_rule_kernel_ >= 13 ? kChunkWork / 4 : kChunkWork;
-    warp_block_ = max_rule_kernel_ >= 13 ? 64 : kThreads;
-    // Base rules (A, B, C) in symbol order, as parser/max_rule.cpp's tie order.
-    std::map<std::array<int, 3>, std::vector<int64_t>> by_base;
-    for (int64_t r = 0; r < g.num_binary; ++r) {
-      by_base[{g.state_symbol[g.binary_parent[r]], g.state_symbol[g.binary_left[r]],
-               g.state_symbol[g.binary_right[r]]}]
-          .push_back(r);
-    }
-    std::vector<int4> base, chunks;
-    std::vector<int> keys, chunk_begin{0};
-    std::vector<double> w, dense;
-    // Entries (max-rule binary kernel 7): distinct (b, c) per base rule, their (a, p).
-    std::vector<int> entry_begin{0}, entry_bc, entry_rule_begin{0}, entry_a;
-    std::vector<double> entry_w;
-    auto it = by_base.begin();
-    for (int a = 0; a < num_symbols_; ++a) {
-      int64_t work = 0;
-      int chunk_first = static_cast<int>(base.size());
-      for (; it != by_base.end() && it->first[0] == a; ++it) {
-        const int b = it->first[1], c = it->first[2];
-        const std::vector<int64_t>& list = it->second;
-        const int s_b = g.symbol_num_substates[b], s_c = g.symbol_num_substates[c];
-        const int stride = s_c | 1;
-        max_q_ = std::max(max_q_, s_b * stride);
-        const int s_a = g.symbol_num_substates[a];
-        max_substates_ = std::max(max_substates_, s_a);
-        const int64_t cube = int64_t(s_a) * s_b * s_c;
-        // Dense when at least half of the substate triples are rules.
-        const bool is_dense = 2 * int64_t(list.size()) >= cube;
-        int4 entry{b, c, 0, -1};
-        if (is_dense) {
-          entry.z = static_cast<int>(dense.size());
-          dense.resize(dense.size() + cube, 0.0);
-        } else {
-          entry.z = static_cast<int>(keys.size());
-        }
-        for (int64_t r : list) {
-          const int pa = g.binary_parent[r] - g.symbol_first_state[a];
-          const int pb = g.binary_left[r] - g.symbol_first_state[b];
-          const int pc = g.binary_right[r] - g.symbol_first_state[c];
-          if (is_dense) {
-            dense[entry.z + (int64_t(pa) * s_b + pb) * s_c + pc] = std::exp(g.binary_log_prob[r]);
-          } else {
-            keys.push_back((pa << 16) | (pb * stride + pc));
-            w.push_back(std::exp(g.binary_log_prob[r]));
-          }
-        }
-        if (!is_dense) entry.w = static_cast<int>(keys.size());
-        {
-          std::vector<std::array<int, 3>> triples;  // (b, c, rule index in list)
-          triples.reserve(list.size());
-          for (size_t k = 0; k < list.size(); ++k) {
-            triples.push_back({g.binary_left[list[k]] - g.symbol_first_state[b],
-                               g.binary_right[list[k]] - g.symbol_first_state[c],
-                               static_cast<int>(k)});
-          }
-          std::sort(triples.begin(), triples.end());
-          for (size_t k = 0; k < triples.size(); ++k) {
-            if (k == 0 || triples[k][0] != triples[k - 1][0] ||
-                triples[k][1] != triples[k - 1][1]) {
-              if (k > 0) entry_rule_begin.push_back(static_cast<int>(entry_a.size()));
-              entry_bc.push_back((triples[k][0] << 16) | triples[k][1]);
-            }
-            const int64_t rule = list[triples[k][2]];
-            entry_a.push_back(g.binary_parent[rule] - g.symbol_first_state[a]);
-            entry_w.push_back(std::exp(g.binary_log_prob[rule]));
-          }
-          if (!triples.empty()) entry_rule_begin.push_back(static_cast<int>(entry_a.size()));
-          entry_begin.push_back(static_cast<int>(entry_bc.size()));
-        }
-        if (dense.size() >= size_t(1) << 31) return false;
-        int64_t cost = (is_dense ? cube : int64_t(list.size())) + 8 * int64_t(s_b) * s_c;
-        if (hybrid) {
-          const int entries = entry_begin.back() - entry_begin[entry_begin.size() - 2];
-          if (entries > warp_entries) {  // a chunk of its own, after the pending warp chunk
-            const int index = static_cast<int>(base.size());
-            if (index > chunk_first) chunks.push_back({a, chunk_first, index, 1});
-            chunks.push_back({a, index, index + 1, 0});
-            base.push_back(entry);
-            chunk_first = index + 1;
-            work = 0;
-            continue;
-          }
-          cost = int64_t(list.size()) + 8 * int64_t(entries);
-        }
-        if (work > 0 && work + cost > (hybrid ? warp_chunk_work : kChunkWork)) {
-          chunks.push_back({a, chunk_first, static_cast<int>(base.size()), hybrid ? 1 : 0});
-          chunk_first = static_cast<int>(base.size());
-          work = 0;
-        }
-        base.push_back(entry);
-        work += cost;
-      }
-      if (static_cast<int>(base.size()) > chunk_first)
-        chunks.push_back({a, chunk_first, static_cast<int>(base.size()), hybrid ? 1 : 0});
-      chunk_begin.push_back(static_cast<int>(chunks.size()));
-    }
-    num_chunks_ = static_cast<int>(chunks.size());
-    std::vector<int> block_chunks, warp_chunks;  // variants 9, 11, 13 and 14: chunk.w 0 or 1
-    for (int k = 0; k < num_chunks_ && hybrid; ++k)
-      (chunks[k].w ? warp_chunks : block_chunks).push_back(k);
-    // Variants 13 and 14: each warp chunk's rules taken most entries first (the longest work
-    // first, so that a block's warps finish closer together); results do not depend on the order.
-    std::vector<int> warp_order;
-    if (max_rule_kernel_ >= 13) {
-      warp_order.resize(base.size());
-      for (size_t k = 0; k < base.size(); ++k) warp_order[k] = static_cast<int>(k);
-      for (int k : warp_chunks) {
-        std::stable_sort(
-            warp_order.begin() + chunks[k].y, warp_order.begin() + chunks[k].z, [&](int x, int y) {
-              return entry_begin[x + 1] - entry_begin[x] > entry_begin[y + 1] - entry_begin[y];
-            });
-      }
-    }
-    // Keys hold b * stride + c in 16 bits; Q and the split candidates share a block's memory.
-    if (num_chunks_ > 65535 || max_q_ >= (1 << 16)) return false;
-
-    // Unary pairs (A, C) in symbol order (parser/max_rule.cpp's tie order).
-    std::map<std::pair<int, int>, std::vector<int64_t>> by_pair;
-    for (int64_t u = 0; u < g.num_sum_unary; ++u) {
-      const int a = g.state_symbol[g.sum_unary_parent[u]], c = g.state_symbol[g.sum_unary_child[u]];
-      if (a != c) by_pair[{a, c}].push_back(u);
-    }
-    std::vector<int> pair_begin{0}, pair_rule_begin{0}, pu_parent, pu_child;
-    std::vector<int2> pair_symbols;
-    std::vector<double> pu_w;
-    auto pit = by_pair.begin();
-    for (int a = 0; a < num_symbols_; ++a) {
-      for (; pit != by_pair.end() && pit->first.first == a; ++pit) {
-        pair_symbols.push_back({a, pit->first.second});
-        for (int64_t u : pit->second) {
-          pu_parent.push_back(g.sum_unary_parent[u]);
-          pu_child.push_back(g.sum_unary_child[u]);
-          pu_w.push_back(std::exp(g.sum_unary_log_prob[u]));
-        }
-        pair_rule_begin.push_back(static_cast<int>(pu_parent.size()));
-      }
-      pair_begin.push_back(static_cast<int>(pair_symbols.size()));
-    }
-    num_pairs_ = static_cast<int>(pair_symbols.size());
-    return mr_base_.Upload(base) && mr_key_.Upload(keys) && mr_w_.Upload(w) &&
-           mr_dense_.Upload(dense) && mr_chunk_.Upload(chunks) &&
-           symbol_chunk_begin_.Upload(chunk_begin) && pair_begin_.Upload(pair_begin) &&
-           pair_symbols_.Upload(pair_symbols) && pair_rule_begin_.Upload(pair_rule_begin) &&
-           pu_parent_.Upload(pu_parent) && pu_child_.Upload(pu_child) && pu_w_.Upload(pu_w) &&
-           block_chunks_.Upload(block_chunks) && warp_chunks_.Upload(warp_chunks) &&
-           warp_order_.Upload(warp_order) &&
+    return mr_base_.Upload(AsDevice<int4>(m.base)) && mr_key_.Upload(m.keys) && mr_w_.Upload(m.w) &&
+           mr_dense_.Upload(m.dense) && mr_chunk_.Upload(AsDevice<int4>(m.chunks)) &&
+           symbol_chunk_begin_.Upload(m.chunk_begin) && pair_begin_.Upload(m.pair_begin) &&
+           pair_symbols_.Upload(AsDevice<int2>(m.pair_symbols)) &&
+           pair_rule_begin_.Upload(m.pair_rule_begin) && pu_parent_.Upload(m.pu_parent) &&
+           pu_child_.Upload(m.pu_child) && pu_w_.Upload(m.pu_w) &&
+           block_chunks_.Upload(m.block_chunks) && warp_chunks_.Upload(m.warp_chunks) &&
+           warp_order_.Upload(m.warp_order) &&
            ((max_rule_kernel_ != 7 && !hybrid) ||
-            (entry_begin_.Upload(entry_begin) && entry_bc_.Upload(entry_bc) &&
-             entry_rule_begin_.Upload(entry_rule_begin) && entry_a_.Upload(entry_a) &&
-             entry_w_.Upload(entry_w)));
+            (entry_begin_.Upload(m.entry_begin) && entry_bc_.Upload(m.entry_bc) &&
+             entry_rule_begin_.Upload(m.entry_rule_begin) && entry_a_.Upload(m.entry_a) &&
+             entry_w_.Upload(m.entry_w)));
   }
 
   MaxRuleArrays MaxRuleView() const {

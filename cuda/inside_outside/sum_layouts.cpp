@@ -1,0 +1,242 @@
+#include "cuda/inside_outside/sum_layouts.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <map>
+
+namespace cky::cuda {
+PairSumLayout BuildPairSumLayout(const SumGrammarArrays& g, PairSumPass pass) {
+  // The pass's partners X, Y and target T of each rule A -> B C.
+  const int32_t* xs = pass == PairSumPass::kInside ? g.binary_left : g.binary_parent;
+  const int32_t* ys = pass == PairSumPass::kOutRight ? g.binary_left : g.binary_right;
+  const int32_t* ts = pass == PairSumPass::kInside    ? g.binary_parent
+                      : pass == PairSumPass::kOutLeft ? g.binary_left
+                                                      : g.binary_right;
+  // Rules by (X symbol, Y symbol, X state), in grammar order within each: one sort of precomputed
+  // keys (a comparator that looked the symbols up took most of the layout's time on en_sm6s).
+  const uint64_t symbols = static_cast<uint64_t>(g.num_symbols);
+  std::vector<std::pair<uint64_t, int64_t>> order(g.num_binary);  // (key, rule)
+  for (int64_t r = 0; r < g.num_binary; ++r) {
+    const uint64_t x_sym = g.state_symbol[xs[r]], y_sym = g.state_symbol[ys[r]];
+    order[r] = {((x_sym * symbols + y_sym) << 32) | uint64_t(xs[r]), r};
+  }
+  std::sort(order.begin(), order.end());
+  PairSumLayout out;
+  std::vector<int> tile_rules;
+  std::vector<int> rules_of(g.num_states, 0);  // rules per target state in the band at hand
+  std::vector<int64_t> band;                   // the band's rules
+  out.key.reserve(order.size());
+  out.w.reserve(order.size());
+  out.pl_begin = {0};
+  out.pl_rule_begin = {0};
+  size_t i = 0;
+  while (i < order.size()) {
+    const uint64_t group = order[i].first >> 32;
+    size_t j = i;
+    while (j < order.size() && order[j].first >> 32 == group) ++j;
+    const int x_sym = g.state_symbol[xs[order[i].second]];
+    const int y_sym = g.state_symbol[ys[order[i].second]];
+    const int x_first = g.symbol_first_state[x_sym], s_x = g.symbol_num_substates[x_sym];
+    const int y_first = g.symbol_first_state[y_sym], s_y = g.symbol_num_substates[y_sym];
+    const int rows = std::max(1, kBandLimit / s_y);
+    size_t k = i;  // the group is in X state order, so each band is a run of it
+    for (int lo = 0; lo < s_x; lo += rows) {
+      const int hi = std::min(s_x, lo + rows);
+      band.clear();
+      for (; k < j && xs[order[k].second] - x_first < hi; ++k) band.push_back(order[k].second);
+      if (band.empty()) continue;
+      // Target states with the most rules first (the rule phase of variant 2 gives a warp
+      // several targets: neighbours should have about as many rules), then by state, then in
+      // grammar order.
+      for (int64_t r : band) ++rules_of[ts[r]];
+      std::sort(band.begin(), band.end(), [&](int64_t a, int64_t b) {
+        const int ta = ts[a], tb = ts[b];
+        if (rules_of[ta] != rules_of[tb]) return rules_of[ta] > rules_of[tb];
+        return ta != tb ? ta < tb : a < b;
+      });
+      for (int64_t r : band) rules_of[ts[r]] = 0;
+      out.info.push_back({x_first + lo, hi - lo, y_first, s_y});
+      out.symbols.push_back({x_sym, y_sym});
+      tile_rules.push_back(static_cast<int>(band.size()));
+      out.max_bc = std::max(out.max_bc, (hi - lo) * s_y);
+      for (size_t b = 0; b < band.size(); ++b) {
+        const int64_t r = band[b];
+        const bool new_target = b == 0 || ts[r] != ts[band[b - 1]];
+        if (new_target && b > 0) out.pl_rule_begin.push_back(static_cast<int>(out.key.size()));
+        if (new_target) out.pl_target.push_back(ts[r]);
+        out.key.push_back((xs[r] - x_first - lo) * s_y + (ys[r] - y_first));
+        out.w.push_back(std::exp(g.binary_log_prob[r]));
+      }
+      out.pl_rule_begin.push_back(static_cast<int>(out.key.size()));
+      out.pl_begin.push_back(static_cast<int>(out.pl_target.size()));
+    }
+    i = j;
+  }
+  out.tiles.resize(out.info.size());
+  for (size_t t = 0; t < out.tiles.size(); ++t) out.tiles[t] = static_cast<int>(t);
+  std::stable_sort(out.tiles.begin(), out.tiles.end(),
+                   [&](int a, int b) { return tile_rules[a] > tile_rules[b]; });
+  return out;
+}
+
+bool BuildMaxRuleLayout(const SumGrammarArrays& g, int max_rule_kernel, MaxRuleLayout* out) {
+  MaxRuleLayout& m = *out;
+  m = MaxRuleLayout();
+  constexpr int64_t kChunkWork = 1 << 15;
+  // Variants 9, 11, 13 and 14: a base rule with more entries than this gets a chunk of its own
+  // (block mode); the others are chunked together for a warp each (variant 7's code). Variant 9
+  // (128) puts the test grammars' bigger rules in block mode.
+  const bool hybrid = max_rule_kernel >= 9;
+  const int warp_entries = max_rule_kernel == 14 ? (1 << 30) : max_rule_kernel == 9 ? 128 : 2048;
+  // Variants 13 and 14: warp chunks a quarter the work, for blocks of 64 threads.
+  const int64_t warp_chunk_work = max_rule_kernel >= 13 ? kChunkWork / 4 : kChunkWork;
+  m.warp_block = max_rule_kernel >= 13 ? 64 : 256;
+  // Base rules (A, B, C) in symbol order, as parser/max_rule.cpp's tie order, each one's rules in
+  // grammar order: one sort of precomputed keys.
+  const uint64_t symbols = static_cast<uint64_t>(g.num_symbols);
+  std::vector<std::pair<uint64_t, int64_t>> by_base(g.num_binary);  // (A, B, C key, rule)
+  for (int64_t r = 0; r < g.num_binary; ++r) {
+    const uint64_t a = g.state_symbol[g.binary_parent[r]], b = g.state_symbol[g.binary_left[r]],
+                   c = g.state_symbol[g.binary_right[r]];
+    by_base[r] = {(a * symbols + b) * symbols + c, r};
+  }
+  std::sort(by_base.begin(), by_base.end());
+  m.chunk_begin = {0};
+  m.entry_begin = {0};
+  m.entry_rule_begin = {0};
+  m.keys.reserve(g.num_binary);
+  m.w.reserve(g.num_binary);
+  m.entry_a.reserve(g.num_binary);
+  m.entry_w.reserve(g.num_binary);
+  std::vector<int64_t> list;  // the base rule's rules
+  size_t next = 0;            // the next base rule's first entry in by_base
+  for (int a = 0; a < g.num_symbols; ++a) {
+    int64_t work = 0;
+    int chunk_first = static_cast<int>(m.base.size());
+    while (next < by_base.size() && by_base[next].first / (symbols * symbols) == uint64_t(a)) {
+      const uint64_t key = by_base[next].first;
+      const int b = static_cast<int>(key / symbols % symbols), c = static_cast<int>(key % symbols);
+      list.clear();
+      for (; next < by_base.size() && by_base[next].first == key; ++next)
+        list.push_back(by_base[next].second);
+      const int s_b = g.symbol_num_substates[b], s_c = g.symbol_num_substates[c];
+      const int stride = s_c | 1;
+      m.max_q = std::max(m.max_q, s_b * stride);
+      const int s_a = g.symbol_num_substates[a];
+      m.max_substates = std::max(m.max_substates, s_a);
+      const int64_t cube = int64_t(s_a) * s_b * s_c;
+      // Dense when at least half of the substate triples are rules.
+      const bool is_dense = 2 * int64_t(list.size()) >= cube;
+      LayoutInt4 entry{b, c, 0, -1};
+      if (is_dense) {
+        entry.z = static_cast<int>(m.dense.size());
+        m.dense.resize(m.dense.size() + cube, 0.0);
+      } else {
+        entry.z = static_cast<int>(m.keys.size());
+      }
+      for (int64_t r : list) {
+        const int pa = g.binary_parent[r] - g.symbol_first_state[a];
+        const int pb = g.binary_left[r] - g.symbol_first_state[b];
+        const int pc = g.binary_right[r] - g.symbol_first_state[c];
+        if (is_dense) {
+          m.dense[entry.z + (int64_t(pa) * s_b + pb) * s_c + pc] = std::exp(g.binary_log_prob[r]);
+        } else {
+          m.keys.push_back((pa << 16) | (pb * stride + pc));
+          m.w.push_back(std::exp(g.binary_log_prob[r]));
+        }
+      }
+      if (!is_dense) entry.w = static_cast<int>(m.keys.size());
+      {
+        std::vector<std::array<int, 3>> triples;  // (b, c, rule index in list)
+        triples.reserve(list.size());
+        for (size_t k = 0; k < list.size(); ++k) {
+          triples.push_back({g.binary_left[list[k]] - g.symbol_first_state[b],
+                             g.binary_right[list[k]] - g.symbol_first_state[c],
+                             static_cast<int>(k)});
+        }
+        std::sort(triples.begin(), triples.end());
+        for (size_t k = 0; k < triples.size(); ++k) {
+          if (k == 0 || triples[k][0] != triples[k - 1][0] || triples[k][1] != triples[k - 1][1]) {
+            if (k > 0) m.entry_rule_begin.push_back(static_cast<int>(m.entry_a.size()));
+            m.entry_bc.push_back((triples[k][0] << 16) | triples[k][1]);
+          }
+          const int64_t rule = list[triples[k][2]];
+          m.entry_a.push_back(g.binary_parent[rule] - g.symbol_first_state[a]);
+          m.entry_w.push_back(std::exp(g.binary_log_prob[rule]));
+        }
+        if (!triples.empty()) m.entry_rule_begin.push_back(static_cast<int>(m.entry_a.size()));
+        m.entry_begin.push_back(static_cast<int>(m.entry_bc.size()));
+      }
+      if (m.dense.size() >= size_t(1) << 31) return false;
+      int64_t cost = (is_dense ? cube : int64_t(list.size())) + 8 * int64_t(s_b) * s_c;
+      if (hybrid) {
+        const int entries = m.entry_begin.back() - m.entry_begin[m.entry_begin.size() - 2];
+        if (entries > warp_entries) {  // a chunk of its own, after the pending warp chunk
+          const int index = static_cast<int>(m.base.size());
+          if (index > chunk_first) m.chunks.push_back({a, chunk_first, index, 1});
+          m.chunks.push_back({a, index, index + 1, 0});
+          m.base.push_back(entry);
+          chunk_first = index + 1;
+          work = 0;
+          continue;
+        }
+        cost = int64_t(list.size()) + 8 * int64_t(entries);
+      }
+      if (work > 0 && work + cost > (hybrid ? warp_chunk_work : kChunkWork)) {
+        m.chunks.push_back({a, chunk_first, static_cast<int>(m.base.size()), hybrid ? 1 : 0});
+        chunk_first = static_cast<int>(m.base.size());
+        work = 0;
+      }
+      m.base.push_back(entry);
+      work += cost;
+    }
+    if (static_cast<int>(m.base.size()) > chunk_first)
+      m.chunks.push_back({a, chunk_first, static_cast<int>(m.base.size()), hybrid ? 1 : 0});
+    m.chunk_begin.push_back(static_cast<int>(m.chunks.size()));
+  }
+  const int num_chunks = static_cast<int>(m.chunks.size());
+  for (int k = 0; k < num_chunks && hybrid; ++k)
+    (m.chunks[k].w ? m.warp_chunks : m.block_chunks).push_back(k);
+  // Variants 13 and 14: each warp chunk's rules taken most entries first (the longest work
+  // first, so that a block's warps finish closer together); results do not depend on the order.
+  if (max_rule_kernel >= 13) {
+    m.warp_order.resize(m.base.size());
+    for (size_t k = 0; k < m.base.size(); ++k) m.warp_order[k] = static_cast<int>(k);
+    for (int k : m.warp_chunks) {
+      std::stable_sort(m.warp_order.begin() + m.chunks[k].y, m.warp_order.begin() + m.chunks[k].z,
+                       [&](int x, int y) {
+                         return m.entry_begin[x + 1] - m.entry_begin[x] >
+                                m.entry_begin[y + 1] - m.entry_begin[y];
+                       });
+    }
+  }
+  // Keys hold b * stride + c in 16 bits; Q and the split candidates share a block's memory.
+  if (num_chunks > 65535 || m.max_q >= (1 << 16)) return false;
+
+  // Unary pairs (A, C) in symbol order (parser/max_rule.cpp's tie order).
+  std::map<std::pair<int, int>, std::vector<int64_t>> by_pair;
+  for (int64_t u = 0; u < g.num_sum_unary; ++u) {
+    const int a = g.state_symbol[g.sum_unary_parent[u]], c = g.state_symbol[g.sum_unary_child[u]];
+    if (a != c) by_pair[{a, c}].push_back(u);
+  }
+  m.pair_begin = {0};
+  m.pair_rule_begin = {0};
+  auto pit = by_pair.begin();
+  for (int a = 0; a < g.num_symbols; ++a) {
+    for (; pit != by_pair.end() && pit->first.first == a; ++pit) {
+      m.pair_symbols.push_back({a, pit->first.second});
+      for (int64_t u : pit->second) {
+        m.pu_parent.push_back(g.sum_unary_parent[u]);
+        m.pu_child.push_back(g.sum_unary_child[u]);
+        m.pu_w.push_back(std::exp(g.sum_unary_log_prob[u]));
+      }
+      m.pair_rule_begin.push_back(static_cast<int>(m.pu_parent.size()));
+    }
+    m.pair_begin.push_back(static_cast<int>(m.pair_symbols.size()));
+  }
+  return true;
+}
+
+}  // namespace cky::cuda

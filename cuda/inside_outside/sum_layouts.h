@@ -1,0 +1,75 @@
+// The rule layouts of the sum-product and max-rule kernels (inside_outside.cu), built on the host
+// from a split grammar: plain C++, so that the layouts are tested and timed without a device.
+//
+// Pair-sum layout (one per pass: inside over (left, right) partners into parents; outside into
+// left children over (parent, right); into right children over (parent, left)): the binary rules
+// grouped by (symbol of partner X, symbol of partner Y), each group cut into bands of X's
+// substates so that a band holds at most kBandLimit substate pairs (a "tile"), each tile's rules
+// grouped by target state, targets with the most rules first; tiles listed most rules first.
+//
+// Max-rule layout: base binary rules (A, B, C symbols) in symbol order, dense (every substate
+// triple) when at least half the triples are rules, else sparse keys; per base rule its distinct
+// (b, c) substate pairs ("entries") and their (a, p); chunks of base rules of one parent symbol,
+// of about a fixed amount of work, or one chunk a big rule (the hybrid kernels 9, 11, 13, 14);
+// base unary pairs (A, C) with A != C in symbol order.
+#pragma once
+
+#include <vector>
+
+#include "cuda/inside_outside/inside_outside.h"
+
+namespace cky::cuda {
+
+constexpr int kBandLimit = 512;  // most substate pairs in a pair-sum tile
+
+// The host twins of CUDA's int4 and int2 (same size and member order).
+struct LayoutInt4 {
+  int x, y, z, w;
+};
+struct LayoutInt2 {
+  int x, y;
+};
+
+// Which partners and target a pair-sum pass takes from a rule A -> B C.
+enum class PairSumPass { kInside, kOutLeft, kOutRight };
+
+struct PairSumLayout {
+  std::vector<LayoutInt4> info;     // per tile: first X state, X substates, first Y state, Y's
+  std::vector<LayoutInt2> symbols;  // per tile: (X symbol, Y symbol)
+  std::vector<int> tiles;           // tile indices, most rules first
+  std::vector<int> pl_begin;        // per tile: its first target in pl_target (+ the end)
+  std::vector<int> pl_target;       // target states
+  std::vector<int> pl_rule_begin;   // per target: its first rule in key/w (+ the end)
+  std::vector<int> key;             // per rule: x * (Y substates) + y within the tile
+  std::vector<double> w;            // per rule: its probability
+  int max_bc = 0;                   // most substate pairs in a tile
+};
+
+PairSumLayout BuildPairSumLayout(const SumGrammarArrays& g, PairSumPass pass);
+
+struct MaxRuleLayout {
+  std::vector<LayoutInt4> base;    // per base rule: (B, C, first key or dense offset, key end / -1)
+  std::vector<LayoutInt4> chunks;  // (A, first base rule, end, 1 for a warp chunk / 0)
+  std::vector<int> keys;           // sparse rules: (a << 16) | (b * (s_C | 1) + c)
+  std::vector<double> w;           // their probabilities
+  std::vector<double> dense;       // dense base rules: s_A * s_B * s_C probabilities each
+  std::vector<int> chunk_begin;    // per parent symbol: its first chunk (+ the end)
+  // Entries: per base rule its distinct (b, c), each with its rules' (a, p).
+  std::vector<int> entry_begin, entry_bc, entry_rule_begin, entry_a;
+  std::vector<double> entry_w;
+  std::vector<int> block_chunks, warp_chunks;  // hybrid kernels: chunks of big / small rules
+  std::vector<int> warp_order;  // kernels 13, 14: base rules of each warp chunk, most entries first
+  // Unary base pairs (A, C), A != C.
+  std::vector<int> pair_begin, pair_rule_begin, pu_parent, pu_child;
+  std::vector<LayoutInt2> pair_symbols;
+  std::vector<double> pu_w;
+  int max_q = 1;          // most s_B * (s_C | 1) of a base rule
+  int max_substates = 1;  // most substates of a parent symbol
+  int warp_block = 256;   // threads a block of warp chunks
+};
+
+// False when the grammar exceeds the kernels' limits (the dense rules' 2^31 doubles, 65,535
+// chunks, Q of 2^16). max_rule_kernel: DeviceInsideOutsideOptions::max_rule_kernel.
+bool BuildMaxRuleLayout(const SumGrammarArrays& g, int max_rule_kernel, MaxRuleLayout* out);
+
+}  // namespace cky::cuda

@@ -1,0 +1,314 @@
+// The pair-sum and max-rule layouts hold every rule once, in the order and the limits that the
+// kernels of inside_outside.cu assume. Host code only: runs without a device.
+#include "cuda/inside_outside/sum_layouts.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <tuple>
+
+namespace cky::cuda {
+namespace {
+
+// A random split grammar as SumGrammarArrays: symbol 0 (ROOT) has one substate, the others
+// 1 to max_substates; a share of the (A, B, C) base triples are rules, each with a random share of
+// its substate triples; binary rules sorted by (parent, left, right), sum unaries by (parent, child).
+struct RandomSumGrammar {
+  std::vector<int32_t> state_symbol, first_state, substates;
+  std::vector<int32_t> parent, left, right, unary_parent, unary_child;
+  std::vector<double> log_prob, unary_log_prob;
+
+  RandomSumGrammar(int symbols, int max_substates, double base_density, uint64_t seed) {
+    std::mt19937_64 random(seed);
+    std::uniform_real_distribution<double> unit(0, 1);
+    for (int s = 0; s < symbols; ++s) {
+      first_state.push_back(static_cast<int32_t>(state_symbol.size()));
+      substates.push_back(s == 0 ? 1 : 1 + static_cast<int>(random() % max_substates));
+      state_symbol.insert(state_symbol.end(), substates.back(), s);
+    }
+    for (int a = 0; a < symbols; ++a) {
+      for (int b = 1; b < symbols; ++b) {
+        for (int c = 1; c < symbols; ++c) {
+          if (unit(random) >= base_density) continue;
+          const double keep = unit(random);  // dense base rules and sparse ones
+          for (int x = 0; x < substates[a]; ++x)
+            for (int y = 0; y < substates[b]; ++y)
+              for (int z = 0; z < substates[c]; ++z) {
+                if (unit(random) >= keep) continue;
+                parent.push_back(first_state[a] + x);
+                left.push_back(first_state[b] + y);
+                right.push_back(first_state[c] + z);
+                log_prob.push_back(std::log(unit(random) + 1e-3));
+              }
+        }
+      }
+    }
+    // Sorted by (parent, left, right): the loops above go by symbol, then substate.
+    std::vector<size_t> order(parent.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t i, size_t j) {
+      return std::tie(parent[i], left[i], right[i]) < std::tie(parent[j], left[j], right[j]);
+    });
+    auto permute = [&](auto& v) {
+      auto copy = v;
+      for (size_t i = 0; i < order.size(); ++i) v[i] = copy[order[i]];
+    };
+    permute(parent), permute(left), permute(right), permute(log_prob);
+    const int states = static_cast<int>(state_symbol.size());
+    for (int p = 0; p < states; ++p)
+      for (int c = 0; c < states; ++c)
+        if (unit(random) < 0.05) {
+          unary_parent.push_back(p);
+          unary_child.push_back(c);
+          unary_log_prob.push_back(std::log(unit(random) + 1e-3));
+        }
+  }
+
+  SumGrammarArrays view() const {
+    SumGrammarArrays g;
+    g.num_states = static_cast<int32_t>(state_symbol.size());
+    g.num_symbols = static_cast<int32_t>(substates.size());
+    g.state_symbol = state_symbol.data();
+    g.symbol_first_state = first_state.data();
+    g.symbol_num_substates = substates.data();
+    g.num_binary = static_cast<int64_t>(parent.size());
+    g.binary_parent = parent.data();
+    g.binary_left = left.data();
+    g.binary_right = right.data();
+    g.binary_log_prob = log_prob.data();
+    g.num_sum_unary = static_cast<int64_t>(unary_parent.size());
+    g.sum_unary_parent = unary_parent.data();
+    g.sum_unary_child = unary_child.data();
+    g.sum_unary_log_prob = unary_log_prob.data();
+    return g;
+  }
+};
+
+using Rule = std::tuple<int, int, int, double>;  // (partner X, partner Y, target, probability)
+
+std::vector<Rule> PassRules(const SumGrammarArrays& g, PairSumPass pass) {
+  std::vector<Rule> rules;
+  for (int64_t r = 0; r < g.num_binary; ++r) {
+    const int a = g.binary_parent[r], b = g.binary_left[r], c = g.binary_right[r];
+    const double p = std::exp(g.binary_log_prob[r]);
+    if (pass == PairSumPass::kInside) rules.emplace_back(b, c, a, p);
+    if (pass == PairSumPass::kOutLeft) rules.emplace_back(a, c, b, p);
+    if (pass == PairSumPass::kOutRight) rules.emplace_back(a, b, c, p);
+  }
+  std::sort(rules.begin(), rules.end());
+  return rules;
+}
+
+void ExpectValidPairSumLayout(const SumGrammarArrays& g, PairSumPass pass) {
+  const PairSumLayout layout = BuildPairSumLayout(g, pass);
+  const size_t tiles = layout.info.size();
+  ASSERT_EQ(layout.symbols.size(), tiles);
+  ASSERT_EQ(layout.pl_begin.size(), tiles + 1);
+  ASSERT_EQ(layout.pl_rule_begin.size(), layout.pl_target.size() + 1);
+  ASSERT_EQ(layout.key.size(), layout.w.size());
+  std::vector<Rule> rules;
+  std::vector<int> rules_in_tile(tiles);
+  int max_bc = 0;
+  for (size_t i = 0; i < tiles; ++i) {
+    const LayoutInt4 info = layout.info[i];  // first X state, X substates, first Y state, Y's
+    const int x_sym = g.state_symbol[info.x], y_sym = g.state_symbol[info.z];
+    EXPECT_EQ(layout.symbols[i].x, x_sym);
+    EXPECT_EQ(layout.symbols[i].y, y_sym);
+    EXPECT_EQ(info.z, g.symbol_first_state[y_sym]);
+    EXPECT_EQ(info.w, g.symbol_num_substates[y_sym]);
+    EXPECT_LE(info.x + info.y, g.symbol_first_state[x_sym] + g.symbol_num_substates[x_sym]);
+    // A band of X's substates of at most kBandLimit pairs (one substate row at least).
+    EXPECT_TRUE(info.y * info.w <= kBandLimit || info.y == 1) << "tile " << i;
+    max_bc = std::max(max_bc, info.y * info.w);
+    int previous_count = 1 << 30, previous_target = -1;
+    for (int t = layout.pl_begin[i]; t < layout.pl_begin[i + 1]; ++t) {
+      const int target = layout.pl_target[t];
+      const int count = layout.pl_rule_begin[t + 1] - layout.pl_rule_begin[t];
+      EXPECT_GT(count, 0);
+      // Targets with the most rules first, then by state.
+      EXPECT_TRUE(count < previous_count || (count == previous_count && target > previous_target))
+          << "tile " << i << " target " << target;
+      previous_count = count, previous_target = target;
+      rules_in_tile[i] += count;
+      for (int k = layout.pl_rule_begin[t]; k < layout.pl_rule_begin[t + 1]; ++k) {
+        const int x = info.x + layout.key[k] / info.w, y = info.z + layout.key[k] % info.w;
+        EXPECT_LT(layout.key[k], info.y * info.w);
+        rules.emplace_back(x, y, target, layout.w[k]);
+      }
+    }
+  }
+  EXPECT_EQ(layout.max_bc, max_bc);
+  std::sort(rules.begin(), rules.end());
+  EXPECT_EQ(rules, PassRules(g, pass)) << "every rule once";
+  // Tiles listed most rules first, each once.
+  std::vector<int> seen(tiles, 0);
+  for (size_t k = 0; k < layout.tiles.size(); ++k) {
+    ASSERT_LT(size_t(layout.tiles[k]), tiles);
+    ++seen[layout.tiles[k]];
+    if (k > 0) EXPECT_GE(rules_in_tile[layout.tiles[k - 1]], rules_in_tile[layout.tiles[k]]);
+  }
+  EXPECT_EQ(seen, std::vector<int>(tiles, 1));
+}
+
+void ExpectValidMaxRuleLayout(const SumGrammarArrays& g, int kernel) {
+  MaxRuleLayout m;
+  ASSERT_TRUE(BuildMaxRuleLayout(g, kernel, &m));
+  const int bases = static_cast<int>(m.base.size());
+  ASSERT_EQ(m.entry_begin.size(), size_t(bases) + 1);
+  ASSERT_EQ(m.chunk_begin.size(), size_t(g.num_symbols) + 1);
+  // Chunks: each parent symbol's, in order, covering the base rules once.
+  int next_base = 0;
+  for (int a = 0; a < g.num_symbols; ++a) {
+    for (int k = m.chunk_begin[a]; k < m.chunk_begin[a + 1]; ++k) {
+      EXPECT_EQ(m.chunks[k].x, a);
+      EXPECT_EQ(m.chunks[k].y, next_base);
+      EXPECT_GT(m.chunks[k].z, m.chunks[k].y);
+      next_base = m.chunks[k].z;
+    }
+  }
+  EXPECT_EQ(next_base, bases);
+  // Every rule once, from the sparse keys or the dense blocks, under its base rule (A, B, C) in
+  // symbol order; and the same rules from the entries.
+  std::vector<std::tuple<int, int, int, double>> from_keys, from_entries, want;
+  std::tuple<int, int, int> previous{-1, -1, -1};
+  for (int a = 0; a < g.num_symbols; ++a) {
+    for (int k = m.chunk_begin[a]; k < m.chunk_begin[a + 1]; ++k) {
+      for (int i = m.chunks[k].y; i < m.chunks[k].z; ++i) {
+        const LayoutInt4 base = m.base[i];
+        const int b = base.x, c = base.y;
+        EXPECT_LT(previous, std::make_tuple(a, b, c));
+        previous = {a, b, c};
+        const int fa = g.symbol_first_state[a], fb = g.symbol_first_state[b],
+                  fc = g.symbol_first_state[c];
+        const int s_a = g.symbol_num_substates[a], s_b = g.symbol_num_substates[b],
+                  s_c = g.symbol_num_substates[c];
+        const int stride = s_c | 1;
+        EXPECT_LE(s_b * stride, m.max_q);
+        if (base.w < 0) {  // dense
+          for (int pa = 0; pa < s_a; ++pa)
+            for (int pb = 0; pb < s_b; ++pb)
+              for (int pc = 0; pc < s_c; ++pc) {
+                const double p = m.dense[base.z + (int64_t(pa) * s_b + pb) * s_c + pc];
+                if (p != 0) from_keys.emplace_back(fa + pa, fb + pb, fc + pc, p);
+              }
+        } else {
+          for (int k2 = base.z; k2 < base.w; ++k2) {
+            const int pa = m.keys[k2] >> 16, bc = m.keys[k2] & 0xffff;
+            from_keys.emplace_back(fa + pa, fb + bc / stride, fc + bc % stride, m.w[k2]);
+          }
+        }
+        int previous_bc = -1;
+        for (int e = m.entry_begin[i]; e < m.entry_begin[i + 1]; ++e) {
+          EXPECT_GT(m.entry_bc[e], previous_bc) << "distinct (b, c), in order";
+          previous_bc = m.entry_bc[e];
+          for (int r = m.entry_rule_begin[e]; r < m.entry_rule_begin[e + 1]; ++r) {
+            from_entries.emplace_back(fa + m.entry_a[r], fb + (m.entry_bc[e] >> 16),
+                                      fc + (m.entry_bc[e] & 0xffff), m.entry_w[r]);
+          }
+        }
+      }
+    }
+  }
+  for (int64_t r = 0; r < g.num_binary; ++r) {
+    want.emplace_back(g.binary_parent[r], g.binary_left[r], g.binary_right[r],
+                      std::exp(g.binary_log_prob[r]));
+  }
+  std::sort(want.begin(), want.end());
+  std::sort(from_keys.begin(), from_keys.end());
+  std::sort(from_entries.begin(), from_entries.end());
+  EXPECT_EQ(from_keys, want);
+  EXPECT_EQ(from_entries, want);
+  // Hybrid kernels: every chunk is a block chunk of one base rule or a warp chunk; kernels 13 and
+  // 14 take each warp chunk's rules most entries first.
+  if (kernel >= 9) {
+    EXPECT_EQ(m.block_chunks.size() + m.warp_chunks.size(), m.chunks.size());
+    for (int k : m.block_chunks) EXPECT_EQ(m.chunks[k].z - m.chunks[k].y, 1);
+  }
+  if (kernel >= 13) {
+    ASSERT_EQ(m.warp_order.size(), size_t(bases));
+    for (int k : m.warp_chunks) {
+      std::vector<int> in_chunk(m.warp_order.begin() + m.chunks[k].y,
+                                m.warp_order.begin() + m.chunks[k].z);
+      for (size_t j = 1; j < in_chunk.size(); ++j) {
+        const auto entries = [&](int i) { return m.entry_begin[i + 1] - m.entry_begin[i]; };
+        EXPECT_GE(entries(in_chunk[j - 1]), entries(in_chunk[j]));
+      }
+      std::sort(in_chunk.begin(), in_chunk.end());
+      for (size_t j = 0; j < in_chunk.size(); ++j) EXPECT_EQ(in_chunk[j], m.chunks[k].y + int(j));
+    }
+  }
+  // Unary base pairs (A, C), A != C, in symbol order, each unary rule once.
+  std::vector<std::tuple<int, int, double>> unaries, want_unaries;
+  for (int a = 0; a < g.num_symbols; ++a) {
+    for (int i = m.pair_begin[a]; i < m.pair_begin[a + 1]; ++i) {
+      EXPECT_EQ(m.pair_symbols[i].x, a);
+      EXPECT_NE(m.pair_symbols[i].y, a);
+      for (int r = m.pair_rule_begin[i]; r < m.pair_rule_begin[i + 1]; ++r) {
+        EXPECT_EQ(g.state_symbol[m.pu_parent[r]], a);
+        EXPECT_EQ(g.state_symbol[m.pu_child[r]], m.pair_symbols[i].y);
+        unaries.emplace_back(m.pu_parent[r], m.pu_child[r], m.pu_w[r]);
+      }
+    }
+  }
+  for (int64_t u = 0; u < g.num_sum_unary; ++u) {
+    if (g.state_symbol[g.sum_unary_parent[u]] == g.state_symbol[g.sum_unary_child[u]]) continue;
+    want_unaries.emplace_back(g.sum_unary_parent[u], g.sum_unary_child[u],
+                              std::exp(g.sum_unary_log_prob[u]));
+  }
+  std::sort(unaries.begin(), unaries.end());
+  std::sort(want_unaries.begin(), want_unaries.end());
+  EXPECT_EQ(unaries, want_unaries);
+}
+
+TEST(SumLayoutsTest, PairSumLayoutsHoldEveryRuleOnceInTheKernelsOrder) {
+  // Up to 8 substates a symbol (one band a tile), and up to 40 (several bands).
+  for (const auto& [substates, seed] : {std::pair{8, 1}, {40, 2}}) {
+    const RandomSumGrammar grammar(7, substates, 0.3, seed);
+    SCOPED_TRACE("substates " + std::to_string(substates));
+    ASSERT_GT(grammar.parent.size(), 100u);
+    for (PairSumPass pass : {PairSumPass::kInside, PairSumPass::kOutLeft, PairSumPass::kOutRight})
+      ExpectValidPairSumLayout(grammar.view(), pass);
+  }
+}
+
+TEST(SumLayoutsTest, SeveralBandsWhenAPartnerHasManySubstates) {
+  const RandomSumGrammar grammar(7, 40, 0.3, 2);
+  const PairSumLayout layout = BuildPairSumLayout(grammar.view(), PairSumPass::kInside);
+  int split = 0;  // tiles with fewer X substates than their symbol has
+  for (const LayoutInt4& info : layout.info)
+    split += info.y < grammar.substates[grammar.state_symbol[info.x]];
+  EXPECT_GT(split, 0);
+}
+
+TEST(SumLayoutsTest, MaxRuleLayoutsHoldEveryRuleOnceForEveryKernel) {
+  // Dense base rules: small symbols with most triples; sparse ones: big symbols.
+  for (const auto& [substates, seed] : {std::pair{3, 3}, {12, 4}}) {
+    const RandomSumGrammar grammar(7, substates, 0.4, seed);
+    for (int kernel : {1, 2, 7, 9, 11, 13, 14}) {
+      SCOPED_TRACE("substates " + std::to_string(substates) + ", kernel " + std::to_string(kernel));
+      ExpectValidMaxRuleLayout(grammar.view(), kernel);
+    }
+  }
+}
+
+TEST(SumLayoutsTest, AGrammarBeyondTheKernelsLimitsIsRefused) {
+  // Q = s_B * (s_C | 1) must stay under 2^16: 300 substates give 300 * 301.
+  const RandomSumGrammar small(3, 2, 1.0, 5);
+  RandomSumGrammar big = small;
+  big.substates.assign(big.substates.size(), 300);
+  big.state_symbol.clear();
+  big.first_state.clear();
+  for (size_t s = 0; s < big.substates.size(); ++s) {
+    big.first_state.push_back(static_cast<int32_t>(big.state_symbol.size()));
+    big.state_symbol.insert(big.state_symbol.end(), 300, static_cast<int32_t>(s));
+  }
+  MaxRuleLayout m;
+  EXPECT_TRUE(BuildMaxRuleLayout(small.view(), 13, &m));
+  EXPECT_FALSE(BuildMaxRuleLayout(big.view(), 13, &m));
+}
+
+}  // namespace
+}  // namespace cky::cuda
