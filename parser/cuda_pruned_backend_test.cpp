@@ -191,6 +191,13 @@ int ExpectSameMaxRuleAsCpu(const BerkeleyModel& model, const Lexicon& lexicon,
   return parsed;
 }
 
+// Thresholds that prune a good share of the items of the random grammars.
+PruningOptions Tight() {
+  PruningOptions tight;
+  tight.thresholds = {-2, -3};
+  return tight;
+}
+
 class CudaPrunedRandomTest : public ::testing::TestWithParam<uint64_t> {};
 
 TEST_P(CudaPrunedRandomTest, SameSurvivorsAndChartsAsTheCpu) {
@@ -202,9 +209,8 @@ TEST_P(CudaPrunedRandomTest, SameSurvivorsAndChartsAsTheCpu) {
   for (const auto& words : RandomSentences(model, GetParam(), 60)) {
     lexical.push_back(scorer.ScoreWords(words));
   }
-  // Thresholds that prune a good share of the items of these small grammars, Berkeley's, and none.
-  PruningOptions tight;
-  tight.thresholds = {-2, -3};
+  // Tight thresholds, Berkeley's, and none.
+  const PruningOptions tight = Tight();
   int64_t kept = ExpectSameAsCpu(model.grammar, lexical, tight, "tight");
   EXPECT_GT(kept, 0);
   // The pre-parse kernel variants: per-cell masks at every level, and none.
@@ -221,8 +227,7 @@ TEST_P(CudaPrunedRandomTest, ViterbiSameTreesAsTheCpuAndExactTreesWithoutThresho
   BerkeleyModel model = RandomModel(GetParam());
   Lexicon lexicon = *Lexicon::Build(model);
   const auto sentences = RandomSentences(model, GetParam(), 60);
-  PruningOptions tight;
-  tight.thresholds = {-2, -3};
+  const PruningOptions tight = Tight();
   ExpectSameTreesAsCpu(model, lexicon, sentences, tight, "tight");
   ExpectSameTreesAsCpu(model, lexicon, sentences, PruningOptions::Berkeley(false), "fast");
   ExpectSameTreesAsCpu(model, lexicon, sentences, PruningOptions::Exact(), "exact",
@@ -234,8 +239,7 @@ TEST_P(CudaPrunedRandomTest, MaxRuleSameTreesAsTheCpuAndExactTreesWithoutThresho
   BerkeleyModel model = RandomModel(GetParam());
   Lexicon lexicon = *Lexicon::Build(model);
   const auto sentences = RandomSentences(model, GetParam(), 60);
-  PruningOptions tight;
-  tight.thresholds = {-2, -3};
+  const PruningOptions tight = Tight();
   ExpectSameMaxRuleAsCpu(model, lexicon, sentences, tight, "max-rule tight");
   ExpectSameMaxRuleAsCpu(model, lexicon, sentences, PruningOptions::Berkeley(false),
                          "max-rule fast");
@@ -248,8 +252,7 @@ TEST_P(CudaPrunedRandomTest, MaxRuleKBestSameAsTheCpu) {
   BerkeleyModel model = RandomModel(GetParam());
   Lexicon lexicon = *Lexicon::Build(model);
   auto sentences = RandomSentences(model, GetParam(), 20);
-  PruningOptions tight;
-  tight.thresholds = {-2, -3};
+  const PruningOptions tight = Tight();
   ExpectSameMaxRuleAsCpu(model, lexicon, sentences, tight, "k-best tight", false, /*kbest=*/3);
   ExpectSameMaxRuleAsCpu(model, lexicon, sentences, tight, "k-best tight, kernels 3", false,
                          /*kbest=*/3, /*pruning_kernels=*/3);
