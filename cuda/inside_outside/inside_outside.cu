@@ -1062,8 +1062,7 @@ struct PairLayout {
   }
 };
 
-// The layouts' host twins of int4 and int2 (sum_layouts.h), as the device types.
-static_assert(sizeof(LayoutInt4) == sizeof(int4) && sizeof(LayoutInt2) == sizeof(int2));
+// The layouts' host twins of int4 and int2 (sum_layouts.h) as the device types.
 template <typename Device, typename Host>
 std::vector<Device> AsDevice(const std::vector<Host>& host) {
   static_assert(sizeof(Device) == sizeof(Host));
