@@ -15,8 +15,8 @@ namespace {
 
 // A random split grammar as SumGrammarArrays: symbol 0 (ROOT) has one substate, the others
 // 1 to max_substates; a share of the (A, B, C) base triples are rules, each with a random share of
-// its substate triples; binary rules sorted by (parent, left, right), sum unaries by (parent,
-// child).
+// its substate triples. Binary rules are sorted by (parent, left, right), sum unaries by
+// (parent, child).
 struct RandomSumGrammar {
   std::vector<int32_t> state_symbol, first_state, substates;
   std::vector<int32_t> parent, left, right, unary_parent, unary_child;
