@@ -2,17 +2,26 @@
 
 #include <algorithm>
 #include <numeric>
-#include <tuple>
 
 namespace cky {
 
 ChildPairRuns::ChildPairRuns(const Grammar& g) {
-  order.resize(g.num_binary_rules());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    return std::tie(g.binary_left[a], g.binary_right[a]) <
-           std::tie(g.binary_left[b], g.binary_right[b]);
-  });
+  // A stable sort by (left, right) as two stable counting sorts, by right then by left: linear,
+  // where a comparison sort with the children looked up in its comparator took about 0.15 s a
+  // grammar on en_sm6s (every CPU backend and every pruning level builds one).
+  const size_t rules = static_cast<size_t>(g.num_binary_rules());
+  std::vector<size_t> next(g.num_states() + 1);  // per child state: its next position
+  auto start_positions = [&](const std::vector<int32_t>& child) {
+    std::fill(next.begin(), next.end(), 0);
+    for (size_t r = 0; r < rules; ++r) ++next[child[r] + 1];
+    std::partial_sum(next.begin(), next.end(), next.begin());
+  };
+  std::vector<int32_t> by_right(rules);
+  start_positions(g.binary_right);
+  for (size_t r = 0; r < rules; ++r) by_right[next[g.binary_right[r]]++] = int32_t(r);
+  start_positions(g.binary_left);
+  order.resize(rules);
+  for (int32_t r : by_right) order[next[g.binary_left[r]]++] = r;
   left_pair_begin.assign(g.num_states() + 1, 0);
   for (size_t k = 0; k < order.size(); ++k) {
     const int32_t r = order[k];
