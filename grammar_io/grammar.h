@@ -111,6 +111,8 @@ class GrammarBuilder {
   // X_k) are dropped; duplicates keep the last probability.
   void AddBinary(int32_t parent_sym, int32_t parent_sub, int32_t left_sym, int32_t left_sub,
                  int32_t right_sym, int32_t right_sub, double prob);
+  // Room for `count` binary rules in all (a hint for callers that know the count).
+  void ReserveBinaries(size_t count) { binaries_.reserve(count); }
   void AddUnary(int32_t parent_sym, int32_t parent_sub, int32_t child_sym, int32_t child_sub,
                 double prob);
   // A closed sum-product unary rule (Grammar::sum_unary_*); rules within one symbol are dropped,

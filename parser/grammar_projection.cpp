@@ -99,19 +99,21 @@ struct Projected {
   double prob;
 };
 
-// Sums weighted fine rules that fall on the same projected rule.
+// Sums weighted fine rules that fall on the same projected rule (in place: the sorted rules
+// compacted, so that no second vector grows by copies).
 std::vector<Projected> Aggregate(std::vector<Projected> rules) {
   std::sort(rules.begin(), rules.end(),
             [](const Projected& a, const Projected& b) { return a.key < b.key; });
-  std::vector<Projected> out;
+  size_t kept = 0;
   for (const Projected& r : rules) {
-    if (!out.empty() && out.back().key == r.key) {
-      out.back().prob += r.prob;
+    if (kept > 0 && rules[kept - 1].key == r.key) {
+      rules[kept - 1].prob += r.prob;
     } else {
-      out.push_back(r);
+      rules[kept++] = r;
     }
   }
-  return out;
+  rules.resize(kept);
+  return rules;
 }
 
 }  // namespace
@@ -227,7 +229,9 @@ StatusOr<ProjectedGrammar> ProjectGrammar(const Grammar& fine, int32_t level, do
     return int32_t(std::upper_bound(coarse_first.begin(), coarse_first.end(), int32_t(state)) -
                    coarse_first.begin() - 1);
   };
-  for (const Projected& r : Aggregate(std::move(binaries))) {
+  const std::vector<Projected> projected_binaries = Aggregate(std::move(binaries));
+  builder.ReserveBinaries(projected_binaries.size());
+  for (const Projected& r : projected_binaries) {
     if (!(r.prob >= min_rule_prob) || !(r.prob > 0)) continue;
     const int64_t p = r.key / (cs * cs), l = (r.key / cs) % cs, rr = r.key % cs;
     const int32_t ps = symbol_of(p), ls = symbol_of(l), rs = symbol_of(rr);
