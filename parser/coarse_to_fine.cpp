@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <thread>
 
 #include "common/thread_pool.h"
@@ -216,26 +215,31 @@ StatusOr<std::unique_ptr<CoarseToFinePruner>> CoarseToFinePruner::Create(
   if (options.thresholds.empty()) return Status::Error("pruning needs at least one threshold");
   std::unique_ptr<CoarseToFinePruner> pruner(new CoarseToFinePruner(fine, options));
   const int32_t levels = NumProjectionLevels(fine);
-  // The levels' projections are independent: one thread each (en_sm6s: about 3 s in a row). They
-  // share the fine states' expected counts, computed once (each level computed them again: one
-  // core loaded en_sm6s's pruner in 3.6-3.8 s so, 2.7-2.8 s now).
+  // The levels' projections and their Viterbi passes are independent: one thread each (en_sm6s:
+  // about 3 s in a row). They share the fine states' expected counts, computed once (each level
+  // computed them again: one core loaded en_sm6s's pruner in 3.6-3.8 s so, 2.7-2.8 s then).
   const std::vector<double> expected_counts = ExpectedStateCounts(fine);
-  std::vector<std::optional<StatusOr<ProjectedGrammar>>> projections(levels);
+  std::vector<Level> built(levels);
+  std::vector<Status> statuses(levels);
   {
     std::vector<std::thread> threads;
     for (int32_t k = 0; k < levels; ++k) {
       threads.emplace_back([&, k] {
-        projections[k].emplace(ProjectGrammar(fine, k, options.min_rule_prob, &expected_counts));
+        auto projection = ProjectGrammar(fine, k, options.min_rule_prob, &expected_counts);
+        if (!projection.ok()) {
+          statuses[k] = projection.status();
+          return;
+        }
+        // The Viterbi pass keeps a reference to the grammar: made once the grammar has its place.
+        built[k].projection = std::make_unique<ProjectedGrammar>(std::move(*projection));
+        built[k].viterbi = std::make_unique<MaskedViterbi>(built[k].projection->grammar);
       });
     }
     for (std::thread& thread : threads) thread.join();
   }
   for (int32_t k = 0; k < levels; ++k) {
-    StatusOr<ProjectedGrammar>& projection = *projections[k];
-    if (!projection.ok()) return projection.status();
-    Level level;
-    level.projection = std::make_unique<ProjectedGrammar>(std::move(*projection));
-    level.viterbi = std::make_unique<MaskedViterbi>(level.projection->grammar);
+    if (!statuses[k].ok()) return statuses[k];
+    Level level = std::move(built[k]);
     if (k > 0) {
       // Each state of this level lies inside one state of the previous level: read it off any
       // fine state below it.
