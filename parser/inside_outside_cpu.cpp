@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
-#include <tuple>
 
 #include "parser/child_pair_runs.h"
 #include "parser/inside_outside.h"
@@ -12,25 +11,32 @@
 namespace cky {
 
 SumProductRules::SumProductRules(const Grammar& g) {
+  // Base rules (A, B, C) numbered in symbol order: sorted distinct keys, a rule's base its key's
+  // place (a std::map of tuples took about 0.4 s on en_sm6s's 1.73M rules).
   const int64_t rules = g.num_binary_rules();
-  std::map<std::tuple<int32_t, int32_t, int32_t>, int32_t> base_ids;
-  for (int64_t r = 0; r < rules; ++r) {
-    base_ids.emplace(
-        std::make_tuple(g.state_symbol[g.binary_parent[r]], g.state_symbol[g.binary_left[r]],
-                        g.state_symbol[g.binary_right[r]]),
-        0);
-  }
-  for (auto& [key, id] : base_ids) {
-    id = int32_t(base_binaries.size());
-    base_binaries.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key)});
+  const uint64_t symbols = static_cast<uint64_t>(g.num_symbols());
+  auto base_key = [&](int64_t r) {
+    return (uint64_t(g.state_symbol[g.binary_parent[r]]) * symbols +
+            uint64_t(g.state_symbol[g.binary_left[r]])) *
+               symbols +
+           uint64_t(g.state_symbol[g.binary_right[r]]);
+  };
+  std::vector<uint64_t> keys(rules);
+  for (int64_t r = 0; r < rules; ++r) keys[r] = base_key(r);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (uint64_t key : keys) {
+    base_binaries.push_back({int32_t(key / (symbols * symbols)), int32_t(key / symbols % symbols),
+                             int32_t(key % symbols)});
   }
   ChildPairRuns runs(g);
+  parent.reserve(rules);
+  prob.reserve(rules);
+  base.reserve(rules);
   for (int32_t r : runs.order) {
     parent.push_back(g.binary_parent[r]);
     prob.push_back(std::exp(g.binary_log_prob[r]));
-    base.push_back(base_ids.at(std::make_tuple(g.state_symbol[g.binary_parent[r]],
-                                               g.state_symbol[g.binary_left[r]],
-                                               g.state_symbol[g.binary_right[r]])));
+    base.push_back(int32_t(std::lower_bound(keys.begin(), keys.end(), base_key(r)) - keys.begin()));
   }
   left_pair_begin = std::move(runs.left_pair_begin);
   pair_right = std::move(runs.pair_right);
