@@ -12,7 +12,7 @@ namespace cky {
 
 SumProductRules::SumProductRules(const Grammar& g) {
   // Base rules (A, B, C) numbered in symbol order: sorted distinct keys, a rule's base its key's
-  // place (a std::map of tuples took about 0.4 s on en_sm6s's 1.73M rules).
+  // place (a std::map of tuples took about 0.25 s on en_sm6s's 1.73M rules).
   const int64_t rules = g.num_binary_rules();
   const uint64_t symbols = static_cast<uint64_t>(g.num_symbols());
   auto base_key = [&](int64_t r) {
