@@ -7,6 +7,7 @@
 #include <map>
 
 namespace cky::cuda {
+
 PairSumLayout BuildPairSumLayout(const SumGrammarArrays& g, PairSumPass pass) {
   // The pass's partners X, Y and target T of each rule A -> B C.
   const int32_t* xs = pass == PairSumPass::kInside ? g.binary_left : g.binary_parent;
