@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cuda/common/device_helpers.cuh"
+#include "cuda/common/host_parallel.h"
 #include "cuda/inside_outside/inside_outside.h"
 #include "cuda/inside_outside/sum_layouts.h"
 
@@ -1370,9 +1371,10 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     Mark(0);
     // Lexical rows: pageable memory is fine (one copy a batch; the device waits for it).
     std::vector<double> lex(size_t(words) * num_states_);
-    for (int i = 0; i < num_sentences; ++i)
+    ForEachOnHostThreads(num_sentences, lex.size(), [&](int i) {
       std::copy(batch[i].lexical, batch[i].lexical + size_t(batch[i].length) * num_states_,
                 lex.begin() + size_t(word[i]) * num_states_);
+    });
     cudaMemcpyAsync(lexical_.get(), lex.data(), lex.size() * sizeof(double), cudaMemcpyHostToDevice,
                     stream_);
     cudaMemcpyAsync(items_.get(), items.data(), items.size() * sizeof(CellItem),

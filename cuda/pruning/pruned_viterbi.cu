@@ -25,9 +25,9 @@
 #include <cmath>
 #include <numeric>
 #include <sstream>
-#include <thread>
 
 #include "cuda/common/device_helpers.cuh"
+#include "cuda/common/host_parallel.h"
 #include "cuda/pruning/pruned_viterbi.h"
 
 namespace cky::cuda {
@@ -703,7 +703,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     cudaMemset(counters_, 0, (2 * num_levels + 1) * sizeof(unsigned long long));
     if (profiling_) events_used_ = 0;
     // Every level's lexical rows (level by level, each sentence's words in order), gathered into
-    // pinned memory on all host threads and uploaded at once.
+    // pinned memory on the host threads (ForEachOnHostThreads) and uploaded at once.
     std::vector<size_t> lexical_offset(num_levels + 1, 0);
     for (size_t k = 0; k < num_levels; ++k) {
       const bool skipped = mask_only && k + 1 == num_levels;  // the fine rows are not read
@@ -713,24 +713,14 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     if (!lexical_.Reserve(lexical_offset.back()) || !host_lexical_.Reserve(lexical_offset.back())) {
       return PrunedBatchResult::kOutOfMemory;
     }
-    {
-      const int threads =
-          static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1u, 16u));
-      std::vector<std::thread> gather;
-      for (int t = 0; t < threads; ++t) {
-        gather.emplace_back([&, t] {
-          for (int b = t; b < sentences; b += threads) {
-            for (size_t k = 0; k < num_levels; ++k) {
-              if (mask_only && k + 1 == num_levels) break;
-              const size_t states = levels_[k]->num_states;
-              std::copy(batch[b].lexical[k], batch[b].lexical[k] + size_t(lengths[b]) * states,
-                        host_lexical_.get() + lexical_offset[k] + word_offset[b] * states);
-            }
-          }
-        });
+    ForEachOnHostThreads(sentences, lexical_offset.back(), [&](int b) {
+      for (size_t k = 0; k < num_levels; ++k) {
+        if (mask_only && k + 1 == num_levels) break;
+        const size_t states = levels_[k]->num_states;
+        std::copy(batch[b].lexical[k], batch[b].lexical[k] + size_t(lengths[b]) * states,
+                  host_lexical_.get() + lexical_offset[k] + word_offset[b] * states);
       }
-      for (std::thread& thread : gather) thread.join();
-    }
+    });
     if (cudaMemcpy(lexical_.get(), host_lexical_.get(), lexical_offset.back() * sizeof(double),
                    cudaMemcpyHostToDevice) != cudaSuccess) {
       return Fail("lexical upload", error);

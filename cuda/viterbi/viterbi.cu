@@ -18,6 +18,7 @@
 
 #include "cuda/common/device_helpers.cuh"
 #include "cuda/common/fault_injection.h"
+#include "cuda/common/host_parallel.h"
 #include "cuda/viterbi/viterbi.h"
 
 namespace cky::cuda {
@@ -2615,12 +2616,12 @@ class DeviceViterbiImpl : public DeviceViterbi {
     // The previous batch's uploads read these pinned buffers: wait for them (the stream is idle
     // after each call's synchronization anyway).
     float* lex = host_lexical_.get();
-    for (int i = 0; i < num_sentences; ++i) {
+    ForEachOnHostThreads(num_sentences, size_t(words) * num_states_, [&](int i) {
       const size_t count = size_t(batch[i].length) * num_states_;
       const double* src = batch[i].lexical;
       float* dst = lex + size_t(word[i]) * num_states_;
       for (size_t k = 0; k < count; ++k) dst[k] = static_cast<float>(src[k]);
-    }
+    });
     if (any_allowed) {
       unsigned char* dst = host_allowed_.get();
       for (int i = 0; i < num_sentences; ++i) {

@@ -1,0 +1,28 @@
+// Host-side copies into a batch's staging buffers, spread over the host's cores (plain C++; the
+// .cu files include it).
+//
+// A CUDA backend gathers each batch's per-sentence rows (lexical scores) into one pinned buffer
+// before the upload, and the device waits for it: on one core, en_sm6s's 1,084 states and 9,664
+// WSJ-23 sentences make about 1 GB of rows, half a second of a six-second `cky parse` in which the
+// device was idle (bench/RESULTS.md).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace cky::cuda {
+
+// Calls fn(i) once for every i in [0, count), on up to 16 host threads, the caller's among them;
+// returns when all calls have returned. `work` is the calls' total size in values copied: one
+// thread per kValuesPerThread of it (at least one, at most the hardware's threads), so that a
+// small batch is not spread over threads that cost more to start than they save. Calls for
+// different i run concurrently, in no fixed order: each must write its own part of the output.
+void ForEachOnHostThreads(int count, size_t work, const std::function<void(int)>& fn);
+
+// The share of `work` that makes one more thread worth starting (about 1 MB of doubles).
+inline constexpr size_t kValuesPerThread = size_t(1) << 17;
+
+// The number of threads ForEachOnHostThreads uses for `count` calls of `work` values in all.
+int HostThreadsFor(int count, size_t work);
+
+}  // namespace cky::cuda
