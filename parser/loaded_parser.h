@@ -51,11 +51,10 @@ class LoadedParser {
   Parser& parser() { return *parser_; }
 
  private:
-  LoadedParser(BerkeleyModel model, Lexicon lexicon)
-      : model_(std::move(model)), lexicon_(std::move(lexicon)) {}
+  explicit LoadedParser(BerkeleyModel model) : model_(std::move(model)) {}
 
   BerkeleyModel model_;
-  Lexicon lexicon_;
+  Lexicon lexicon_;  // built by Load from model_
   std::unique_ptr<Parser> parser_;  // reads model_.grammar and lexicon_, so made after them
 };
 
