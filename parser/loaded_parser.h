@@ -54,7 +54,7 @@ class LoadedParser {
   explicit LoadedParser(BerkeleyModel model) : model_(std::move(model)) {}
 
   BerkeleyModel model_;
-  Lexicon lexicon_;  // built by Load from model_
+  Lexicon lexicon_;                 // built by Load from model_
   std::unique_ptr<Parser> parser_;  // reads model_.grammar and lexicon_, so made after them
 };
 
