@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <istream>
 #include <string_view>
 #include <vector>
@@ -431,10 +432,17 @@ std::string CacheKey(const std::string& prefix, GrammarFormat format, const Load
   char min_prob[64];
   std::snprintf(min_prob, sizeof(min_prob), "%.17g", options.min_binary_prob);
   std::string key = std::to_string(static_cast<int>(format)) + "|" + min_prob;
-  for (const std::string& part : SourceParts(prefix)) {
+  // Every part is hashed on a thread of its own: the key is computed at every load, and
+  // en_sm6s's .grammar.gz and .lexicon.gz (15 and 10 MB) took 0.15 s one after the other.
+  const std::vector<std::string> parts = SourceParts(prefix);
+  std::vector<std::future<std::string>> hashes;
+  for (const std::string& part : parts)
+    hashes.push_back(std::async(std::launch::async, FileSha1, part));
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
     std::error_code ec;
     const auto size = fs::file_size(part, ec);
-    const std::string sha1 = FileSha1(part);
+    const std::string sha1 = hashes[i].get();
     if (ec || sha1.empty()) return "";
     // Which part (by extension, not by path: a copy elsewhere shares the cache) and its content.
     key += "|" +
