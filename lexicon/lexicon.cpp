@@ -20,6 +20,12 @@ StatusOr<Lexicon> Lexicon::Build(const BerkeleyModel& model, const LexiconOption
     lexicon.exact_ = std::make_shared<const BerkeleyLexicon>(std::move(*exact));
     return lexicon;
   }
+  // Sized once: en_sm6s's text export has millions of probabilities, whose growing copies took
+  // most of this function's time.
+  size_t probabilities = 0;
+  for (const LexiconRow& row : model.lexicon) probabilities += row.probs.size();
+  lexicon.log_probs_.reserve(probabilities);
+  lexicon.rows_.reserve(model.lexicon.size());
   for (const LexiconRow& row : model.lexicon) {
     if (row.symbol < 0 || row.symbol >= g.num_symbols() ||
         static_cast<int32_t>(row.probs.size()) != g.symbol_num_substates[row.symbol]) {
