@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -33,16 +34,19 @@ TEST(HostParallelTest, ThreadsFollowTheWork) {
 
 TEST(HostParallelTest, CallsRunOnSeveralThreadsWhenTheWorkIsLarge) {
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread";
-  // Each call waits until a second call has started: on one thread this would never end, so a
-  // call gives up after a while and the test fails instead of hanging.
-  std::atomic<int> started{0};
-  std::atomic<bool> overlapped{false};
+  // Each call waits (10 s at most) until two calls are in flight at once, which only happens when
+  // they run on different threads: one after the other, each call sees only itself.
+  std::atomic<int> in_flight{0}, most_in_flight{0};
   ForEachOnHostThreads(2, 1000 * kValuesPerThread, [&](int) {
-    started.fetch_add(1);
-    for (int k = 0; k < 200000000 && started.load() < 2; ++k) std::this_thread::yield();
-    if (started.load() == 2) overlapped = true;
+    const int now = in_flight.fetch_add(1) + 1;
+    for (int seen = most_in_flight.load(); seen < now;)
+      most_in_flight.compare_exchange_weak(seen, now);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (most_in_flight.load() < 2 && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::yield();
+    in_flight.fetch_sub(1);
   });
-  EXPECT_TRUE(overlapped.load());
+  EXPECT_EQ(most_in_flight.load(), 2);
 }
 
 }  // namespace
