@@ -288,9 +288,7 @@ TEST_P(ExactPruningTest, GivesTheUnprunedTrees) {
   const Grammar& g = model.grammar;
   Lexicon lexicon = *Lexicon::Build(model);
   auto sentences = MakeRandomSentences(model, 12, 1, 16, GetParam());
-  sentences.push_back({"w1"});
-  sentences.push_back({"w2", "w3"});
-  sentences.push_back(std::vector<std::string>(60, "w0"));
+  AddLengthEdgeCases(60, &sentences);
   for (const std::string decoder : {"viterbi", "max-rule"}) {
     auto exact = MakeBackend(g, {.backend = "cpu", .threads = 1, .decoder = decoder});
     ASSERT_TRUE(exact.ok());

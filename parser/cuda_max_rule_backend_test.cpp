@@ -208,10 +208,8 @@ TEST_P(CudaMaxRuleRandomGrammarsTest, MatchesReference) {
   BerkeleyModel model = MakeRandomModel(options);
   Lexicon lexicon = *Lexicon::Build(model);
   auto sentences = MakeRandomSentences(model, 30, 1, 25, seed * 13);
-  sentences.push_back({"w1"});
-  sentences.push_back({"w2", "w3"});
+  AddLengthEdgeCases(60, &sentences);  // the longest in these tests
   sentences.push_back({});
-  sentences.push_back(std::vector<std::string>(60, "w0"));  // the longest in these tests
   CompareAll(model.grammar, lexicon, sentences, "seed " + std::to_string(seed));
 }
 
@@ -229,9 +227,7 @@ TEST(CudaMaxRuleTest, KBestMatchesReference) {
   BerkeleyModel model = MakeRandomModel(options);
   Lexicon lexicon = *Lexicon::Build(model);
   auto sentences = MakeRandomSentences(model, 20, 1, 25, 5);
-  sentences.push_back({"w1"});
-  sentences.push_back({"w2", "w3"});
-  sentences.push_back(std::vector<std::string>(60, "w0"));
+  AddLengthEdgeCases(60, &sentences);
   for (bool berkeley : {false, true}) {
     const DecoderOptions decoder{.kbest = 5, .kbest_berkeley = berkeley};
     auto cuda = MakeCudaMaxRuleBackend(model.grammar, {.decoder = decoder});
@@ -268,9 +264,7 @@ TEST(CudaMaxRuleTest, MatchesReferenceWithManySubstates) {
   ASSERT_GT(model.grammar.num_binary_rules(), 35 * 35 * 35);
   Lexicon lexicon = *Lexicon::Build(model);
   auto sentences = MakeRandomSentences(model, 6, 3, 8, 99);
-  sentences.push_back({"w1"});
-  sentences.push_back({"w2", "w3"});
-  sentences.push_back(std::vector<std::string>(20, "w0"));
+  AddLengthEdgeCases(20, &sentences);
   CompareAll(model.grammar, lexicon, sentences, "35 substates");
 }
 

@@ -104,9 +104,7 @@ int64_t ExpectSameAsCpu(const Grammar& g, const std::vector<LexicalScores>& lexi
 std::vector<std::vector<std::string>> RandomSentences(const BerkeleyModel& model, uint64_t seed,
                                                       int longest) {
   auto sentences = MakeRandomSentences(model, 12, 1, 16, seed);
-  sentences.push_back({"w1"});
-  sentences.push_back({"w2", "w3"});
-  sentences.push_back(std::vector<std::string>(longest, "w0"));
+  AddLengthEdgeCases(longest, &sentences);
   return sentences;
 }
 

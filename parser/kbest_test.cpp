@@ -190,9 +190,7 @@ TEST(KBestTest, BackendsAgreeAndOneBestIsTheMaxRuleTree) {
                    MakeReferenceMaxRuleBackend(model.grammar, {.kbest = 5}));
   Parser threaded(model.grammar, lexicon, MakeCpuMaxRuleBackend(model.grammar, 2, {.kbest = 5}));
   auto sentences = MakeRandomSentences(model, 12, 1, 20, 4);
-  sentences.push_back({"w1"});
-  sentences.push_back({"w2", "w3"});
-  sentences.push_back(std::vector<std::string>(40, "w0"));
+  AddLengthEdgeCases(40, &sentences);
   auto one = plain.Parse(sentences);
   auto expected = reference.Parse(sentences);
   auto actual = threaded.Parse(sentences);

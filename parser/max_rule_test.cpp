@@ -260,9 +260,7 @@ TEST_P(MaxRuleBackendsTest, AgreeAndHandleLengthsOneTwoAndLong) {
   Parser reference(model.grammar, lexicon, MakeReferenceMaxRuleBackend(model.grammar));
   Parser threaded(model.grammar, lexicon, MakeCpuMaxRuleBackend(model.grammar, 2));
   auto sentences = MakeRandomSentences(model, 16, 1, 20, 4);
-  sentences.push_back({"w1"});
-  sentences.push_back({"w2", "w3"});
-  sentences.push_back(std::vector<std::string>(60, "w0"));
+  AddLengthEdgeCases(60, &sentences);
   sentences.push_back({});
   auto expected = reference.Parse(sentences);
   auto actual = threaded.Parse(sentences);

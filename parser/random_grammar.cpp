@@ -154,4 +154,10 @@ std::vector<std::vector<std::string>> MakeRandomSentences(const BerkeleyModel& m
   return sentences;
 }
 
+void AddLengthEdgeCases(int longest, std::vector<std::vector<std::string>>* sentences) {
+  sentences->push_back({"w1"});
+  sentences->push_back({"w2", "w3"});
+  sentences->push_back(std::vector<std::string>(longest, "w0"));
+}
+
 }  // namespace cky

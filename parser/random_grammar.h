@@ -34,4 +34,8 @@ std::vector<std::vector<std::string>> MakeRandomSentences(const BerkeleyModel& m
                                                           int min_length, int max_length,
                                                           uint64_t seed);
 
+// Appends the lengths every backend is tested at besides the random ones: one word ("w1"), two
+// ("w2 w3") and `longest` words ("w0" repeated), the longest sentence the test parses.
+void AddLengthEdgeCases(int longest, std::vector<std::vector<std::string>>* sentences);
+
 }  // namespace cky

@@ -196,9 +196,7 @@ TEST(ReferenceViterbiTest, MultiThreadedBackendGivesReferenceTrees) {
   Fixture threaded(options, "cpu");
   // Lengths 1, 2 and a long one are always included.
   auto sentences = MakeRandomSentences(reference.model, 24, 1, 20, 4);
-  sentences.push_back({"w1"});
-  sentences.push_back({"w2", "w3"});
-  sentences.push_back(std::vector<std::string>(40, "w0"));
+  AddLengthEdgeCases(40, &sentences);
   auto expected = reference.parser->Parse(sentences);
   auto actual = threaded.parser->Parse(sentences);
   ASSERT_EQ(expected.size(), actual.size());
