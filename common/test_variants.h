@@ -1,15 +1,21 @@
-// Test-only: which variants of a test that loops over variants (kernels, launch configurations)
-// run in this process.
+// Test-only: which variants of a test that loops over variants (kernels, launch configurations),
+// and which share of a test's inputs, run in this process.
 //
 // CKY_TEST_VARIANTS=NAME[,NAME...] keeps only the variants named; unset or empty keeps them all.
-// Under compute-sanitizer a test over every kernel variant takes longer than one device command
-// may run; with this, each variant runs in its own process, side by side (bench/RESULTS.md,
-// "compute-sanitizer").
+// CKY_TEST_SHARD=K/N keeps the inputs K, K + N, K + 2N ... (0 <= K < N) of a test that calls
+// KeepTestShard; unset or empty keeps them all.
+// Under compute-sanitizer a test over every kernel variant, or over many real-grammar sentences,
+// takes longer than one device command may run; with these, each variant and each share of the
+// sentences runs in its own process, side by side (scripts/gpu-sanitize, bench/RESULTS.md).
 #pragma once
 
+#include <cstddef>
 #include <cstdlib>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace cky {
 
@@ -21,6 +27,23 @@ inline bool TestVariantSelected(const std::string& name) {
   while (std::getline(names, item, ','))
     if (item == name) return true;
   return false;
+}
+
+// Keeps this process's share of `items` (all of them without CKY_TEST_SHARD). Throws
+// std::invalid_argument, which fails the calling test, on a malformed value.
+template <typename T>
+void KeepTestShard(std::vector<T>* items) {
+  const char* value = std::getenv("CKY_TEST_SHARD");
+  if (value == nullptr || *value == '\0') return;
+  std::istringstream in(value);
+  size_t shard = 0, shards = 0;
+  char slash = 0;
+  if (!(in >> shard >> slash >> shards) || slash != '/' || shard >= shards || !in.eof()) {
+    throw std::invalid_argument(std::string("CKY_TEST_SHARD must be K/N with K < N, not ") + value);
+  }
+  std::vector<T> kept;
+  for (size_t i = shard; i < items->size(); i += shards) kept.push_back(std::move((*items)[i]));
+  *items = std::move(kept);
 }
 
 }  // namespace cky

@@ -353,6 +353,7 @@ void CompareOnSharedGrammar(const std::string& prefix, size_t max_sentences) {
   sentences.push_back({(*gum)[0][0]});
   sentences.push_back({(*gum)[0][0], (*gum)[0][1]});
   sentences.push_back((*gum)[longest]);  // the longest of the reference sentences
+  KeepTestShard(&sentences);
   CompareAll(model->grammar, *lexicon, sentences, prefix);
 }
 

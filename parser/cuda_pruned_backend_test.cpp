@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "common/sentence_file.h"
+#include "common/test_variants.h"
 #include "cuda/common/device.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
@@ -276,7 +277,7 @@ TEST(CudaPrunedTest, UnsplitGrammarRunsTheFineGrammarAlone) {
 }
 
 // A shared .gr grammar and its test sentences: the first reference sentences, one word, two
-// words, and the longest twice over.
+// words, and the longest twice over (this process's share of them: KeepTestShard).
 struct SharedGrammar {
   std::string name;  // under grammars/
   size_t max_sentences;
@@ -319,6 +320,7 @@ std::unique_ptr<SharedGrammarInputs> LoadSharedGrammar(const SharedGrammar& gram
   std::vector<std::string> twice = sentences[longest];
   twice.insert(twice.end(), sentences[longest].begin(), sentences[longest].end());
   sentences.push_back(twice);
+  KeepTestShard(&sentences);
   Parser scorer(inputs->model.grammar, *inputs->lexicon, MakeCpuBackend(inputs->model.grammar, 1));
   for (const auto& words : sentences) inputs->lexical.push_back(scorer.ScoreWords(words));
   return inputs;

@@ -1,0 +1,45 @@
+#include "common/test_variants.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+#include <vector>
+
+namespace cky {
+namespace {
+
+std::vector<int> Shard(const char* value) {
+  setenv("CKY_TEST_SHARD", value, 1);
+  std::vector<int> items = {0, 1, 2, 3, 4, 5, 6};
+  KeepTestShard(&items);
+  unsetenv("CKY_TEST_SHARD");
+  return items;
+}
+
+TEST(TestShardTest, KeepsEveryNthItemFromTheKth) {
+  EXPECT_EQ(Shard("0/3"), (std::vector<int>{0, 3, 6}));
+  EXPECT_EQ(Shard("2/3"), (std::vector<int>{2, 5}));
+  EXPECT_EQ(Shard("0/1"), (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(Shard("6/8"), (std::vector<int>{6}));
+  EXPECT_EQ(Shard("7/8"), (std::vector<int>{}));
+  EXPECT_EQ(Shard(""), (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
+}
+
+TEST(TestShardTest, TheSharesTogetherAreEveryItemOnce) {
+  std::vector<int> together;
+  for (const char* value : {"0/3", "1/3", "2/3"})
+    for (int item : Shard(value)) together.push_back(item);
+  std::sort(together.begin(), together.end());
+  EXPECT_EQ(together, (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
+}
+
+TEST(TestShardTest, RejectsMalformedValues) {
+  for (const char* value : {"3/3", "1", "1/0", "a/b", "1/3x", "-1/3"})
+    EXPECT_THROW(Shard(value), std::invalid_argument) << value;
+  unsetenv("CKY_TEST_SHARD");
+}
+
+}  // namespace
+}  // namespace cky
