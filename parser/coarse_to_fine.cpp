@@ -115,14 +115,19 @@ void MaskedViterbi::Inside(const LexicalScores& lexical, const ItemMask* mask, C
             for (int32_t pair = left_begin_[l]; pair < left_begin_[l + 1]; ++pair) {
               const double right_score = right[pair_right_[pair]];
               if (right_score == kNegInf) continue;
+              // Parents not allowed are scored too and cleared below: no test in this loop.
               for (int32_t k = pair_begin_[pair]; k < pair_begin_[pair + 1]; ++k) {
-                const int32_t p = parent_[k];
-                if (allowed && !allowed[p]) continue;
                 // The reference's order of additions, so that unpruned charts are bit-identical.
                 const double score = log_prob_[k] + left_score + right_score;
-                if (score > below[p]) below[p] = score;
+                double& best = below[parent_[k]];
+                best = std::max(best, score);
               }
             }
+          }
+        }
+        if (allowed) {
+          for (int32_t s = 0; s < states; ++s) {
+            if (!allowed[s]) below[s] = kNegInf;
           }
         }
       }
@@ -158,6 +163,7 @@ void MaskedViterbi::MaxMarginals(const Chart& post, const Chart& pre,
     }
   }
   mm->assign(post.data().size(), kNegInf);
+  std::vector<double> down(states);
   for (int32_t span = n; span >= 1; --span) {
     for (int32_t start = 0; start + span <= n; ++start) {
       const int32_t end = start + span;
@@ -182,6 +188,10 @@ void MaskedViterbi::MaxMarginals(const Chart& post, const Chart& pre,
         if (m > kNegInf) marginal[s] = m - best;
       }
       if (span == 1) continue;
+      // A parent's outside score below its unary layer where it has an inside one, else
+      // -infinity: a rule into it then adds -infinity, which no maximum takes, so the rule loop
+      // needs no test.
+      for (int32_t s = 0; s < states; ++s) down[s] = in_pre[s] > kNegInf ? below[s] : kNegInf;
       for (int32_t split = start + 1; split < end; ++split) {
         const double* left = post.cell(start, split);
         const double* right = post.cell(split, end);
@@ -189,18 +199,20 @@ void MaskedViterbi::MaxMarginals(const Chart& post, const Chart& pre,
         double* right_out = out_post.cell(split, end);
         for (int32_t l : present[post.CellIndex(start, split)]) {
           const double left_score = left[l];
+          double left_best = left_out[l];  // in a register across the rules of l
           for (int32_t pair = left_begin_[l]; pair < left_begin_[l + 1]; ++pair) {
             const int32_t r = pair_right_[pair];
             const double right_score = right[r];
             if (right_score == kNegInf) continue;
+            double right_best = right_out[r];
             for (int32_t k = pair_begin_[pair]; k < pair_begin_[pair + 1]; ++k) {
-              const int32_t p = parent_[k];
-              if (below[p] == kNegInf || in_pre[p] == kNegInf) continue;
-              const double through = below[p] + log_prob_[k];
-              if (through + right_score > left_out[l]) left_out[l] = through + right_score;
-              if (through + left_score > right_out[r]) right_out[r] = through + left_score;
+              const double through = down[parent_[k]] + log_prob_[k];
+              left_best = std::max(left_best, through + right_score);
+              right_best = std::max(right_best, through + left_score);
             }
+            right_out[r] = right_best;
           }
+          left_out[l] = left_best;
         }
       }
     }

@@ -208,7 +208,6 @@ void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const Lex
             if (rv == 0) continue;
             for (int32_t r = rules.pair_begin[p]; r < rules.pair_begin[p + 1]; ++r) {
               const double o = parent_out[rules.parent[r]];
-              if (o == 0) continue;
               const double po = rules.prob[r] * o;
               sum_left += po * rv;
               to_right[right_state] += po * lv;
