@@ -26,8 +26,9 @@ void CpuViterbi::Inside(const LexicalScores& lexical, Chart* chart) const {
   const int32_t num_states = g.num_states();
   *chart = Chart(n, num_states);
   std::vector<double> pre(num_states);
-  std::vector<int32_t> active;
-  active.reserve(num_states);
+  // Per cell, its states with a finite score that are some rule's left child: made once when the
+  // cell is complete, read at every split point it is the left child of.
+  std::vector<std::vector<int32_t>> active(Chart::NumCells(n));
   for (int32_t span = 1; span <= n; ++span) {
     for (int32_t start = 0; start + span <= n; ++start) {
       const int32_t end = start + span;
@@ -38,13 +39,7 @@ void CpuViterbi::Inside(const LexicalScores& lexical, Chart* chart) const {
         for (int32_t split = start + 1; split < end; ++split) {
           const double* left = chart->cell(start, split);
           const double* right = chart->cell(split, end);
-          active.clear();
-          for (int32_t l = 0; l < num_states; ++l) {
-            if (left[l] > kNegInf && left_pair_begin_[l] < left_pair_begin_[l + 1]) {
-              active.push_back(l);
-            }
-          }
-          for (int32_t l : active) {
+          for (int32_t l : active[chart->CellIndex(start, split)]) {
             const double left_score = left[l];
             for (int32_t p = left_pair_begin_[l]; p < left_pair_begin_[l + 1]; ++p) {
               const double right_score = right[pair_right_[p]];
@@ -52,13 +47,14 @@ void CpuViterbi::Inside(const LexicalScores& lexical, Chart* chart) const {
               for (int32_t k = pair_begin_[p]; k < pair_begin_[p + 1]; ++k) {
                 const double score = log_prob_[k] + left_score + right_score;
                 double& best = pre[parent_[k]];
-                if (score > best) best = score;
+                best = std::max(best, score);
               }
             }
           }
         }
       }
       double* out = chart->cell(start, end);
+      std::vector<int32_t>& left_states = active[chart->CellIndex(start, end)];
       for (int32_t a = 0; a < num_states; ++a) {
         double best = pre[a];
         for (int32_t u = g.unary_parent_begin[a]; u < g.unary_parent_begin[a + 1]; ++u) {
@@ -66,6 +62,8 @@ void CpuViterbi::Inside(const LexicalScores& lexical, Chart* chart) const {
           if (score > best) best = score;
         }
         out[a] = best;
+        if (best > kNegInf && left_pair_begin_[a] < left_pair_begin_[a + 1])
+          left_states.push_back(a);
       }
     }
   }
