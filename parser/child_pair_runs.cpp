@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "parser/chart.h"
+
 namespace cky {
 
 ChildPairRuns::ChildPairRuns(const Grammar& g) {
@@ -34,6 +36,15 @@ ChildPairRuns::ChildPairRuns(const Grammar& g) {
   }
   pair_begin.push_back(int32_t(order.size()));
   std::partial_sum(left_pair_begin.begin(), left_pair_begin.end(), left_pair_begin.begin());
+}
+
+void PresentLeftStates(const double* cell, const std::vector<int32_t>& left_pair_begin,
+                       std::vector<int32_t>* present) {
+  present->clear();
+  const int32_t states = int32_t(left_pair_begin.size()) - 1;
+  for (int32_t s = 0; s < states; ++s) {
+    if (cell[s] > kNegInf && left_pair_begin[s] < left_pair_begin[s + 1]) present->push_back(s);
+  }
 }
 
 }  // namespace cky

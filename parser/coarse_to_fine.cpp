@@ -61,20 +61,6 @@ void PruningStats::Add(const PruningStats& other) {
   }
 }
 
-namespace {
-
-// States of a cell with a finite score that are the left child of some rule.
-void PresentLeftStates(const double* cell, const std::vector<int32_t>& left_begin,
-                       std::vector<int32_t>* present) {
-  present->clear();
-  const int32_t states = int32_t(left_begin.size()) - 1;
-  for (int32_t s = 0; s < states; ++s) {
-    if (cell[s] > kNegInf && left_begin[s] < left_begin[s + 1]) present->push_back(s);
-  }
-}
-
-}  // namespace
-
 MaskedViterbi::MaskedViterbi(const Grammar& g) : grammar_(g) {
   ChildPairRuns runs(g);
   for (int32_t r : runs.order) {

@@ -54,7 +54,6 @@ void CpuViterbi::Inside(const LexicalScores& lexical, Chart* chart) const {
         }
       }
       double* out = chart->cell(start, end);
-      std::vector<int32_t>& left_states = active[chart->CellIndex(start, end)];
       for (int32_t a = 0; a < num_states; ++a) {
         double best = pre[a];
         for (int32_t u = g.unary_parent_begin[a]; u < g.unary_parent_begin[a + 1]; ++u) {
@@ -62,9 +61,8 @@ void CpuViterbi::Inside(const LexicalScores& lexical, Chart* chart) const {
           if (score > best) best = score;
         }
         out[a] = best;
-        if (best > kNegInf && left_pair_begin_[a] < left_pair_begin_[a + 1])
-          left_states.push_back(a);
       }
+      PresentLeftStates(out, left_pair_begin_, &active[chart->CellIndex(start, end)]);
     }
   }
 }
