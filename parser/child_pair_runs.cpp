@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <numeric>
 
-#include "parser/chart.h"
-
 namespace cky {
 
 ChildPairRuns::ChildPairRuns(const Grammar& g) {
@@ -38,12 +36,12 @@ ChildPairRuns::ChildPairRuns(const Grammar& g) {
   std::partial_sum(left_pair_begin.begin(), left_pair_begin.end(), left_pair_begin.begin());
 }
 
-void PresentLeftStates(const double* cell, const std::vector<int32_t>& left_pair_begin,
-                       std::vector<int32_t>* present) {
+void PresentLeftStates(const double* cell, double absent,
+                       const std::vector<int32_t>& left_pair_begin, std::vector<int32_t>* present) {
   present->clear();
   const int32_t states = int32_t(left_pair_begin.size()) - 1;
   for (int32_t s = 0; s < states; ++s) {
-    if (cell[s] > kNegInf && left_pair_begin[s] < left_pair_begin[s + 1]) present->push_back(s);
+    if (cell[s] > absent && left_pair_begin[s] < left_pair_begin[s + 1]) present->push_back(s);
   }
 }
 

@@ -21,10 +21,11 @@ struct ChildPairRuns {
   std::vector<int32_t> left_pair_begin, pair_right, pair_begin;
 };
 
-// The states of a chart cell (max-plus scores) with a finite score that are the left child of some
-// rule (left_pair_begin as above), ascending, into *present: the left children the CPU passes visit
-// at every split point the cell is the left child of.
-void PresentLeftStates(const double* cell, const std::vector<int32_t>& left_pair_begin,
-                       std::vector<int32_t>* present);
+// The states of a chart cell whose score is above `absent` (-infinity for max-plus log scores,
+// 0 for scaled probabilities) that are the left child of some rule (left_pair_begin as above),
+// ascending, into *present: the left children the CPU passes visit at every split point the cell
+// is the left child of.
+void PresentLeftStates(const double* cell, double absent,
+                       const std::vector<int32_t>& left_pair_begin, std::vector<int32_t>* present);
 
 }  // namespace cky

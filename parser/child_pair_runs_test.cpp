@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "parser/chart.h"
 #include "parser/random_grammar.h"
 
 namespace cky {
@@ -32,6 +33,19 @@ TEST(ChildPairRunsTest, RunsPartitionTheRulesByChildPair) {
     }
   }
   for (int count : seen) EXPECT_EQ(count, 1);
+}
+
+// Only states above `absent` that are some rule's left child are listed, in ascending order.
+TEST(ChildPairRunsTest, PresentLeftStatesKeepsScoredLeftChildren) {
+  // States 0 and 2 are left children (one pair each), state 1 is not, state 3 has no pairs.
+  const std::vector<int32_t> left_pair_begin = {0, 1, 1, 2, 2};
+  std::vector<int32_t> present = {7};  // replaced, not appended to
+  const double log_scores[] = {-1.0, -2.0, kNegInf, -3.0};
+  PresentLeftStates(log_scores, kNegInf, left_pair_begin, &present);
+  EXPECT_EQ(present, std::vector<int32_t>({0}));
+  const double probabilities[] = {0.0, 0.5, 0.25, 1.0};
+  PresentLeftStates(probabilities, 0.0, left_pair_begin, &present);
+  EXPECT_EQ(present, std::vector<int32_t>({2}));
 }
 
 }  // namespace

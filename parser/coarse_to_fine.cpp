@@ -128,7 +128,7 @@ void MaskedViterbi::Inside(const LexicalScores& lexical, const ItemMask* mask, C
         out[a] = best;
       }
       if (pre) std::copy(below.begin(), below.end(), pre->cell(start, end));
-      PresentLeftStates(out, left_begin_, &present[index]);
+      PresentLeftStates(out, kNegInf, left_begin_, &present[index]);
     }
   }
 }
@@ -144,7 +144,7 @@ void MaskedViterbi::MaxMarginals(const Chart& post, const Chart& pre,
   std::vector<std::vector<int32_t>> present(Chart::NumCells(n));
   for (int32_t span = 1; span < n; ++span) {
     for (int32_t start = 0; start + span <= n; ++start) {
-      PresentLeftStates(post.cell(start, start + span), left_begin_,
+      PresentLeftStates(post.cell(start, start + span), kNegInf, left_begin_,
                         &present[post.CellIndex(start, start + span)]);
     }
   }

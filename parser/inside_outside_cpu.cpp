@@ -156,11 +156,7 @@ void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const Lex
       double* cell = in.cell(start, end);
       std::copy(post.begin(), post.end(), cell);
       NormalizeScaledCell(cell, states, scale, &in.log_scale[index]);
-      for (int32_t s = 0; s < states; ++s) {
-        if (cell[s] != 0 && rules.left_pair_begin[s] < rules.left_pair_begin[s + 1]) {
-          nonzero[index].push_back(s);
-        }
-      }
+      PresentLeftStates(cell, 0.0, rules.left_pair_begin, &nonzero[index]);
     }
   }
   const double root = in.cell(0, n)[Grammar::kRootState];

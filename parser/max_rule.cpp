@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "common/thread_pool.h"
+#include "parser/child_pair_runs.h"
 #include "parser/kbest.h"
 
 namespace cky {
@@ -33,7 +34,6 @@ void MaxRuleChartWith(const Grammar& g, const SumProductRules& base, const Lexic
                       const InsideOutsideCharts& charts, MaxRuleChart* maxc) {
   const int32_t n = lexical.length;
   const int32_t symbols = g.num_symbols();
-  const int32_t states = g.num_states();
   const ScaledChart& in = charts.inside;
   const ScaledChart& out = charts.outside;
   const double log_z = charts.log_likelihood;
@@ -48,12 +48,8 @@ void MaxRuleChartWith(const Grammar& g, const SumProductRules& base, const Lexic
   std::vector<std::vector<int32_t>> nonzero(Chart::NumCells(n));
   for (int32_t span = 1; span < n; ++span) {
     for (int32_t start = 0; start + span <= n; ++start) {
-      const double* cell = in.cell(start, start + span);
-      auto& list = nonzero[in.CellIndex(start, start + span)];
-      for (int32_t l = 0; l < states; ++l) {
-        if (cell[l] != 0 && base.left_pair_begin[l] < base.left_pair_begin[l + 1])
-          list.push_back(l);
-      }
+      PresentLeftStates(in.cell(start, start + span), 0.0, base.left_pair_begin,
+                        &nonzero[in.CellIndex(start, start + span)]);
     }
   }
   // Tie order: the first base rule (in BaseRules order), then the first split, wins.

@@ -62,7 +62,7 @@ void CpuViterbi::Inside(const LexicalScores& lexical, Chart* chart) const {
         }
         out[a] = best;
       }
-      PresentLeftStates(out, left_pair_begin_, &active[chart->CellIndex(start, end)]);
+      PresentLeftStates(out, kNegInf, left_pair_begin_, &active[chart->CellIndex(start, end)]);
     }
   }
 }
