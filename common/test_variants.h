@@ -46,4 +46,22 @@ void KeepTestShard(std::vector<T>* items) {
   *items = std::move(kept);
 }
 
+// The same share of two parallel vectors: inputs and the answers expected for them.
+template <typename T, typename U>
+void KeepTestShard(std::vector<T>* items, std::vector<U>* answers) {
+  if (items->size() != answers->size()) {
+    throw std::invalid_argument("KeepTestShard: the inputs and their answers differ in number");
+  }
+  std::vector<std::pair<T, U>> pairs;
+  for (size_t i = 0; i < items->size(); ++i)
+    pairs.emplace_back(std::move((*items)[i]), std::move((*answers)[i]));
+  KeepTestShard(&pairs);
+  items->clear();
+  answers->clear();
+  for (auto& [item, answer] : pairs) {
+    items->push_back(std::move(item));
+    answers->push_back(std::move(answer));
+  }
+}
+
 }  // namespace cky

@@ -35,6 +35,18 @@ TEST(TestShardTest, TheSharesTogetherAreEveryItemOnce) {
   EXPECT_EQ(together, (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
 }
 
+TEST(TestShardTest, KeepsTheSameShareOfInputsAndAnswers) {
+  std::vector<int> inputs = {0, 1, 2, 3, 4, 5, 6};
+  std::vector<char> answers = {'a', 'b', 'c', 'd', 'e', 'f', 'g'};
+  setenv("CKY_TEST_SHARD", "1/3", 1);
+  KeepTestShard(&inputs, &answers);
+  std::vector<char> unequal(3);
+  EXPECT_THROW(KeepTestShard(&inputs, &unequal), std::invalid_argument);
+  unsetenv("CKY_TEST_SHARD");
+  EXPECT_EQ(inputs, (std::vector<int>{1, 4}));
+  EXPECT_EQ(answers, (std::vector<char>{'b', 'e'}));
+}
+
 TEST(TestShardTest, RejectsMalformedValues) {
   for (const char* value : {"3/3", "1", "1/0", "a/b", "1/3x", "-1/3"})
     EXPECT_THROW(Shard(value), std::invalid_argument) << value;
