@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# scripts/gpu-sanitize's own logic, without a GPU: a stand-in for compute-sanitizer runs the jobs.
+# Checks which jobs a DONE file leaves out (whole jobs, shares, shares cut finer than the clean
+# ones) and that the 800-word jobs start only when racecheck_probe shows the launch window they
+# rely on: the stand-in counts launches either only among those the kernel-name filter matches
+# (what the jobs assume) or among all of them. Usage: gpu_sanitize_test.sh BUILD_DIR SOURCE_DIR
+set -u
+build=$1 source=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+check() {  # check NAME CONDITION...
+  local name=$1; shift
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $name" >&2; fi
+}
+
+# The stand-in: racecheck_probe's race is found when its launch is inside the window (COUNTING=
+# filtered: the probe kernel's launches only; all: every launch, two decoys before each probe);
+# a test binary "passes" with a clean summary and leaves its arguments in calls.txt.
+cat > "$tmp/fake-sanitizer" <<'EOF'
+#!/usr/bin/env bash
+arguments="$*" skip=0 count=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --launch-skip) skip=$2; shift 2 ;;
+    --launch-count) count=$2; shift 2 ;;
+    --tool | --kernel-name | --kernel-name-exclude | --error-exitcode | --report-api-errors) shift 2 ;;
+    --*) shift ;;
+    *) break ;;
+  esac
+done
+if [[ $1 == */racecheck_probe ]]; then
+  launch=$3
+  [ "$COUNTING" = all ] && launch=$((3 * launch + 2))
+  [ "$launch" -ge "$skip" ] && [ "$launch" -lt $((skip + count)) ] && exit 99
+  exit 0
+fi
+echo "$arguments share=${CKY_TEST_SHARD:-} variants=${CKY_TEST_VARIANTS:-}" >> "$CALLS"
+echo "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"
+echo "[  PASSED  ] 1 test."
+EOF
+chmod +x "$tmp/fake-sanitizer"
+
+pruned='racecheck cuda_pruned_backend_test Shared/CudaPrunedSharedGrammarExactTest.MaxRuleWithoutThresholdsIsExact/gum_sm3 -'
+bpbc='racecheck bpbc_test BpbcGpuTest.AgreesWithTheReference'
+eight='racecheck cuda_backend_test *EightHundred*'
+{
+  echo "$pruned 1/3|rc=0|1s||"  # the sixths 1 and 4
+  echo "$pruned 2/3|rc=0|1s||"  # the sixths 2 and 5
+  echo "$bpbc v0|rc=0|1s||"     # whole: no share of it runs
+  echo "$bpbc v1 0/3|rc=0|1s||" # the sixths 0 and 3
+} > "$tmp/done.txt"
+
+run() {  # run COUNTING ONLY: gpu-sanitize racecheck over the jobs ONLY matches
+  rm -rf "$tmp/out" "$tmp/calls.txt"
+  COUNTING=$1 CALLS=$tmp/calls.txt CS=$tmp/fake-sanitizer BUILD=$build OUT=$tmp/out \
+    DEADLINE_S=120 RACE_START_GIB=0 DONE=$tmp/done.txt ONLY=$2 \
+    "$source/scripts/gpu-sanitize" racecheck > "$tmp/summary.txt" 2>&1
+}
+ran() { grep -qF "$1|rc=0|" "$tmp/out/results.txt"; }
+left_out() { ! grep -qF "$1|" "$tmp/out/results.txt"; }
+
+run filtered "^racecheck cuda_pruned_backend_test Shared/CudaPrunedSharedGrammarExactTest.*gum_sm3|^$bpbc v[01] "
+check "pruned sixth 0 runs" ran "$pruned 0/6"
+check "pruned sixth 3 runs" ran "$pruned 3/6"
+for k in 1 2 4 5; do check "pruned sixth $k is in a clean third" left_out "$pruned $k/6"; done
+for k in 0 1 2 3 4 5; do check "bpbc v0 sixth $k: v0 is clean whole" left_out "$bpbc v0 $k/6"; done
+for k in 0 3; do check "bpbc v1 sixth $k is in a clean third" left_out "$bpbc v1 $k/6"; done
+for k in 1 2 4 5; do check "bpbc v1 sixth $k runs" ran "$bpbc v1 $k/6"; done
+check "the share and the variant reach the test" grep -q "share=5/6 variants=v1" "$tmp/calls.txt"
+check "no probe without 800-word jobs" left_out "racecheck racecheck_probe"
+
+eight_jobs='^racecheck cuda_backend_test \*EightHundred\* (pair-seg-g8|block-reduce)$'
+run filtered "$eight_jobs"
+check "probe: window shown" ran "racecheck racecheck_probe launch-window -"
+check "800-word job runs" ran "$eight pair-seg-g8"
+check "800-word job checks the binary kernel's window" \
+  grep -q -- "--kernel-name kns=BlockReduceKernel --launch-skip 766 --launch-count 4" \
+  "$tmp/calls.txt"
+
+run all "$eight_jobs"
+check "probe: window not shown" grep -qF "racecheck racecheck_probe launch-window -|rc=1|" \
+  "$tmp/out/results.txt"
+check "800-word job not started" grep -qF \
+  "$eight pair-seg-g8|not started: racecheck's launch window not shown" "$tmp/out/results.txt"
+check "no 800-word process" test ! -s "$tmp/calls.txt"
+check "the summary counts it" grep -q "1 not .*2 not started" "$tmp/summary.txt"
+
+echo "gpu_sanitize_test: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
