@@ -4,6 +4,8 @@
 // CKY_TEST_VARIANTS=NAME[,NAME...] keeps only the variants named; unset or empty keeps them all.
 // CKY_TEST_SHARD=K/N keeps the inputs K, K + N, K + 2N ... (0 <= K < N) of a test that calls
 // KeepTestShard; unset or empty keeps them all.
+// CKY_TEST_MAX_LENGTH=L keeps only the inputs of at most L tokens of a test that calls
+// KeepShortTestInputs; unset or empty keeps them all.
 // Under compute-sanitizer a test over every kernel variant, or over many real-grammar sentences,
 // takes longer than one device command may run; with these, each variant and each share of the
 // sentences runs in its own process, side by side (scripts/gpu-sanitize, bench/RESULTS.md).
@@ -62,6 +64,35 @@ void KeepTestShard(std::vector<T>* items, std::vector<U>* answers) {
     items->push_back(std::move(item));
     answers->push_back(std::move(answer));
   }
+}
+
+// Keeps the inputs of at most CKY_TEST_MAX_LENGTH tokens (T has size()), with their answers; all
+// of them without it. Under racecheck the cooperative BPBC kernel's shared-memory traffic is
+// checked access by access, and one group of strings costs the cube of its longest string: a share
+// of the strings still holds a long one (scripts/gpu-sanitize). Throws std::invalid_argument on a
+// malformed value or on inputs and answers that differ in number.
+template <typename T, typename U>
+void KeepShortTestInputs(std::vector<T>* items, std::vector<U>* answers) {
+  if (items->size() != answers->size()) {
+    throw std::invalid_argument(
+        "KeepShortTestInputs: the inputs and their answers differ in number");
+  }
+  const char* value = std::getenv("CKY_TEST_MAX_LENGTH");
+  if (value == nullptr || *value == '\0') return;
+  std::istringstream in(value);
+  size_t max_length = 0;
+  if (!(in >> max_length) || !in.eof() || value[0] == '-') {
+    throw std::invalid_argument(std::string("CKY_TEST_MAX_LENGTH must be a length, not ") + value);
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < items->size(); ++i) {
+    if ((*items)[i].size() > max_length) continue;
+    (*items)[kept] = std::move((*items)[i]);
+    (*answers)[kept] = std::move((*answers)[i]);
+    ++kept;
+  }
+  items->resize(kept);
+  answers->resize(kept);
 }
 
 }  // namespace cky

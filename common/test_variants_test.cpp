@@ -53,5 +53,27 @@ TEST(TestShardTest, RejectsMalformedValues) {
   unsetenv("CKY_TEST_SHARD");
 }
 
+TEST(ShortTestInputsTest, KeepsTheInputsOfAtMostTheLengthWithTheirAnswers) {
+  const std::vector<std::vector<int>> all = {{1, 2, 3}, {}, {4}, {5, 6}, {7, 8, 9, 10}};
+  std::vector<std::vector<int>> inputs = all;
+  std::vector<char> answers = {'a', 'b', 'c', 'd', 'e'};
+  setenv("CKY_TEST_MAX_LENGTH", "2", 1);
+  KeepShortTestInputs(&inputs, &answers);
+  EXPECT_EQ(inputs, (std::vector<std::vector<int>>{{}, {4}, {5, 6}}));
+  EXPECT_EQ(answers, (std::vector<char>{'b', 'c', 'd'}));
+  std::vector<char> unequal(2);
+  EXPECT_THROW(KeepShortTestInputs(&inputs, &unequal), std::invalid_argument);
+  for (const char* value : {"x", "2x", "-1", " "}) {
+    setenv("CKY_TEST_MAX_LENGTH", value, 1);
+    EXPECT_THROW(KeepShortTestInputs(&inputs, &answers), std::invalid_argument) << value;
+  }
+  setenv("CKY_TEST_MAX_LENGTH", "", 1);
+  inputs = all;
+  answers = {'a', 'b', 'c', 'd', 'e'};
+  KeepShortTestInputs(&inputs, &answers);
+  unsetenv("CKY_TEST_MAX_LENGTH");
+  EXPECT_EQ(inputs, all);
+}
+
 }  // namespace
 }  // namespace cky

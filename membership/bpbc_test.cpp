@@ -123,9 +123,11 @@ TEST(BpbcCpuTest, RejectsTooLongStrings) {
 TEST(BpbcGpuTest, AgreesWithTheReference) {
   if (!cuda::DeviceAvailable()) GTEST_SKIP() << "no CUDA device";
   for (Case c : Cases()) {
-    // This process's share of the strings: under racecheck a cooperative-kernel variant takes
-    // longer than one device command may run (scripts/gpu-sanitize runs its shares side by side).
+    // This process's share of the strings, and only the short ones if asked: under racecheck a
+    // cooperative-kernel variant takes longer than one device command may run
+    // (scripts/gpu-sanitize).
     KeepTestShard(&c.strings, &c.expected);
+    KeepShortTestInputs(&c.strings, &c.expected);
     cuda::BpbcProgram program =
         FlattenCircuit(c.grammar, MinimizeCircuit(CompileCircuit(c.grammar)));
     // Small batches and few blocks, so that batching and block reuse are exercised; each kernel

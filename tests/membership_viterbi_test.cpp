@@ -85,11 +85,13 @@ TEST(MembershipViterbiTest, RecognisedExactlyWhenAParseExists) {
   ASSERT_TRUE(bulk_cpu.ok()) << bulk_cpu.status().message();
   EXPECT_EQ(*bulk_cpu, expected);
   if (cuda::DeviceAvailable()) {
-    // This process's kernels and share of the strings: under racecheck the two kernels over every
-    // string take longer than one device command may run (scripts/gpu-sanitize splits them).
+    // This process's kernels and share of the strings, and only the short ones if asked: under
+    // racecheck the two kernels over every string take longer than one device command may run
+    // (scripts/gpu-sanitize splits them).
     std::vector<std::vector<int32_t>> gpu_strings = strings;
     std::vector<uint8_t> gpu_expected = expected;
     KeepTestShard(&gpu_strings, &gpu_expected);
+    KeepShortTestInputs(&gpu_strings, &gpu_expected);
     const std::pair<cuda::BpbcKernel, const char*> kernels[] = {
         {cuda::BpbcKernel::kThreadPerWord, "thread-per-word"},
         {cuda::BpbcKernel::kCooperative, "cooperative"}};
