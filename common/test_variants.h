@@ -87,8 +87,10 @@ void KeepShortTestInputs(std::vector<T>* items, std::vector<U>* answers) {
   size_t kept = 0;
   for (size_t i = 0; i < items->size(); ++i) {
     if ((*items)[i].size() > max_length) continue;
-    (*items)[kept] = std::move((*items)[i]);
-    (*answers)[kept] = std::move((*answers)[i]);
+    if (kept != i) {  // a vector moved onto itself is left empty
+      (*items)[kept] = std::move((*items)[i]);
+      (*answers)[kept] = std::move((*answers)[i]);
+    }
     ++kept;
   }
   items->resize(kept);

@@ -54,13 +54,14 @@ TEST(TestShardTest, RejectsMalformedValues) {
 }
 
 TEST(ShortTestInputsTest, KeepsTheInputsOfAtMostTheLengthWithTheirAnswers) {
-  const std::vector<std::vector<int>> all = {{1, 2, 3}, {}, {4}, {5, 6}, {7, 8, 9, 10}};
+  // The first inputs kept stay where they are (and must not be emptied on the way).
+  const std::vector<std::vector<int>> all = {{1}, {2, 3}, {4, 5, 6}, {}, {7}, {8, 9, 10, 11}};
   std::vector<std::vector<int>> inputs = all;
-  std::vector<char> answers = {'a', 'b', 'c', 'd', 'e'};
+  std::vector<char> answers = {'a', 'b', 'c', 'd', 'e', 'f'};
   setenv("CKY_TEST_MAX_LENGTH", "2", 1);
   KeepShortTestInputs(&inputs, &answers);
-  EXPECT_EQ(inputs, (std::vector<std::vector<int>>{{}, {4}, {5, 6}}));
-  EXPECT_EQ(answers, (std::vector<char>{'b', 'c', 'd'}));
+  EXPECT_EQ(inputs, (std::vector<std::vector<int>>{{1}, {2, 3}, {}, {7}}));
+  EXPECT_EQ(answers, (std::vector<char>{'a', 'b', 'd', 'e'}));
   std::vector<char> unequal(2);
   EXPECT_THROW(KeepShortTestInputs(&inputs, &unequal), std::invalid_argument);
   for (const char* value : {"x", "2x", "-1", " "}) {
@@ -69,7 +70,7 @@ TEST(ShortTestInputsTest, KeepsTheInputsOfAtMostTheLengthWithTheirAnswers) {
   }
   setenv("CKY_TEST_MAX_LENGTH", "", 1);
   inputs = all;
-  answers = {'a', 'b', 'c', 'd', 'e'};
+  answers = {'a', 'b', 'c', 'd', 'e', 'f'};
   KeepShortTestInputs(&inputs, &answers);
   unsetenv("CKY_TEST_MAX_LENGTH");
   EXPECT_EQ(inputs, all);
