@@ -121,5 +121,9 @@ check "800-word job without a launch log not started" grep -qF \
   "$eight block-reduce|not started: no log of its launches" "$tmp/out/results.txt"
 check "the other one runs" ran "$eight pair-seg-g8"
 
+{ echo "$eight pair-seg-g8|rc=0|1s||"; echo "$eight block-reduce|rc=0|1s||"; } >> "$tmp/done.txt"
+run all "$eight_jobs"
+check "no probe when the 800-word jobs are clean" left_out "racecheck racecheck_probe"
+
 echo "gpu_sanitize_test: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
