@@ -1,7 +1,8 @@
 // racecheck_probe: a known shared-memory race in one chosen launch, for checking which launches
-// `compute-sanitizer --tool racecheck --kernel-name ... --launch-skip S --launch-count C` checks
-// (scripts/gpu-sanitize relies on the skip and the count counting only the launches that the name
-// filter matches; this shows whether they do, on the device's own tool).
+// `compute-sanitizer --tool racecheck --kernel-name ... --launch-skip S --launch-count C` checks.
+// On the H200 (compute-sanitizer 2025.3.1) the skip and the count run over every kernel's launches
+// and the filter picks among them, although the tool's help says they count filtered launches only
+// (bench/RESULTS.md, 2026-11-28); scripts/gpu-sanitize relies on it and checks it with this first.
 //
 //   racecheck_probe LAUNCHES RACING
 //
