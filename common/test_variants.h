@@ -31,18 +31,51 @@ inline bool TestVariantSelected(const std::string& name) {
   return false;
 }
 
-// Keeps this process's share of `items` (all of them without CKY_TEST_SHARD). Throws
-// std::invalid_argument, which fails the calling test, on a malformed value.
-template <typename T>
-void KeepTestShard(std::vector<T>* items) {
+namespace test_variants_internal {
+
+// CKY_TEST_SHARD as {K, N}; {0, 1} (everything) when unset or empty.
+inline std::pair<size_t, size_t> ShardFromEnvironment() {
   const char* value = std::getenv("CKY_TEST_SHARD");
-  if (value == nullptr || *value == '\0') return;
+  if (value == nullptr || *value == '\0') return {0, 1};
   std::istringstream in(value);
   size_t shard = 0, shards = 0;
   char slash = 0;
   if (!(in >> shard >> slash >> shards) || slash != '/' || shard >= shards || !in.eof()) {
     throw std::invalid_argument(std::string("CKY_TEST_SHARD must be K/N with K < N, not ") + value);
   }
+  return {shard, shards};
+}
+
+// Keeps items[i] and answers[i] where keep(i, items[i]), in order, in place; `caller` names the
+// public function in the error on vectors that differ in length.
+template <typename T, typename U, typename Keep>
+void KeepWithAnswers(std::vector<T>* items, std::vector<U>* answers, Keep keep,
+                     const char* caller) {
+  if (items->size() != answers->size()) {
+    throw std::invalid_argument(std::string(caller) +
+                                ": the inputs and their answers differ in number");
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < items->size(); ++i) {
+    if (!keep(i, (*items)[i])) continue;
+    if (kept != i) {  // a vector moved onto itself is left empty
+      (*items)[kept] = std::move((*items)[i]);
+      (*answers)[kept] = std::move((*answers)[i]);
+    }
+    ++kept;
+  }
+  items->resize(kept);
+  answers->resize(kept);
+}
+
+}  // namespace test_variants_internal
+
+// Keeps this process's share of `items` (all of them without CKY_TEST_SHARD). Throws
+// std::invalid_argument, which fails the calling test, on a malformed value.
+template <typename T>
+void KeepTestShard(std::vector<T>* items) {
+  const auto [shard, shards] = test_variants_internal::ShardFromEnvironment();
+  if (shards == 1) return;
   std::vector<T> kept;
   for (size_t i = shard; i < items->size(); i += shards) kept.push_back(std::move((*items)[i]));
   *items = std::move(kept);
@@ -51,19 +84,9 @@ void KeepTestShard(std::vector<T>* items) {
 // The same share of two parallel vectors: inputs and the answers expected for them.
 template <typename T, typename U>
 void KeepTestShard(std::vector<T>* items, std::vector<U>* answers) {
-  if (items->size() != answers->size()) {
-    throw std::invalid_argument("KeepTestShard: the inputs and their answers differ in number");
-  }
-  std::vector<std::pair<T, U>> pairs;
-  for (size_t i = 0; i < items->size(); ++i)
-    pairs.emplace_back(std::move((*items)[i]), std::move((*answers)[i]));
-  KeepTestShard(&pairs);
-  items->clear();
-  answers->clear();
-  for (auto& [item, answer] : pairs) {
-    items->push_back(std::move(item));
-    answers->push_back(std::move(answer));
-  }
+  const auto [shard, shards] = test_variants_internal::ShardFromEnvironment();
+  test_variants_internal::KeepWithAnswers(
+      items, answers, [&](size_t i, const T&) { return i % shards == shard; }, "KeepTestShard");
 }
 
 // Keeps the inputs of at most CKY_TEST_MAX_LENGTH tokens (T has size()), with their answers; all
@@ -73,28 +96,18 @@ void KeepTestShard(std::vector<T>* items, std::vector<U>* answers) {
 // malformed value or on inputs and answers that differ in number.
 template <typename T, typename U>
 void KeepShortTestInputs(std::vector<T>* items, std::vector<U>* answers) {
-  if (items->size() != answers->size()) {
-    throw std::invalid_argument(
-        "KeepShortTestInputs: the inputs and their answers differ in number");
-  }
+  size_t max_length = size_t(-1);
   const char* value = std::getenv("CKY_TEST_MAX_LENGTH");
-  if (value == nullptr || *value == '\0') return;
-  std::istringstream in(value);
-  size_t max_length = 0;
-  if (!(in >> max_length) || !in.eof() || value[0] == '-') {
-    throw std::invalid_argument(std::string("CKY_TEST_MAX_LENGTH must be a length, not ") + value);
-  }
-  size_t kept = 0;
-  for (size_t i = 0; i < items->size(); ++i) {
-    if ((*items)[i].size() > max_length) continue;
-    if (kept != i) {  // a vector moved onto itself is left empty
-      (*items)[kept] = std::move((*items)[i]);
-      (*answers)[kept] = std::move((*answers)[i]);
+  if (value != nullptr && *value != '\0') {
+    std::istringstream in(value);
+    if (!(in >> max_length) || !in.eof() || value[0] == '-') {
+      throw std::invalid_argument(std::string("CKY_TEST_MAX_LENGTH must be a length, not ") +
+                                  value);
     }
-    ++kept;
   }
-  items->resize(kept);
-  answers->resize(kept);
+  test_variants_internal::KeepWithAnswers(
+      items, answers, [&](size_t, const T& item) { return item.size() <= max_length; },
+      "KeepShortTestInputs");
 }
 
 }  // namespace cky
