@@ -33,8 +33,13 @@ inline bool TestVariantSelected(const std::string& name) {
 
 namespace test_variants_internal {
 
-// CKY_TEST_SHARD as {K, N}; {0, 1} (everything) when unset or empty.
-inline std::pair<size_t, size_t> ShardFromEnvironment() {
+// CKY_TEST_SHARD=K/N as {K, N}; {0, 1} (everything) when unset or empty. A struct, not a pair:
+// clang before 16 cannot capture structured bindings in a lambda.
+struct TestShard {
+  size_t index;
+  size_t count;
+};
+inline TestShard ShardFromEnvironment() {
   const char* value = std::getenv("CKY_TEST_SHARD");
   if (value == nullptr || *value == '\0') return {0, 1};
   std::istringstream in(value);
@@ -74,19 +79,21 @@ void KeepWithAnswers(std::vector<T>* items, std::vector<U>* answers, Keep keep,
 // std::invalid_argument, which fails the calling test, on a malformed value.
 template <typename T>
 void KeepTestShard(std::vector<T>* items) {
-  const auto [shard, shards] = test_variants_internal::ShardFromEnvironment();
-  if (shards == 1) return;
+  const test_variants_internal::TestShard shard = test_variants_internal::ShardFromEnvironment();
+  if (shard.count == 1) return;
   std::vector<T> kept;
-  for (size_t i = shard; i < items->size(); i += shards) kept.push_back(std::move((*items)[i]));
+  for (size_t i = shard.index; i < items->size(); i += shard.count)
+    kept.push_back(std::move((*items)[i]));
   *items = std::move(kept);
 }
 
 // The same share of two parallel vectors: inputs and the answers expected for them.
 template <typename T, typename U>
 void KeepTestShard(std::vector<T>* items, std::vector<U>* answers) {
-  const auto [shard, shards] = test_variants_internal::ShardFromEnvironment();
+  const test_variants_internal::TestShard shard = test_variants_internal::ShardFromEnvironment();
   test_variants_internal::KeepWithAnswers(
-      items, answers, [&](size_t i, const T&) { return i % shards == shard; }, "KeepTestShard");
+      items, answers, [&](size_t i, const T&) { return i % shard.count == shard.index; },
+      "KeepTestShard");
 }
 
 // Keeps the inputs of at most CKY_TEST_MAX_LENGTH tokens (T has size()), with their answers; all
