@@ -39,6 +39,11 @@ struct PruningOptions {
   std::vector<double> thresholds;
   // Projected rules below this probability are left out of the pre-parse grammars (Berkeley: 1e-4).
   double min_rule_prob = 1e-4;
+  // The levels of the split hierarchy to pre-parse with, ascending (0: X-bar); empty: every level
+  // below the fine grammar (Berkeley's). Levels past the hierarchy are ignored. A level's mask
+  // allows the refinements of the survivors of the level run before it; thresholds stay indexed
+  // by the level itself.
+  std::vector<int32_t> levels;
 
   static PruningOptions Berkeley(bool accurate);
   static PruningOptions Safe();
@@ -101,15 +106,17 @@ class CoarseToFinePruner {
   // `level_survivors`, when given, gets each pre-parse level's survivors (the levels run so far).
   bool Prune(const LexicalScores& fine_lexical, ItemMask* fine_mask, PruningStats* stats = nullptr,
              std::vector<ItemMask>* level_survivors = nullptr) const;
+  // The pre-parse levels run (PruningOptions::levels), k = 0 .. num_levels() - 1 below.
   int32_t num_levels() const { return int32_t(levels_.size()); }
   const ProjectedGrammar& level(int32_t k) const { return *levels_[k].projection; }
-  // Level k's state -> level k - 1's state (empty for level 0).
+  // Pre-parse k's state -> pre-parse k - 1's state (empty for k = 0).
   const std::vector<int32_t>& to_coarser(int32_t k) const { return levels_[k].to_coarser; }
   // Fine state -> the last pre-parse level's state (empty without levels).
   const std::vector<int32_t>& fine_to_last() const { return fine_to_last_; }
-  // Level k's threshold.
+  // Pre-parse k's threshold (the thresholds entry of its hierarchy level).
   double threshold(int32_t k) const {
-    return options_.thresholds[std::min<size_t>(k, options_.thresholds.size() - 1)];
+    const size_t level = size_t(levels_[k].projection->level);
+    return options_.thresholds[std::min(level, options_.thresholds.size() - 1)];
   }
   const Grammar& fine() const { return fine_; }
 
