@@ -39,11 +39,10 @@ double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-// A named setting (PruningOptions::Named, or "exact": every threshold -infinity); a
-// non-negative `min_rule_prob` replaces its rule floor.
+// A setting (PruningOptions::FromSpec: a name, or "exact": every threshold -infinity, then
+// optionally @LEVELS); a non-negative `min_rule_prob` replaces its rule floor.
 StatusOr<PruningOptions> Setting(const std::string& name, double min_rule_prob) {
-  auto options = name == "exact" ? StatusOr<PruningOptions>(PruningOptions::Exact())
-                                 : PruningOptions::Named(name);
+  auto options = PruningOptions::FromSpec(name);
   if (options.ok() && min_rule_prob >= 0) options->min_rule_prob = min_rule_prob;
   return options;
 }
@@ -75,7 +74,7 @@ int main(int argc, char** argv) {
   app.add_option("--min-rule-prob", min_rule_prob,
                  "Leave out projected rules below this probability (default: the setting's, "
                  "1e-4; 0 for exact)");
-  std::vector<int> masked_dispatch = {2}, pruning_kernels = {2};
+  std::vector<int> masked_dispatch = {3}, pruning_kernels = {2};
   app.add_option("--pruning-kernels", pruning_kernels,
                  "cuda max-rule: pre-parse kernel variants (DevicePrunedViterbiOptions) of the "
                  "profiled device-work rows, paired with --masked-dispatch's in order")
@@ -85,7 +84,8 @@ int main(int argc, char** argv) {
                  "profiled device-work rows")
       ->capture_default_str();
   app.add_option("--thresholds", settings,
-                 "Pruning settings to run (fast, accurate, safe; exact: thresholds -infinity)")
+                 "Pruning settings to run (fast, accurate, safe; exact: thresholds -infinity; "
+                 "NAME@LEVELS pre-parses at those levels only, e.g. safe@0,2,4)")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows as they come (long runs under a time limit)

@@ -16,14 +16,13 @@
 // pre-parse level: the share of its allowed items kept, and its own pair-split work (its
 // substates) against the fine grammar's on the X-bar-derivable chart.
 //
-//   pruning_work -g GRAMMAR -s SENTENCES [-n 200] [--settings 0:safe all:safe 0:-12 ...]
-// A setting is LEVELS:THRESHOLDS; LEVELS "all" or a comma list of hierarchy levels (0 = X-bar),
-// THRESHOLDS fast, accurate, safe, or a number used at every level.
+//   pruning_work -g GRAMMAR -s SENTENCES [-n 200] [--settings safe@0 safe -12@0,3 ...]
+// A setting is NAME[@LEVELS] (PruningOptions::FromSpec): fast, accurate, safe or a threshold, at
+// every level of the hierarchy or at the listed ones (0 = X-bar).
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <map>
-#include <sstream>
 
 #include "common/sentence_file.h"
 #include "grammar_io/grammar_argument.h"
@@ -34,28 +33,6 @@
 namespace {
 
 using namespace cky;
-
-StatusOr<PruningOptions> ParseSetting(const std::string& text) {
-  const size_t colon = text.find(':');
-  if (colon == std::string::npos) return Status::Error("setting needs LEVELS:THRESHOLDS: " + text);
-  const std::string levels = text.substr(0, colon), thresholds = text.substr(colon + 1);
-  PruningOptions options;
-  if (thresholds == "exact") {
-    options = PruningOptions::Exact();
-  } else if (thresholds == "fast" || thresholds == "accurate" || thresholds == "safe") {
-    auto named = PruningOptions::Named(thresholds);
-    if (!named.ok()) return named.status();
-    options = *named;
-  } else {
-    options.thresholds = {std::stod(thresholds)};
-    options.min_rule_prob = 0;
-  }
-  if (levels != "all") {
-    std::stringstream in(levels);
-    for (std::string level; std::getline(in, level, ',');) options.levels.push_back(std::stoi(level));
-  }
-  return options;
-}
 
 // Base-symbol structure of the fine grammar's binary rules.
 struct BaseRules {
@@ -160,11 +137,11 @@ int main(int argc, char** argv) {
   CLI::App app{"Fine-pass work left by coarse-to-fine masks (CPU counts)"};
   std::string grammar_path, sentences_path;
   int count = 200;
-  std::vector<std::string> settings = {"0:safe", "0:accurate", "0:fast", "all:safe"};
+  std::vector<std::string> settings = {"safe@0", "accurate@0", "fast@0", "safe"};
   app.add_option("-g,--grammar", grammar_path, "Grammar (any format cky parse reads)")->required();
   app.add_option("-s,--sentences", sentences_path, "Tokenized sentences, one per line")->required();
   app.add_option("-n,--count", count, "Sentences (the first N)")->capture_default_str();
-  app.add_option("--settings", settings, "LEVELS:THRESHOLDS settings")->capture_default_str();
+  app.add_option("--settings", settings, "Pruning settings (PruningOptions::FromSpec)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
 
@@ -252,7 +229,7 @@ int main(int argc, char** argv) {
               "pair-split", "rules", "tile rules", "tile-groups", "group rules", "prune s",
               "unpruned", "per level kept");
   for (const std::string& setting : settings) {
-    auto options = ParseSetting(setting);
+    auto options = PruningOptions::FromSpec(setting);
     if (!options.ok()) {
       std::fprintf(stderr, "%s\n", options.status().message().c_str());
       return 2;

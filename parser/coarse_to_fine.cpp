@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include "common/thread_pool.h"
@@ -39,6 +40,43 @@ StatusOr<PruningOptions> PruningOptions::Named(const std::string& name) {
   if (name == "safe") return Safe();
   return Status::Error("unknown pruning thresholds '" + name +
                        "' (expected fast, accurate or safe)");
+}
+
+StatusOr<PruningOptions> PruningOptions::FromSpec(const std::string& spec) {
+  const size_t at = spec.find('@');
+  const std::string name = spec.substr(0, at);
+  PruningOptions options;
+  if (name == "exact") {
+    options = Exact();
+  } else if (auto named = Named(name); named.ok()) {
+    options = *named;
+  } else {
+    char* end = nullptr;
+    const double threshold = std::strtod(name.c_str(), &end);
+    if (name.empty() || *end != '\0' || !(threshold <= 0)) {
+      return Status::Error("unknown pruning setting '" + spec +
+                           "' (expected fast, accurate, safe, exact or a threshold <= 0, then "
+                           "optionally @LEVELS)");
+    }
+    options.thresholds = {threshold};
+    options.min_rule_prob = 0;
+  }
+  if (at != std::string::npos) {
+    const std::string levels = spec.substr(at + 1);
+    size_t begin = 0;
+    while (begin <= levels.size()) {
+      const size_t comma = std::min(levels.find(',', begin), levels.size());
+      const std::string level = levels.substr(begin, comma - begin);
+      char* end = nullptr;
+      const long value = std::strtol(level.c_str(), &end, 10);
+      if (level.empty() || *end != '\0' || value < 0 || value > 64) {
+        return Status::Error("bad pruning levels in '" + spec + "'");
+      }
+      options.levels.push_back(int32_t(value));
+      begin = comma + 1;
+    }
+  }
+  return options;
 }
 
 PruningOptions PruningOptions::Exact() {
@@ -212,15 +250,15 @@ StatusOr<std::unique_ptr<CoarseToFinePruner>> CoarseToFinePruner::Create(
     const Grammar& fine, const PruningOptions& options) {
   if (options.thresholds.empty()) return Status::Error("pruning needs at least one threshold");
   std::unique_ptr<CoarseToFinePruner> pruner(new CoarseToFinePruner(fine, options));
+  if (!std::is_sorted(options.levels.begin(), options.levels.end())) {
+    return Status::Error("pruning levels must be ascending");
+  }
   std::vector<int32_t> chosen;  // the hierarchy levels to pre-parse with
   for (int32_t k = 0; k < NumProjectionLevels(fine); ++k) {
     if (options.levels.empty() ||
         std::find(options.levels.begin(), options.levels.end(), k) != options.levels.end()) {
       chosen.push_back(k);
     }
-  }
-  if (!std::is_sorted(options.levels.begin(), options.levels.end())) {
-    return Status::Error("pruning levels must be ascending");
   }
   const int32_t levels = int32_t(chosen.size());
   // The levels' projections and their Viterbi passes are independent: one thread each (en_sm6s:

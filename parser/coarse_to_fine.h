@@ -51,6 +51,10 @@ struct PruningOptions {
   static StatusOr<PruningOptions> Named(const std::string& name);
   // Every threshold -infinity and no rule floor: pre-parses that prune nothing a derivation uses.
   static PruningOptions Exact();
+  // NAME[@LEVELS] (benches and experiments): NAME is fast, accurate, safe, exact, or a number
+  // (that threshold at every level, no rule floor); LEVELS a comma list of hierarchy levels
+  // (`levels`), e.g. "safe@0,2,4".
+  static StatusOr<PruningOptions> FromSpec(const std::string& spec);
 };
 
 // Per chart cell (Chart's order) and state of some level: 1 where the item may be used.

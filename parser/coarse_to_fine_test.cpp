@@ -289,10 +289,14 @@ TEST_P(ExactPruningTest, GivesTheUnprunedTrees) {
   Lexicon lexicon = *Lexicon::Build(model);
   auto sentences = MakeRandomSentences(model, 12, 1, 16, GetParam());
   AddLengthEdgeCases(60, &sentences);
-  for (const std::string decoder : {"viterbi", "max-rule"}) {
-    auto exact = MakeBackend(g, {.backend = "cpu", .threads = 1, .decoder = decoder});
+  PruningOptions level_one = PruningOptions::Exact();  // a pre-parse at level 1 alone
+  level_one.levels = {1};
+  for (const std::string decoder : {"viterbi", "max-rule", "max-rule@1"}) {
+    auto exact = MakeBackend(g, {.backend = "cpu", .threads = 1, .decoder = decoder.substr(0, 8)});
     ASSERT_TRUE(exact.ok());
-    auto pruned = MakePrunedCpuBackend(g, decoder, PruningOptions::Exact(), 2);
+    auto pruned = MakePrunedCpuBackend(g, decoder.substr(0, 8),
+                                       decoder == "max-rule@1" ? level_one : PruningOptions::Exact(),
+                                       2);
     ASSERT_TRUE(pruned.ok()) << pruned.status().message();
     Parser exact_parser(g, lexicon, std::move(*exact));
     Parser pruned_parser(g, lexicon, std::move(*pruned));
@@ -305,13 +309,77 @@ TEST_P(ExactPruningTest, GivesTheUnprunedTrees) {
       if (want[i].status != ParseStatus::kOk) continue;
       ++parsed;
       EXPECT_NEAR(want[i].log_score, got[i].log_score, 1e-9) << decoder << " " << i;
-      if (decoder == "max-rule") EXPECT_NEAR(want[i].log_likelihood, got[i].log_likelihood, 1e-9);
+      if (decoder != "viterbi") {
+        EXPECT_NEAR(want[i].log_likelihood, got[i].log_likelihood, 1e-9);
+      }
     }
     EXPECT_GT(parsed, 8) << decoder;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, ExactPruningTest, ::testing::Values(1, 21, 33));
+
+// Pre-parsing at fewer levels prunes no more: the fine items the whole hierarchy keeps are kept
+// with level 0 alone and with level 1 alone (the later levels only remove items, and a level run
+// without the earlier ones' mask sees max-marginals at least as high).
+TEST(CoarseToFinePrunerTest, FewerLevelsKeepASupersetOfTheItems) {
+  BerkeleyModel model = RandomModel(5, 8);
+  const Grammar& g = model.grammar;
+  ASSERT_EQ(NumProjectionLevels(g), 3);
+  Lexicon lexicon = *Lexicon::Build(model);
+  Parser scorer(g, lexicon, MakeCpuBackend(g, 1));
+  PruningOptions all;
+  all.thresholds = {-1};
+  all.min_rule_prob = 0;
+  auto full = CoarseToFinePruner::Create(g, all);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ((*full)->num_levels(), 3);
+  int64_t pruned_by_more_levels = 0, compared = 0;
+  for (const std::vector<int32_t>& levels : {std::vector<int32_t>{0}, std::vector<int32_t>{1},
+                                             std::vector<int32_t>{0, 2}}) {
+    PruningOptions fewer = all;
+    fewer.levels = levels;
+    auto subset = CoarseToFinePruner::Create(g, fewer);
+    ASSERT_TRUE(subset.ok());
+    ASSERT_EQ((*subset)->num_levels(), int32_t(levels.size()));
+    EXPECT_EQ((*subset)->level(int32_t(levels.size()) - 1).level, levels.back());
+    for (const auto& words : MakeRandomSentences(model, 10, 3, 14, 5)) {
+      const LexicalScores lexical = scorer.ScoreWords(words);
+      ItemMask want, got;
+      if (!(*full)->Prune(lexical, &want) || !(*subset)->Prune(lexical, &got)) continue;
+      ++compared;
+      ASSERT_EQ(want.allowed.size(), got.allowed.size());
+      for (size_t i = 0; i < want.allowed.size(); ++i) {
+        ASSERT_LE(want.allowed[i], got.allowed[i]) << "item " << i;
+        pruned_by_more_levels += got.allowed[i] - want.allowed[i];
+      }
+    }
+  }
+  EXPECT_GT(compared, 20);
+  EXPECT_GT(pruned_by_more_levels, 0);
+}
+
+TEST(PruningOptionsTest, FromSpecReadsNamesThresholdsAndLevels) {
+  auto safe = PruningOptions::FromSpec("safe");
+  ASSERT_TRUE(safe.ok());
+  EXPECT_EQ(safe->thresholds, PruningOptions::Safe().thresholds);
+  EXPECT_TRUE(safe->levels.empty());
+  auto subset = PruningOptions::FromSpec("accurate@0,2,4");
+  ASSERT_TRUE(subset.ok());
+  EXPECT_EQ(subset->thresholds, PruningOptions::Berkeley(true).thresholds);
+  EXPECT_EQ(subset->levels, (std::vector<int32_t>{0, 2, 4}));
+  auto number = PruningOptions::FromSpec("-7.5@1");
+  ASSERT_TRUE(number.ok());
+  EXPECT_EQ(number->thresholds, std::vector<double>{-7.5});
+  EXPECT_EQ(number->min_rule_prob, 0);
+  EXPECT_EQ(number->levels, std::vector<int32_t>{1});
+  for (const char* bad : {"", "quick", "safe@", "safe@1,,2", "safe@-1", "safe@x", "3", "-2x"}) {
+    EXPECT_FALSE(PruningOptions::FromSpec(bad).ok()) << bad;
+  }
+  PruningOptions descending = PruningOptions::Safe();
+  descending.levels = {2, 0};
+  EXPECT_FALSE(CoarseToFinePruner::Create(RandomModel(1).grammar, descending).ok());
+}
 
 // --prune auto on the cpu backend: safe, except Viterbi with a small grammar (exact is faster).
 TEST(CoarseToFinePrunerTest, AutoLeavesSmallGrammarsUnprunedForViterbiOnly) {

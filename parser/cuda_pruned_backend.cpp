@@ -500,8 +500,9 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaPrunedMaxRuleBackend(
   std::string error;
   std::unique_ptr<cuda::DeviceInsideOutside> device;
   std::thread io_thread([&] {
-    device = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(grammar),
-                                               {.max_batch_bytes = io_bytes}, &error);
+    cuda::DeviceInsideOutsideOptions io_options{.max_batch_bytes = io_bytes};
+    if (options.masked_dispatch > 0) io_options.masked_dispatch = options.masked_dispatch;
+    device = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(grammar), io_options, &error);
   });
   CudaPrunedOptions pruner_options = options;
   pruner_options.max_batch_bytes = pruner_bytes;

@@ -54,6 +54,9 @@ struct CudaPrunedOptions {
   // Pre-parse kernel variant (cuda/pruning/pruned_viterbi.h DevicePrunedViterbiOptions); 0: its
   // default.
   int pruning_kernels = 0;
+  // Pruned max-rule: the masked passes' dispatch (cuda/inside_outside/inside_outside.h
+  // DeviceInsideOutsideOptions::masked_dispatch); 0: its default.
+  int masked_dispatch = 0;
 };
 
 // One batch's results, as CudaCoarseToFine::Run hands them over (views, valid during the call).

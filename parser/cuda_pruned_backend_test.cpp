@@ -159,13 +159,17 @@ void ExpectWithinTolerance(double want, double got, const std::string& what) {
 int ExpectSameMaxRuleAsCpu(const BerkeleyModel& model, const Lexicon& lexicon,
                            const std::vector<std::vector<std::string>>& sentences,
                            const PruningOptions& pruning, const std::string& what,
-                           bool against_exact = false, int kbest = 1, int pruning_kernels = 0) {
+                           bool against_exact = false, int kbest = 1, int pruning_kernels = 0,
+                           int masked_dispatch = 0) {
   const Grammar& g = model.grammar;
   const DecoderOptions decoding{.kbest = kbest};
   auto cpu = against_exact ? MakeCudaMaxRuleBackend(g, {.decoder = decoding})
                            : MakePrunedCpuBackend(g, "max-rule", pruning, 2, decoding);
-  auto gpu = MakeCudaPrunedMaxRuleBackend(
-      g, pruning, {.max_batch_sentences = 7, .pruning_kernels = pruning_kernels}, decoding);
+  auto gpu = MakeCudaPrunedMaxRuleBackend(g, pruning,
+                                          {.max_batch_sentences = 7,
+                                           .pruning_kernels = pruning_kernels,
+                                           .masked_dispatch = masked_dispatch},
+                                          decoding);
   EXPECT_TRUE(cpu.ok() && gpu.ok()) << gpu.status().message();
   if (!cpu.ok() || !gpu.ok()) return 0;
   EXPECT_EQ((*gpu)->name(), "cuda/pruned-max-rule");
@@ -240,6 +244,12 @@ TEST_P(CudaPrunedRandomTest, MaxRuleSameTreesAsTheCpuAndExactTreesWithoutThresho
   const auto sentences = RandomSentences(model, GetParam(), 60);
   const PruningOptions tight = Tight();
   ExpectSameMaxRuleAsCpu(model, lexicon, sentences, tight, "max-rule tight");
+  // The masked passes' dispatch variants beside the default (work lists).
+  for (int dispatch : {1, 2}) {
+    ExpectSameMaxRuleAsCpu(model, lexicon, sentences, tight,
+                           "max-rule tight, dispatch " + std::to_string(dispatch), false, 1, 0,
+                           dispatch);
+  }
   ExpectSameMaxRuleAsCpu(model, lexicon, sentences, PruningOptions::Berkeley(false),
                          "max-rule fast");
   ExpectSameMaxRuleAsCpu(model, lexicon, sentences, PruningOptions::Exact(), "max-rule exact",

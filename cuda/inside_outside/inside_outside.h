@@ -123,13 +123,17 @@ struct DeviceInsideOutsideOptions {
   // seven waited). Removed after measuring (bench/RESULTS.md): 3 to 6, 8, 10, 12 (11 with 512
   // as the size threshold, or 11 with the ordering alone).
   int max_rule_kernel = 13;
-  // MaskedMaxRuleBatch's dispatch: 2 (default) the pair-sum kernel skips, 32 groups at a time,
-  // the (tile, group)s whose X or Y symbol no partner cell of the group holds (per-group symbol
-  // flags built first), and the unary + normalize kernel writes cells without usable items as
-  // empty at once and skips pruned states' rules (pair-sum 10% and unary 49% faster on en_sm6s,
-  // safe: bench/RESULTS.md); 1 launches and tests every block as the exact passes do. Same results.
-  // MaxRuleBatch (no mask) always runs as 1.
-  int masked_dispatch = 2;
+  // MaskedMaxRuleBatch's dispatch: 3 (default) work lists: per pair-sum launch, the symbol
+  // pairs (X, Y) live for each target cell (X and Y present at one partner, and one of the pair's
+  // target symbols usable in the cell) are listed per pair, and the kernel runs every (tile, group
+  // of up to 8 live cells of its pair), so that its work follows what pruning keeps rather than
+  // every group of consecutive cells (grammars of at most 256 symbols; else 2); 2 the pair-sum
+  // kernel skips, 32 groups at a time, the (tile, group)s whose X or Y symbol no partner cell of the
+  // group holds (per-group symbol flags built first); 2 and 3: the unary + normalize kernel writes
+  // cells without usable items as empty at once and skips pruned states' rules; 1 launches and
+  // tests every block as the exact passes do. Same results within the tolerance above (sums are
+  // taken in other orders). MaxRuleBatch (no mask) always runs as 1.
+  int masked_dispatch = 3;
 };
 
 // One sentence of a batch: its length and lexical log-scores (length x num_states, row-major, as
