@@ -27,6 +27,7 @@
 #include "parser/tree_format.h"
 #include "parser/tree_likelihood.h"
 #include "text/tokenizer.h"
+#include "parser/backend_factory.h"
 
 namespace cky::apps {
 namespace {
@@ -110,7 +111,7 @@ struct ShardResults {
   std::vector<std::string> warnings;
   long failures = 0;  // sentences printed as (())
   std::vector<std::string>
-      backend_warnings;  // a device retired, ... (ViterbiBackend::TakeWarnings)
+      backend_warnings;  // a device retired, ... (Backend::TakeWarnings)
 };
 
 // A batch's outcomes and the backend's warnings of that time.
@@ -333,13 +334,11 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
   const bool reads_and_writes = !link || link->rank() == 0;
   const bool parses = !link || link->size() == 1 || link->rank() > 0;
 
-  BackendOptions backend{.backend = args.backend,
-                         .threads = args.threads,
-                         .kernel = args.kernel,
-                         .decoder = args.decoder,
-                         .prune = args.accurate ? "accurate" : args.prune,
-                         .kbest = args.kbest,
-                         .kbest_style = args.kbest_style};
+  auto parsed_backend = ParseBackendOptions(
+      args.backend, args.decoder, args.accurate ? "accurate" : args.prune, args.kbest_style,
+      {.threads = args.threads, .kernel = args.kernel, .kbest = args.kbest});
+  if (!parsed_backend.ok()) Fail(parsed_backend.status().message(), 2);
+  BackendOptions backend = *parsed_backend;
   if (!args.devices.empty()) {
     auto devices = ParseDeviceList(args.devices, cuda::DeviceCount());
     if (!devices.ok()) Fail(devices.status().message(), 2);

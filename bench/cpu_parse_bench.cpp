@@ -20,6 +20,7 @@
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
 #include "parser/parser.h"
+#include "parser/backend_factory.h"
 
 namespace {
 
@@ -106,7 +107,10 @@ int main(int argc, char** argv) {
     for (const char* decoder : {"viterbi", "max-rule"})
       for (const char* backend : {"reference", "cpu"}) {
         auto made = cky::MakeBackend(model->grammar,
-                                     {.backend = backend, .threads = threads, .decoder = decoder});
+                                     {.device = *cky::ParseDeviceKind(backend),
+                                      .threads = threads,
+                                      .decoder = *cky::ParseDecoderKind(decoder),
+                                      .prune = cky::PruneMode::kOff});
         cky::Parser parser(model->grammar, *lexicon, std::move(*made));
         start = Clock::now();
         auto outcomes = parser.Parse(sentences);

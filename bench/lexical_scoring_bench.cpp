@@ -15,6 +15,7 @@
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
 #include "parser/parser.h"
+#include "parser/cpu_backend.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Max-rule against Viterbi, same grammar, same sentences, same run: sentences/s end to end through
-// the ViterbiBackend interface (lexical scores precomputed; upload, device passes, copy back, tree
+// the Backend interface (lexical scores precomputed; upload, device passes, copy back, tree
 // extraction), on sentences whose lengths follow a length list (WSJ section 23 by default) and
 // whose words are consecutive tokens of GUM sentences. Rows: CUDA Viterbi (default kernel), CUDA
 // max-rule, the max-rule device passes alone (with the phase profile), and the multi-threaded CPU
@@ -21,6 +21,7 @@
 #include "parser/cuda_max_rule_backend.h"
 #include "parser/max_rule.h"
 #include "parser/parser.h"
+#include "parser/cpu_backend.h"
 
 namespace {
 
@@ -55,7 +56,7 @@ void Print(const Row& r) {
   std::fflush(stdout);
 }
 
-Row Time(const std::string& name, ViterbiBackend& backend, std::span<const SentenceInput> inputs,
+Row Time(const std::string& name, Backend& backend, std::span<const SentenceInput> inputs,
          std::vector<ParseOutcome>* out) {
   const auto begin = std::chrono::steady_clock::now();
   std::vector<ParseOutcome> outcomes = backend.ParseBatch(inputs);
@@ -172,7 +173,7 @@ int main(int argc, char** argv) {
       std::printf("(no CUDA device: GPU rows skipped)\n");
       continue;
     }
-    auto viterbi = MakeCudaBackend(g, CudaBackendOptions{.extraction_threads = threads});
+    auto viterbi = MakeCudaBackend(g, CudaBackendOptions{.device = {.extraction_threads = threads}});
     if (no_end_to_end) viterbi = Status::Error("skipped");
     if (viterbi.ok()) {
       (*viterbi)->ParseBatch(steady ? all : all.first(std::min<size_t>(8, all.size())));
@@ -180,7 +181,8 @@ int main(int argc, char** argv) {
     }
     std::vector<ParseOutcome> gpu, first_gpu;
     for (const std::string& variant : no_end_to_end ? std::vector<std::string>{} : end_to_end) {
-      CudaMaxRuleOptions e2e{.max_batch_sentences = max_batch, .extraction_threads = threads};
+      CudaMaxRuleOptions e2e{
+          .device = {.max_batch_sentences = max_batch, .extraction_threads = threads}};
       if (variant != "default") {
         const cuda::DeviceInsideOutsideOptions kernels = ParseVariant(variant);
         e2e.cells_per_group = kernels.cells_per_group;

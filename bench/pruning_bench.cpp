@@ -1,6 +1,6 @@
 // Coarse-to-fine pruning against exact parsing, same grammar, same sentences, same run: sentences/s
 // of the pruned backends (parser/coarse_to_fine.h's fast, accurate, safe; on the CPU, or on the GPU
-// with --backend cuda: parser/cuda_pruned_backend.h, both decoders) and of the exact backend of the
+// with --backend cuda: parser/cuda_backend.h and parser/cuda_max_rule_backend.h, both decoders) and of the exact backend of the
 // same kind, trees identical to the exact ones, and per pre-parse level the share of chart items
 // kept and the time spent. Times are wall-clock through Parser::Parse (lexical scoring, pruning,
 // decoding, tree extraction; the grammar loaded and the backend started beforehand, and on the GPU
@@ -27,9 +27,12 @@
 #include "grammar_io/grammar_argument.h"
 #include "lexicon/lexicon.h"
 #include "parser/coarse_to_fine.h"
+#include "parser/cuda_backend.h"
 #include "parser/cuda_max_rule_backend.h"
-#include "parser/cuda_pruned_backend.h"
+#include "parser/cuda_pruner.h"
 #include "parser/parser.h"
+#include "parser/backend_factory.h"
+#include "parser/cpu_backend.h"
 
 namespace {
 
@@ -140,7 +143,7 @@ int main(int argc, char** argv) {
   std::printf("%-28s %10s %12s %10s\n", "backend", "seconds", "sentences/s", "= exact");
   if (!no_exact) {
     auto backend = MakeBackend(
-        g, {.backend = backend_kind, .threads = threads, .decoder = decoder, .prune = "off"});
+        g, {.device = *ParseDeviceKind(backend_kind), .threads = threads, .decoder = *ParseDecoderKind(decoder), .prune = PruneMode::kOff});
     if (!backend.ok()) {
       std::fprintf(stderr, "%s\n", backend.status().message().c_str());
       return 1;
@@ -162,12 +165,13 @@ int main(int argc, char** argv) {
     const PruningOptions options = *named;
     const auto setup_start = std::chrono::steady_clock::now();
     auto backend =
-        !gpu ? MakePrunedCpuBackend(g, decoder, options, threads)
+        !gpu ? MakePrunedCpuBackend(g, *ParseDecoderKind(decoder), options, threads)
         : decoder == "viterbi"
             ? MakeCudaPrunedBackend(g, options,
                                     {.max_batch_sentences = batch_sentences, .threads = threads})
-            : MakeCudaPrunedMaxRuleBackend(
-                  g, options, {.max_batch_sentences = batch_sentences, .threads = threads});
+            : MakeCudaMaxRuleBackend(g, {.device = {.max_batch_sentences = batch_sentences,
+                                                    .extraction_threads = threads},
+                                         .pruning = options});
     if (!backend.ok()) {
       std::fprintf(stderr, "%s\n", backend.status().message().c_str());
       return 1;

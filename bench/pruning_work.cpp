@@ -29,6 +29,7 @@
 #include "lexicon/lexicon.h"
 #include "parser/coarse_to_fine.h"
 #include "parser/parser.h"
+#include "parser/backend_factory.h"
 
 namespace {
 
@@ -158,7 +159,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (int(sentences->size()) > count) sentences->resize(count);
-  auto backend = MakeBackend(g, {.backend = "reference"});
+  auto backend = MakeBackend(g, {.device = DeviceKind::kReference});
   Parser parser(g, *lexicon, std::move(*backend));
   std::vector<LexicalScores> lexical;
   for (const auto& s : *sentences) lexical.push_back(parser.ScoreWords(s));

@@ -9,7 +9,7 @@
 // "Rule applications" are binary rules x split points of the direct formulation,
 // |R| * sum over sentences of (n^3 - n) / 6, whatever a kernel actually evaluates (pair-fused
 // evaluates fewer), so that figures compare across formulations. Times are end to end through the
-// ViterbiBackend interface (lexical scores precomputed): upload, inside pass, copy back, tree
+// Backend interface (lexical scores precomputed): upload, inside pass, copy back, tree
 // extraction (on the device by default; "host extraction" rows copy the charts back and extract on
 // the CPU). "agree" counts sentences whose tree equals the fast CPU backend's (on the sentences
 // the CPU parsed), or "-". --presence prints, per span length, the symbols present per cell and
@@ -32,6 +32,7 @@
 #include "lexicon/lexicon.h"
 #include "parser/cuda_backend.h"
 #include "parser/parser.h"
+#include "parser/cpu_backend.h"
 
 namespace {
 
@@ -71,7 +72,7 @@ double RuleApplications(const Grammar& g, std::span<const SentenceInput> inputs)
   return splits * static_cast<double>(g.num_binary_rules());
 }
 
-Row Time(const std::string& name, ViterbiBackend& backend, std::span<const SentenceInput> inputs,
+Row Time(const std::string& name, Backend& backend, std::span<const SentenceInput> inputs,
          const Grammar& g, const std::vector<size_t>* cpu_indices,
          const std::vector<ParseOutcome>* cpu, std::vector<ParseOutcome>* out) {
   const auto begin = std::chrono::steady_clock::now();
@@ -322,7 +323,7 @@ int main(int argc, char** argv) {
     }
     for (const std::string& kernel : kernels) {
       auto backend =
-          MakeCudaBackend(g, CudaBackendOptions{.kernel = kernel, .extraction_threads = threads});
+          MakeCudaBackend(g, CudaBackendOptions{.kernel = kernel, .device = {.extraction_threads = threads}});
       if (!backend.ok()) {
         std::printf("| %-24s | %s |\n", kernel.c_str(), backend.status().message().c_str());
         continue;
@@ -336,7 +337,7 @@ int main(int argc, char** argv) {
         // Trees extracted on the host from copied-back charts (as before device extraction).
         auto host = MakeCudaBackend(
             g, CudaBackendOptions{
-                   .kernel = kernel, .extraction_threads = threads, .device_trees = false});
+                   .kernel = kernel, .device = {.extraction_threads = threads}, .device_trees = false});
         if (host.ok()) {
           (*host)->ParseBatch(steady ? all : first(8));
           Print(Time("  host extraction", **host, all, g, &cpu_indices, &cpu_outcomes, nullptr));
@@ -359,9 +360,10 @@ int main(int argc, char** argv) {
         }
         // Batch size: the same kernel with batches of up to 256 and 4096 sentences.
         for (int max_batch : {256, 4096}) {
-          auto sized = MakeCudaBackend(g, CudaBackendOptions{.kernel = kernel,
-                                                             .max_batch_sentences = max_batch,
-                                                             .extraction_threads = threads});
+          auto sized = MakeCudaBackend(g, CudaBackendOptions{
+                           .kernel = kernel,
+                           .device = {.max_batch_sentences = max_batch,
+                                      .extraction_threads = threads}});
           if (!sized.ok()) continue;
           (*sized)->ParseBatch(steady ? all : first(8));
           Print(Time("  batches of " + std::to_string(max_batch), **sized, all, g, &cpu_indices,

@@ -1,9 +1,9 @@
-// The interface every Viterbi parsing backend implements: the CPU reference, the multi-threaded
-// CPU path, and the CUDA kernels (parser/cuda_backend.cpp adapts cuda/'s plain-C++ interface).
-// A backend turns sentences with lexical scores into binarized best trees; the Parser front end
-// (parser/parser.h) does the words, lexicon and output forms.
+// The backend interface: sentences with lexical scores in, best trees out (binarized, annotated
+// for Viterbi; base symbols for max-rule). The Parser front end (parser/parser.h) does the words,
+// lexicon and output forms; parser/backend_factory.h makes backends.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -49,11 +49,20 @@ struct ParseOutcome {
   std::vector<ScoredTree> kbest;
 };
 
+// The decoders: the best derivation (the Berkeley parser's -viterbi), or the max-rule-product tree
+// from inside-outside posteriors (its default; parser/max_rule.h).
+enum class DecoderKind { kMaxRule, kViterbi };
+
+// Which k-best list a max-rule decoder gives (parser/kbest.h).
+enum class KBestStyle {
+  kExact,     // the K highest-scoring trees
+  kBerkeley,  // the Berkeley parser 1.7's list, shortcuts included (for comparison with it)
+};
+
 // What a max-rule backend decodes besides the best tree.
 struct DecoderOptions {
   int kbest = 1;  // > 1: fill ParseOutcome::kbest with this many trees (parser/kbest.h)
-  // The exact K best (default), or the Berkeley parser 1.7's list (KBestStyle::kBerkeley).
-  bool kbest_berkeley = false;
+  KBestStyle kbest_style = KBestStyle::kExact;
 };
 
 struct SentenceInput {
@@ -61,14 +70,35 @@ struct SentenceInput {
   LexicalScores lexical;  // lexical.length == words.size()
 };
 
-class ViterbiBackend {
+// Told each sentence's outcome as soon as it is known: `index` into the span ParseBatch was given.
+// Called from any of the backend's threads, possibly several at once, once per sentence, before
+// ParseBatch returns (which still returns every outcome). Lets a caller write each result, and
+// count progress, without waiting for the whole batch.
+using OutcomeListener = std::function<void(size_t index, const ParseOutcome& outcome)>;
+
+// The interface every backend implements: one device (the CPU reference, CPU threads, a CUDA
+// device, several), one decoder (Viterbi, max-rule with k-best), optionally coarse-to-fine
+// pruning; parser/backend_factory.h builds one from those three choices.
+class Backend {
  public:
-  virtual ~ViterbiBackend() = default;
-  // "reference", "cpu", "cuda/<kernel>", ...
+  virtual ~Backend() = default;
+  // "reference", "cpu/max-rule", "cuda/pruned-max-rule", "cuda/<kernel>", ...
   virtual std::string name() const = 0;
   // Parses every sentence; outcomes[i] belongs to sentences[i]. Never throws for a bad sentence:
   // its outcome says what went wrong and the others are still parsed.
-  virtual std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) = 0;
+  std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences,
+                                       const OutcomeListener& listener = {}) {
+    return Parse(sentences, listener, /*ahead=*/false);
+  }
+  // ParseBatch for sentences that an earlier batch waits for (Parser's retries with a wider
+  // lexicon): a backend that queues concurrent batches parses them before the batches queued
+  // behind that one, so that the earlier batch is not held up by the later ones (with every
+  // sentence retried at the back, four GPUs idled a quarter of the time). The others parse them
+  // as ParseBatch does.
+  std::vector<ParseOutcome> ParseBatchAhead(std::span<const SentenceInput> sentences,
+                                            const OutcomeListener& listener = {}) {
+    return Parse(sentences, listener, /*ahead=*/true);
+  }
   // Warnings about the backend itself since the last call (a device retired, its sentences handed
   // to the others: parser/multi_device_backend.h), for the caller to print; a sentence's own
   // trouble is in its outcome's message instead.
@@ -78,25 +108,11 @@ class ViterbiBackend {
   // for the slowest one at the end of each batch (parser/multi_device_backend.h). The others
   // (false) take one call at a time.
   virtual bool ParsesConcurrentBatches() const { return false; }
-  // ParseBatch for sentences that an earlier batch waits for (Parser's retries with a wider
-  // lexicon): a backend that queues concurrent batches parses them before the batches queued
-  // behind that one, so that the earlier batch is not held up by the later ones (with every
-  // sentence retried at the back, four GPUs idled a quarter of the time). The others parse them
-  // as ParseBatch does.
-  virtual std::vector<ParseOutcome> ParseBatchAhead(std::span<const SentenceInput> sentences) {
-    return ParseBatch(sentences);
-  }
+
+ protected:
+  // ParseBatch and ParseBatchAhead (`ahead`); the listener may be empty.
+  virtual std::vector<ParseOutcome> Parse(std::span<const SentenceInput> sentences,
+                                          const OutcomeListener& listener, bool ahead) = 0;
 };
-
-// The plain reference: one sentence after another, ReferenceViterbiInside then ExtractViterbiTree.
-std::unique_ptr<ViterbiBackend> MakeReferenceBackend(const Grammar& grammar);
-
-// Sentences in parallel on `threads` CPU threads (0: all hardware threads), each with the
-// sparse-aware inside pass of parser/viterbi_cpu.h.
-std::unique_ptr<ViterbiBackend> MakeCpuBackend(const Grammar& grammar, int threads);
-
-// Parses one sentence with the reference inside pass and extraction (shared by CPU backends).
-ParseOutcome ParseWithChart(const Grammar& grammar, const SentenceInput& sentence,
-                            const Chart& chart);
 
 }  // namespace cky

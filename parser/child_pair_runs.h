@@ -1,5 +1,5 @@
 // Binary rules in runs of one (left child, right child) pair, left child by left child: the layout
-// the CPU passes (CpuViterbi, MaskedViterbi, the sum-product rules) iterate, so that a right child
+// the CPU passes (CpuViterbi, the sum-product rules) iterate, so that a right child
 // absent from its cell skips all the rules of its pair with one test.
 #pragma once
 

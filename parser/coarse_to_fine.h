@@ -30,6 +30,7 @@
 #include "grammar_io/grammar.h"
 #include "parser/backend.h"
 #include "parser/grammar_projection.h"
+#include "parser/viterbi_cpu.h"
 #include "parser/viterbi_reference.h"
 
 namespace cky {
@@ -57,45 +58,12 @@ struct PruningOptions {
   static StatusOr<PruningOptions> FromSpec(const std::string& spec);
 };
 
-// Per chart cell (Chart's order) and state of some level: 1 where the item may be used.
-struct ItemMask {
-  int32_t length = 0;
-  int32_t num_states = 0;
-  std::vector<uint8_t> allowed;
-  const uint8_t* cell(int64_t cell_index) const { return allowed.data() + cell_index * num_states; }
-};
-
 // Items considered and kept at one pre-parse level, summed over sentences.
 struct PruningStats {
   std::vector<int64_t> items_before;  // per level: allowed items going in
   std::vector<int64_t> items_after;   // per level: items surviving
   std::vector<double> seconds;        // per level: time spent (projection of the lexicon, passes)
   void Add(const PruningStats& other);
-};
-
-// The Viterbi max-plus passes over one grammar, restricted to allowed items; shared by the
-// pre-parse levels and the pruned Viterbi decoder.
-class MaskedViterbi {
- public:
-  explicit MaskedViterbi(const Grammar& grammar);
-  // Fills `post` (a Chart: scores after each cell's unary layer, -infinity for items not allowed
-  // or not derivable) and, when `pre` is non-null, the scores below the unary layer.
-  void Inside(const LexicalScores& lexical, const ItemMask* mask, Chart* post, Chart* pre) const;
-  // Max-marginals (see above) of every item from the inside charts, into `mm` (Chart layout,
-  // -infinity where no complete derivation uses the item). Requires a finite root score.
-  void MaxMarginals(const Chart& post, const Chart& pre, std::vector<double>* mm) const;
-  const Grammar& grammar() const { return grammar_; }
-
- private:
-  const Grammar& grammar_;
-  // Binary rules grouped by left child state, then by right child: left child l's (l, r) pairs are
-  // [left_begin_[l], left_begin_[l + 1]); pair i has right child pair_right_[i] and the rules
-  // [pair_begin_[i], pair_begin_[i + 1]) (parent_, log_prob_). A right child absent from its cell
-  // then skips all its parents with one test.
-  std::vector<int32_t> left_begin_;
-  std::vector<int32_t> pair_right_, pair_begin_;
-  std::vector<int32_t> parent_;
-  std::vector<double> log_prob_;
 };
 
 // The projections of one fine grammar and the pruning passes over them. Thread-safe after
@@ -127,7 +95,7 @@ class CoarseToFinePruner {
  private:
   struct Level {
     std::unique_ptr<ProjectedGrammar> projection;
-    std::unique_ptr<MaskedViterbi> viterbi;
+    std::unique_ptr<CpuViterbi> viterbi;
     std::vector<int32_t> to_coarser;  // this level's state -> the previous level's state
   };
   CoarseToFinePruner(const Grammar& fine, PruningOptions options);
@@ -136,16 +104,5 @@ class CoarseToFinePruner {
   std::vector<Level> levels_;
   std::vector<int32_t> fine_to_last_;  // fine state -> the last pre-parse level's state
 };
-
-// Pruned backends (parser/backend.h interface), sentences in parallel on `threads` threads (0:
-// all). decoder "viterbi": the best derivation among the surviving items (ParseOutcome as the
-// Viterbi backends give it); "max-rule": inside-outside over the surviving items, then max-rule
-// decoding (as parser/max_rule.h's backends; `decoding` asks for k-best lists). A sentence whose
-// pre-parses find nothing is parsed unpruned.
-StatusOr<std::unique_ptr<ViterbiBackend>> MakePrunedCpuBackend(const Grammar& grammar,
-                                                               const std::string& decoder,
-                                                               const PruningOptions& options,
-                                                               int threads,
-                                                               const DecoderOptions& decoding = {});
 
 }  // namespace cky

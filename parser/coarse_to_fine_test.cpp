@@ -20,6 +20,8 @@
 #include "parser/parser.h"
 #include "parser/random_grammar.h"
 #include "parser/viterbi_cpu.h"
+#include "parser/backend_factory.h"
+#include "parser/cpu_backend.h"
 
 namespace cky {
 namespace {
@@ -223,7 +225,7 @@ class Enumerator {
   const LexicalScores& lex_;
 };
 
-TEST(MaskedViterbiTest, MaxMarginalsEqualBruteForceMaximum) {
+TEST(CpuViterbiTest, MaxMarginalsEqualBruteForceMaximum) {
   int checked = 0;
   for (uint64_t seed : {2, 11}) {
     RandomGrammarOptions options;
@@ -236,7 +238,7 @@ TEST(MaskedViterbiTest, MaxMarginalsEqualBruteForceMaximum) {
     const Grammar& g = model.grammar;
     Lexicon lexicon = *Lexicon::Build(model);
     Parser parser(g, lexicon, MakeCpuBackend(g, 1));
-    MaskedViterbi viterbi(g);
+    CpuViterbi viterbi(g);
     for (const auto& words : MakeRandomSentences(model, 5, 1, 3, seed)) {
       const LexicalScores lex = parser.ScoreWords(words);
       Chart post, pre;
@@ -292,9 +294,12 @@ TEST_P(ExactPruningTest, GivesTheUnprunedTrees) {
   PruningOptions level_one = PruningOptions::Exact();  // a pre-parse at level 1 alone
   level_one.levels = {1};
   for (const std::string decoder : {"viterbi", "max-rule", "max-rule@1"}) {
-    auto exact = MakeBackend(g, {.backend = "cpu", .threads = 1, .decoder = decoder.substr(0, 8)});
+    auto exact = MakeBackend(g, {.device = DeviceKind::kCpu,
+                                 .threads = 1,
+                                 .decoder = *ParseDecoderKind(decoder.substr(0, 8)),
+                                 .prune = PruneMode::kOff});
     ASSERT_TRUE(exact.ok());
-    auto pruned = MakePrunedCpuBackend(g, decoder.substr(0, 8),
+    auto pruned = MakePrunedCpuBackend(g, *ParseDecoderKind(decoder.substr(0, 8)),
                                        decoder == "max-rule@1" ? level_one : PruningOptions::Exact(),
                                        2);
     ASSERT_TRUE(pruned.ok()) << pruned.status().message();
@@ -387,7 +392,7 @@ TEST(CoarseToFinePrunerTest, AutoLeavesSmallGrammarsUnprunedForViterbiOnly) {
   ASSERT_LT(small.grammar.num_binary_rules(), 50000);
   auto name = [&](const BerkeleyModel& m, const std::string& decoder) {
     auto backend = MakeBackend(
-        m.grammar, {.backend = "cpu", .threads = 1, .decoder = decoder, .prune = "auto"});
+        m.grammar, {.device = DeviceKind::kCpu, .threads = 1, .decoder = *ParseDecoderKind(decoder), .prune = PruneMode::kAuto});
     EXPECT_TRUE(backend.ok()) << backend.status().message();
     return backend.ok() ? (*backend)->name() : std::string();
   };
@@ -436,8 +441,12 @@ TEST(CoarseToFinePrunerTest, BerkeleyThresholdsKeepTheTreesOnSmallSm2) {
   EXPECT_LT(stats.items_after[1] * 3, stats.items_before[1] * 2);
 
   for (const std::string decoder : {"viterbi", "max-rule"}) {
-    auto exact_backend = MakeBackend(g, {.backend = "cpu", .threads = 2, .decoder = decoder});
-    auto pruned_backend = MakePrunedCpuBackend(g, decoder, PruningOptions::Berkeley(false), 2);
+    auto exact_backend = MakeBackend(g, {.device = DeviceKind::kCpu,
+                                         .threads = 2,
+                                         .decoder = *ParseDecoderKind(decoder),
+                                         .prune = PruneMode::kOff});
+    auto pruned_backend =
+        MakePrunedCpuBackend(g, *ParseDecoderKind(decoder), PruningOptions::Berkeley(false), 2);
     ASSERT_TRUE(exact_backend.ok() && pruned_backend.ok());
     Parser exact(g, lexicon, std::move(*exact_backend));
     Parser pruned(g, lexicon, std::move(*pruned_backend));

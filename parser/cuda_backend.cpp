@@ -1,5 +1,6 @@
 #include "parser/cuda_backend.h"
 
+#include <numeric>
 #include <optional>
 #include <thread>
 
@@ -7,9 +8,9 @@
 #include "common/timeline.h"
 #include "cuda/common/device.h"
 #include "cuda/viterbi/viterbi.h"
+#include "parser/cpu_backend.h"
 #include "parser/device_batches.h"
 #include "parser/tree_extraction.h"
-#include "parser/viterbi_cpu.h"
 
 namespace cky {
 namespace {
@@ -56,85 +57,54 @@ cuda::GrammarArrays CudaGrammarArrays(const Grammar& g) {
 
 namespace {
 
-class CudaBackend : public ViterbiBackend {
+int32_t Length(const SentenceInput& s) { return static_cast<int32_t>(s.words.size()); }
+
+// A sentence's outcome from its chart as floats (the device's), extracted on the host.
+ParseOutcome OutcomeOfFloatChart(const Grammar& grammar, const SentenceInput& s,
+                                 const float* values) {
+  Chart chart(Length(s), grammar.num_states());
+  std::vector<double>& dst = chart.data();
+  for (size_t j = 0; j < dst.size(); ++j) dst[j] = values[j];
+  return ViterbiOutcome(grammar, s, chart);
+}
+
+class CudaBackend : public DeviceBackend {
  public:
   CudaBackend(const Grammar& g, std::unique_ptr<cuda::DeviceViterbi> device,
               const CudaBackendOptions& options)
-      : grammar_(g),
+      : DeviceBackend(options.device),
+        grammar_(g),
         device_(std::move(device)),
-        options_(options),
-        extraction_pool_(options.extraction_threads) {
+        device_trees_(options.device_trees) {
     // `cky parse --timeline`: the device's own breakdown (CUDA events) goes into the notes.
     if (timeline::Enabled()) device_->SetProfiling(true);
   }
 
-  ~CudaBackend() override { FinishExtraction(); }
-
   std::string name() const override { return "cuda/" + device_->kernel(); }
 
-  std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
-    std::vector<ParseOutcome> outcomes(sentences.size());
-    std::vector<size_t> order;
-    for (size_t i = 0; i < sentences.size(); ++i) {
-      if (sentences[i].words.empty()) {
-        outcomes[i].status = ParseStatus::kNoParse;
-        outcomes[i].message = "empty sentence";
-      } else if (device_->BytesForSentence(Length(sentences[i])) > device_->BatchBudget()) {
-        ParseOnCpu(sentences[i], "does not fit the device batch budget", &outcomes[i]);
-      } else {
-        order.push_back(i);
-      }
-    }
-    RunInDeviceBatches(
-        std::move(order), [&](size_t i) { return Length(sentences[i]); },
-        [&](int32_t n) { return device_->BytesForSentence(n); },
-        {.max_sentences = options_.max_batch_sentences, .budget = device_->BatchBudget()},
-        [&](const std::vector<size_t>& batch) { return RunBatch(sentences, batch, &outcomes); },
-        [&](size_t i, const DeviceFailure& failure) {
-          if (options_.cpu_fallback) {
-            ParseOnCpu(sentences[i], failure.Why(), &outcomes[i]);
-          } else {
-            outcomes[i] = DeviceFailureOutcome(failure);
-          }
-        });
-    FinishExtraction();
-    if (timeline::Enabled())
-      timeline::Note("cuda device (" + name() + ")", device_->ProfileReport());
-    return outcomes;
+ protected:
+  Limits BatchLimits() const override {
+    return {.budget = device_->BatchBudget(),
+            .bytes = [this](int32_t n) { return device_->BytesForSentence(n); }};
   }
 
- private:
-  static int32_t Length(const SentenceInput& s) { return static_cast<int32_t>(s.words.size()); }
-
-  void ParseOnCpu(const SentenceInput& s, const std::string& why, ParseOutcome* outcome) {
-    if (!cpu_) cpu_ = std::make_unique<CpuViterbi>(grammar_);
-    try {
-      Chart chart;
-      cpu_->Inside(s.lexical, &chart);
-      *outcome = ParseWithChart(grammar_, s, chart);
-      if (outcome->status == ParseStatus::kOk) {
-        outcome->message =
-            "parsed on the CPU: a sentence of " + std::to_string(s.words.size()) + " words " + why;
-      }
-    } catch (const std::bad_alloc&) {
-      outcome->status = ParseStatus::kOutOfMemory;
-      outcome->message = "out of memory for a chart of " + std::to_string(s.words.size()) +
-                         " words, on the device and on the CPU";
-    }
+  StatusOr<std::unique_ptr<Backend>> MakeCpuFallback() override {
+    return MakeCpuBackend(grammar_, {.decoder = DecoderKind::kViterbi,
+                                     .threads = options().extraction_threads});
   }
 
-  // One device batch; on a failure (out of memory or any other) it returns what failed, and the
-  // caller retries smaller (RunSplittingFailedBatches).
+  std::string ProfileReport() const override { return device_->ProfileReport(); }
+
   std::optional<DeviceFailure> RunBatch(std::span<const SentenceInput> sentences,
-                                        const std::vector<size_t>& batch,
-                                        std::vector<ParseOutcome>* outcomes) {
+                                        const std::vector<size_t>& batch, bool /*pruned*/,
+                                        std::vector<ParseOutcome>* outcomes) override {
     std::vector<cuda::SentenceRef> refs;
     for (size_t i : batch)
       refs.push_back({Length(sentences[i]), sentences[i].lexical.scores.data()});
     std::vector<const float*> charts;
     std::vector<cuda::DeviceTree> trees;
     std::string error;
-    const bool on_device = options_.device_trees && device_->SupportsTrees();
+    const bool on_device = device_trees_ && device_->SupportsTrees();
     cuda::BatchResult result;
     {
       timeline::Scope scope(on_device ? "cuda batch (to trees)" : "cuda batch (to charts)");
@@ -150,28 +120,27 @@ class CudaBackend : public ViterbiBackend {
     if (on_device) {
       // Trees read on the device: only their nodes came back.
       timeline::Scope scope("trees from device nodes");
-      for (size_t k = 0; k < batch.size(); ++k)
-        (*outcomes)[batch[k]] = OutcomeOfDeviceTree(sentences[batch[k]], trees[k]);
+      for (size_t k = 0; k < batch.size(); ++k) {
+        ParseOutcome& outcome = (*outcomes)[batch[k]];
+        outcome = OutcomeOfDeviceTree(sentences[batch[k]], trees[k]);
+        Done(batch[k], outcome, false);
+      }
       return std::nullopt;
     }
     // Tree extraction from the copied-back charts, in parallel and in the background, while the
     // device computes the next batch (the device keeps two host chart buffers).
-    FinishExtraction();
-    extraction_ = std::thread([this, sentences, batch, charts = std::move(charts), outcomes] {
+    Extract([this, sentences, batch, charts = std::move(charts), outcomes](ThreadPool& pool) {
       timeline::Scope scope("tree extraction on the host");
-      const int32_t num_states = grammar_.num_states();
-      extraction_pool_.ParallelFor(static_cast<int>(batch.size()), [&](int k, int) {
-        const SentenceInput& s = sentences[batch[k]];
-        Chart chart(Length(s), num_states);
-        const float* src = charts[k];
-        std::vector<double>& dst = chart.data();
-        for (size_t j = 0; j < dst.size(); ++j) dst[j] = src[j];
-        (*outcomes)[batch[k]] = ParseWithChart(grammar_, s, chart);
+      pool.ParallelFor(static_cast<int>(batch.size()), [&](int k, int) {
+        ParseOutcome& outcome = (*outcomes)[batch[k]];
+        outcome = OutcomeOfFloatChart(grammar_, sentences[batch[k]], charts[k]);
+        Done(batch[k], outcome, false);
       });
     });
     return std::nullopt;
   }
 
+ private:
   ParseOutcome OutcomeOfDeviceTree(const SentenceInput& s, const cuda::DeviceTree& tree) const {
     ParseOutcome outcome;
     switch (tree.status) {
@@ -179,12 +148,8 @@ class CudaBackend : public ViterbiBackend {
         outcome.status = ParseStatus::kNoParse;
         outcome.message = "no parse";
         return outcome;
-      case cuda::DeviceTree::kChart: {  // the device search stopped: the host's gives the answer
-        Chart chart(Length(s), grammar_.num_states());
-        std::vector<double>& dst = chart.data();
-        for (size_t j = 0; j < dst.size(); ++j) dst[j] = tree.chart[j];
-        return ParseWithChart(grammar_, s, chart);
-      }
+      case cuda::DeviceTree::kChart:  // the device search stopped: the host's gives the answer
+        return OutcomeOfFloatChart(grammar_, s, tree.chart.data());
       case cuda::DeviceTree::kTree:
         break;
     }
@@ -196,18 +161,85 @@ class CudaBackend : public ViterbiBackend {
     return outcome;
   }
 
-  void FinishExtraction() {
-    if (extraction_.joinable()) extraction_.join();
-  }
-
   const Grammar& grammar_;
   std::unique_ptr<cuda::DeviceViterbi> device_;
-  CudaBackendOptions options_;
-  std::unique_ptr<CpuViterbi> cpu_;
-  // Tree extraction runs on extraction_, one background thread per batch (so that the device
-  // computes the next batch meanwhile), which spreads the batch's sentences over extraction_pool_.
-  ThreadPool extraction_pool_;
-  std::thread extraction_;  // the previous batch's tree extraction
+  bool device_trees_;
+};
+
+// Pruned Viterbi: the pruner's pre-parses and fine pass on the device, trees extracted on the
+// host; sentences pruning lost go to the exact CUDA backend (made at the first need).
+class CudaPrunedBackend : public DeviceBackend {
+ public:
+  CudaPrunedBackend(const Grammar& grammar, std::unique_ptr<CudaCoarseToFine> pruner,
+                    const CudaPrunerOptions& options)
+      : DeviceBackend({.max_batch_sentences = options.max_batch_sentences,
+                       .extraction_threads = options.threads}),
+        grammar_(grammar),
+        pruner_(std::move(pruner)) {
+    if (timeline::Enabled()) pruner_->SetProfiling(true);
+  }
+  std::string name() const override { return "cuda/pruned"; }
+
+ protected:
+  Limits BatchLimits() const override {
+    return {.budget = pruner_->BatchBudget(),
+            .bytes = [this](int32_t n) { return pruner_->BytesForSentence(n); }};
+  }
+  bool Pruned() const override { return true; }
+  StatusOr<std::unique_ptr<Backend>> MakeCpuFallback() override {
+    return MakeCpuBackend(grammar_, {.decoder = DecoderKind::kViterbi,
+                                     .threads = options().extraction_threads,
+                                     .pruner = pruner_->shared_pruner()});
+  }
+  std::string ProfileReport() const override { return pruner_->ProfileReport(); }
+
+  std::optional<DeviceFailure> RunBatch(std::span<const SentenceInput> sentences,
+                                        const std::vector<size_t>& batch, bool /*pruned*/,
+                                        std::vector<ParseOutcome>* outcomes) override {
+    std::vector<const LexicalScores*> lexical;
+    for (size_t i : batch) lexical.push_back(&sentences[i].lexical);
+    std::vector<size_t> positions(batch.size());
+    std::iota(positions.begin(), positions.end(), size_t{0});
+    return pruner_->RunBatch(lexical, positions, [&](CudaPrunedBatch& device_batch) {
+      // Trees are extracted in the background, in parallel, while the device runs the next batch.
+      Extract([this, sentences, batch, outcomes,
+               device_batch = std::move(device_batch)](ThreadPool& pool) {
+        charts_.resize(pool.threads());  // one per worker, all -infinity between sentences
+        pool.ParallelFor(int(device_batch.indices.size()), [&](int b, int worker) {
+          const size_t i = batch[device_batch.indices[b]];
+          Chart& chart = charts_[worker];
+          device_batch.FillChart(b, &chart);
+          (*outcomes)[i] = ViterbiOutcome(grammar_, sentences[i], chart);
+          device_batch.ClearChart(b, &chart);
+          Done(i, (*outcomes)[i], /*pruned=*/true);
+        });
+      });
+    });
+  }
+
+  // As the CPU pruned backend: a sentence pruning loses is parsed without pruning.
+  void ParseUnpruned(std::span<const SentenceInput> sentences, std::vector<size_t> which,
+                     std::vector<ParseOutcome>* outcomes) override {
+    if (!exact_) {
+      auto cuda = MakeCudaBackend(grammar_, {.device = {.extraction_threads =
+                                                            options().extraction_threads}});
+      exact_ = cuda.ok() ? std::move(*cuda)
+                         : MakeCpuBackend(grammar_, options().extraction_threads);
+    }
+    std::vector<SentenceInput> inputs;
+    for (size_t i : which) inputs.push_back(sentences[i]);
+    std::vector<ParseOutcome> exact = exact_->ParseBatch(inputs);
+    for (size_t j = 0; j < which.size(); ++j) {
+      (*outcomes)[which[j]] = std::move(exact[j]);
+      Done(which[j], (*outcomes)[which[j]], false);
+    }
+  }
+
+ private:
+  const Grammar& grammar_;
+  std::unique_ptr<CudaCoarseToFine> pruner_;
+  std::vector<Chart> charts_;  // the extraction workers'
+  std::unique_ptr<Backend> exact_;
 };
 
 }  // namespace
@@ -216,19 +248,14 @@ bool CudaBackendAvailable() { return cuda::BuiltWithCuda() && cuda::DeviceAvaila
 
 std::vector<std::string> CudaKernelNames() { return cuda::ViterbiKernelNames(); }
 
-StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar,
-                                                          const std::string& kernel) {
-  return MakeCudaBackend(grammar, CudaBackendOptions{.kernel = kernel});
-}
-
-std::unique_ptr<ViterbiBackend> MakeCudaBackendForDevice(
+std::unique_ptr<Backend> MakeCudaBackendForDevice(
     const Grammar& grammar, std::unique_ptr<cuda::DeviceViterbi> device,
     const CudaBackendOptions& options) {
   return std::make_unique<CudaBackend>(grammar, std::move(device), options);
 }
 
-StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar,
-                                                          const CudaBackendOptions& options) {
+StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(const Grammar& grammar,
+                                                   const CudaBackendOptions& options) {
   if (!cuda::BuiltWithCuda()) {
     return Status::Error("this build has no CUDA support; use --backend cpu");
   }
@@ -236,10 +263,18 @@ StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar
   std::string error;
   auto device = cuda::DeviceViterbi::Create(
       CudaGrammarArrays(grammar),
-      {.kernel = options.kernel, .max_batch_bytes = options.max_batch_bytes}, &error);
+      {.kernel = options.kernel, .max_batch_bytes = options.device.max_batch_bytes}, &error);
   if (!device) return Status::Error("CUDA backend: " + error);
-  return std::unique_ptr<ViterbiBackend>(
+  return std::unique_ptr<Backend>(
       std::make_unique<CudaBackend>(grammar, std::move(device), options));
+}
+
+StatusOr<std::unique_ptr<Backend>> MakeCudaPrunedBackend(const Grammar& grammar,
+                                                         const PruningOptions& pruning,
+                                                         const CudaPrunerOptions& options) {
+  auto pruner = CudaCoarseToFine::Create(grammar, pruning, options);
+  if (!pruner.ok()) return pruner.status();
+  return std::unique_ptr<Backend>(new CudaPrunedBackend(grammar, std::move(*pruner), options));
 }
 
 }  // namespace cky

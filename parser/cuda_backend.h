@@ -1,17 +1,18 @@
-// The CUDA Viterbi backend, adapted to parser/backend.h from cuda/'s plain-C++ interface
-// (cuda/viterbi/viterbi.h): sentences are sorted by length and cut into batches that fit the
-// device, the device computes their charts (floats), and trees are extracted on the CPU from the
-// copied-back charts (parser/tree_extraction.h, relative tolerance 1e-5), on all hardware threads.
-//
-// Failures stay local: a batch the device cannot hold (out of memory) or that fails on the device
-// (a launch error, a kernel's shared-memory limit, CKY_FAULT_INJECT: cuda/common/fault_injection.h)
-// is split in halves and retried, down to single sentences; a sentence that fails on its own is
-// parsed on the CPU (parser/viterbi_cpu.h) and its outcome's message says so and why (status kOk).
-// Outcomes come back one per input, in input order.
+// The CUDA Viterbi backends on parser/device_backend.h's skeleton (batches, retries, the CPU
+// fallback, background extraction):
+//   exact:  cuda/viterbi/viterbi.h's inside pass (floats; the kernel variant `kernel`), the best
+//           trees read on the device (only their nodes come back), or with device_trees false the
+//           charts copied back and extracted on host threads (parser/tree_extraction.h, relative
+//           tolerance 1e-5); CPU fallback: the fast CPU Viterbi;
+//   pruned: parser/cuda_pruner.h's pre-parses and its fine masked inside pass in doubles (the
+//           CPU pruned backend's charts bit for bit), trees extracted on host threads; a sentence
+//           pruning lost is parsed by the exact CUDA Viterbi backend; CPU fallback: the CPU pruned
+//           backend, sharing the pruner.
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@
 #include "cuda/viterbi/viterbi.h"
 #include "grammar_io/grammar.h"
 #include "parser/backend.h"
+#include "parser/coarse_to_fine.h"
+#include "parser/cuda_pruner.h"
+#include "parser/device_backend.h"
 
 namespace cky {
 
@@ -32,29 +36,24 @@ cuda::GrammarArrays CudaGrammarArrays(const Grammar& grammar);
 std::vector<std::string> CudaKernelNames();
 
 struct CudaBackendOptions {
-  std::string kernel;             // "" = the default, fastest
-  size_t max_batch_bytes = 0;     // device bytes per batch; 0 = 85% of free device memory
-  int max_batch_sentences = 256;  // smaller batches overlap extraction better (bench/RESULTS.md)
-  int extraction_threads = 0;     // CPU threads for tree extraction; 0 = all
-  // Read the trees on the device, so that only their nodes come back (cuda/viterbi/viterbi.h:
-  // the same trees); false: copy the charts back and extract on the CPU (as before; the bench's
-  // comparison). Device backends without it (test fakes) extract on the CPU either way.
+  std::string kernel;  // "" = the default, fastest
+  DeviceBackendOptions device;
+  // Read the trees on the device, so that only their nodes come back (the same trees); false:
+  // copy the charts back and extract on the CPU (the bench's comparison). Device objects without
+  // it (test fakes) extract on the CPU either way.
   bool device_trees = true;
-  // A sentence that fails on the device on its own (out of memory, a device error) is parsed on
-  // the CPU; false: its outcome says kOutOfMemory or kFailed instead (the multi-device backend
-  // then hands it, or the whole device's work, elsewhere).
-  bool cpu_fallback = true;
 };
 
-// The CUDA backend running kernel variant `kernel` ("" = the default, fastest).
-StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar,
-                                                          const std::string& kernel);
-StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar,
-                                                          const CudaBackendOptions& options);
-
+StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(const Grammar& grammar,
+                                                   const CudaBackendOptions& options = {});
 // The adapter over a given device (tests: a fake DeviceViterbi whose batches fail on purpose).
-std::unique_ptr<ViterbiBackend> MakeCudaBackendForDevice(
-    const Grammar& grammar, std::unique_ptr<cuda::DeviceViterbi> device,
-    const CudaBackendOptions& options);
+std::unique_ptr<Backend> MakeCudaBackendForDevice(const Grammar& grammar,
+                                                  std::unique_ptr<cuda::DeviceViterbi> device,
+                                                  const CudaBackendOptions& options);
+
+// Pruned Viterbi on the device (see above). options.max_batch_bytes: the pruner's budget.
+StatusOr<std::unique_ptr<Backend>> MakeCudaPrunedBackend(const Grammar& grammar,
+                                                         const PruningOptions& pruning,
+                                                         const CudaPrunerOptions& options = {});
 
 }  // namespace cky

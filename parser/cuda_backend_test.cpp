@@ -21,6 +21,7 @@
 #include "parser/random_grammar.h"
 #include "parser/tree_extraction.h"
 #include "parser/viterbi_cpu.h"
+#include "parser/cpu_backend.h"
 
 namespace cky {
 namespace {
@@ -75,7 +76,7 @@ void CompareAllKernels(const BerkeleyModel& model, const Lexicon& lexicon,
 TEST(CudaBackendTest, ReportsUnknownKernel) {
   SKIP_WITHOUT_DEVICE();
   BerkeleyModel model = MakeRandomModel({});
-  auto backend = MakeCudaBackend(model.grammar, "no-such-kernel");
+  auto backend = MakeCudaBackend(model.grammar, {.kernel = "no-such-kernel"});
   ASSERT_FALSE(backend.ok());
   EXPECT_NE(backend.status().message().find("no-such-kernel"), std::string::npos);
 }
@@ -256,7 +257,7 @@ TEST(CudaBackendTest, SeveralGroupsPerBlockAndSeveralCellsPerUnaryBlockKeepTheTr
   int64_t one_word_cells = 0;
   for (const auto& words : sentences) one_word_cells += static_cast<int64_t>(words.size());
   ASSERT_GE(one_word_cells, 8 * 1000);
-  CompareAllKernels(model, lexicon, sentences, CudaBackendOptions{.max_batch_sentences = 1000});
+  CompareAllKernels(model, lexicon, sentences, CudaBackendOptions{.device = {.max_batch_sentences = 1000}});
 }
 
 TEST(CudaBackendTest, SplitsBatchesAndFallsBackToCpuForSentencesThatNeverFit) {
@@ -274,7 +275,7 @@ TEST(CudaBackendTest, SplitsBatchesAndFallsBackToCpuForSentencesThatNeverFit) {
 
   // At most 3 sentences per batch: many batches.
   CudaBackendOptions small;
-  small.max_batch_sentences = 3;
+  small.device.max_batch_sentences = 3;
   {
     auto backend = MakeCudaBackend(model.grammar, small);
     ASSERT_TRUE(backend.ok()) << backend.status().message();
@@ -283,8 +284,8 @@ TEST(CudaBackendTest, SplitsBatchesAndFallsBackToCpuForSentencesThatNeverFit) {
   }
   // A budget of two 12-word sentences: batches of different sizes; the 30-word one never fits.
   const Grammar& g = model.grammar;
-  small.max_batch_bytes = 2 * cuda::BatchBytesForSentence(g.num_states(), g.num_symbols(), 12);
-  small.max_batch_sentences = 1000;
+  small.device.max_batch_bytes = 2 * cuda::BatchBytesForSentence(g.num_states(), g.num_symbols(), 12);
+  small.device.max_batch_sentences = 1000;
   auto backend = MakeCudaBackend(model.grammar, small);
   ASSERT_TRUE(backend.ok()) << backend.status().message();
   Parser parser(model.grammar, lexicon, std::move(*backend));
@@ -426,7 +427,7 @@ std::vector<ParseOutcome> ParseWithFakeDevice(const FaultCase& c, const std::str
   auto device = std::make_unique<FakeDevice>(c.model.grammar, faults, computed);
   FakeDevice* fake = device.get();
   CudaBackendOptions options;
-  options.max_batch_sentences = max_batch_sentences;
+  options.device.max_batch_sentences = max_batch_sentences;
   Parser parser(c.model.grammar, c.lexicon,
                 MakeCudaBackendForDevice(c.model.grammar, std::move(device), options),
                 FaultCase::kOptions);
@@ -515,11 +516,11 @@ TEST(CudaBackendFaultTest, InjectedDeviceFaultsStayLocalOnTheGpu) {
   FaultCase c;
   for (const std::string faults : {"length:7", "launch:1", "malloc:1", "launch:2,malloc:3"}) {
     for (const std::string kernel : {"", "pair-fused-g8", "block-reduce"}) {
-      std::unique_ptr<ViterbiBackend> backend;
+      std::unique_ptr<Backend> backend;
       {
         ScopedFaults scoped(faults);
         auto made = MakeCudaBackend(c.model.grammar,
-                                    CudaBackendOptions{.kernel = kernel, .max_batch_sentences = 4});
+                                    CudaBackendOptions{.kernel = kernel, .device = {.max_batch_sentences = 4}});
         ASSERT_TRUE(made.ok()) << made.status().message();
         backend = std::move(*made);
       }
@@ -571,7 +572,7 @@ TEST(CudaBackendTest, EveryKernelParsesAnEightHundredWordSentenceOnTheDevice) {
   ASSERT_EQ(expected[0].status, ParseStatus::kOk) << expected[0].message;
   for (const std::string& kernel : CudaKernelNames()) {
     if (!TestVariantSelected(kernel)) continue;
-    auto backend = MakeCudaBackend(model.grammar, kernel);
+    auto backend = MakeCudaBackend(model.grammar, {.kernel = kernel});
     ASSERT_TRUE(backend.ok()) << kernel << ": " << backend.status().message();
     Parser parser(model.grammar, lexicon, std::move(*backend));
     const auto actual = parser.Parse(sentences);

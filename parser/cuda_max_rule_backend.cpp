@@ -1,12 +1,15 @@
 #include "parser/cuda_max_rule_backend.h"
 
 #include <algorithm>
-#include <atomic>
+#include <numeric>
 #include <optional>
 #include <thread>
 
 #include "common/thread_pool.h"
+#include "common/timeline.h"
 #include "cuda/common/device.h"
+#include "parser/cpu_backend.h"
+#include "parser/cuda_pruner.h"
 #include "parser/device_batches.h"
 
 namespace cky {
@@ -80,86 +83,89 @@ ParseOutcome DeviceMaxRuleOutcome(const Grammar& grammar, const SentenceInput& s
 
 namespace {
 
-class CudaMaxRuleBackend : public ViterbiBackend {
+int32_t Length(const SentenceInput& s) { return static_cast<int32_t>(s.words.size()); }
+
+class CudaMaxRuleBackend : public DeviceBackend {
  public:
   CudaMaxRuleBackend(const Grammar& g, std::unique_ptr<cuda::DeviceInsideOutside> device,
-                     const CudaMaxRuleOptions& options)
-      : grammar_(g),
+                     std::unique_ptr<CudaCoarseToFine> pruner, const CudaMaxRuleOptions& options)
+      : DeviceBackend(options.device),
+        grammar_(g),
         device_(std::move(device)),
-        options_(options),
-        extraction_pool_(options.extraction_threads) {
-    if (options_.decoder.kbest > 1) host_rules_ = std::make_unique<SumProductRules>(g);
-  }
-  ~CudaMaxRuleBackend() override { FinishExtraction(); }
-
-  std::string name() const override { return "cuda/max-rule"; }
-
-  std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
-    std::vector<ParseOutcome> outcomes(sentences.size());
-    std::vector<size_t> order;
-    for (size_t i = 0; i < sentences.size(); ++i) {
-      if (sentences[i].words.empty()) {
-        outcomes[i].status = ParseStatus::kNoParse;
-        outcomes[i].message = "empty sentence";
-      } else if (Length(sentences[i]) > device_->MaxLength()) {
-        ParseOnCpu(sentences[i],
-                   "is longer than the device kernels allow (" +
-                       std::to_string(device_->MaxLength()) + " words)",
-                   &outcomes[i]);
-      } else if (device_->BytesForSentence(Length(sentences[i])) > device_->BatchBudget()) {
-        ParseOnCpu(sentences[i], "does not fit the device batch budget", &outcomes[i]);
-      } else {
-        order.push_back(i);
-      }
+        pruner_(std::move(pruner)),
+        decoder_(options.decoder) {
+    if (decoder_.kbest > 1) host_rules_ = std::make_unique<SumProductRules>(g);
+    if (timeline::Enabled()) {
+      device_->SetProfiling(true);
+      if (pruner_) pruner_->SetProfiling(true);
     }
-    RunInDeviceBatches(
-        std::move(order), [&](size_t i) { return Length(sentences[i]); },
-        [&](int32_t n) { return device_->BytesForSentence(n); },
-        {.max_sentences = options_.max_batch_sentences, .budget = device_->BatchBudget()},
-        [&](const std::vector<size_t>& batch) { return RunBatch(sentences, batch, &outcomes); },
-        [&](size_t i, const DeviceFailure& failure) {
-          if (options_.cpu_fallback) {
-            ParseOnCpu(sentences[i], failure.Why(), &outcomes[i]);
-          } else {
-            outcomes[i] = DeviceFailureOutcome(failure);
-          }
+  }
+
+  std::string name() const override { return pruner_ ? "cuda/pruned-max-rule" : "cuda/max-rule"; }
+
+ protected:
+  Limits BatchLimits() const override {
+    Limits limits{.budget = device_->BatchBudget(),
+                  .bytes = [this](int32_t n) { return device_->BytesForSentence(n); },
+                  .max_length = device_->MaxLength()};
+    if (pruner_) {  // a batch fits the pre-parses' budget and the passes'
+      limits.also_budget = limits.budget;
+      limits.also_bytes = limits.bytes;
+      limits.budget = pruner_->BatchBudget();
+      limits.bytes = [this](int32_t n) { return pruner_->BytesForSentence(n); };
+    }
+    return limits;
+  }
+  bool Pruned() const override { return pruner_ != nullptr; }
+  StatusOr<std::unique_ptr<Backend>> MakeCpuFallback() override {
+    CpuBackendOptions cpu{.decoder = DecoderKind::kMaxRule,
+                          .threads = options().extraction_threads,
+                          .decoding = decoder_};
+    if (pruner_) cpu.pruner = pruner_->shared_pruner();
+    return MakeCpuBackend(grammar_, cpu);
+  }
+  std::string ProfileReport() const override {
+    std::string report = device_->ProfileReport();
+    if (pruner_) report = "pre-parses: " + pruner_->ProfileReport() + "; passes: " + report;
+    return report;
+  }
+
+  std::optional<DeviceFailure> RunBatch(std::span<const SentenceInput> sentences,
+                                        const std::vector<size_t>& batch, bool pruned,
+                                        std::vector<ParseOutcome>* outcomes) override {
+    if (!pruned) return RunPasses(sentences, batch, nullptr, outcomes);
+    std::vector<const LexicalScores*> lexical;
+    for (size_t i : batch) lexical.push_back(&sentences[i].lexical);
+    std::vector<size_t> positions(batch.size());
+    std::iota(positions.begin(), positions.end(), size_t{0});
+    std::optional<DeviceFailure> failure;
+    std::optional<DeviceFailure> pre_parse =
+        pruner_->RunBatch(lexical, positions, [&](CudaPrunedBatch& device_batch) {
+          // The fine mask holds the batch's cells in the pruner's order (device_batch.indices).
+          std::vector<size_t> which;
+          for (size_t b : device_batch.indices) which.push_back(batch[b]);
+          failure = RunPasses(sentences, which, device_batch.fine_mask, outcomes);
         });
-    FinishExtraction();
-    return outcomes;
+    return pre_parse ? pre_parse : failure;
   }
 
  private:
-  static int32_t Length(const SentenceInput& s) { return static_cast<int32_t>(s.words.size()); }
-
-  void ParseOnCpu(const SentenceInput& s, const std::string& why, ParseOutcome* outcome) {
-    try {
-      // The fast CPU path, made at the first fallback (its rule index costs a pass over the
-      // grammar) and kept for the next.
-      if (!cpu_) cpu_ = MakeCpuMaxRuleBackend(grammar_, 1, options_.decoder);
-      *outcome = std::move(cpu_->ParseBatch(std::span<const SentenceInput>(&s, 1))[0]);
-      if (outcome->status == ParseStatus::kOk) {
-        outcome->message =
-            "parsed on the CPU: a sentence of " + std::to_string(s.words.size()) + " words " + why;
-      }
-    } catch (const std::bad_alloc&) {
-      outcome->status = ParseStatus::kOutOfMemory;
-      outcome->message = "out of memory for the charts of " + std::to_string(s.words.size()) +
-                         " words, on the device and on the CPU";
-    }
-  }
-
-  // One device batch; on a failure (out of memory or any other) it returns what failed, and the
-  // caller retries smaller (RunSplittingFailedBatches, as parser/cuda_backend.cpp).
-  std::optional<DeviceFailure> RunBatch(std::span<const SentenceInput> sentences,
-                                        const std::vector<size_t>& batch,
-                                        std::vector<ParseOutcome>* outcomes) {
+  // The inside-outside and max-rule passes over sentences `which`, whose fine masks are at `mask`
+  // (device memory, the sentences' cells one after another; null: unpruned, exact).
+  std::optional<DeviceFailure> RunPasses(std::span<const SentenceInput> sentences,
+                                         const std::vector<size_t>& which, const uint8_t* mask,
+                                         std::vector<ParseOutcome>* outcomes) {
     std::vector<cuda::IoSentence> refs;
-    for (size_t i : batch)
+    for (size_t i : which)
       refs.push_back({Length(sentences[i]), sentences[i].lexical.scores.data()});
     std::vector<cuda::IoResult> results;
     std::string error;
     const bool charts = host_rules_ != nullptr;  // k-best decodes from the device's charts
-    const cuda::IoBatchResult result = device_->MaxRuleBatch(refs, charts, &results, &error);
+    cuda::IoBatchResult result;
+    {
+      timeline::Scope scope(mask ? "cuda batch (pruned passes)" : "cuda batch (passes)");
+      result = device_->MaskedMaxRuleBatch(refs, mask, charts, &results, &error);
+    }
     if (result != cuda::IoBatchResult::kOk) {
       // The previous batch's extraction may read the host buffer a retry writes: finish it.
       FinishExtraction();
@@ -168,28 +174,24 @@ class CudaMaxRuleBackend : public ViterbiBackend {
     }
     // Extraction in the background while the device computes the next batch (the device keeps
     // two host result buffers).
-    FinishExtraction();
-    extraction_ = std::thread([this, sentences, batch, results = std::move(results), outcomes] {
-      extraction_pool_.ParallelFor(static_cast<int>(batch.size()), [&](int k, int) {
-        (*outcomes)[batch[k]] = DeviceMaxRuleOutcome(grammar_, sentences[batch[k]], results[k],
-                                                     host_rules_.get(), options_.decoder);
+    const bool pruned = mask != nullptr;
+    Extract([this, sentences, which, results = std::move(results), outcomes,
+             pruned](ThreadPool& pool) {
+      timeline::Scope scope("tree extraction on the host");
+      pool.ParallelFor(static_cast<int>(which.size()), [&](int k, int) {
+        ParseOutcome& outcome = (*outcomes)[which[k]];
+        outcome = DeviceMaxRuleOutcome(grammar_, sentences[which[k]], results[k],
+                                       host_rules_.get(), decoder_);
+        Done(which[k], outcome, pruned);
       });
     });
     return std::nullopt;
   }
 
-  void FinishExtraction() {
-    if (extraction_.joinable()) extraction_.join();
-  }
-
   const Grammar& grammar_;
   std::unique_ptr<cuda::DeviceInsideOutside> device_;
-  CudaMaxRuleOptions options_;
-  // Tree extraction runs on extraction_, one background thread per batch (so that the device
-  // computes the next batch meanwhile), which spreads the batch's sentences over extraction_pool_.
-  ThreadPool extraction_pool_;
-  std::thread extraction_;
-  std::unique_ptr<ViterbiBackend> cpu_;  // sentences the device cannot parse; see ParseOnCpu
+  std::unique_ptr<CudaCoarseToFine> pruner_;  // null: exact
+  DecoderOptions decoder_;
   std::unique_ptr<SumProductRules> host_rules_;  // k-best only: the host max-rule pass's index
 };
 
@@ -207,16 +209,48 @@ StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>> CreateDevice(
 
 }  // namespace
 
-StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaMaxRuleBackend(
-    const Grammar& grammar, const CudaMaxRuleOptions& options) {
-  cuda::DeviceInsideOutsideOptions device_options{.max_batch_bytes = options.max_batch_bytes,
-                                                  .cells_per_group = options.cells_per_group};
+StatusOr<std::unique_ptr<Backend>> MakeCudaMaxRuleBackend(const Grammar& grammar,
+                                                          const CudaMaxRuleOptions& options) {
+  if (!cuda::BuiltWithCuda()) {
+    return Status::Error("this build has no CUDA support; use --backend cpu");
+  }
+  if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device; use --backend cpu");
+  CudaMaxRuleOptions made = options;
+  cuda::DeviceInsideOutsideOptions device_options{
+      .max_batch_bytes = options.device.max_batch_bytes,
+      .cells_per_group = options.cells_per_group};
   if (options.pair_sum_kernel > 0) device_options.pair_sum_kernel = options.pair_sum_kernel;
   if (options.max_rule_kernel > 0) device_options.max_rule_kernel = options.max_rule_kernel;
-  auto device = CreateDevice(grammar, device_options);
-  if (!device.ok()) return device.status();
-  return std::unique_ptr<ViterbiBackend>(
-      std::make_unique<CudaMaxRuleBackend>(grammar, std::move(*device), options));
+  if (options.masked_dispatch > 0) device_options.masked_dispatch = options.masked_dispatch;
+  if (!options.pruning) {
+    auto device = CreateDevice(grammar, device_options);
+    if (!device.ok()) return device.status();
+    return std::unique_ptr<Backend>(
+        std::make_unique<CudaMaxRuleBackend>(grammar, std::move(*device), nullptr, made));
+  }
+  // Pruned: the pre-parses and the passes share the memory; the rest is left for the sentences
+  // pruning loses. The passes' rule layouts (sorting every binary rule three ways) are built on
+  // another thread while the projections are (each a few seconds with en_sm6s).
+  size_t free_bytes = 0, total_bytes = 0;
+  cuda::DeviceMemory(&free_bytes, &total_bytes);
+  const size_t given = options.device.max_batch_bytes;
+  const double pool = given ? double(given) : double(free_bytes);
+  device_options.max_batch_bytes = size_t((given ? 0.6 : 0.45) * pool);
+  if (options.device.max_batch_sentences == DeviceBackendOptions{}.max_batch_sentences) {
+    made.device.max_batch_sentences = 1024;
+  }
+  std::optional<StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>>> device;
+  std::thread io_thread([&] { device.emplace(CreateDevice(grammar, device_options)); });
+  auto pruner = CudaCoarseToFine::Create(grammar, *options.pruning,
+                                         {.max_batch_bytes = size_t((given ? 0.4 : 0.3) * pool),
+                                          .threads = options.device.extraction_threads,
+                                          .fine_mask_only = true,
+                                          .pruning_kernels = options.pruning_kernels});
+  io_thread.join();
+  if (!device->ok()) return device->status();
+  if (!pruner.ok()) return pruner.status();
+  return std::unique_ptr<Backend>(std::make_unique<CudaMaxRuleBackend>(
+      grammar, std::move(**device), std::move(*pruner), made));
 }
 
 StatusOr<std::vector<CudaInsideOutsideResult>> CudaInsideOutsideBatch(

@@ -1,19 +1,21 @@
-// The CUDA max-rule backend (Berkeley's default decoding, parser/max_rule.h), adapted to
-// parser/backend.h from cuda/inside_outside/inside_outside.h: sentences are sorted by length and
-// cut into batches that fit the device; the device runs the inside, outside and max-rule passes and
-// copies back the max-rule arrays (cells x base symbols) and log P(w); trees are extracted on the
-// CPU (ExtractMaxRuleTree) on all hardware threads, overlapped with the device's next batch.
-//
-// Out of memory or another device failure: the batch is split in halves and retried, down to single
-// sentences; a sentence that fails alone, does not fit on its own, or is longer than the kernels'
-// shared memory allows (DeviceInsideOutside::MaxLength, a few hundred words) is parsed on the CPU
-// (the fast CPU max-rule path) and its outcome's message says so (status kOk). Outcomes come back
-// one per input, in input order. ParseOutcome: tree = the max-rule tree, log_score = the max-rule
-// score, log_likelihood = log P(w), kbest = the k best trees when options.decoder asks.
+// The CUDA max-rule backends (Berkeley's default decoding, parser/max_rule.h) on
+// parser/device_backend.h's skeleton (batches, retries, the CPU fallback, background extraction):
+// the device runs cuda/inside_outside/inside_outside.h's inside, outside and max-rule passes and
+// copies back the max-rule arrays (cells x base symbols) and log P(w); trees are extracted on host
+// threads (ExtractMaxRuleTree), overlapped with the device's next batch. With pruning, each batch
+// first runs parser/cuda_pruner.h's pre-parses, which leave the fine grammar's allowed items on the
+// device, and the passes run restricted to them (as the CPU pruned max-rule backend: the same
+// items; results within cuda/inside_outside/inside_outside.h's tolerance); a sentence whose pruned
+// chart has no parse is parsed again by the same passes unpruned. What the device cannot take (too
+// long for the kernels' shared memory, over the budget, failing alone) is parsed on the CPU by the
+// fast CPU max-rule path (with pruning: the CPU pruned one, sharing the pruner). ParseOutcome: tree
+// = the max-rule tree, log_score = the max-rule score, log_likelihood = log P(w), kbest = the k best
+// trees when DecoderOptions ask (decoded on the host from the device's charts).
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,26 +23,30 @@
 #include "cuda/inside_outside/inside_outside.h"
 #include "grammar_io/grammar.h"
 #include "parser/backend.h"
+#include "parser/coarse_to_fine.h"
+#include "parser/device_backend.h"
 #include "parser/inside_outside.h"
 #include "parser/max_rule.h"
 
 namespace cky {
 
 struct CudaMaxRuleOptions {
-  size_t max_batch_bytes = 0;     // device bytes per batch; 0 = 85% of free device memory
-  int max_batch_sentences = 256;  // sentences per batch at most
-  int extraction_threads = 0;     // CPU threads for tree extraction; 0 = all
-  int cells_per_group = 8;        // pair-sum kernel (cuda/inside_outside/inside_outside.h): 8 or 16
-  // Kernel variants (cuda/inside_outside/inside_outside.h's options); 0 = the device's default.
-  int pair_sum_kernel = 0;
-  int max_rule_kernel = 0;
-  // A sentence that fails on the device on its own (out of memory, a device error) is parsed on
-  // the CPU; false: its outcome says kOutOfMemory or kFailed instead (the multi-device backend
-  // then hands it, or the whole device's work, elsewhere).
-  bool cpu_fallback = true;
+  // max_batch_bytes 0: 85% of the free device memory, or with pruning 30% for the pre-parses and
+  // 45% for the passes (the rest left for what pruning loses); given, 40% and 60% of it.
+  DeviceBackendOptions device;
   // kbest > 1: the device also copies back the inside and outside charts, and the k best trees
   // are decoded from them on the CPU (parser/kbest.h), after a host max-rule pass over them.
   DecoderOptions decoder;
+  // Coarse-to-fine pruning (parser/coarse_to_fine.h); none: exact. With pruning the device batches
+  // default to 1,024 sentences.
+  std::optional<PruningOptions> pruning;
+  // Kernel variants (cuda/inside_outside/inside_outside.h DeviceInsideOutsideOptions, and the
+  // pruner's pre-parse kernels, cuda/pruning/pruned_viterbi.h); 0 = the default.
+  int cells_per_group = 8;  // pair-sum kernel: 8 or 16
+  int pair_sum_kernel = 0;
+  int max_rule_kernel = 0;
+  int masked_dispatch = 0;
+  int pruning_kernels = 0;
 };
 
 // The grammar's arrays as cuda/inside_outside/inside_outside.h takes them (views into `grammar`).
@@ -54,8 +60,8 @@ ParseOutcome DeviceMaxRuleOutcome(const Grammar& grammar, const SentenceInput& s
                                   const cuda::IoResult& result, const SumProductRules* host_rules,
                                   const DecoderOptions& decoder);
 
-StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaMaxRuleBackend(
-    const Grammar& grammar, const CudaMaxRuleOptions& options = {});
+StatusOr<std::unique_ptr<Backend>> MakeCudaMaxRuleBackend(const Grammar& grammar,
+                                                          const CudaMaxRuleOptions& options = {});
 
 // For tests: one batch through the device, with the full charts copied back.
 struct CudaInsideOutsideResult {

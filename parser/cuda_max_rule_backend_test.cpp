@@ -22,6 +22,7 @@
 #include "parser/parser.h"
 #include "parser/random_grammar.h"
 #include "parser/tree_format.h"
+#include "parser/cpu_backend.h"
 
 namespace cky {
 namespace {
@@ -229,7 +230,7 @@ TEST(CudaMaxRuleTest, KBestMatchesReference) {
   auto sentences = MakeRandomSentences(model, 20, 1, 25, 5);
   AddLengthEdgeCases(60, &sentences);
   for (bool berkeley : {false, true}) {
-    const DecoderOptions decoder{.kbest = 5, .kbest_berkeley = berkeley};
+    const DecoderOptions decoder{.kbest = 5, .kbest_style = berkeley ? KBestStyle::kBerkeley : KBestStyle::kExact};
     auto cuda = MakeCudaMaxRuleBackend(model.grammar, {.decoder = decoder});
     ASSERT_TRUE(cuda.ok()) << cuda.status().message();
     Parser device(model.grammar, lexicon, std::move(*cuda));
@@ -303,15 +304,15 @@ TEST(CudaMaxRuleTest, SplitsBatchesAndFallsBackToCpu) {
   Lexicon lexicon = *Lexicon::Build(model);
   auto sentences = MakeRandomSentences(model, 12, 1, 12, 3);
   sentences.insert(sentences.begin() + 5, std::vector<std::string>(30, "w1"));
-  CompareAll(g, lexicon, sentences, "3 per batch", {.max_batch_sentences = 3});
+  CompareAll(g, lexicon, sentences, "3 per batch", {.device = {.max_batch_sentences = 3}});
 
   // A budget of two 12-word sentences: the 30-word one never fits and is parsed on the CPU.
   std::string error;
   auto device = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(g), {}, &error);
   ASSERT_TRUE(device) << error;
   EXPECT_GE(device->MaxLength(), 200);  // sentences up to 200 words run on the device
-  CudaMaxRuleOptions small{.max_batch_bytes = 2 * device->BytesForSentence(12),
-                           .max_batch_sentences = 1000};
+  CudaMaxRuleOptions small{.device = {.max_batch_bytes = 2 * device->BytesForSentence(12),
+                                      .max_batch_sentences = 1000}};
   Parser scorer(g, lexicon, MakeReferenceBackend(g));
   std::vector<SentenceInput> inputs;
   for (const auto& words : sentences) inputs.push_back({words, scorer.ScoreWords(words)});

@@ -31,11 +31,6 @@
 
 namespace cky {
 
-enum class KBestStyle {
-  kExact,     // the K highest-scoring trees
-  kBerkeley,  // the Berkeley parser 1.7's list, shortcuts included (for comparison with it)
-};
-
 // The `k` best max-rule trees of one sentence (fewer when the chart holds fewer), best first, each
 // as ExtractMaxRuleTree makes it ("ROOT" over the binarized tree) with its max-rule score. `maxc`
 // must have been filled by a CPU max-rule pass from `charts` (score_before_unary present). Fails

@@ -35,7 +35,7 @@ StatusOr<std::unique_ptr<LoadedParser>> LoadedParser::Load(const LoadedParserOpt
   ParserOptions parser_options = options.parser;
   if (parser_options.binarization.empty())
     parser_options.binarization = loaded->model_.binarization;
-  parser_options.viterbi_decoder = options.backend.decoder == "viterbi";
+  parser_options.decoder = options.backend.decoder;
   loaded->parser_ = std::make_unique<Parser>(loaded->model_.grammar, loaded->lexicon_,
                                              std::move(*backend), parser_options);
   return loaded;

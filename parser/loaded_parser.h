@@ -2,7 +2,7 @@
 // parse`, the Python package (python/) and other programs go from options to a working parser.
 //
 //   auto loaded = LoadedParser::Load({.grammar = "",  // "" = the built-in grammar
-//                                     .backend = {.backend = "cpu", .decoder = "max-rule"}});
+//                                     .backend = {.device = DeviceKind::kCpu}});
 //   if (!loaded.ok()) return loaded.status();          // e.g. "no-such.gr: cannot open ..."
 //   std::vector<ParseOutcome> outcomes = (*loaded)->Parse({{"The", "cat", "sat", "."}});
 //   FormatOutcome(outcomes[0])   // "( (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)) )"
@@ -17,6 +17,7 @@
 #include "grammar_io/berkeley_model.h"
 #include "grammar_io/grammar_argument.h"
 #include "lexicon/lexicon.h"
+#include "parser/backend_factory.h"
 #include "parser/parser.h"
 #include "parser/tree_format.h"
 
@@ -42,8 +43,9 @@ class LoadedParser {
   LoadedParser& operator=(const LoadedParser&) = delete;
 
   // Parser::Parse: one outcome per sentence, in input order. Not thread-safe (one call at a time).
-  std::vector<ParseOutcome> Parse(std::span<const std::vector<std::string>> sentences) {
-    return parser_->Parse(sentences);
+  std::vector<ParseOutcome> Parse(std::span<const std::vector<std::string>> sentences,
+                                  const OutcomeListener& listener = {}) {
+    return parser_->Parse(sentences, listener);
   }
 
   const BerkeleyModel& model() const { return model_; }

@@ -1,4 +1,5 @@
 #include "parser/loaded_parser.h"
+#include "parser/backend_factory.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +8,7 @@ namespace {
 
 TEST(LoadedParserTest, BuiltInGrammarParsesAsTheCommandLineDoes) {
   // The same sentence and tree prefix as apps/' cky_parse_default_grammar test.
-  auto loaded = LoadedParser::Load({.backend = {.backend = "cpu", .decoder = "max-rule"}});
+  auto loaded = LoadedParser::Load({.backend = {.device = DeviceKind::kCpu, .decoder = DecoderKind::kMaxRule}});
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   const std::vector<std::vector<std::string>> sentences = {
       {"The", "dog", "barks", "at", "the", "mailman", "."}, {"Dogs", "bark", "."}};
@@ -23,7 +24,7 @@ TEST(LoadedParserTest, BuiltInGrammarParsesAsTheCommandLineDoes) {
 
 TEST(LoadedParserTest, OptionsReachTheParser) {
   auto loaded = LoadedParser::Load(
-      {.backend = {.backend = "reference", .decoder = "viterbi"}, .parser = {.max_length = 2}});
+      {.backend = {.device = DeviceKind::kReference, .decoder = DecoderKind::kViterbi}, .parser = {.max_length = 2}});
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   const std::vector<std::vector<std::string>> sentences = {{"Dogs", "bark", "."}, {"Dogs", "."}};
   std::vector<ParseOutcome> outcomes = (*loaded)->Parse(sentences);
@@ -41,10 +42,40 @@ TEST(LoadedParserTest, ErrorsSayWhatIsWrong) {
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("tests/data/no_such_grammar"), std::string::npos)
       << missing.status().message();
-  auto bad_backend = LoadedParser::Load({.backend = {.backend = "gpu"}});
+  // Option strings are read at the edge, with the accepted values in the error.
+  auto bad_backend = ParseDeviceKind("gpu");
   ASSERT_FALSE(bad_backend.ok());
-  EXPECT_NE(bad_backend.status().message().find("unknown backend 'gpu'"), std::string::npos)
-      << bad_backend.status().message();
+  EXPECT_EQ(bad_backend.status().message(),
+            "unknown backend 'gpu' (expected auto, reference, cpu, cuda)");
+  EXPECT_FALSE(ParseDecoderKind("maxrule").ok());
+  EXPECT_FALSE(ParsePruneMode("fastest").ok());
+  EXPECT_EQ(*ParsePruneMode("on"), PruneMode::kFast);
+  // Impossible combinations fail when the backend is made.
+  auto kbest_viterbi = LoadedParser::Load(
+      {.backend = {.device = DeviceKind::kCpu, .decoder = DecoderKind::kViterbi, .kbest = 2}});
+  ASSERT_FALSE(kbest_viterbi.ok());
+  EXPECT_NE(kbest_viterbi.status().message().find("max-rule"), std::string::npos);
+  auto pruned_reference = LoadedParser::Load(
+      {.backend = {.device = DeviceKind::kReference, .prune = PruneMode::kSafe}});
+  ASSERT_FALSE(pruned_reference.ok());
+  EXPECT_NE(pruned_reference.status().message().find("reference"), std::string::npos);
+}
+
+// A C++ user who asks for nothing gets what the command line and Python give: max-rule decoding
+// with `auto` pruning, on the best device present.
+TEST(LoadedParserTest, DefaultsAreTheCommandLines) {
+  const BackendOptions defaults;
+  EXPECT_EQ(defaults.device, DeviceKind::kAuto);
+  EXPECT_EQ(defaults.decoder, DecoderKind::kMaxRule);
+  EXPECT_EQ(defaults.prune, PruneMode::kAuto);
+  EXPECT_EQ(defaults.kbest, 1);
+  EXPECT_EQ(LoadedParserOptions{}.parser.decoder, DecoderKind::kMaxRule);
+  auto loaded = LoadedParser::Load({});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const std::string name = (*loaded)->parser().backend().name();
+  // Without a GPU: the CPU's pruned max-rule (the built-in grammar is not small); with one, the
+  // GPU's.
+  EXPECT_TRUE(name == "cpu/pruned-max-rule" || name == "cuda/pruned-max-rule") << name;
 }
 
 }  // namespace

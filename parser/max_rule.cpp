@@ -264,63 +264,24 @@ ParseOutcome ParseMaxRule(const Grammar& grammar, const SumProductRules& rules,
   return ParseMaxRuleWith(grammar, rules, sentence, /*fast=*/true, allowed, decoder);
 }
 
+ParseOutcome ParseMaxRuleReference(const Grammar& grammar, const SumProductRules& rules,
+                                   const SentenceInput& sentence, const DecoderOptions& decoder) {
+  return ParseMaxRuleWith(grammar, rules, sentence, /*fast=*/false, nullptr, decoder);
+}
+
 void AddKBest(const Grammar& grammar, const std::vector<std::string>& words,
               const InsideOutsideCharts& charts, const MaxRuleChart& maxc,
               const DecoderOptions& decoder, ParseOutcome* outcome) {
   if (decoder.kbest <= 1 || outcome->status != ParseStatus::kOk) return;
   auto trees =
       KBestMaxRuleTrees(grammar, charts, maxc, words, decoder.kbest,
-                        decoder.kbest_berkeley ? KBestStyle::kBerkeley : KBestStyle::kExact);
+                        decoder.kbest_style);
   if (!trees.ok()) {
     outcome->status = ParseStatus::kFailed;
     outcome->message = "k-best: " + trees.status().message();
     return;
   }
   outcome->kbest = std::move(*trees);
-}
-
-namespace {
-
-class MaxRuleCpuBackend : public ViterbiBackend {
- public:
-  MaxRuleCpuBackend(const Grammar& grammar, int threads, bool fast, std::string name,
-                    const DecoderOptions& decoder)
-      : grammar_(grammar),
-        base_(grammar),
-        pool_(threads),
-        fast_(fast),
-        name_(std::move(name)),
-        decoder_(decoder) {}
-  std::string name() const override { return name_; }
-  std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
-    std::vector<ParseOutcome> outcomes(sentences.size());
-    pool_.ParallelFor(int(sentences.size()), [&](int i, int /*worker*/) {
-      outcomes[i] = ParseMaxRuleWith(grammar_, base_, sentences[i], fast_, nullptr, decoder_);
-    });
-    return outcomes;
-  }
-
- private:
-  const Grammar& grammar_;
-  SumProductRules base_;
-  ThreadPool pool_;
-  bool fast_;
-  std::string name_;
-  DecoderOptions decoder_;
-};
-
-}  // namespace
-
-std::unique_ptr<ViterbiBackend> MakeReferenceMaxRuleBackend(const Grammar& grammar,
-                                                            const DecoderOptions& decoder) {
-  return std::make_unique<MaxRuleCpuBackend>(grammar, 1, /*fast=*/false, "reference/max-rule",
-                                             decoder);
-}
-
-std::unique_ptr<ViterbiBackend> MakeCpuMaxRuleBackend(const Grammar& grammar, int threads,
-                                                      const DecoderOptions& decoder) {
-  return std::make_unique<MaxRuleCpuBackend>(grammar, threads, /*fast=*/true, "cpu/max-rule",
-                                             decoder);
 }
 
 }  // namespace cky

@@ -70,22 +70,15 @@ ParseOutcome ParseMaxRule(const Grammar& grammar, const SumProductRules& rules,
                           const SentenceInput& sentence,
                           const std::vector<uint8_t>* allowed = nullptr,
                           const DecoderOptions& decoder = {});
+// The same with the reference inside-outside pass (ReferenceInsideOutside; no mask): the oracle.
+ParseOutcome ParseMaxRuleReference(const Grammar& grammar, const SumProductRules& rules,
+                                   const SentenceInput& sentence,
+                                   const DecoderOptions& decoder = {});
 
 // Adds the k best trees (decoder.kbest > 1) to an outcome of MaxRuleOutcome, from the sentence's
 // charts and a CPU max-rule chart (the CUDA backend calls it with the device's charts).
 void AddKBest(const Grammar& grammar, const std::vector<std::string>& words,
               const InsideOutsideCharts& charts, const MaxRuleChart& maxc,
               const DecoderOptions& decoder, ParseOutcome* outcome);
-
-// Max-rule backends implement the ViterbiBackend interface (parser/backend.h): ParseOutcome's
-// tree is the max-rule tree, log_score the max-rule score (Berkeley's -modelScore) and
-// log_likelihood log P(w) (-sentence_likelihood).
-//   reference: one sentence after another with the functions above.
-//   cpu:       FastInsideOutside and the same max-rule pass, sentences in parallel on `threads`
-//              threads (0: all).
-std::unique_ptr<ViterbiBackend> MakeReferenceMaxRuleBackend(const Grammar& grammar,
-                                                            const DecoderOptions& decoder = {});
-std::unique_ptr<ViterbiBackend> MakeCpuMaxRuleBackend(const Grammar& grammar, int threads,
-                                                      const DecoderOptions& decoder = {});
 
 }  // namespace cky

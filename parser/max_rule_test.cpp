@@ -12,6 +12,7 @@
 #include "parser/parser.h"
 #include "parser/random_grammar.h"
 #include "parser/tree_format.h"
+#include "parser/cpu_backend.h"
 
 namespace cky {
 namespace {

@@ -91,7 +91,7 @@ bool OneLength(std::span<const SentenceInput> sentences, const std::vector<size_
   });
 }
 
-class MultiDeviceBackend : public ViterbiBackend {
+class MultiDeviceBackend : public Backend {
  public:
   MultiDeviceBackend(std::vector<BackendSlot> slots, const MultiDeviceOptions& options)
       : options_(options), slots_(slots.size()) {
@@ -143,36 +143,16 @@ class MultiDeviceBackend : public ViterbiBackend {
 
   bool ParsesConcurrentBatches() const override { return true; }
 
-  std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
-    return Parse(sentences, /*ahead=*/false);
-  }
-
-  std::vector<ParseOutcome> ParseBatchAhead(std::span<const SentenceInput> sentences) override {
-    return Parse(sentences, /*ahead=*/true);
-  }
-
- private:
-  // One ParseBatch call: its sentences, where their outcomes go, and its chunks' progress.
-  struct Call {
-    std::span<const SentenceInput> sentences;
-    std::vector<ParseOutcome>* outcomes = nullptr;
-    int chunks_left = 0;  // not yet parsed
-    int in_flight = 0;    // being parsed by a slot
-  };
-  struct Work {
-    Call* call;
-    std::vector<size_t> chunk;  // indices into call->sentences
-    bool ahead = false;         // a ParseBatchAhead call's: before the others
-  };
-
-  std::vector<ParseOutcome> Parse(std::span<const SentenceInput> sentences, bool ahead) {
+ protected:
+  std::vector<ParseOutcome> Parse(std::span<const SentenceInput> sentences,
+                                  const OutcomeListener& listener, bool ahead) override {
     std::vector<ParseOutcome> outcomes(sentences.size());
     if (sentences.empty()) return outcomes;
     std::vector<int> lengths;
     for (const SentenceInput& s : sentences) lengths.push_back(static_cast<int>(s.words.size()));
     std::vector<std::vector<size_t>> leftovers;
     {
-      Call call{.sentences = sentences, .outcomes = &outcomes};
+      Call call{.sentences = sentences, .outcomes = &outcomes, .listener = &listener};
       std::unique_lock lock(mutex_);
       auto chunks = ChunksByLength(lengths, live_ <= 1 ? 1 : live_ * options_.chunks_per_slot);
       if (chunks.size() == 1) {
@@ -208,15 +188,33 @@ class MultiDeviceBackend : public ViterbiBackend {
       }
     }
     for (const std::vector<size_t>& chunk : leftovers) {
-      ParseOnFallback(sentences, chunk, "every device was retired", &outcomes, /*failed=*/false);
+      ParseOnFallback(sentences, chunk, "every device was retired", &outcomes, /*failed=*/false,
+                      listener);
     }
     std::vector<size_t> failed;
     for (size_t i = 0; i < outcomes.size(); ++i) {
       if (Failed(outcomes[i])) failed.push_back(i);
     }
-    if (!failed.empty()) ParseOnFallback(sentences, failed, "", &outcomes, /*failed=*/true);
+    if (!failed.empty()) {
+      ParseOnFallback(sentences, failed, "", &outcomes, /*failed=*/true, listener);
+    }
     return outcomes;
   }
+
+ private:
+  // One ParseBatch call: its sentences, where their outcomes go, and its chunks' progress.
+  struct Call {
+    std::span<const SentenceInput> sentences;
+    std::vector<ParseOutcome>* outcomes = nullptr;
+    const OutcomeListener* listener = nullptr;  // told each outcome a slot's backend settles
+    int chunks_left = 0;  // not yet parsed
+    int in_flight = 0;    // being parsed by a slot
+  };
+  struct Work {
+    Call* call;
+    std::vector<size_t> chunk;  // indices into call->sentences
+    bool ahead = false;         // a ParseBatchAhead call's: before the others
+  };
 
   struct Slot {
     BackendSlot spec;
@@ -227,6 +225,14 @@ class MultiDeviceBackend : public ViterbiBackend {
 
   // Parses sentences[indices] on the fallback backend. `failed`: they already have a failed
   // outcome, which is kept when the fallback fails too; otherwise `why` says why they come here.
+  // Tells the listener each outcome.
+  void ParseOnFallback(std::span<const SentenceInput> sentences, const std::vector<size_t>& indices,
+                       const std::string& why, std::vector<ParseOutcome>* outcomes, bool failed,
+                       const OutcomeListener& listener) {
+    ParseOnFallback(sentences, indices, why, outcomes, failed);
+    if (!listener) return;
+    for (size_t i : indices) listener(i, (*outcomes)[i]);
+  }
   void ParseOnFallback(std::span<const SentenceInput> sentences, const std::vector<size_t>& indices,
                        const std::string& why, std::vector<ParseOutcome>* outcomes, bool failed) {
     std::lock_guard fallback_lock(fallback_mutex_);  // callers of ParseBatch may come at once
@@ -266,7 +272,7 @@ class MultiDeviceBackend : public ViterbiBackend {
 
   void SlotLoop(size_t index) {
     Slot& slot = slots_[index];
-    std::unique_ptr<ViterbiBackend> backend;
+    std::unique_ptr<Backend> backend;
     std::string error;
     if (slot.spec.cuda_device < 0 || cuda::SetDevice(slot.spec.cuda_device, &error)) {
       try {
@@ -344,7 +350,11 @@ class MultiDeviceBackend : public ViterbiBackend {
       std::vector<std::string> inner_warnings = backend->TakeWarnings();
       bool retire = !error.empty();
       if (!retire) {
-        for (size_t k = 0; k < chunk.size(); ++k) (*outcomes)[chunk[k]] = std::move(parsed[k]);
+        for (size_t k = 0; k < chunk.size(); ++k) {
+          ParseOutcome& outcome = (*outcomes)[chunk[k]] = std::move(parsed[k]);
+          // A failed one goes to the fallback after the call's chunks: told then.
+          if (!Failed(outcome) && *call->listener) (*call->listener)(chunk[k], outcome);
+        }
       }
       {
         std::lock_guard lock(mutex_);
@@ -375,7 +385,7 @@ class MultiDeviceBackend : public ViterbiBackend {
   MultiDeviceOptions options_;
   std::vector<Slot> slots_;
   std::mutex fallback_mutex_;  // guards fallback_ and options_.make_fallback
-  std::unique_ptr<ViterbiBackend> fallback_;
+  std::unique_ptr<Backend> fallback_;
 
   std::mutex mutex_;
   std::condition_variable work_, done_;  // work_: slots wait for chunks; done_: the caller waits
@@ -388,12 +398,12 @@ class MultiDeviceBackend : public ViterbiBackend {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<ViterbiBackend>> MakeMultiDeviceBackend(
+StatusOr<std::unique_ptr<Backend>> MakeMultiDeviceBackend(
     std::vector<BackendSlot> slots, const MultiDeviceOptions& options) {
   if (slots.empty()) return Status::Error("no device to parse on");
   auto backend = std::make_unique<MultiDeviceBackend>(std::move(slots), options);
   if (backend->live() == 0) return Status::Error(backend->CreationErrors());
-  return std::unique_ptr<ViterbiBackend>(std::move(backend));
+  return std::unique_ptr<Backend>(std::move(backend));
 }
 
 }  // namespace cky

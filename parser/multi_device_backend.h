@@ -22,7 +22,7 @@
 // Failures: a slot whose backend cannot be made, whose ParseBatch throws (a device lost, a CUDA
 // error the backend does not handle), or that fails every sentence of a chunk of several
 // sentences of more than one length (kOutOfMemory or kFailed: a broken device, when its backend
-// reports device failures instead of parsing on the CPU itself, CudaBackendOptions::cpu_fallback;
+// reports device failures instead of parsing on the CPU itself, DeviceBackendOptions::cpu_fallback;
 // failures of one length only are that length's, as a launch limit is) is retired with a warning
 // and its chunk goes back to the queue for the others; when no slot is left, the fallback backend
 // (the CPU) parses what remains. A sentence whose outcome is kOutOfMemory or kFailed is parsed once
@@ -40,7 +40,7 @@
 
 namespace cky {
 
-using BackendFactory = std::function<StatusOr<std::unique_ptr<ViterbiBackend>>()>;
+using BackendFactory = std::function<StatusOr<std::unique_ptr<Backend>>()>;
 
 struct BackendSlot {
   std::string label;     // for messages and name(): "cuda:0", "cpu#1"
@@ -61,7 +61,7 @@ struct MultiDeviceOptions {
 // Starts one thread per slot and makes the slots' backends there. Fails only when no slot's
 // backend can be made (the message gives each slot's error); a slot that fails alone is retired
 // and reported by the first TakeWarnings().
-StatusOr<std::unique_ptr<ViterbiBackend>> MakeMultiDeviceBackend(
+StatusOr<std::unique_ptr<Backend>> MakeMultiDeviceBackend(
     std::vector<BackendSlot> slots, const MultiDeviceOptions& options = {});
 
 // The --devices argument: "all" (every device, 0 .. device_count-1) or a comma-separated list of

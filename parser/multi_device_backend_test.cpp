@@ -21,6 +21,8 @@
 #include "parser/parser.h"
 #include "parser/random_grammar.h"
 #include "parser/tree_format.h"
+#include "parser/backend_factory.h"
+#include "parser/cpu_backend.h"
 
 namespace cky {
 namespace {
@@ -55,18 +57,18 @@ std::vector<std::string> Printed(const std::vector<ParseOutcome>& outcomes) {
 }
 
 BackendFactory Cpu(const Grammar& g, const std::string& decoder) {
-  return [&g, decoder]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+  return [&g, decoder]() -> StatusOr<std::unique_ptr<Backend>> {
     if (decoder == "max-rule") return MakeCpuMaxRuleBackend(g, 1);
     return MakeCpuBackend(g, 1);
   };
 }
 
-std::vector<ParseOutcome> ParseWith(const Fixture& f, std::unique_ptr<ViterbiBackend> backend) {
+std::vector<ParseOutcome> ParseWith(const Fixture& f, std::unique_ptr<Backend> backend) {
   Parser parser(f.model.grammar, f.lexicon, std::move(backend));
   return parser.Parse(f.sentences);
 }
 
-std::unique_ptr<ViterbiBackend> Multi(std::vector<BackendSlot> slots,
+std::unique_ptr<Backend> Multi(std::vector<BackendSlot> slots,
                                       MultiDeviceOptions options = {}) {
   auto made = MakeMultiDeviceBackend(std::move(slots), options);
   EXPECT_TRUE(made.ok()) << made.status().message();
@@ -168,7 +170,7 @@ class Gate {
   bool open_ = false;
 };
 
-class FlakyBackend : public ViterbiBackend {
+class FlakyBackend : public Backend {
  public:
   FlakyBackend(const Grammar& g, int fail_at, int fail_length, int broken_from, Gate* failed)
       : inner_(MakeCpuBackend(g, 1)),
@@ -177,7 +179,8 @@ class FlakyBackend : public ViterbiBackend {
         broken_from_(broken_from),
         failed_(failed) {}
   std::string name() const override { return "flaky"; }
-  std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
+  std::vector<ParseOutcome> Parse(std::span<const SentenceInput> sentences, const OutcomeListener&,
+                                  bool) override {
     if (++batches_ == fail_at_) {
       if (failed_) failed_->Open();
       throw std::runtime_error("device lost");
@@ -195,7 +198,7 @@ class FlakyBackend : public ViterbiBackend {
   }
 
  private:
-  std::unique_ptr<ViterbiBackend> inner_;
+  std::unique_ptr<Backend> inner_;
   int batches_ = 0;
   int fail_at_, fail_length_, broken_from_;
   Gate* failed_;  // opened when this backend throws or returns its broken outcomes
@@ -204,33 +207,34 @@ class FlakyBackend : public ViterbiBackend {
 BackendFactory Flaky(const Grammar& g, int fail_at, int fail_length = -1, int broken_from = 0,
                      Gate* failed = nullptr) {
   return [&g, fail_at, fail_length, broken_from,
-          failed]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
-    return std::unique_ptr<ViterbiBackend>(
+          failed]() -> StatusOr<std::unique_ptr<Backend>> {
+    return std::unique_ptr<Backend>(
         std::make_unique<FlakyBackend>(g, fail_at, fail_length, broken_from, failed));
   };
 }
 
 // A backend that parses its first batch only once `gate` is open.
-class GatedBackend : public ViterbiBackend {
+class GatedBackend : public Backend {
  public:
-  GatedBackend(std::unique_ptr<ViterbiBackend> inner, Gate* gate)
+  GatedBackend(std::unique_ptr<Backend> inner, Gate* gate)
       : inner_(std::move(inner)), gate_(gate) {}
   std::string name() const override { return inner_->name(); }
-  std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
+  std::vector<ParseOutcome> Parse(std::span<const SentenceInput> sentences, const OutcomeListener&,
+                                  bool) override {
     gate_->Wait();
     return inner_->ParseBatch(sentences);
   }
 
  private:
-  std::unique_ptr<ViterbiBackend> inner_;
+  std::unique_ptr<Backend> inner_;
   Gate* gate_;
 };
 
 BackendFactory Gated(BackendFactory inner, Gate* gate) {
-  return [inner, gate]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+  return [inner, gate]() -> StatusOr<std::unique_ptr<Backend>> {
     auto made = inner();
     if (!made.ok()) return made.status();
-    return std::unique_ptr<ViterbiBackend>(std::make_unique<GatedBackend>(std::move(*made), gate));
+    return std::unique_ptr<Backend>(std::make_unique<GatedBackend>(std::move(*made), gate));
   };
 }
 
@@ -247,7 +251,7 @@ TEST(MultiDeviceBackendTest, AThrowingSlotHandsItsSentencesToTheOthers) {
   Gate a_failed;  // b waits for it, so that a surely reaches its second batch
   auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 2, -1, 0, &a_failed)},
                       {.label = "b", .make = Gated(Cpu(f.model.grammar, "viterbi"), &a_failed)}});
-  ViterbiBackend* raw = multi.get();
+  Backend* raw = multi.get();
   Parser parser(f.model.grammar, f.lexicon, std::move(multi));
   EXPECT_EQ(Printed(parser.Parse(f.sentences)), expected);
   auto warnings = raw->TakeWarnings();
@@ -262,7 +266,7 @@ TEST(MultiDeviceBackendTest, ASlotFailingEverySentenceHandsItsWorkToTheOthers) {
   Fixture f = MakeFixture(9);
   auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
   int fallbacks = 0;
-  MultiDeviceOptions options{.make_fallback = [&]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+  MultiDeviceOptions options{.make_fallback = [&]() -> StatusOr<std::unique_ptr<Backend>> {
     ++fallbacks;
     return MakeCpuBackend(f.model.grammar, 1);
   }};
@@ -271,7 +275,7 @@ TEST(MultiDeviceBackendTest, ASlotFailingEverySentenceHandsItsWorkToTheOthers) {
       Multi({{.label = "a", .make = Flaky(f.model.grammar, 0, -1, /*broken_from=*/2, &a_broken)},
              {.label = "b", .make = Gated(Cpu(f.model.grammar, "viterbi"), &a_broken)}},
             options);
-  ViterbiBackend* raw = multi.get();
+  Backend* raw = multi.get();
   Parser parser(f.model.grammar, f.lexicon, std::move(multi));
   auto outcomes = parser.Parse(f.sentences);
   EXPECT_EQ(Printed(outcomes), expected);
@@ -287,14 +291,14 @@ TEST(MultiDeviceBackendTest, WhenEverySlotFailsTheFallbackParses) {
   Fixture f = MakeFixture(5);
   auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
   std::atomic<int> fallbacks = 0;
-  MultiDeviceOptions options{.make_fallback = [&]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+  MultiDeviceOptions options{.make_fallback = [&]() -> StatusOr<std::unique_ptr<Backend>> {
     ++fallbacks;
     return MakeCpuBackend(f.model.grammar, 1);
   }};
   auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 1)},
                       {.label = "b", .make = Flaky(f.model.grammar, 2)}},
                      options);
-  ViterbiBackend* raw = multi.get();
+  Backend* raw = multi.get();
   Parser parser(f.model.grammar, f.lexicon, std::move(multi));
   EXPECT_EQ(Printed(parser.Parse(f.sentences)), expected);
   EXPECT_EQ(Printed(parser.Parse(f.sentences)), expected);
@@ -350,12 +354,13 @@ TEST(MultiDeviceBackendTest, ConcurrentCallsEachGetTheirOwnOutcomes) {
 }
 
 // Records the size of each batch it is given; the first waits at `go` after opening `started`.
-class RecordingBackend : public ViterbiBackend {
+class RecordingBackend : public Backend {
  public:
   RecordingBackend(Gate* started, Gate* go, std::vector<size_t>* sizes)
       : started_(started), go_(go), sizes_(sizes) {}
   std::string name() const override { return "recording"; }
-  std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
+  std::vector<ParseOutcome> Parse(std::span<const SentenceInput> sentences, const OutcomeListener&,
+                                  bool) override {
     sizes_->push_back(sentences.size());  // one slot: one thread
     if (sizes_->size() == 1) {
       started_->Open();
@@ -376,8 +381,8 @@ class RecordingBackend : public ViterbiBackend {
 TEST(MultiDeviceBackendTest, CallsAheadGoBeforeQueuedBatchesInTheirOwnOrder) {
   Gate started, go;
   std::vector<size_t> sizes;
-  auto multi = Multi({{.label = "a", .make = [&]() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
-                         return std::unique_ptr<ViterbiBackend>(
+  auto multi = Multi({{.label = "a", .make = [&]() -> StatusOr<std::unique_ptr<Backend>> {
+                         return std::unique_ptr<Backend>(
                              std::make_unique<RecordingBackend>(&started, &go, &sizes));
                        }}});
   ASSERT_TRUE(multi);
@@ -446,7 +451,7 @@ TEST(MultiDeviceBackendTest, FailuresOfOneLengthDoNotRetireTheDevices) {
   auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 0, length)},
                       {.label = "b", .make = Flaky(f.model.grammar, 0, length)}},
                      {.make_fallback = Cpu(f.model.grammar, "viterbi")});
-  ViterbiBackend* raw = multi.get();
+  Backend* raw = multi.get();
   Parser parser(f.model.grammar, f.lexicon, std::move(multi));
   const auto outcomes = parser.Parse(f.sentences);
   EXPECT_EQ(Printed(outcomes), expected);
@@ -461,7 +466,7 @@ TEST(MultiDeviceBackendTest, FailuresOfOneLengthDoNotRetireTheDevices) {
 TEST(MultiDeviceBackendTest, ASlotThatCannotBeMadeIsRetiredWithAWarning) {
   Fixture f = MakeFixture(7);
   auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
-  BackendFactory broken = []() -> StatusOr<std::unique_ptr<ViterbiBackend>> {
+  BackendFactory broken = []() -> StatusOr<std::unique_ptr<Backend>> {
     return Status::Error("out of memory for the grammar");
   };
   auto multi = Multi(
@@ -483,11 +488,11 @@ TEST(MultiDeviceBackendTest, ASlotThatCannotBeMadeIsRetiredWithAWarning) {
 
 TEST(MultiDeviceBackendTest, DevicesNeedTheCudaBackend) {
   Fixture f = MakeFixture(8);
-  auto cpu = MakeBackend(f.model.grammar, {.backend = "cpu", .devices = {0}});
+  auto cpu = MakeBackend(f.model.grammar, {.device = DeviceKind::kCpu, .devices = {0}});
   ASSERT_FALSE(cpu.ok());
   EXPECT_NE(cpu.status().message().find("--devices runs CUDA backends"), std::string::npos);
   if (cuda::DeviceAvailable()) return;
-  EXPECT_FALSE(MakeBackend(f.model.grammar, {.backend = "cuda", .devices = {0}}).ok());
+  EXPECT_FALSE(MakeBackend(f.model.grammar, {.device = DeviceKind::kCuda, .devices = {0}}).ok());
 }
 
 // The fake multi-device setup of issue 18 on a real GPU: two backends on device 0 (and one, through
@@ -497,12 +502,16 @@ TEST_P(MultiDeviceDecoderTest, TwoBackendsOnDeviceZeroPrintWhatOneDoes) {
   const std::string decoder = GetParam();
   for (uint64_t seed : {1u, 2u}) {
     Fixture f = MakeFixture(seed);
-    auto single = MakeBackend(f.model.grammar, {.backend = "cuda", .decoder = decoder});
+    auto single = MakeBackend(f.model.grammar, {.device = DeviceKind::kCuda,
+                                                .decoder = *ParseDecoderKind(decoder),
+                                                .prune = PruneMode::kOff});
     ASSERT_TRUE(single.ok()) << single.status().message();
     auto expected = Printed(ParseWith(f, std::move(*single)));
     for (std::vector<int> devices : {std::vector<int>{0}, std::vector<int>{0, 0}}) {
       auto multi =
-          MakeBackend(f.model.grammar, {.backend = "cuda", .decoder = decoder, .devices = devices});
+          MakeBackend(f.model.grammar, {.device = DeviceKind::kCuda,
+                                        .decoder = *ParseDecoderKind(decoder),
+                                        .devices = devices});
       ASSERT_TRUE(multi.ok()) << multi.status().message();
       EXPECT_EQ(Printed(ParseWith(f, std::move(*multi))), expected)
           << decoder << " seed " << seed << ", " << devices.size() << " backends on device 0";
@@ -517,7 +526,9 @@ TEST_P(MultiDeviceDecoderTest, EveryGpuOfTheHostPrintsWhatOneDoes) {
   if (gpus < 2) GTEST_SKIP() << "needs two CUDA devices; this host has " << gpus;
   const std::string decoder = GetParam();
   Fixture f = MakeFixture(3);
-  auto single = MakeBackend(f.model.grammar, {.backend = "cuda", .decoder = decoder});
+  auto single = MakeBackend(f.model.grammar, {.device = DeviceKind::kCuda,
+                                                .decoder = *ParseDecoderKind(decoder),
+                                                .prune = PruneMode::kOff});
   ASSERT_TRUE(single.ok()) << single.status().message();
   const auto expected = Printed(ParseWith(f, std::move(*single)));
   auto all = ParseDeviceList("all", gpus);
@@ -526,7 +537,9 @@ TEST_P(MultiDeviceDecoderTest, EveryGpuOfTheHostPrintsWhatOneDoes) {
   twice.insert(twice.end(), all->begin(), all->end());
   for (const std::vector<int>& devices : {*all, twice}) {
     auto multi =
-        MakeBackend(f.model.grammar, {.backend = "cuda", .decoder = decoder, .devices = devices});
+        MakeBackend(f.model.grammar, {.device = DeviceKind::kCuda,
+                                        .decoder = *ParseDecoderKind(decoder),
+                                        .devices = devices});
     ASSERT_TRUE(multi.ok()) << multi.status().message();
     const std::string last = "cuda:" + std::to_string(gpus - 1);
     EXPECT_NE((*multi)->name().find(last), std::string::npos) << (*multi)->name();
@@ -555,13 +568,15 @@ TEST(MultiDeviceBackendTest, InjectedDeviceFaultsOnTwoBackendsOnDeviceZero) {
   int fired = 0;  // sentences the length fault sent to the CPU with one backend
   for (const std::string faults : {"length:" + std::to_string(length), std::string("launch:1")}) {
     setenv(cuda::FaultInjector::kEnvironmentVariable, faults.c_str(), 1);
-    auto single = MakeBackend(f.model.grammar, {.backend = "cuda", .decoder = "viterbi"});
+    auto single = MakeBackend(f.model.grammar, {.device = DeviceKind::kCuda, .decoder = DecoderKind::kViterbi,
+                                                .prune = PruneMode::kOff});
     auto multi =
-        MakeBackend(f.model.grammar, {.backend = "cuda", .decoder = "viterbi", .devices = {0, 0}});
+        MakeBackend(f.model.grammar,
+                    {.device = DeviceKind::kCuda, .decoder = DecoderKind::kViterbi, .devices = {0, 0}});
     unsetenv(cuda::FaultInjector::kEnvironmentVariable);
     ASSERT_TRUE(single.ok() && multi.ok()) << faults;
     const auto expected = ParseWith(f, std::move(*single));
-    ViterbiBackend* raw = multi->get();
+    Backend* raw = multi->get();
     Parser parser(f.model.grammar, f.lexicon, std::move(*multi));
     const auto outcomes = parser.Parse(f.sentences);
     std::string warnings;

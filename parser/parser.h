@@ -2,7 +2,7 @@
 //
 //   auto model = LoadBerkeleyModel("grammars/small_sm2");
 //   auto lexicon = Lexicon::Build(*model);
-//   auto backend = MakeBackend(model->grammar, {.backend = "auto"});
+//   auto backend = MakeBackend(model->grammar, {});  // parser/backend_factory.h: the defaults
 //   Parser parser(model->grammar, *lexicon, std::move(*backend));
 //   std::vector<ParseOutcome> trees = parser.Parse({{"Dogs", "bark", "."}});
 //   FormatBerkeley(trees[0].tree)   // "( (S (NP (NNS Dogs)) (VP (VBP bark)) (. .)) )"
@@ -22,35 +22,6 @@
 
 namespace cky {
 
-struct BackendOptions {
-  // "auto" (CUDA when a device is present, else "cpu"), "cpu", "reference" or "cuda".
-  std::string backend = "auto";
-  int threads = 0;     // CPU threads; 0 = all
-  std::string kernel;  // CUDA kernel variant; "" = the fastest
-  // "viterbi": the best derivation (Berkeley's -viterbi); "max-rule": the max-rule-product tree
-  // from inside-outside posteriors (Berkeley's default; parser/max_rule.h).
-  std::string decoder = "viterbi";
-  // Coarse-to-fine pruning (parser/coarse_to_fine.h): "off" (exact); "fast", "accurate" or "safe"
-  // (PruningOptions::Named; "on" is "fast"); or "auto": "safe" for the cpu backend (the fastest
-  // setting within 0.05 F1 of exact on GUM with both decoders, bench/RESULTS.md), off for cuda and
-  // reference (the exact oracle). Pruned Viterbi runs on cuda (parser/cuda_pruned_backend.h);
-  // pruned max-rule on the cpu backend only.
-  std::string prune = "off";
-  // CUDA devices to parse on, one backend each, all at once (parser/multi_device_backend.h); a
-  // device may repeat (two backends share it). Empty: one backend on the current device.
-  // Needs the cuda (or auto) backend and no pruning; `threads` then sizes the CPU fallback.
-  std::vector<int> devices;
-  // Max-rule only: > 1 also decodes the k best trees (ParseOutcome::kbest; parser/kbest.h).
-  int kbest = 1;
-  // With kbest > 1: "exact" (the K highest-scoring trees) or "berkeley" (the Berkeley parser
-  // 1.7's list, shortcuts included; parser/kbest.h).
-  std::string kbest_style = "exact";
-};
-
-// Builds the named backend. Fails for "cuda" when this build or machine has no CUDA device.
-StatusOr<std::unique_ptr<ViterbiBackend>> MakeBackend(const Grammar& grammar,
-                                                      const BackendOptions& options);
-
 struct ParserOptions {
   int max_length = 0;  // sentences longer than this get kTooLong; 0 = no limit
   // A sentence with no parse is parsed once more with the lexicon widened (known words also take
@@ -61,30 +32,33 @@ struct ParserOptions {
   // (log P(T | w), its -confidence) of every tree (k-best lists too), by parser/tree_likelihood.h:
   // P(T, w) of the decoder's binarized tree, and for the confidence that of the printed tree
   // re-binarized the grammar's way (`binarization`, BerkeleyModel::binarization) minus log P(w).
-  // With `viterbi_decoder`, as the Berkeley parser's -viterbi: both are the Viterbi score's
+  // With the Viterbi decoder, as the Berkeley parser's -viterbi: both are the Viterbi score's
   // (P(T, w) = the best derivation's score, P(T | w) = 0).
   bool tree_likelihood = false;
   bool confidence = false;
   std::string binarization;
-  bool viterbi_decoder = false;
+  DecoderKind decoder = DecoderKind::kMaxRule;  // the backend's
 };
 
 class Parser {
  public:
   // `grammar` and `lexicon` must outlive the parser.
-  Parser(const Grammar& grammar, const Lexicon& lexicon, std::unique_ptr<ViterbiBackend> backend,
+  Parser(const Grammar& grammar, const Lexicon& lexicon, std::unique_ptr<Backend> backend,
          const ParserOptions& options = {});
 
   // Parses each sentence (a list of tokens); outcomes come back in input order, one per sentence.
-  // Several threads may call it at once when backend().ParsesConcurrentBatches().
-  std::vector<ParseOutcome> Parse(std::span<const std::vector<std::string>> sentences);
+  // `listener`, when given, is told each sentence's final outcome (index into `sentences`) as soon
+  // as it is known, from any thread, possibly several at once (parser/backend.h). Several threads
+  // may call Parse at once when backend().ParsesConcurrentBatches().
+  std::vector<ParseOutcome> Parse(std::span<const std::vector<std::string>> sentences,
+                                  const OutcomeListener& listener = {});
 
   // Lexical scores of one sentence (exposed for tests and benchmarks).
   LexicalScores ScoreWords(const std::vector<std::string>& words, bool widen = false) const;
   // Fills every input's lexical scores from its words, on options.scoring_threads threads.
   void ScoreSentences(std::vector<SentenceInput>* inputs, bool widen = false);
 
-  ViterbiBackend& backend() { return *backend_; }
+  Backend& backend() { return *backend_; }
 
  private:
   // ParserOptions::tree_likelihood and confidence of an outcome's trees.
@@ -92,7 +66,7 @@ class Parser {
 
   const Grammar& grammar_;
   const Lexicon& lexicon_;
-  std::unique_ptr<ViterbiBackend> backend_;
+  std::unique_ptr<Backend> backend_;
   ParserOptions options_;
   std::mutex scoring_mutex_;                  // one ScoreSentences at a time (the pool's rule)
   std::unique_ptr<ThreadPool> scoring_pool_;  // made at the first batch

@@ -11,6 +11,7 @@
 #include "parser/parser.h"
 #include "parser/random_grammar.h"
 #include "treebank/reader.h"
+#include "parser/cpu_backend.h"
 
 namespace cky {
 namespace {

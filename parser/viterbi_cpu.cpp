@@ -1,7 +1,6 @@
 #include "parser/viterbi_cpu.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "parser/child_pair_runs.h"
 
@@ -9,60 +8,144 @@ namespace cky {
 
 CpuViterbi::CpuViterbi(const Grammar& g) : grammar_(g) {
   ChildPairRuns runs(g);
-  parent_.reserve(runs.order.size());
-  log_prob_.reserve(runs.order.size());
   for (int32_t r : runs.order) {
     parent_.push_back(g.binary_parent[r]);
     log_prob_.push_back(g.binary_log_prob[r]);
   }
-  left_pair_begin_ = std::move(runs.left_pair_begin);
+  left_begin_ = std::move(runs.left_pair_begin);
   pair_right_ = std::move(runs.pair_right);
   pair_begin_ = std::move(runs.pair_begin);
 }
 
-void CpuViterbi::Inside(const LexicalScores& lexical, Chart* chart) const {
+void CpuViterbi::Inside(const LexicalScores& lexical, const ItemMask* mask, Chart* post,
+                           Chart* pre) const {
   const Grammar& g = grammar_;
   const int32_t n = lexical.length;
-  const int32_t num_states = g.num_states();
-  *chart = Chart(n, num_states);
-  std::vector<double> pre(num_states);
-  // Per cell, its states with a finite score that are some rule's left child: made once when the
-  // cell is complete, read at every split point it is the left child of.
-  std::vector<std::vector<int32_t>> active(Chart::NumCells(n));
+  const int32_t states = g.num_states();
+  *post = Chart(n, states);
+  if (pre) *pre = Chart(n, states);
+  std::vector<double> below(states);
+  std::vector<std::vector<int32_t>> present(Chart::NumCells(n));
   for (int32_t span = 1; span <= n; ++span) {
     for (int32_t start = 0; start + span <= n; ++start) {
       const int32_t end = start + span;
+      const int64_t index = post->CellIndex(start, end);
+      const uint8_t* allowed = mask ? mask->cell(index) : nullptr;
+      std::fill(below.begin(), below.end(), kNegInf);
       if (span == 1) {
-        std::copy(lexical.word(start), lexical.word(start) + num_states, pre.begin());
+        const double* word = lexical.word(start);
+        for (int32_t s = 0; s < states; ++s) {
+          if (!allowed || allowed[s]) below[s] = word[s];
+        }
       } else {
-        std::fill(pre.begin(), pre.end(), kNegInf);
         for (int32_t split = start + 1; split < end; ++split) {
-          const double* left = chart->cell(start, split);
-          const double* right = chart->cell(split, end);
-          for (int32_t l : active[chart->CellIndex(start, split)]) {
+          const double* left = post->cell(start, split);
+          const double* right = post->cell(split, end);
+          for (int32_t l : present[post->CellIndex(start, split)]) {
             const double left_score = left[l];
-            for (int32_t p = left_pair_begin_[l]; p < left_pair_begin_[l + 1]; ++p) {
-              const double right_score = right[pair_right_[p]];
+            for (int32_t pair = left_begin_[l]; pair < left_begin_[l + 1]; ++pair) {
+              const double right_score = right[pair_right_[pair]];
               if (right_score == kNegInf) continue;
-              for (int32_t k = pair_begin_[p]; k < pair_begin_[p + 1]; ++k) {
+              // Parents not allowed are scored too and cleared below: no test in this loop.
+              for (int32_t k = pair_begin_[pair]; k < pair_begin_[pair + 1]; ++k) {
+                // The reference's order of additions, so that unpruned charts are bit-identical.
                 const double score = log_prob_[k] + left_score + right_score;
-                double& best = pre[parent_[k]];
+                double& best = below[parent_[k]];
                 best = std::max(best, score);
               }
             }
           }
         }
+        if (allowed) {
+          for (int32_t s = 0; s < states; ++s) {
+            if (!allowed[s]) below[s] = kNegInf;
+          }
+        }
       }
-      double* out = chart->cell(start, end);
-      for (int32_t a = 0; a < num_states; ++a) {
-        double best = pre[a];
+      double* out = post->cell(start, end);
+      for (int32_t a = 0; a < states; ++a) {
+        if (allowed && !allowed[a]) continue;  // stays -infinity
+        double best = below[a];
         for (int32_t u = g.unary_parent_begin[a]; u < g.unary_parent_begin[a + 1]; ++u) {
-          const double score = g.unary_log_prob[u] + pre[g.unary_child[u]];
+          const double score = g.unary_log_prob[u] + below[g.unary_child[u]];
           if (score > best) best = score;
         }
         out[a] = best;
       }
-      PresentLeftStates(out, kNegInf, left_pair_begin_, &active[chart->CellIndex(start, end)]);
+      if (pre) std::copy(below.begin(), below.end(), pre->cell(start, end));
+      PresentLeftStates(out, kNegInf, left_begin_, &present[index]);
+    }
+  }
+}
+
+void CpuViterbi::MaxMarginals(const Chart& post, const Chart& pre,
+                                 std::vector<double>* mm) const {
+  const Grammar& g = grammar_;
+  const int32_t n = post.length();
+  const int32_t states = g.num_states();
+  const double best = post.score(0, n, Grammar::kRootState);
+  Chart out_post(n, states), out_pre(n, states);
+  out_post.cell(0, n)[Grammar::kRootState] = 0;
+  std::vector<std::vector<int32_t>> present(Chart::NumCells(n));
+  for (int32_t span = 1; span < n; ++span) {
+    for (int32_t start = 0; start + span <= n; ++start) {
+      PresentLeftStates(post.cell(start, start + span), kNegInf, left_begin_,
+                        &present[post.CellIndex(start, start + span)]);
+    }
+  }
+  mm->assign(post.data().size(), kNegInf);
+  std::vector<double> down(states);
+  for (int32_t span = n; span >= 1; --span) {
+    for (int32_t start = 0; start + span <= n; ++start) {
+      const int32_t end = start + span;
+      const double* in_post = post.cell(start, end);
+      const double* in_pre = pre.cell(start, end);
+      const double* above = out_post.cell(start, end);
+      double* below = out_pre.cell(start, end);
+      // The unary layer: the node below is read as is (identity) or under a closed unary.
+      for (int32_t c = 0; c < states; ++c) below[c] = in_pre[c] > kNegInf ? above[c] : kNegInf;
+      for (int32_t a = 0; a < states; ++a) {
+        if (above[a] == kNegInf || in_post[a] == kNegInf) continue;
+        for (int32_t u = g.unary_parent_begin[a]; u < g.unary_parent_begin[a + 1]; ++u) {
+          const int32_t c = g.unary_child[u];
+          if (in_pre[c] == kNegInf) continue;
+          const double score = above[a] + g.unary_log_prob[u];
+          if (score > below[c]) below[c] = score;
+        }
+      }
+      double* marginal = mm->data() + post.CellIndex(start, end) * states;
+      for (int32_t s = 0; s < states; ++s) {
+        const double m = std::max(in_post[s] + above[s], in_pre[s] + below[s]);
+        if (m > kNegInf) marginal[s] = m - best;
+      }
+      if (span == 1) continue;
+      // A parent's outside score below its unary layer where it has an inside one, else
+      // -infinity: a rule into it then adds -infinity, which no maximum takes, so the rule loop
+      // needs no test.
+      for (int32_t s = 0; s < states; ++s) down[s] = in_pre[s] > kNegInf ? below[s] : kNegInf;
+      for (int32_t split = start + 1; split < end; ++split) {
+        const double* left = post.cell(start, split);
+        const double* right = post.cell(split, end);
+        double* left_out = out_post.cell(start, split);
+        double* right_out = out_post.cell(split, end);
+        for (int32_t l : present[post.CellIndex(start, split)]) {
+          const double left_score = left[l];
+          double left_best = left_out[l];  // in a register across the rules of l
+          for (int32_t pair = left_begin_[l]; pair < left_begin_[l + 1]; ++pair) {
+            const int32_t r = pair_right_[pair];
+            const double right_score = right[r];
+            if (right_score == kNegInf) continue;
+            double right_best = right_out[r];
+            for (int32_t k = pair_begin_[pair]; k < pair_begin_[pair + 1]; ++k) {
+              const double through = down[parent_[k]] + log_prob_[k];
+              left_best = std::max(left_best, through + right_score);
+              right_best = std::max(right_best, through + left_score);
+            }
+            right_out[r] = right_best;
+          }
+          left_out[l] = left_best;
+        }
+      }
     }
   }
 }

@@ -1,10 +1,13 @@
-// The fast CPU inside pass: the reference's recurrence, reorganised so that only child states
-// with a finite score are visited. Rules are grouped by left child; for each split point, each
-// left-child state present in the left cell walks its rules and reads the right cell. Additions
-// happen in the reference's order, (rule + left) + right, so the chart is bit-identical to
-// ReferenceViterbiInside's.
+// The fast CPU Viterbi passes: the reference's recurrence (parser/viterbi_reference.h),
+// reorganised so that only child states with a finite score are visited, optionally restricted to
+// allowed items (coarse-to-fine pruning, parser/coarse_to_fine.h), and the max-marginals the
+// pruner thresholds. Rules are walked in runs of one (left, right) child pair
+// (parser/child_pair_runs.h): for each split point, each left-child state present in the left cell
+// walks its pairs, and an absent right child skips its run. Additions happen in the reference's
+// order, (rule + left) + right, so an unmasked chart is bit-identical to ReferenceViterbiInside's.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "grammar_io/grammar.h"
@@ -13,19 +16,40 @@
 
 namespace cky {
 
+// Per chart cell (Chart's order) and state of some grammar: 1 where the item may be used.
+struct ItemMask {
+  int32_t length = 0;
+  int32_t num_states = 0;
+  std::vector<uint8_t> allowed;
+  const uint8_t* cell(int64_t cell_index) const { return allowed.data() + cell_index * num_states; }
+};
+
 class CpuViterbi {
  public:
   explicit CpuViterbi(const Grammar& grammar);
-  void Inside(const LexicalScores& lexical, Chart* chart) const;
+  // Fills `post` (scores after each cell's unary layer, -infinity for items not allowed or not
+  // derivable) and, when `pre` is non-null, the scores below the unary layer. `mask` null: every
+  // item allowed.
+  void Inside(const LexicalScores& lexical, const ItemMask* mask, Chart* post, Chart* pre) const;
+  void Inside(const LexicalScores& lexical, Chart* chart) const {
+    Inside(lexical, nullptr, chart, nullptr);
+  }
+  // Max-marginals of every item from the inside charts, into `mm` (Chart layout, -infinity where
+  // no complete derivation uses the item): the log-score of the best complete derivation that
+  // uses the item minus that of the best derivation overall,
+  //   mm(item) = max(in_post + out_post, in_pre + out_pre) - best.
+  // Requires a finite root score.
+  void MaxMarginals(const Chart& post, const Chart& pre, std::vector<double>* mm) const;
+  const Grammar& grammar() const { return grammar_; }
 
  private:
   const Grammar& grammar_;
-  // The rules in runs of one (left, right) pair (parser/child_pair_runs.h), so that an absent
-  // right child skips its run: left child l's pairs are [left_pair_begin_[l], left_pair_begin_[l +
-  // 1]), pair p has right child pair_right_[p] and the rules [pair_begin_[p], pair_begin_[p + 1])
-  // of parent_ and log_prob_. (A maximum does not depend on the order of its terms: the chart is
-  // the same in any rule order.)
-  std::vector<int32_t> left_pair_begin_, pair_right_, pair_begin_;
+  // Binary rules grouped by left child state, then by right child: left child l's (l, r) pairs are
+  // [left_begin_[l], left_begin_[l + 1]); pair i has right child pair_right_[i] and the rules
+  // [pair_begin_[i], pair_begin_[i + 1]) (parent_, log_prob_). A right child absent from its cell
+  // then skips all its parents with one test.
+  std::vector<int32_t> left_begin_;
+  std::vector<int32_t> pair_right_, pair_begin_;
   std::vector<int32_t> parent_;
   std::vector<double> log_prob_;
 };

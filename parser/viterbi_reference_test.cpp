@@ -11,6 +11,8 @@
 #include "parser/tree_extraction.h"
 #include "parser/tree_format.h"
 #include "parser/viterbi_cpu.h"
+#include "parser/backend_factory.h"
+#include "parser/cpu_backend.h"
 
 namespace cky {
 namespace {
@@ -56,7 +58,10 @@ struct Fixture {
 
   explicit Fixture(const RandomGrammarOptions& options, const std::string& backend = "reference")
       : model(MakeRandomModel(options)), lexicon(*Lexicon::Build(model)) {
-    auto made = MakeBackend(model.grammar, {.backend = backend, .threads = 2});
+    auto made = MakeBackend(model.grammar, {.device = *ParseDeviceKind(backend),
+                                                .threads = 2,
+                                                .decoder = DecoderKind::kViterbi,
+                                                .prune = PruneMode::kOff});
     parser = std::make_unique<Parser>(model.grammar, lexicon, std::move(*made));
   }
 };

@@ -70,19 +70,18 @@ class Parser {
  public:
   explicit Parser(const ParserSettings& settings) : settings_(settings) {
     StatusOr<std::unique_ptr<LoadedParser>> loaded = Status::Error("not loaded");
+    auto backend = ParseBackendOptions(
+        settings.backend, settings.decoder, settings.accurate ? "accurate" : settings.prune,
+        settings.kbest_style,
+        {.threads = settings.threads, .kernel = settings.kernel, .kbest = settings.kbest});
+    ThrowIfError(backend.status());
     {
       py::gil_scoped_release release;
       loaded =
           LoadedParser::Load({.grammar = settings.grammar,
                               .grammar_options = {.min_rule_prob = settings.min_rule_prob,
                                                   .use_cache = settings.use_cache},
-                              .backend = {.backend = settings.backend,
-                                          .threads = settings.threads,
-                                          .kernel = settings.kernel,
-                                          .decoder = settings.decoder,
-                                          .prune = settings.accurate ? "accurate" : settings.prune,
-                                          .kbest = settings.kbest,
-                                          .kbest_style = settings.kbest_style},
+                              .backend = *backend,
                               .parser = {.max_length = settings.max_length,
                                          .tree_likelihood = settings.tree_scores,
                                          .confidence = settings.tree_scores}});

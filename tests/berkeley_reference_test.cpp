@@ -29,6 +29,8 @@
 #include "parser/parser.h"
 #include "parser/tree_format.h"
 #include "treebank/reader.h"
+#include "parser/backend_factory.h"
+#include "parser/cpu_backend.h"
 
 namespace cky {
 namespace {
@@ -293,11 +295,11 @@ TEST_P(BerkeleyKBestTest, BerkeleyStyleListsOnAPrunedChartAreBerkeleys) {
   const std::string& dir = ref->dir;
   BerkeleyModel* model = &ref->model;
   const Lexicon* lexicon = &ref->lexicon;
-  auto backend = MakeBackend(model->grammar, {.backend = "cpu",
-                                              .decoder = "max-rule",
-                                              .prune = "fast",
+  auto backend = MakeBackend(model->grammar, {.device = DeviceKind::kCpu,
+                                              .decoder = DecoderKind::kMaxRule,
+                                              .prune = PruneMode::kFast,
                                               .kbest = 3,
-                                              .kbest_style = "berkeley"});
+                                              .kbest_style = KBestStyle::kBerkeley});
   ASSERT_TRUE(backend.ok()) << backend.status().message();
   Parser parser(model->grammar, *lexicon, std::move(*backend),
                 {.max_length = 0, .retry_with_wider_lexicon = false});

@@ -14,6 +14,7 @@
 #include "lexicon/lexicon.h"
 #include "parser/parser.h"
 #include "parser/tree_format.h"
+#include "parser/cpu_backend.h"
 
 namespace cky {
 namespace {

@@ -19,6 +19,7 @@
 #include "membership/cnf_grammar.h"
 #include "membership/cyk_recognizer.h"
 #include "parser/parser.h"
+#include "parser/cpu_backend.h"
 
 namespace cky {
 namespace {

@@ -15,6 +15,8 @@
 #include "train/split_merge_test_util.h"
 #include "train/split_merge_trainer.h"
 #include "treebank/reader.h"
+#include "parser/backend_factory.h"
+#include "parser/cpu_backend.h"
 
 namespace cky {
 namespace {
@@ -48,7 +50,8 @@ TEST(TrainParseTest, TrainedGrammarLoadsAndParsesItsTrainingSentences) {
   EXPECT_EQ(model->grammar.symbol_names[0], "ROOT");
   auto lexicon = Lexicon::Build(*model);
   ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
-  auto backend = MakeBackend(model->grammar, {.backend = "reference"});
+  auto backend = MakeBackend(model->grammar,
+                             {.device = DeviceKind::kReference, .decoder = DecoderKind::kViterbi});
   ASSERT_TRUE(backend.ok());
   Parser parser(model->grammar, *lexicon, std::move(*backend));
 
@@ -116,7 +119,8 @@ TEST(TrainParseTest, SplitMergeGrammarLoadsAndParsesItsTrainingSentences) {
     ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
     EXPECT_EQ(lexicon->exact(), model == &*cache_model);
     for (const char* decoder : {"viterbi", "max-rule"}) {
-      auto backend = MakeBackend(model->grammar, {.backend = "reference", .decoder = decoder});
+      auto backend = MakeBackend(
+          model->grammar, {.device = DeviceKind::kReference, .decoder = *ParseDecoderKind(decoder)});
       ASSERT_TRUE(backend.ok());
       Parser parser(model->grammar, *lexicon, std::move(*backend));
       std::vector<ParseOutcome> outcomes = parser.Parse(sentences);
@@ -177,7 +181,9 @@ TEST(TrainParseTest, CpuAndCudaSplitMergeGrammarsParseAlike) {
     ASSERT_TRUE(model.ok()) << model.status().message();
     auto lexicon = Lexicon::Build(*model);
     ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
-    auto backend = MakeBackend(model->grammar, {.backend = "cpu", .decoder = "max-rule"});
+    auto backend = MakeBackend(model->grammar, {.device = DeviceKind::kCpu,
+                                                .decoder = DecoderKind::kMaxRule,
+                                                .prune = PruneMode::kOff});
     ASSERT_TRUE(backend.ok());
     Parser parser(model->grammar, *lexicon, std::move(*backend));
     for (const ParseOutcome& outcome : parser.Parse(sentences)) {

@@ -9,7 +9,7 @@
 #include "parser/loaded_parser.h"
 
 int main() {
-  auto loaded = cky::LoadedParser::Load({.backend = {.backend = "cpu", .decoder = "max-rule"}});
+  auto loaded = cky::LoadedParser::Load({.backend = {.device = cky::DeviceKind::kCpu}});
   if (!loaded.ok()) {
     std::fprintf(stderr, "%s\n", loaded.status().message().c_str());
     return 1;

@@ -1,12 +1,12 @@
-// GPU coarse-to-fine pruning (parser/cuda_pruned_backend.h) against the CPU pruner
+// GPU coarse-to-fine pruning (parser/cuda_pruner.h) against the CPU pruner
 // (parser/coarse_to_fine.h): the same survivors at every pre-parse level and the same fine chart,
 // bit for bit, on seeded random grammars and on small_sm2.gr and gum_sm3.gr (sentences of 1, 2 and
 // many words); the pruned backend's trees equal the CPU pruned backend's, and with thresholds of
-// -infinity the exact trees. Pruned max-rule (MakeCudaPrunedMaxRuleBackend): the same trees as
+// -infinity the exact trees. Pruned max-rule (MakeCudaMaxRuleBackend with pruning): the same trees as
 // the CPU pruned max-rule backend with scores and log P(w) within cuda/inside_outside's tolerance,
 // k-best lists too, and with thresholds of -infinity the exact CUDA max-rule trees. Skips without
 // a CUDA device (and the shared-grammar cases without ../shared or $CKY_SHARED_DIR).
-#include "parser/cuda_pruned_backend.h"
+#include "parser/cuda_pruner.h"
 
 #include <gtest/gtest.h>
 
@@ -19,9 +19,12 @@
 #include "cuda/common/device.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
+#include "parser/cuda_backend.h"
 #include "parser/cuda_max_rule_backend.h"
 #include "parser/parser.h"
 #include "parser/random_grammar.h"
+#include "parser/backend_factory.h"
+#include "parser/cpu_backend.h"
 
 namespace cky {
 namespace {
@@ -45,7 +48,7 @@ int64_t ExpectSameAsCpu(const Grammar& g, const std::vector<LexicalScores>& lexi
   EXPECT_TRUE(device.ok()) << device.status().message();
   if (!device.ok()) return 0;
   const CoarseToFinePruner& pruner = (*device)->pruner();
-  MaskedViterbi fine(g);
+  CpuViterbi fine(g);
   std::vector<const LexicalScores*> pointers;
   for (const auto& l : lexical) pointers.push_back(&l);
   std::vector<size_t> failed;
@@ -111,8 +114,8 @@ std::vector<std::vector<std::string>> RandomSentences(const BerkeleyModel& model
 
 // The outcomes of two backends (reference first, device second) on the same sentences.
 std::pair<std::vector<ParseOutcome>, std::vector<ParseOutcome>> ParseWithBoth(
-    const Grammar& g, const Lexicon& lexicon, std::unique_ptr<ViterbiBackend> reference,
-    std::unique_ptr<ViterbiBackend> device,
+    const Grammar& g, const Lexicon& lexicon, std::unique_ptr<Backend> reference,
+    std::unique_ptr<Backend> device,
     const std::vector<std::vector<std::string>>& sentences) {
   Parser reference_parser(g, lexicon, std::move(reference));
   Parser device_parser(g, lexicon, std::move(device));
@@ -126,8 +129,8 @@ void ExpectSameTreesAsCpu(const BerkeleyModel& model, const Lexicon& lexicon,
                           const PruningOptions& pruning, const std::string& what,
                           bool against_exact = false) {
   const Grammar& g = model.grammar;
-  auto cpu = against_exact ? StatusOr<std::unique_ptr<ViterbiBackend>>(MakeCpuBackend(g, 2))
-                           : MakePrunedCpuBackend(g, "viterbi", pruning, 2);
+  auto cpu = against_exact ? StatusOr<std::unique_ptr<Backend>>(MakeCpuBackend(g, 2))
+                           : MakePrunedCpuBackend(g, DecoderKind::kViterbi, pruning, 2);
   auto gpu = MakeCudaPrunedBackend(g, pruning, {.max_batch_sentences = 7});
   ASSERT_TRUE(cpu.ok() && gpu.ok()) << gpu.status().message();
   const auto [want, got] = ParseWithBoth(g, lexicon, std::move(*cpu), std::move(*gpu), sentences);
@@ -164,12 +167,12 @@ int ExpectSameMaxRuleAsCpu(const BerkeleyModel& model, const Lexicon& lexicon,
   const Grammar& g = model.grammar;
   const DecoderOptions decoding{.kbest = kbest};
   auto cpu = against_exact ? MakeCudaMaxRuleBackend(g, {.decoder = decoding})
-                           : MakePrunedCpuBackend(g, "max-rule", pruning, 2, decoding);
-  auto gpu = MakeCudaPrunedMaxRuleBackend(g, pruning,
-                                          {.max_batch_sentences = 7,
-                                           .pruning_kernels = pruning_kernels,
-                                           .masked_dispatch = masked_dispatch},
-                                          decoding);
+                           : MakePrunedCpuBackend(g, DecoderKind::kMaxRule, pruning, 2, decoding);
+  auto gpu = MakeCudaMaxRuleBackend(g, {.device = {.max_batch_sentences = 7},
+                                        .decoder = decoding,
+                                        .pruning = pruning,
+                                        .masked_dispatch = masked_dispatch,
+                                        .pruning_kernels = pruning_kernels});
   EXPECT_TRUE(cpu.ok() && gpu.ok()) << gpu.status().message();
   if (!cpu.ok() || !gpu.ok()) return 0;
   EXPECT_EQ((*gpu)->name(), "cuda/pruned-max-rule");
@@ -409,7 +412,7 @@ TEST(CudaPrunedTest, AutoPrunesMaxRuleButNotViterbiOnTheGpu) {
   BerkeleyModel model = RandomModel(3);
   auto name = [&](const std::string& decoder, const std::string& prune) {
     auto backend = MakeBackend(
-        model.grammar, {.backend = "cuda", .threads = 2, .decoder = decoder, .prune = prune});
+        model.grammar, {.device = DeviceKind::kCuda, .threads = 2, .decoder = *ParseDecoderKind(decoder), .prune = *ParsePruneMode(prune)});
     EXPECT_TRUE(backend.ok()) << backend.status().message();
     return backend.ok() ? (*backend)->name() : std::string();
   };
@@ -425,7 +428,8 @@ TEST(CudaPrunedTest, WithoutADeviceCreationFailsCleanly) {
   BerkeleyModel model = RandomModel(1);
   auto backend = MakeCudaPrunedBackend(model.grammar, PruningOptions::Berkeley(false));
   EXPECT_FALSE(backend.ok());
-  auto max_rule = MakeCudaPrunedMaxRuleBackend(model.grammar, PruningOptions::Berkeley(false));
+  auto max_rule =
+      MakeCudaMaxRuleBackend(model.grammar, {.pruning = PruningOptions::Berkeley(false)});
   EXPECT_FALSE(max_rule.ok());
 }
 

@@ -1,0 +1,221 @@
+#include "parser/cuda_pruner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "common/thread_pool.h"
+#include "cuda/common/device.h"
+#include "cuda/pruning/pruned_viterbi.h"
+#include "parser/cuda_backend.h"
+#include "parser/device_batches.h"
+
+namespace cky {
+
+struct CudaCoarseToFine::Impl {
+  std::shared_ptr<const CoarseToFinePruner> pruner;
+  std::unique_ptr<cuda::DevicePrunedViterbi> device;
+  CudaPrunerOptions options;
+  ThreadPool pool;
+  explicit Impl(const CudaPrunerOptions& o) : options(o), pool(o.threads) {}
+};
+
+CudaCoarseToFine::CudaCoarseToFine(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)), pruner_(impl_->pruner) {}
+CudaCoarseToFine::~CudaCoarseToFine() = default;
+
+StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
+    const Grammar& fine, const PruningOptions& pruning, const CudaPrunerOptions& options) {
+  if (!cuda::BuiltWithCuda()) return Status::Error("this build has no CUDA support");
+  if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device");
+  auto pruner = CoarseToFinePruner::Create(fine, pruning);
+  if (!pruner.ok()) return pruner.status();
+  auto impl = std::make_unique<Impl>(options);
+  impl->pruner = std::move(*pruner);
+  const CoarseToFinePruner& p = *impl->pruner;
+  std::vector<cuda::PruningLevelArrays> levels;
+  auto arrays = [](const Grammar& g) {
+    const cuda::GrammarArrays v = CudaGrammarArrays(g);  // the exact backend's view of g
+    return cuda::PruningLevelArrays{v.num_states,          v.num_binary,        v.binary_parent,
+                                    v.binary_left,         v.binary_right,      v.binary_log_prob,
+                                    v.binary_parent_begin, v.num_unary,         v.unary_child,
+                                    v.unary_log_prob,      v.unary_parent_begin};
+  };
+  for (int32_t k = 0; k < p.num_levels(); ++k) {
+    cuda::PruningLevelArrays a = arrays(p.level(k).grammar);
+    if (k > 0) a.to_coarser = p.to_coarser(k).data();
+    a.threshold = p.threshold(k);
+    levels.push_back(a);
+  }
+  cuda::PruningLevelArrays fine_arrays = arrays(fine);
+  if (p.num_levels() > 0) fine_arrays.to_coarser = p.fine_to_last().data();
+  levels.push_back(fine_arrays);
+  std::string error;
+  cuda::DevicePrunedViterbiOptions device_options{
+      .max_batch_bytes = options.max_batch_bytes,
+      .keep_level_survivors = options.keep_level_survivors,
+      .fine_mask_only = options.fine_mask_only};
+  if (options.pruning_kernels > 0) device_options.pruning_kernels = options.pruning_kernels;
+  impl->device = cuda::DevicePrunedViterbi::Create(levels, device_options, &error);
+  if (!impl->device) return Status::Error("CUDA pruned backend: " + error);
+  return std::unique_ptr<CudaCoarseToFine>(new CudaCoarseToFine(std::move(impl)));
+}
+
+void CudaPrunedBatch::FillChart(size_t b, Chart* chart) const {
+  chart->Resize(lengths[b], num_states);
+  double* scores = chart->data().data();
+  for (int64_t j = entry_begin[b]; j < entry_begin[b + 1]; ++j)
+    scores[entry_index[j]] = entry_score[j];
+}
+
+void CudaPrunedBatch::ClearChart(size_t b, Chart* chart) const {
+  double* scores = chart->data().data();
+  for (int64_t j = entry_begin[b]; j < entry_begin[b + 1]; ++j) scores[entry_index[j]] = kNegInf;
+}
+
+size_t CudaCoarseToFine::BytesForSentence(int32_t length) const {
+  return impl_->device->BytesForSentence(length);
+}
+
+size_t CudaCoarseToFine::BatchBudget() const { return impl_->device->BatchBudget(); }
+
+void CudaCoarseToFine::SetProfiling(bool on) {
+  impl_->device->SetProfiling(on);
+  project_seconds_ = device_seconds_ = sort_seconds_ = visit_seconds_ = 0;
+}
+
+std::string CudaCoarseToFine::ProfileReport() const {
+  char host[256];
+  std::snprintf(host, sizeof host,
+                "; host s: projected lexical scores %.3f, device batches %.3f, entry sort %.3f, "
+                "visits %.3f",
+                project_seconds_, device_seconds_, sort_seconds_, visit_seconds_);
+  return impl_->device->ProfileReport() + host;
+}
+
+void CudaCoarseToFine::Run(std::span<const LexicalScores* const> sentences,
+                           const std::function<void(CudaPrunedBatch&)>& visit,
+                           std::vector<size_t>* failed, std::string* why, PruningStats* stats) {
+  cuda::DevicePrunedViterbi& device = *impl_->device;
+  const CudaPrunerOptions& options = impl_->options;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    if (sentences[i]->length < 1 ||
+        device.BytesForSentence(sentences[i]->length) > device.BatchBudget() ||
+        (options.also_needs && options.also_needs(sentences[i]->length) > options.also_budget)) {
+      failed->push_back(i);
+      *why = "does not fit the device batch budget";
+    } else {
+      order.push_back(i);
+    }
+  }
+  RunInDeviceBatches(
+      std::move(order), [&](size_t i) { return sentences[i]->length; },
+      [&](int32_t n) { return device.BytesForSentence(n); },
+      {.max_sentences = options.max_batch_sentences,
+       .budget = device.BatchBudget(),
+       .also_budget = options.also_budget,
+       .also_bytes = options.also_needs},
+      [&](const std::vector<size_t>& batch) { return RunBatch(sentences, batch, visit, stats); },
+      [&](size_t i, const DeviceFailure& failure) {
+        failed->push_back(i);
+        *why = failure.Why();
+      });
+}
+
+std::optional<DeviceFailure> CudaCoarseToFine::RunBatch(
+    std::span<const LexicalScores* const> sentences, const std::vector<size_t>& batch,
+    const std::function<void(CudaPrunedBatch&)>& visit, PruningStats* stats) {
+  const CoarseToFinePruner& p = *impl_->pruner;
+  const int32_t levels = p.num_levels();
+  auto now = [] { return std::chrono::steady_clock::now(); };
+  auto seconds = [](auto since) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  };
+  auto started = now();
+  // Each sentence's lexical scores at every pre-parse level, projected on the host.
+  std::vector<std::vector<LexicalScores>> projected(batch.size());
+  impl_->pool.ParallelFor(int(batch.size()), [&](int b, int) {
+    projected[b].resize(levels);
+    for (int32_t k = 0; k < levels; ++k) {
+      ProjectLexicalScores(p.level(k), *sentences[batch[b]], &projected[b][k]);
+    }
+  });
+  std::vector<cuda::PrunedSentenceRef> refs(batch.size());
+  for (size_t b = 0; b < batch.size(); ++b) {
+    refs[b].length = sentences[batch[b]]->length;
+    for (int32_t k = 0; k < levels; ++k) refs[b].lexical.push_back(projected[b][k].scores.data());
+    refs[b].lexical.push_back(sentences[batch[b]]->scores.data());
+  }
+  project_seconds_ += seconds(started);
+  started = now();
+  cuda::PrunedBatchCharts charts;
+  std::string error;
+  const cuda::PrunedBatchResult result = impl_->device->ParseBatch(refs, &charts, &error);
+  device_seconds_ += seconds(started);
+  started = now();
+  if (result != cuda::PrunedBatchResult::kOk) {
+    return DeviceFailure{.out_of_memory = result == cuda::PrunedBatchResult::kOutOfMemory,
+                         .error = error};
+  }
+  if (stats) {
+    PruningStats batch_stats;
+    batch_stats.items_before = charts.items_before;
+    batch_stats.items_after = charts.items_after;
+    batch_stats.seconds.assign(charts.items_before.size(), 0.0);
+    stats->Add(batch_stats);
+  }
+  // The device's finite entries, in no order, grouped by sentence (a counting sort, in parallel).
+  CudaPrunedBatch out;
+  out.indices = batch;
+  out.survivors = std::move(charts.survivors);
+  out.fine_mask = impl_->device->FineMask();
+  const int32_t states = p.fine().num_states();
+  const size_t sentences_in_batch = batch.size();
+  out.num_states = states;
+  std::vector<int32_t> sentence_of_cell;  // batch cell -> batch sentence
+  for (size_t b = 0; b < sentences_in_batch; ++b) {
+    out.lengths.push_back(refs[b].length);
+    sentence_of_cell.insert(sentence_of_cell.end(), Chart::NumCells(refs[b].length), int32_t(b));
+  }
+  const int chunks = impl_->pool.threads();
+  const size_t count = charts.fine_count;
+  auto chunk_begin = [&](int c) { return count * c / chunks; };
+  std::vector<std::vector<int64_t>> placed(chunks, std::vector<int64_t>(sentences_in_batch, 0));
+  impl_->pool.ParallelFor(chunks, [&](int c, int) {
+    for (size_t e = chunk_begin(c); e < chunk_begin(c + 1); ++e) {
+      ++placed[c][sentence_of_cell[charts.fine_index[e] / states]];
+    }
+  });
+  out.entry_begin.assign(sentences_in_batch + 1, 0);
+  int64_t next = 0;
+  for (size_t b = 0; b < sentences_in_batch; ++b) {
+    out.entry_begin[b] = next;
+    for (int c = 0; c < chunks; ++c) {
+      const int64_t here = placed[c][b];
+      placed[c][b] = next;
+      next += here;
+    }
+  }
+  out.entry_begin[sentences_in_batch] = next;
+  out.entry_index.resize(count);
+  out.entry_score.resize(count);
+  impl_->pool.ParallelFor(chunks, [&](int c, int) {
+    for (size_t e = chunk_begin(c); e < chunk_begin(c + 1); ++e) {
+      const int64_t index = charts.fine_index[e];
+      const int32_t b = sentence_of_cell[index / states];
+      const int64_t slot = placed[c][b]++;
+      out.entry_index[slot] = index - charts.fine_offset[b];
+      out.entry_score[slot] = charts.fine_score[e];
+    }
+  });
+  sort_seconds_ += seconds(started);
+  started = now();
+  visit(out);
+  visit_seconds_ += seconds(started);
+  return std::nullopt;
+}
+
+}  // namespace cky
