@@ -19,6 +19,10 @@ struct CudaCoarseToFine::Impl {
   std::unique_ptr<cuda::DevicePrunedViterbi> device;
   CudaPrunerOptions options;
   ThreadPool pool;
+  // Each batch sentence's projected lexical scores per level, kept from batch to batch so that
+  // their memory is reused (fresh allocations of gigabytes a corpus cost page faults on every
+  // thread).
+  std::vector<std::vector<LexicalScores>> projected;
   explicit Impl(const CudaPrunerOptions& o) : options(o), pool(o.threads) {}
 };
 
@@ -136,7 +140,8 @@ std::optional<DeviceFailure> CudaCoarseToFine::RunBatch(
   };
   auto started = now();
   // Each sentence's lexical scores at every pre-parse level, projected on the host.
-  std::vector<std::vector<LexicalScores>> projected(batch.size());
+  std::vector<std::vector<LexicalScores>>& projected = impl_->projected;
+  if (projected.size() < batch.size()) projected.resize(batch.size());
   impl_->pool.ParallelFor(int(batch.size()), [&](int b, int) {
     projected[b].resize(levels);
     for (int32_t k = 0; k < levels; ++k) {

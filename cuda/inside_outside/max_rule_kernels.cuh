@@ -1,0 +1,549 @@
+// The max-rule (maxc) pass's kernels: per cell and base symbol the best binary or lexical
+// max-rule score, then the unary layer (cuda/inside_outside/inside_outside.h describes the mapping).
+// For cuda/inside_outside/inside_outside.cu only.
+#pragma once
+
+#include "cuda/inside_outside/charts.cuh"
+
+namespace cky::cuda::io {
+
+// Max-rule (maxc) pass.
+
+struct MaxRuleArrays {
+  // Base binary rules, grouped by parent symbol in grammar order; per base rule: B, C, its
+  // substate rules: dense (w < 0: p[a][b * sC + c] at dense[z ..]) or sparse ([z, w) in
+  // mr_key/mr_w).
+  const int4* base;     // {B, C, begin, end}
+  const int* mr_key;    // per substate rule: (a << 16) | (b * q_stride + c)
+  const double* mr_w;   // probability
+  const double* dense;  // dense base rules' probabilities, [a][b][c] (0 where no rule)
+  const int4* chunk;    // {parent symbol A, first base rule, end base rule, unused}
+  // Base unary pairs (A, C) in grammar order, grouped by A: [pair_begin[A], pair_begin[A + 1]).
+  const int* pair_begin;       // num_symbols + 1
+  const int2* pair_symbols;    // {A, C}
+  const int* pair_rule_begin;  // per pair: its substate rules [.., ..) in pu_*
+  const int* pu_parent;        // state
+  const int* pu_child;         // state
+  const double* pu_w;          // probability
+  const int* symbol_first_state;
+  const int* symbol_num_substates;
+  // Max-rule binary kernels 7, 9, 11, 13, 14: per base rule its distinct (b, c) substate pairs
+  // ("entries") [entry_begin[rule], entry_begin[rule + 1]), sorted by (b, c); per entry (b << 16) |
+  // c and its parent substates [entry_rule_begin[e], entry_rule_begin[e + 1]) in entry_a / entry_w.
+  const int* entry_begin;
+  const int* entry_bc;
+  const int* entry_rule_begin;
+  const int* entry_a;
+  const double* entry_w;
+  // Variants 13 and 14: the order in which a warp chunk's warps take its base rules (a permutation
+  // of each chunk's range, most entries first); null: grammar order.
+  const int* warp_order;
+};
+
+struct MaxcChart {
+  double* score;  // [cell][symbol]
+  int4* info;     // [cell][symbol]: split, left, right, unary child
+};
+
+// Span 1: score(T) = log sum_t outpre(T_t) P(word | T_t) / P(w). A block per cell, a warp per
+// symbol.
+__global__ void MaxcLexicalKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
+                                  int item_offset, const double* lexical) {
+  const CellItem it = items[item_offset + blockIdx.x];
+  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + 1);
+  const double* row = lexical + size_t(it.word + it.start) * c.num_states;
+  const double* out = c.out + size_t(cell) * c.num_states;
+  const double log_pw = c.log_likelihood[it.sentence];
+  const double out_scale = c.out_scale[cell];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int a = warp; a < c.num_symbols; a += blockDim.x / 32) {
+    const int first = __ldg(r.symbol_first_state + a), count = __ldg(r.symbol_num_substates + a);
+    double mx = kNegInfD;
+    for (int t = lane; t < count; t += 32)
+      if (out[first + t] > 0) mx = fmax(mx, row[first + t]);
+    for (int offset = 16; offset > 0; offset >>= 1)
+      mx = fmax(mx, __shfl_xor_sync(0xffffffffu, mx, offset));
+    double sum = 0;
+    if (mx > kNegInfD)
+      for (int t = lane; t < count; t += 32)
+        if (out[first + t] > 0) sum += out[first + t] * exp(row[first + t] - mx);
+    for (int offset = 16; offset > 0; offset >>= 1)
+      sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    if (lane == 0) {
+      const bool ok = sum > 0 && log_pw > kNegInfD;
+      m.score[size_t(cell) * c.num_symbols + a] =
+          ok ? log(sum) + mx + out_scale - log_pw : kNegInfD;
+      m.info[size_t(cell) * c.num_symbols + a] = make_int4(-1, -1, -1, -1);
+    }
+  }
+}
+
+struct Candidate {
+  double score;
+  int rule;   // base rule index
+  int split;  // split point (absolute position)
+};
+
+// Does candidate x come before y: the larger score; ties to the smaller rule, then the smaller
+// split (the first best in grammar order, as parser/max_rule.cpp).
+__device__ __forceinline__ bool Better(const Candidate& x, const Candidate& y) {
+  return x.score > y.score ||
+         (x.score == y.score && x.rule >= 0 &&
+          (y.rule < 0 || x.rule < y.rule || (x.rule == y.rule && x.split < y.split)));
+}
+
+// Block reduction of the threads' candidates into *out: the largest score; ties to the smaller
+// rule, then the smaller split. Warp shuffles first, then the warp winners. Every thread calls it.
+__device__ void StoreBlockBest(Candidate best, Candidate* out) {
+  const auto better = [](const Candidate& x, const Candidate& y) { return Better(x, y); };
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    Candidate other;
+    other.score = __shfl_xor_sync(0xffffffffu, best.score, offset);
+    other.rule = __shfl_xor_sync(0xffffffffu, best.rule, offset);
+    other.split = __shfl_xor_sync(0xffffffffu, best.split, offset);
+    if (better(other, best)) best = other;
+  }
+  __shared__ Candidate sh_best[kThreads / 32];
+  if (threadIdx.x % 32 == 0) sh_best[threadIdx.x / 32] = best;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    Candidate top = sh_best[0];
+    for (int w = 1; w < blockDim.x / 32; ++w)
+      if (better(sh_best[w], top)) top = sh_best[w];
+    *out = top;
+  }
+}
+
+// A max-rule binary block: a cell of the launch's span and a chunk of one parent symbol's base
+// rules ({parent symbol, first base rule, end base rule}), and where its best candidate goes.
+struct MaxcBlock {
+  CellItem it;
+  int cell;
+  int4 chunk;
+  Candidate* slot;
+};
+
+// The start of a max-rule binary block: false, with the block's candidate stored as none, when the
+// parent symbol has no outpre in the cell or the sentence no parse (uniform over the block); else
+// the parent's outpre values are copied to sh_out (the caller synchronizes before reading them).
+// The block's chunk is chunk_list[blockIdx.y] (variants 9, 11, 13 and 14: the launch's share of the
+// chunks), or blockIdx.y when chunk_list is null.
+__device__ bool MaxcBlockStart(const Charts& c, const MaxRuleArrays& r, const CellItem* items,
+                               int item_offset, int span, Candidate* candidates, int num_chunks,
+                               const int* chunk_list, double* sh_out, MaxcBlock* b) {
+  const int chunk = chunk_list ? __ldg(chunk_list + blockIdx.y) : int(blockIdx.y);
+  b->it = items[item_offset + blockIdx.x];
+  b->cell = b->it.base + ChartCellIndex(b->it.n, b->it.start, b->it.start + span);
+  b->chunk = __ldg(r.chunk + chunk);
+  b->slot = candidates + size_t(blockIdx.x) * num_chunks + chunk;
+  const int a_sym = b->chunk.x;
+  if (!c.present_out[size_t(b->cell) * c.num_symbols + a_sym] ||
+      !(c.log_likelihood[b->it.sentence] > kNegInfD)) {
+    if (threadIdx.x == 0) *b->slot = Candidate{kNegInfD, -1, -1};
+    return false;
+  }
+  const int a_first = __ldg(r.symbol_first_state + a_sym);
+  const int s_a = __ldg(r.symbol_num_substates + a_sym);
+  const double* out = c.out + size_t(b->cell) * c.num_states + a_first;
+  for (int a = threadIdx.x; a < s_a; a += blockDim.x) sh_out[a] = out[a];
+  return true;
+}
+
+// A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q),
+// span doubles (per-split candidates), the parent symbol's outpre values.
+// kEntryQ (variants 9, 11, 13 and 14, the chunks of big base rules): a sparse base rule's Q is
+// built from its entries (a thread per distinct (b, c), summing its parent substates in registers)
+// instead of shared-memory atomics per substate rule (compare-and-swap loops for doubles).
+template <bool kEntryQ>
+__global__ void __launch_bounds__(kThreads)
+    MaxcBinaryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items, int item_offset,
+                     int span, int max_q, int max_substates, Candidate* candidates, int num_chunks,
+                     const int* chunk_list) {
+  extern __shared__ double shared[];
+  double* sh_q = shared;                     // Q[b][c], rows of stride s_c | 1
+  double* sh_out = sh_q + max_q;             // the parent symbol's outpre values
+  double* sh_rows = sh_out + max_substates;  // [split][b]: in_L(b) sum_c Q[b][c] in_R(c)
+  int* sh_valid = reinterpret_cast<int*>(sh_rows + size_t(span) * max_substates);  // [split]
+  MaxcBlock block;
+  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, chunk_list, sh_out,
+                      &block))
+    return;  // uniform over the block
+  const CellItem& it = block.it;
+  const int cell = block.cell;
+  const int4 chunk = block.chunk;
+  const int a_sym = chunk.x;
+  // Each thread keeps the first best (rule, split) of the splits k = threadIdx.x (+ blockDim.x..),
+  // visiting rules in order: the first maximum in (rule, split) order among its candidates.
+  Candidate best{kNegInfD, -1, -1};
+  {
+    const int s_a = __ldg(r.symbol_num_substates + a_sym);
+    const double cell_term = c.out_scale[cell] - c.log_likelihood[it.sentence];
+    const int splits = span - 1;
+    for (int br = chunk.y; br < chunk.z; ++br) {
+      const int4 base = __ldg(r.base + br);
+      const int b_first = __ldg(r.symbol_first_state + base.x);
+      const int s_b = __ldg(r.symbol_num_substates + base.x);
+      const int c_first = __ldg(r.symbol_first_state + base.y);
+      const int s_c = __ldg(r.symbol_num_substates + base.y);
+      const int stride = s_c | 1;
+      // Usable splits: both children have a max-rule score.
+      bool any = false;
+      for (int k = threadIdx.x; k < splits; k += blockDim.x) {
+        const int mid = it.start + 1 + k;
+        const int lc = it.base + ChartCellIndex(it.n, it.start, mid);
+        const int rc = it.base + ChartCellIndex(it.n, mid, it.start + span);
+        const bool ok = m.score[size_t(lc) * c.num_symbols + base.x] > kNegInfD &&
+                        m.score[size_t(rc) * c.num_symbols + base.y] > kNegInfD;
+        sh_valid[k] = ok;
+        any |= ok;
+      }
+      if (!__syncthreads_or(any)) continue;
+      if (base.w < 0) {
+        // Dense: a thread per (b, c), coalesced reads of p[a][b][c] over a.
+        const int bc = s_b * s_c;
+        const double* p = r.dense + base.z;
+        for (int e = threadIdx.x; e < bc; e += blockDim.x) {
+          double q = 0;
+          for (int a = 0; a < s_a; ++a) q = fma(sh_out[a], __ldg(p + size_t(a) * bc + e), q);
+          sh_q[(e / s_c) * stride + e % s_c] = q;
+        }
+      } else {
+        for (int e = threadIdx.x; e < s_b * stride; e += blockDim.x) sh_q[e] = 0;
+        __syncthreads();
+        if (kEntryQ) {
+          const int e_end = __ldg(r.entry_begin + br + 1);
+          for (int e = __ldg(r.entry_begin + br) + threadIdx.x; e < e_end; e += blockDim.x) {
+            const int key = __ldg(r.entry_bc + e);
+            const int j_end = __ldg(r.entry_rule_begin + e + 1);
+            double q = 0;
+            for (int j = __ldg(r.entry_rule_begin + e); j < j_end; ++j)
+              q = fma(sh_out[__ldg(r.entry_a + j)], __ldg(r.entry_w + j), q);
+            sh_q[(key >> 16) * stride + (key & 0xffff)] = q;
+          }
+        } else {
+          for (int u = base.z + threadIdx.x; u < base.w; u += blockDim.x) {
+            const int key = __ldg(r.mr_key + u);
+            const double o = sh_out[key >> 16];
+            if (o > 0) atomicAdd(sh_q + (key & 0xffff), o * __ldg(r.mr_w + u));
+          }
+        }
+      }
+      __syncthreads();
+      // A thread per (split, b): in_L(b) * sum_c Q[b][c] in_R(c).
+      for (int e = threadIdx.x; e < splits * s_b; e += blockDim.x) {
+        const int k = e / s_b, b = e - k * s_b;
+        double v = 0;
+        if (sh_valid[k]) {
+          const int mid = it.start + 1 + k;
+          const double l =
+              c.in[size_t(it.base + ChartCellIndex(it.n, it.start, mid)) * c.num_states + b_first +
+                   b];
+          if (l != 0) {
+            const double* right =
+                c.in + size_t(it.base + ChartCellIndex(it.n, mid, it.start + span)) * c.num_states +
+                c_first;
+            const double* q = sh_q + b * stride;
+            double row = 0;
+            for (int cc = 0; cc < s_c; ++cc) row = fma(q[cc], right[cc], row);
+            v = l * row;
+          }
+        }
+        sh_rows[e] = v;
+      }
+      __syncthreads();
+      // A thread per split: the sum over b, the candidate, the thread's running best.
+      for (int k = threadIdx.x; k < splits; k += blockDim.x) {
+        if (!sh_valid[k]) continue;
+        double sum = 0;
+        for (int b = 0; b < s_b; ++b) sum += sh_rows[k * s_b + b];
+        if (!(sum > 0)) continue;
+        const int mid = it.start + 1 + k;
+        const int lc = it.base + ChartCellIndex(it.n, it.start, mid);
+        const int rc = it.base + ChartCellIndex(it.n, mid, it.start + span);
+        const double g = m.score[size_t(lc) * c.num_symbols + base.x] +
+                         m.score[size_t(rc) * c.num_symbols + base.y] + log(sum) + cell_term +
+                         c.in_scale[lc] + c.in_scale[rc];
+        if (g > best.score) best = {g, br, mid};
+      }
+      // The next rule's first barrier (__syncthreads_or) orders these reads before new writes.
+    }
+  }
+  StoreBlockBest(best, block.slot);
+}
+
+// Variant 7 (kR = 4): a warp per base rule, no block barrier between rules. Measured slower than
+// variant 2 on en_sm6s (14.4 s against 11.1; kR = 8 21.2 s; 4 usable splits a step 14.5 s:
+// bench/RESULTS.md), kept as the base of the next step named there (big rules over all warps).
+// Variant 2 ran three block-wide phases of little work per (cell, base rule), each behind a
+// barrier, and its per-split products ran over all s_B x s_C substate pairs of Q although on
+// en_sm6s only 27% of them are a rule's (646,296 distinct (b, c) of 2,387,041). Here a block per
+// (cell, chunk of one parent symbol's base rules) as before, and each warp takes the chunk's next
+// base rule from a shared counter. Per rule and group of 32 splits: a lane per split flags the
+// usable ones (both children with a max-rule score: a ballot); then per pass over kR x 32 of the
+// rule's entries (distinct (b, c)), each lane computes q = sum_a outpre(A_a) p(a, b, c) for kR
+// entries in registers and, for every usable split k, sums q in_L(b) in_R(c) over its entries; a
+// warp reduction gives lane k % 32 its split's sum. The lane of a split keeps its candidate; the
+// block reduction (StoreBlockBest) keeps the first best (rule, split) as the other variants.
+// Dynamic shared: the parent symbol's outpre values.
+// Variants 9, 11, 13 and 14 launch it over the chunks of small base rules only (chunk_list; 13 and
+// 14 in r.warp_order, blocks of 64 threads for 13 and 14).
+template <int kR>
+__global__ void __launch_bounds__(kThreads)
+    MaxcBinaryEntryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
+                          int item_offset, int span, Candidate* candidates, int num_chunks,
+                          const int* chunk_list) {
+  extern __shared__ double sh_out[];
+  __shared__ int sh_next;
+  MaxcBlock block;
+  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, chunk_list, sh_out,
+                      &block))
+    return;  // uniform over the block
+  const CellItem& it = block.it;
+  const int cell = block.cell;
+  const int4 chunk = block.chunk;
+  Candidate best{kNegInfD, -1, -1};
+  {
+    if (threadIdx.x == 0) sh_next = chunk.y;
+    __syncthreads();
+    const double cell_term = c.out_scale[cell] - c.log_likelihood[it.sentence];
+    const int splits = span - 1;
+    const int lane = threadIdx.x % 32;
+    constexpr unsigned kAll = 0xffffffffu;
+    for (;;) {
+      int br = 0;
+      if (lane == 0) br = atomicAdd(&sh_next, 1);
+      br = __shfl_sync(kAll, br, 0);
+      if (br >= chunk.z) break;
+      if (r.warp_order) br = __ldg(r.warp_order + br);
+      const int4 base = __ldg(r.base + br);
+      const int b_first = __ldg(r.symbol_first_state + base.x);
+      const int c_first = __ldg(r.symbol_first_state + base.y);
+      const int e_begin = __ldg(r.entry_begin + br), e_end = __ldg(r.entry_begin + br + 1);
+      for (int k0 = 0; k0 < splits; k0 += 32) {
+        const int k = k0 + lane;
+        int lc = 0, rc = 0;
+        double ml = kNegInfD, mr = kNegInfD;
+        if (k < splits) {
+          const int mid = it.start + 1 + k;
+          lc = it.base + ChartCellIndex(it.n, it.start, mid);
+          rc = it.base + ChartCellIndex(it.n, mid, it.start + span);
+          ml = m.score[size_t(lc) * c.num_symbols + base.x];
+          if (ml > kNegInfD) mr = m.score[size_t(rc) * c.num_symbols + base.y];
+        }
+        const bool ok = ml > kNegInfD && mr > kNegInfD;
+        const unsigned usable = __ballot_sync(kAll, ok);
+        if (usable == 0) continue;
+        double acc = 0;  // lane k % 32: split k's sum
+        for (int e0 = e_begin; e0 < e_end; e0 += 32 * kR) {
+          const int passes = min(kR, (e_end - e0 + 31) / 32);  // warp-uniform
+          double q[kR];
+          int ob[kR], oc[kR];
+#pragma unroll
+          for (int i = 0; i < kR; ++i) {
+            q[i] = 0, ob[i] = 0, oc[i] = 0;
+            const int e = e0 + i * 32 + lane;
+            if (i < passes && e < e_end) {
+              const int key = __ldg(r.entry_bc + e);
+              ob[i] = key >> 16;
+              oc[i] = key & 0xffff;
+              const int j_end = __ldg(r.entry_rule_begin + e + 1);
+              double sum = 0;
+              for (int j = __ldg(r.entry_rule_begin + e); j < j_end; ++j)
+                sum = fma(sh_out[__ldg(r.entry_a + j)], __ldg(r.entry_w + j), sum);
+              q[i] = sum;
+            }
+          }
+          for (unsigned bits = usable; bits != 0; bits &= bits - 1) {
+            const int kk = __ffs(bits) - 1;
+            const int lck = __shfl_sync(kAll, lc, kk), rck = __shfl_sync(kAll, rc, kk);
+            const double* left = c.in + size_t(lck) * c.num_states + b_first;
+            const double* right = c.in + size_t(rck) * c.num_states + c_first;
+            double s = 0;
+#pragma unroll
+            for (int i = 0; i < kR; ++i)
+              if (i < passes) s = fma(q[i] * __ldg(left + ob[i]), __ldg(right + oc[i]), s);
+#pragma unroll
+            for (int offset = 16; offset > 0; offset >>= 1) s += __shfl_xor_sync(kAll, s, offset);
+            if (lane == kk) acc += s;
+          }
+        }
+        if (ok && acc > 0) {
+          const Candidate cand{ml + mr + log(acc) + cell_term + c.in_scale[lc] + c.in_scale[rc], br,
+                               it.start + 1 + k};
+          if (Better(cand, best)) best = cand;
+        }
+      }
+    }
+  }
+  StoreBlockBest(best, block.slot);
+}
+
+// The first version (option max_rule_kernel = 1): a warp per split point, lanes over b, and
+// thread 0 scanning the splits of each rule in order.
+// A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q),
+// span doubles (per-split candidates), the parent symbol's outpre values.
+__global__ void __launch_bounds__(kThreads)
+    MaxcBinaryWarpKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
+                         int item_offset, int span, int max_q, Candidate* candidates,
+                         int num_chunks) {
+  extern __shared__ double shared[];
+  double* sh_q = shared;
+  double* sh_cand = shared + max_q;
+  double* sh_out = sh_cand + span;  // the parent symbol's outpre values
+  const CellItem it = items[item_offset + blockIdx.x];
+  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+  const int4 chunk = __ldg(r.chunk + blockIdx.y);
+  const int a_sym = chunk.x;
+  Candidate best{kNegInfD, -1, -1};
+  const double log_pw = c.log_likelihood[it.sentence];
+  if (c.present_out[size_t(cell) * c.num_symbols + a_sym] && log_pw > kNegInfD) {
+    const int a_first = __ldg(r.symbol_first_state + a_sym);
+    const int s_a = __ldg(r.symbol_num_substates + a_sym);
+    const double* out = c.out + size_t(cell) * c.num_states + a_first;
+    for (int a = threadIdx.x; a < s_a; a += blockDim.x) sh_out[a] = out[a];
+    const double cell_term = c.out_scale[cell] - log_pw;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int splits = span - 1;
+    for (int br = chunk.y; br < chunk.z; ++br) {
+      const int4 base = __ldg(r.base + br);
+      const int b_first = __ldg(r.symbol_first_state + base.x);
+      const int s_b = __ldg(r.symbol_num_substates + base.x);
+      const int c_first = __ldg(r.symbol_first_state + base.y);
+      const int s_c = __ldg(r.symbol_num_substates + base.y);
+      const int stride = s_c | 1;
+      // Is any split usable (both children with a max-rule score)?
+      bool any = false;
+      for (int k = threadIdx.x; k < splits; k += blockDim.x) {
+        const int mid = it.start + 1 + k;
+        const int lc = it.base + ChartCellIndex(it.n, it.start, mid);
+        const int rc = it.base + ChartCellIndex(it.n, mid, it.start + span);
+        any |= m.score[size_t(lc) * c.num_symbols + base.x] > kNegInfD &&
+               m.score[size_t(rc) * c.num_symbols + base.y] > kNegInfD;
+      }
+      if (!__syncthreads_or(any)) continue;
+      if (base.w < 0) {
+        // Dense: a thread per (b, c), coalesced reads of p[a][b][c] over a.
+        const int bc = s_b * s_c;
+        const double* p = r.dense + base.z;
+        for (int e = threadIdx.x; e < bc; e += blockDim.x) {
+          double q = 0;
+          for (int a = 0; a < s_a; ++a) q = fma(sh_out[a], __ldg(p + size_t(a) * bc + e), q);
+          sh_q[(e / s_c) * stride + e % s_c] = q;
+        }
+      } else {
+        for (int e = threadIdx.x; e < s_b * stride; e += blockDim.x) sh_q[e] = 0;
+        __syncthreads();
+        for (int u = base.z + threadIdx.x; u < base.w; u += blockDim.x) {
+          const int key = __ldg(r.mr_key + u);
+          const double o = sh_out[key >> 16];
+          if (o > 0) atomicAdd(sh_q + (key & 0xffff), o * __ldg(r.mr_w + u));
+        }
+      }
+      __syncthreads();
+      for (int k = warp; k < splits; k += blockDim.x / 32) {
+        const int mid = it.start + 1 + k;
+        const int lc = it.base + ChartCellIndex(it.n, it.start, mid);
+        const int rc = it.base + ChartCellIndex(it.n, mid, it.start + span);
+        const double ml = m.score[size_t(lc) * c.num_symbols + base.x];
+        const double mr = m.score[size_t(rc) * c.num_symbols + base.y];
+        double g = kNegInfD;
+        if (ml > kNegInfD && mr > kNegInfD) {
+          const double* left = c.in + size_t(lc) * c.num_states + b_first;
+          const double* right = c.in + size_t(rc) * c.num_states + c_first;
+          double sum = 0;
+          for (int b = lane; b < s_b; b += 32) {
+            const double l = left[b];
+            if (l == 0) continue;
+            const double* q = sh_q + b * stride;
+            double row = 0;
+            for (int cc = 0; cc < s_c; ++cc) row = fma(q[cc], right[cc], row);
+            sum = fma(l, row, sum);
+          }
+          for (int offset = 16; offset > 0; offset >>= 1)
+            sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+          if (sum > 0) g = ml + mr + log(sum) + cell_term + c.in_scale[lc] + c.in_scale[rc];
+        }
+        if (lane == 0) sh_cand[k] = g;
+      }
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        for (int k = 0; k < splits; ++k) {
+          if (sh_cand[k] > best.score) best = {sh_cand[k], br, it.start + 1 + k};
+        }
+      }
+      __syncthreads();
+    }
+  }
+  if (threadIdx.x == 0) candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = best;
+}
+
+// Per (cell, symbol): the first best chunk of the symbol (chunks are in grammar order).
+__global__ void MaxcMergeKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
+                                int item_offset, int count, int span, const Candidate* candidates,
+                                int num_chunks, const int* symbol_chunk_begin) {
+  const int e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= count * c.num_symbols) return;
+  const int item = e / c.num_symbols, a = e % c.num_symbols;
+  const CellItem it = items[item_offset + item];
+  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+  Candidate best{kNegInfD, -1, -1};
+  for (int k = symbol_chunk_begin[a]; k < symbol_chunk_begin[a + 1]; ++k) {
+    const Candidate cand = candidates[size_t(item) * num_chunks + k];
+    if (cand.score > best.score) best = cand;
+  }
+  m.score[size_t(cell) * c.num_symbols + a] = best.score;
+  int4 info = make_int4(-1, -1, -1, -1);
+  if (best.rule >= 0) {
+    const int4 base = __ldg(r.base + best.rule);
+    info = make_int4(best.split, base.x, base.y, -1);
+  }
+  m.info[size_t(cell) * c.num_symbols + a] = info;
+}
+
+// The max-rule unary layer of one cell: score(A) = max(score(A), max_{A -> C} log sum_{a,c}
+// outpre(A_a) p(A_a -> C_c) in(C_c) / P(w) + score(C)), children read before the layer. A block
+// per cell; dynamic shared: num_symbols doubles (pre-unary scores) + num_pairs doubles.
+__global__ void MaxcUnaryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
+                                int item_offset, int span, int num_pairs) {
+  extern __shared__ double shared[];
+  double* sh_pre = shared;
+  double* sh_pair = shared + c.num_symbols;
+  const CellItem it = items[item_offset + blockIdx.x];
+  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+  const double log_pw = c.log_likelihood[it.sentence];
+  for (int a = threadIdx.x; a < c.num_symbols; a += blockDim.x)
+    sh_pre[a] = m.score[size_t(cell) * c.num_symbols + a];
+  __syncthreads();
+  const double* out = c.out + size_t(cell) * c.num_states;
+  const double* in = c.in + size_t(cell) * c.num_states;
+  const double cell_term = c.out_scale[cell] + c.in_scale[cell] - log_pw;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int p = warp; p < num_pairs; p += blockDim.x / 32) {
+    const int2 pair = __ldg(r.pair_symbols + p);
+    double g = kNegInfD;
+    if (sh_pre[pair.y] > kNegInfD && log_pw > kNegInfD &&
+        c.present_out[size_t(cell) * c.num_symbols + pair.x]) {
+      double sum = 0;
+      const int end = __ldg(r.pair_rule_begin + p + 1);
+      for (int u = __ldg(r.pair_rule_begin + p) + lane; u < end; u += 32)
+        sum = fma(out[__ldg(r.pu_parent + u)] * __ldg(r.pu_w + u), in[__ldg(r.pu_child + u)], sum);
+      for (int offset = 16; offset > 0; offset >>= 1)
+        sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+      if (sum > 0) g = log(sum) + cell_term + sh_pre[pair.y];
+    }
+    if (lane == 0) sh_pair[p] = g;
+  }
+  __syncthreads();
+  for (int a = threadIdx.x; a < c.num_symbols; a += blockDim.x) {
+    double best = sh_pre[a];
+    int child = -1;
+    for (int p = __ldg(r.pair_begin + a); p < __ldg(r.pair_begin + a + 1); ++p) {
+      if (sh_pair[p] > best) best = sh_pair[p], child = __ldg(r.pair_symbols + p).y;
+    }
+    if (child >= 0) {
+      m.score[size_t(cell) * c.num_symbols + a] = best;
+      m.info[size_t(cell) * c.num_symbols + a].w = child;
+    }
+  }
+}
+}  // namespace cky::cuda::io

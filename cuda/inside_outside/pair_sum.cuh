@@ -1,0 +1,478 @@
+// The pair-sum kernels: the binary sums of one span length, inside or one outside direction
+// (cuda/inside_outside/inside_outside.h describes the mapping), and masked dispatch 3's work lists.
+// For cuda/inside_outside/inside_outside.cu only.
+#pragma once
+
+#include "cuda/inside_outside/charts.cuh"
+
+namespace cky::cuda::io {
+
+struct PairArrays {
+  const int4* info;          // per tile: first X state of the band, band rows, Y's first state, sY
+  const int2* symbols;       // per tile: X, Y symbols (presence flags)
+  const int* tiles;          // tile order of the launch (heaviest first)
+  const int* pl_begin;       // per tile: its target states [pl_begin[t], pl_begin[t + 1])
+  const int* pl_target;      // per target-of-tile: the target state
+  const int* pl_rule_begin;  // per target-of-tile: its rules in key/w
+  const int* key;            // per rule: x * sY + y (x relative to the band)
+  const double* w;           // per rule: probability
+};
+
+
+// The shared memory of one group (PairSumKernel's layout).
+struct PairSumShared {
+  double* sh_s;  // [substate pair][G (+ 1)]
+  double* sh_f;  // [G][partner]
+  int* sh_x;
+  int* sh_y;
+  int* sh_count;  // [G]
+  int* sh_total;
+};
+
+template <int kG, int kRules>
+__device__ __forceinline__ PairSumShared CarvePairSumShared(double* shared, int max_bc,
+                                                           int max_partners, int* counts,
+                                                           int* total) {
+  constexpr int kStride = kRules >= 3 ? kG + 1 : kG;  // doubles a substate pair in S
+  PairSumShared m;
+  m.sh_s = shared;
+  m.sh_f = m.sh_s + size_t(kStride) * max_bc;
+  m.sh_x = reinterpret_cast<int*>(m.sh_f + kG * max_partners);
+  m.sh_y = m.sh_x + kG * max_partners;
+  m.sh_count = counts;
+  m.sh_total = total;
+  return m;
+}
+
+// One (tile, group of up to kG target cells) of a pair-sum launch: the group's cells are the
+// span's items item_of(0 .. num_cells - 1). Uniform over the block (barriers inside).
+template <int kG, int kMode, int kRules, typename ItemOf>
+__device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* items,
+                                             int item_offset, int span, const PairArrays& pairs,
+                                             int tile, ItemOf item_of, int num_cells,
+                                             int max_partners, const PairSumShared& m) {
+  constexpr int kStride = kRules >= 3 ? kG + 1 : kG;  // doubles a substate pair in S
+  double* sh_s = m.sh_s;
+  double* sh_f = m.sh_f;
+  int* sh_x = m.sh_x;
+  int* sh_y = m.sh_y;
+  int* sh_count = m.sh_count;
+  int& sh_total = *m.sh_total;
+  // Inside: X and Y read the inside chart; outside: X is the parent's outpre, Y the sibling's in.
+  const double* xchart = kMode == kInside ? c.in : c.out;
+  const double* xscale = kMode == kInside ? c.in_scale : c.out_scale;
+  const unsigned char* xpresent = kMode == kInside ? c.present_in : c.present_out;
+  const int4 info = __ldg(pairs.info + tile);
+  const int2 sym = __ldg(pairs.symbols + tile);
+  const int s_y = info.w;
+  const int quads = (s_y + kQuad - 1) / kQuad;
+  const int band_items = ((info.y + kQuad - 1) / kQuad) * quads;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int pl_first = __ldg(pairs.pl_begin + tile), pl_end = __ldg(pairs.pl_begin + tile + 1);
+  __syncthreads();
+  if (threadIdx.x < kG) sh_count[threadIdx.x] = 0;
+  if (threadIdx.x == 0) sh_total = 0;
+  __syncthreads();
+
+  for (int e = threadIdx.x; e < kG * max_partners; e += blockDim.x) {
+    const int g = e / max_partners, k = e % max_partners;
+    if (g >= num_cells) continue;
+    const CellItem it = items[item_offset + item_of(g)];
+    if (k >= NumPartners<kMode>(it, span)) continue;
+    int xc, yc;
+    Partner<kMode>(it, span, k, &xc, &yc);
+    if (!xpresent[size_t(xc) * c.num_symbols + sym.x] ||
+        !c.present_in[size_t(yc) * c.num_symbols + sym.y])
+      continue;
+    const int target = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+    const double f = exp(xscale[xc] + c.in_scale[yc] - c.ref_scale[target]);
+    if (!(f > 0)) continue;
+    const int slot = atomicAdd(&sh_count[g], 1);
+    sh_f[g * max_partners + slot] = f;
+    sh_x[g * max_partners + slot] = xc;
+    sh_y[g * max_partners + slot] = yc;
+    atomicAdd(&sh_total, 1);
+  }
+  __syncthreads();
+  if (sh_total == 0) return;
+
+  // S[x][y] per cell of the group: sum over partners of (f X_x) * Y_y.
+  if constexpr (kRules == 5) {
+    // FP64 tensor cores: per cell, S = X^T Y with X = partners x band rows (scaled by f), Y =
+    // partners x s_Y: a warp per (cell, 8 x 8 tile of S), one m8n8k4 DMMA per 4 partners. PTX
+    // fragments (mma.m8n8k4 .f64): A[m][k] and B[k][n] one double a lane, m = n = lane / 4,
+    // k = lane % 4; D two doubles a lane, row lane / 4, columns 2 (lane % 4) + {0, 1}.
+    const int tiles_x = (info.y + 7) / 8, tiles_y = (s_y + 7) / 8;
+    const int per_cell = tiles_x * tiles_y;
+    const int row = lane / 4, kq = lane % 4;
+    for (int e = warp; e < kG * per_cell; e += blockDim.x / 32) {
+      const int g = e / per_cell, rem = e % per_cell;
+      const int x0 = (rem / tiles_y) * 8, y0 = (rem % tiles_y) * 8;
+      const bool x_in = x0 + row < info.y, y_in = y0 + row < s_y;
+      const int count = sh_count[g];
+      double d0 = 0, d1 = 0;
+      for (int s0 = 0; s0 < count; s0 += 4) {
+        const int s = s0 + kq;
+        double a = 0, b = 0;
+        if (s < count) {
+          const int slot = g * max_partners + s;
+          if (x_in)
+            a = sh_f[slot] * xchart[size_t(sh_x[slot]) * c.num_states + info.x + x0 + row];
+          if (y_in) b = c.in[size_t(sh_y[slot]) * c.num_states + info.z + y0 + row];
+        }
+        asm volatile(
+            "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+            : "+d"(d0), "+d"(d1)
+            : "d"(a), "d"(b));
+      }
+      const int x = x0 + row, y = y0 + 2 * kq;
+      if (x < info.y && y < s_y) sh_s[(x * s_y + y) * kStride + g] = d0;
+      if (x < info.y && y + 1 < s_y) sh_s[(x * s_y + y + 1) * kStride + g] = d1;
+    }
+  } else {
+    for (int e = threadIdx.x; e < kG * band_items; e += blockDim.x) {
+      const int g = e / band_items, rem = e % band_items;
+      const int x0 = (rem / quads) * kQuad, y0 = (rem % quads) * kQuad;
+      double sum[kQuad][kQuad];
+#pragma unroll
+      for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+        for (int j = 0; j < kQuad; ++j) sum[i][j] = 0;
+      const int count = sh_count[g];
+      for (int s = 0; s < count; ++s) {
+        const double f = sh_f[g * max_partners + s];
+        const double* xrow = xchart + size_t(sh_x[g * max_partners + s]) * c.num_states + info.x;
+        const double* yrow = c.in + size_t(sh_y[g * max_partners + s]) * c.num_states + info.z;
+        double xv[kQuad], yv[kQuad];
+#pragma unroll
+        for (int q = 0; q < kQuad; ++q) {
+          xv[q] = x0 + q < info.y ? f * xrow[x0 + q] : 0.0;
+          yv[q] = y0 + q < s_y ? yrow[y0 + q] : 0.0;
+        }
+#pragma unroll
+        for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+          for (int j = 0; j < kQuad; ++j) sum[i][j] = fma(xv[i], yv[j], sum[i][j]);
+      }
+#pragma unroll
+      for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+        for (int j = 0; j < kQuad; ++j)
+          if (x0 + i < info.y && y0 + j < s_y)
+            sh_s[((x0 + i) * s_y + y0 + j) * kStride + g] = sum[i][j];
+    }
+  }
+  __syncthreads();
+
+  if constexpr (kRules >= 2) {
+    // Rules: a thread per (target state, cell of the group).
+    constexpr int kSlots = 32 / kG;
+    const int g = lane % kG;
+    const bool live = g < num_cells;
+    int target = 0;
+    if (live) {
+      const CellItem it = items[item_offset + item_of(g)];
+      target = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+    }
+    for (int pl = pl_first + warp * kSlots + lane / kG; pl < pl_end;
+         pl += (blockDim.x / 32) * kSlots) {
+      if (!live) continue;
+      const int t = __ldg(pairs.pl_target + pl);
+      // Outside flows only to a child whose inside is positive (parser/inside_outside.h).
+      if (kMode != kInside && !(c.in[size_t(target) * c.num_states + t] > 0)) continue;
+      // A pruned target's sum would be zeroed by the unary kernel: skip its rules.
+      if (kMode == kInside && c.allowed && !c.allowed[size_t(target) * c.num_states + t])
+        continue;
+      double acc = 0;
+      const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
+      for (int r = __ldg(pairs.pl_rule_begin + pl); r < rule_end; ++r)
+        acc = fma(__ldg(pairs.w + r), sh_s[__ldg(pairs.key + r) * kStride + g], acc);
+      if (acc > 0) atomicAdd(c.acc + size_t(target) * c.num_states + t, acc);
+    }
+  } else {
+    // Rules: a warp per target state of the tile, lanes over its rules, the G cells at once.
+    for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32) {
+      if (kMode != kInside) {
+        // Outside flows only to a child whose inside is positive (parser/inside_outside.h, as
+        // Berkeley's parser): skip a target state whose inside is zero in every cell of the
+        // group.
+        const int t = __ldg(pairs.pl_target + pl);
+        bool used = false;
+        if (!used && lane < kG && lane < num_cells) {
+          const CellItem it = items[item_offset + item_of(lane)];
+          const int target = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+          used = c.in[size_t(target) * c.num_states + t] > 0;
+        }
+        if (!__any_sync(0xffffffffu, used)) continue;
+      }
+      double acc[kG];
+#pragma unroll
+      for (int g = 0; g < kG; ++g) acc[g] = 0;
+      const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
+      for (int r = __ldg(pairs.pl_rule_begin + pl) + lane; r < rule_end; r += 32) {
+        const int key = __ldg(pairs.key + r);
+        const double w = __ldg(pairs.w + r);
+        const double2* s2 = reinterpret_cast<const double2*>(sh_s + key * kG);
+#pragma unroll
+        for (int q = 0; q < kG / 2; ++q) {
+          const double2 v = s2[q];
+          acc[2 * q] = fma(w, v.x, acc[2 * q]);
+          acc[2 * q + 1] = fma(w, v.y, acc[2 * q + 1]);
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < kG; ++g) {
+#pragma unroll
+        for (int offset = 16; offset > 0; offset >>= 1)
+          acc[g] += __shfl_xor_sync(0xffffffffu, acc[g], offset);
+      }
+      if (lane < kG) {
+        double mine = 0;
+#pragma unroll
+        for (int g = 0; g < kG; ++g)
+          if (g == lane) mine = acc[g];
+        if (mine > 0 && lane < num_cells) {
+          const CellItem it = items[item_offset + item_of(lane)];
+          const int target = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+          const int t = __ldg(pairs.pl_target + pl);
+          if (kMode == kInside || c.in[size_t(target) * c.num_states + t] > 0) {
+            atomicAdd(c.acc + size_t(target) * c.num_states + t, mine);
+          }
+        }
+      }
+    }
+  }
+}
+
+// kG target cells per group. Dynamic shared memory: kStride * max_bc doubles (S), then kG *
+// max_partners (factor double, X cell int, Y cell int). kRules: 1 = the first rule phase (a warp
+// per target state, lanes over its rules, the G cells' sums reduced by warp shuffles: 5 shuffles of
+// 2 words per cell and target, which bounded the kernel: targets have 15 rules on average on
+// en_sm6s, so most lanes idled); 2 = a thread per (target state, cell): 32 / kG targets a warp,
+// each thread sums its target's rules for its cell sequentially (no reduction; targets of a tile
+// are ordered by rule count so that a warp's threads run about as long); 3 = 2 with S's rows padded
+// to kG + 1 doubles a substate pair (the S stores of a warp, same cell and substate pairs 4 apart,
+// hit one bank 20 times over, ncu).
+template <int kG, int kMode, int kRules>
+__global__ void __launch_bounds__(kThreads)
+    PairSumKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,
+                  int num_items, int max_partners, int max_bc, int groups_per_block) {
+  extern __shared__ double shared[];
+  __shared__ int sh_count[kG];
+  __shared__ int sh_total;
+  const PairSumShared m =
+      CarvePairSumShared<kG, kRules>(shared, max_bc, max_partners, sh_count, &sh_total);
+  const int tile = __ldg(pairs.tiles + blockIdx.y);
+  const int2 sym = __ldg(pairs.symbols + tile);
+  const int num_groups = (num_items + kG - 1) / kG;
+  const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
+  const int lane = threadIdx.x % 32;
+  for (int group = blockIdx.x * groups_per_block; group < group_end; ++group) {
+    if (c.group_present) {
+      // Masked dispatch 2: the next group, of up to 32, whose partner cells hold the tile's X and
+      // Y symbols (the same ballot in every warp: uniform over the block).
+      const int probe = group + lane;
+      const unsigned char* flags = c.group_present + size_t(probe) * 2 * c.num_symbols;
+      const bool live = probe < group_end && flags[sym.x] && flags[c.num_symbols + sym.y];
+      const unsigned ballot = __ballot_sync(0xffffffffu, live);
+      if (!ballot) {
+        group += 31;
+        continue;
+      }
+      group += __ffs(ballot) - 1;
+    }
+    const int first_item = group * kG;
+    PairSumGroup<kG, kMode, kRules>(
+        c, items, item_offset, span, pairs, tile, [first_item](int g) { return first_item + g; },
+        min(kG, num_items - first_item), max_partners, m);
+  }
+}
+
+// Masked dispatch 3: the symbol pairs (X, Y) of a pair-sum layout and, per launch, the span's
+// target cells each pair is live for (ListLivePairsKernel), in lists per pair; the launch's work is
+// every (tile, group of up to kG of its pair's live cells), tiles in launch order.
+struct LiveLists {
+  const int* pair_of_tile;  // per tile: its symbol pair
+  const int* pair_count;    // per pair: its live target cells
+  const int* pair_begin;    // per pair: its list's first entry in `cells`
+  const int* cells;         // the lists: item indices relative to the span's first item
+  const int* group_begin;   // per tile in launch order: its first group; [num_tiles]: the total
+  int num_tiles;
+};
+
+// Dispatch 3's pair-sum launch: blocks take the groups of every tile's live cells in turn (a
+// block's groups may belong to several tiles).
+template <int kG, int kMode, int kRules>
+__global__ void __launch_bounds__(kThreads)
+    PairSumListKernel(Charts c, const CellItem* items, int item_offset, int span,
+                      PairArrays pairs, LiveLists lists, int max_partners, int max_bc) {
+  extern __shared__ double shared[];
+  __shared__ int sh_count[kG];
+  __shared__ int sh_total;
+  const PairSumShared m =
+      CarvePairSumShared<kG, kRules>(shared, max_bc, max_partners, sh_count, &sh_total);
+  const int total = lists.group_begin[lists.num_tiles];
+  for (int group = blockIdx.x; group < total; group += gridDim.x) {
+    int lo = 0, hi = lists.num_tiles - 1;  // the last tile whose first group is <= group
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (lists.group_begin[mid] <= group) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    const int tile = __ldg(pairs.tiles + lo);
+    const int pair = lists.pair_of_tile[tile];
+    const int first = (group - lists.group_begin[lo]) * kG;
+    const int* cells = lists.cells + lists.pair_begin[pair] + first;
+    PairSumGroup<kG, kMode, kRules>(c, items, item_offset, span, pairs, tile,
+                                    [cells](int g) { return cells[g]; },
+                                    min(kG, lists.pair_count[pair] - first), max_partners, m);
+  }
+}
+
+// Dispatch 3: per target cell of the span (a block each), the symbol pairs (X, Y) live for it: X
+// present in the X partner cell and Y in the Y partner cell of one partner (split point, or parent
+// and sibling), and one of the pair's target symbols usable in the cell (inside: an allowed
+// state; outside: a positive inside value, as the pair-sum's rule phase requires). fill 0 counts
+// them per pair (pair_count); fill 1 writes the cell into each live pair's list at pair_cursor.
+// Dynamic shared memory: (num_symbols + 1) x words 32-bit words.
+constexpr int kMaxSymbolWords = 8;  // dispatch 3 takes grammars of at most 256 symbols
+
+template <int kMode>
+__global__ void __launch_bounds__(kThreads)
+    ListLivePairsKernel(Charts c, const CellItem* items, int item_offset, int span,
+                        const int2* pair_symbols, const unsigned* pair_targets, int num_pairs,
+                        const int* state_symbol, int fill, int* pair_count, const int* pair_begin,
+                        int* pair_cursor, int* cells) {
+  extern __shared__ unsigned sh_live[];  // [X][words]: the Y symbols live with X; then targets
+  const int words = (c.num_symbols + 31) / 32;
+  unsigned* targets = sh_live + c.num_symbols * words;
+  const CellItem it = items[item_offset + blockIdx.x];
+  const int target = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+  for (int i = threadIdx.x; i < (c.num_symbols + 1) * words; i += blockDim.x) sh_live[i] = 0;
+  __syncthreads();
+  bool any = false;
+  if (kMode == kInside) {
+    const unsigned char* allowed = c.allowed + size_t(target) * c.num_states;
+    for (int s = threadIdx.x; s < c.num_states; s += blockDim.x) {
+      if (allowed[s]) {
+        const int x = __ldg(state_symbol + s);
+        atomicOr(targets + x / 32, 1u << (x % 32));
+        any = true;
+      }
+    }
+  } else if (c.in_scale[target] > kNegInfD) {
+    const unsigned char* present = c.present_in + size_t(target) * c.num_symbols;
+    for (int x = threadIdx.x; x < c.num_symbols; x += blockDim.x) {
+      if (present[x]) {
+        atomicOr(targets + x / 32, 1u << (x % 32));
+        any = true;
+      }
+    }
+  }
+  if (!__syncthreads_or(any)) return;
+  const unsigned char* xpresent = kMode == kInside ? c.present_in : c.present_out;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int k = warp; k < NumPartners<kMode>(it, span); k += kThreads / 32) {
+    int xc, yc;
+    Partner<kMode>(it, span, k, &xc, &yc);
+    unsigned ybits[kMaxSymbolWords];
+#pragma unroll
+    for (int w = 0; w < kMaxSymbolWords; ++w) {
+      const int y = w * 32 + lane;
+      ybits[w] = w < words ? __ballot_sync(0xffffffffu, y < c.num_symbols &&
+                                                            c.present_in[size_t(yc) * c.num_symbols + y])
+                           : 0u;
+    }
+    for (int x = lane; x < c.num_symbols; x += 32) {
+      if (!xpresent[size_t(xc) * c.num_symbols + x]) continue;
+#pragma unroll
+      for (int w = 0; w < kMaxSymbolWords; ++w)
+        if (w < words && ybits[w]) atomicOr(sh_live + x * words + w, ybits[w]);
+    }
+  }
+  __syncthreads();
+  for (int p = threadIdx.x; p < num_pairs; p += blockDim.x) {
+    const int2 xy = __ldg(pair_symbols + p);
+    if (!((sh_live[xy.x * words + xy.y / 32] >> (xy.y % 32)) & 1u)) continue;
+    bool usable = false;
+    for (int w = 0; w < words; ++w) usable = usable || (__ldg(pair_targets + p * words + w) & targets[w]);
+    if (!usable) continue;
+    if (!fill) {
+      atomicAdd(pair_count + p, 1);
+    } else {
+      cells[pair_begin[p] + atomicAdd(pair_cursor + p, 1)] = blockIdx.x;
+    }
+  }
+}
+
+// Dispatch 3, between the counting and the filling ListLivePairsKernel: pair_begin = the
+// exclusive prefix sums of pair_count, pair_cursor = 0, and per tile in launch order its first
+// group of kG cells (group_begin[num_tiles]: the total). One block.
+__global__ void __launch_bounds__(1024)
+    ScanLiveListsKernel(const int* pair_count, int num_pairs, int* pair_begin, int* pair_cursor,
+                        const int* tiles, const int* pair_of_tile, int num_tiles, int group_cells,
+                        int* group_begin) {
+  __shared__ int sh_sum[1024];
+  auto scan = [&](int n, auto value, auto write) {
+    const int per = (n + blockDim.x - 1) / blockDim.x;
+    const int first = threadIdx.x * per, last = min(n, first + per);
+    int local = 0;
+    for (int i = first; i < last; ++i) local += value(i);
+    sh_sum[threadIdx.x] = local;
+    __syncthreads();
+    for (int offset = 1; offset < blockDim.x; offset *= 2) {  // inclusive Hillis-Steele
+      const int add = threadIdx.x >= offset ? sh_sum[threadIdx.x - offset] : 0;
+      __syncthreads();
+      sh_sum[threadIdx.x] += add;
+      __syncthreads();
+    }
+    int running = sh_sum[threadIdx.x] - local;
+    for (int i = first; i < last; ++i) {
+      write(i, running);
+      running += value(i);
+    }
+    if (threadIdx.x == blockDim.x - 1) write(n, sh_sum[threadIdx.x]);
+    __syncthreads();
+  };
+  scan(num_pairs, [&](int p) { return pair_count[p]; },
+       [&](int p, int v) {
+         if (p < num_pairs) {
+           pair_begin[p] = v;
+           pair_cursor[p] = 0;
+         }
+       });
+  scan(num_tiles,
+       [&](int i) { return (pair_count[pair_of_tile[tiles[i]]] + group_cells - 1) / group_cells; },
+       [&](int i, int v) { group_begin[i] = v; });
+}
+
+// Masked dispatch 2: Charts::group_present of one pair-sum launch (mode kMode, groups of kG target
+// cells of span `span`), into `out` (zeroed by the caller): a block per group, a warp per (cell,
+// partner), lanes over the symbols. Concurrent stores write the same 1 (global memory).
+template <int kMode>
+__global__ void GroupPresenceKernel(Charts c, const CellItem* items, int item_offset, int span,
+                                    int num_items, int group_cells, int max_partners,
+                                    unsigned char* out) {
+  const unsigned char* xpresent = kMode == kInside ? c.present_in : c.present_out;
+  unsigned char* x_out = out + size_t(blockIdx.x) * 2 * c.num_symbols;
+  unsigned char* y_out = x_out + c.num_symbols;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int job = warp; job < group_cells * max_partners; job += blockDim.x / 32) {
+    const int item = blockIdx.x * group_cells + job / max_partners, k = job % max_partners;
+    if (item >= num_items) break;
+    const CellItem it = items[item_offset + item];
+    if (k >= NumPartners<kMode>(it, span)) continue;
+    int xc, yc;
+    Partner<kMode>(it, span, k, &xc, &yc);
+    const unsigned char* x = xpresent + size_t(xc) * c.num_symbols;
+    const unsigned char* y = c.present_in + size_t(yc) * c.num_symbols;
+    for (int s = lane; s < c.num_symbols; s += 32) {
+      if (x[s]) x_out[s] = 1;
+      if (y[s]) y_out[s] = 1;
+    }
+  }
+}
+}  // namespace cky::cuda::io
