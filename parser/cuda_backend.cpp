@@ -214,6 +214,8 @@ class CudaBackend : public ViterbiBackend {
 
 bool CudaBackendAvailable() { return cuda::BuiltWithCuda() && cuda::DeviceAvailable(); }
 
+const std::vector<cuda::ViterbiKernelInfo>& CudaKernels() { return cuda::ViterbiKernels(); }
+
 std::vector<std::string> CudaKernelNames() { return cuda::ViterbiKernelNames(); }
 
 StatusOr<std::unique_ptr<ViterbiBackend>> MakeCudaBackend(const Grammar& grammar,
