@@ -202,6 +202,30 @@ if(install_deps MATCHES "libbenchmark-dev" AND NOT uses_benchmark)
   fail("14: scripts/install-deps installs libbenchmark-dev, which nothing uses")
 endif()
 
+# 15. `parse --help` names the default CUDA kernel only and says how to list the others;
+#     `parse --kernel list` prints every registered variant with its description, the default
+#     first (with or without CUDA), and exits 0 without reading input; an unknown name says how to
+#     list them.
+run(r parse --help)
+string(REGEX REPLACE "[ \n]+" " " help "${r_out}")
+if(NOT (r_rc EQUAL 0 AND help MATCHES "Default: pair-seg-g8-a4-m-rtgakuopln" AND
+        help MATCHES "`--kernel list`" AND NOT help MATCHES "block-reduce-staged"))
+  fail("15: parse --help lists the research kernels or not how to list them")
+endif()
+run(r parse --kernel list)
+string(REGEX MATCHALL "[^\n]+" kernel_lines "${r_out}")
+list(LENGTH kernel_lines kernel_count)
+if(NOT (r_rc EQUAL 0 AND r_out MATCHES "^pair-seg-g8-a4-m-rtgakuopln +the default" AND
+        r_out MATCHES "\nblock-reduce-seq +kernel 6" AND
+        r_out MATCHES "\npair-fused-g8-wide +kernel 7" AND kernel_count EQUAL 56))
+  fail("15: parse --kernel list")
+endif()
+run(r parse --kernel no-such-kernel)
+if(NOT (r_rc EQUAL 2 AND r_err MATCHES "'no-such-kernel' is no kernel variant" AND
+        r_err MATCHES "--kernel list"))
+  fail("15: an unknown --kernel says how to list them")
+endif()
+
 # With the shared grammars: 7 (convert keeps what parse -g keeps, reports the lexicon) and
 # 8 (every command reads every grammar format).
 set(gr ${SHARED}/grammars/berkeley-small/small_sm2.gr)

@@ -295,6 +295,15 @@ void MpiWork(MpiLink& link, Parser& parser, const ResultFormatOptions& format) {
 void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormatOptions& format,
                         StatusOr<std::unique_ptr<InputFile>>& input);
 
+// `--kernel list`: every registered CUDA kernel variant, one a line (name, description), the
+// default first.
+void PrintKernels() {
+  size_t width = 0;
+  for (const cuda::ViterbiKernelInfo& k : CudaKernels()) width = std::max(width, k.name.size());
+  for (const cuda::ViterbiKernelInfo& k : CudaKernels())
+    std::printf("%-*s  %s\n", static_cast<int>(width), k.name.c_str(), k.description.c_str());
+}
+
 void RunParse(const ParseArgs& args) {
   if (args.decoder != "viterbi" && (args.substates || args.scores)) {
     Fail("--substates and --scores print a Viterbi derivation: add --decoder viterbi", 2);
@@ -503,15 +512,22 @@ void AddParseCommand(CLI::App& app) {
             ->check(OneOf({"auto", "cpu", "reference", "cuda"}))
             ->capture_default_str(),
         "{auto,cpu,reference,cuda}");
-  std::string kernels;
-  for (const std::string& name : CudaKernelNames()) kernels += (kernels.empty() ? "" : ", ") + name;
   Shown(cmd->add_option("--kernel", args->kernel,
-                        "CUDA kernel variant: " + kernels +
-                            ". Default: the first, the fastest measured (bench/RESULTS.md); the "
-                            "others are the design space of Yi et al. (2011), kept for "
-                            "measurement. Every variant gives the same trees")
-            ->check(OneOf(CudaKernelNames())),
-        "NAME");
+                        "CUDA kernel variant. Default: " + CudaKernelNames().front() +
+                            ", the fastest measured (bench/RESULTS.md). `--kernel list` prints "
+                            "every variant with a line each: the others are the design space of "
+                            "Yi et al. (2011) and later research variants, kept for measurement. "
+                            "Every variant gives the same trees")
+            ->check(CLI::Validator(
+                [](std::string& input) -> std::string {
+                  for (const std::string& name : CudaKernelNames())
+                    if (input == name) return "";
+                  if (input == "list") return "";
+                  return "'" + input +
+                         "' is no kernel variant (`cky parse --kernel list` lists them)";
+                },
+                "NAME|list")),
+        "NAME|list");
   Shown(cmd->add_option("--devices", args->devices,
                         "Parse on several GPUs at once: all, or a list of CUDA device numbers "
                         "such as 0,1,3 (a number may repeat: 0,0 runs two parsers on device 0). "
@@ -646,6 +662,10 @@ void AddParseCommand(CLI::App& app) {
                 "lexical scoring, the device's batches and their breakdown, formatting, writing) "
                 "with its calls, total seconds and first start and last end since the start");
   cmd->callback([args] {
+    if (args->kernel == "list") {
+      PrintKernels();
+      return;
+    }
     if (args->timeline) timeline::Enable();
     RunParse(*args);
   });

@@ -246,6 +246,8 @@ class CudaPrunedBackend : public DeviceBackend {
 
 bool CudaBackendAvailable() { return cuda::BuiltWithCuda() && cuda::DeviceAvailable(); }
 
+const std::vector<cuda::ViterbiKernelInfo>& CudaKernels() { return cuda::ViterbiKernels(); }
+
 std::vector<std::string> CudaKernelNames() { return cuda::ViterbiKernelNames(); }
 
 std::unique_ptr<Backend> MakeCudaBackendForDevice(

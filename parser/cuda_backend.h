@@ -32,7 +32,10 @@ bool CudaBackendAvailable();
 // The grammar's arrays as cuda/viterbi/viterbi.h takes them (views into `grammar`).
 cuda::GrammarArrays CudaGrammarArrays(const Grammar& grammar);
 
-// The kernel variant names (cuda/viterbi/viterbi.h); the first is the default.
+// The kernel variants (cuda/viterbi/variants.h's registry: name, one-line description, family,
+// production or research); the first is the default, the only production one.
+const std::vector<cuda::ViterbiKernelInfo>& CudaKernels();
+// Their names, the default first.
 std::vector<std::string> CudaKernelNames();
 
 struct CudaBackendOptions {

@@ -57,6 +57,10 @@ class CudaBuffer {
     return host.empty() || cudaMemcpy(data_, host.data(), host.size() * sizeof(T),
                                       cudaMemcpyHostToDevice) == cudaSuccess;
   }
+  // Grows with a quarter of headroom, so that a long run's slightly larger batches do not each
+  // free and allocate again; the exact size when the headroom does not fit. For device memory
+  // (pinned growth costs more: Reserve).
+  bool Grow(size_t count) { return count <= size_ || Reserve(count + count / 4) || Reserve(count); }
   T* get() const { return data_; }
   size_t size() const { return size_; }
 
@@ -69,6 +73,86 @@ template <typename T>
 using DeviceArray = CudaBuffer<T, false>;
 template <typename T>
 using PinnedArray = CudaBuffer<T, true>;
+
+// False, with *error = "no CUDA device", when the process sees no usable device.
+inline bool RequireDevice(std::string* error) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    *error = "no CUDA device";
+    return false;
+  }
+  return true;
+}
+
+// The device bytes a batch may use: `requested` when set, else `share` of the memory free now.
+inline size_t DefaultBatchBudget(size_t requested, double share = 0.85) {
+  if (requested > 0) return requested;
+  size_t free_bytes = 0, total = 0;
+  cudaMemGetInfo(&free_bytes, &total);
+  return static_cast<size_t>(free_bytes * share);
+}
+
+// A stream owned by one device object (destroyed with it).
+class CudaStream {
+ public:
+  CudaStream() = default;
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+  ~CudaStream() {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  bool Create(std::string* error) {
+    if (cudaStreamCreate(&stream_) == cudaSuccess) return true;
+    stream_ = nullptr;
+    *error = "cudaStreamCreate failed";
+    return false;
+  }
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// Waits for everything queued on `stream`; false, with *error = "CUDA error: ...", when a call or
+// a kernel on it failed (the runtime's last error is read, and so cleared, either way).
+inline bool WaitForStream(cudaStream_t stream, std::string* error) {
+  cudaError_t status = cudaStreamSynchronize(stream);
+  const cudaError_t last = cudaGetLastError();  // e.g. the launch error of the last kernel
+  if (status == cudaSuccess) status = last;
+  if (status == cudaSuccess) return true;
+  *error = std::string("CUDA error: ") + cudaGetErrorString(status);
+  return false;
+}
+
+// Events for timing phases on a stream, by index (created when first recorded, destroyed with
+// the object): Record(i) at each phase boundary, Elapsed(i, j) once the stream is done.
+class EventMarks {
+ public:
+  EventMarks() = default;
+  EventMarks(const EventMarks&) = delete;
+  EventMarks& operator=(const EventMarks&) = delete;
+  ~EventMarks() {
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+  }
+  void Record(int index, cudaStream_t stream) {
+    while (static_cast<int>(events_.size()) <= index) {
+      cudaEvent_t e;
+      cudaEventCreate(&e);
+      events_.push_back(e);
+    }
+    cudaEventRecord(events_[index], stream);
+  }
+  // Milliseconds from mark `from` to mark `to`.
+  float Elapsed(int from, int to) const {
+    float ms = 0;
+    cudaEventElapsedTime(&ms, events_[from], events_[to]);
+    return ms;
+  }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+};
 
 // Lets `kernel` launch with `dynamic` bytes of dynamic shared memory, or says why it cannot. The
 // 48 KB a launch gets without opt-in is static and dynamic shared memory together (a kernel's

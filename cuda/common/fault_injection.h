@@ -1,4 +1,5 @@
-// Fault injection for the CUDA backend's failure paths, in plain C++ (viterbi.cu includes it).
+// Fault injection for the CUDA backend's failure paths, in plain C++ (viterbi/device_viterbi.cu
+// includes it).
 //
 // CKY_FAULT_INJECT=SPEC[,SPEC...], read when a DeviceViterbi is created (each one counts from 1):
 //   malloc:N   the device allocation of the Nth batch fails, exactly as a failing cudaMalloc does

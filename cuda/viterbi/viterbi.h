@@ -24,9 +24,9 @@
 // chart[A] = max(pre[A], max_u unary(A -> B) + pre[B]). Scores are floats; the adapter compares
 // trees to the double-precision reference within the extraction's relative tolerance (1e-5).
 //
-// Kernel variants: ViterbiKernelNames() lists them, the first is the default. viterbi.cu numbers
-// them in one table (Variants(): each name and the kernel, 1 to 9, it launches); cuda/README.md's
-// table says what each kernel does and which variants share it.
+// Kernel variants: one registry (variants.h: each name and its kernel family's policy) that
+// ViterbiKernels() lists, the default first; cuda/README.md says what each kernel does and in
+// which file it lives.
 #pragma once
 
 #include <cstddef>
@@ -58,7 +58,21 @@ struct GrammarArrays {
   const uint8_t* symbol_is_phrasal = nullptr;
 };
 
-// The variant names; the first is the default (the fastest measured).
+// The kernel families: Yi et al.'s rule mappings (kernels 1-6), then the child-pair kernels 7-9.
+enum class ViterbiKernelFamily { kPaper, kPairFused, kPairAcc, kPairSeg };
+
+// One registered kernel variant.
+struct ViterbiKernelInfo {
+  std::string name;         // what DeviceViterbiOptions::kernel (and `--kernel`) takes
+  std::string description;  // one line
+  ViterbiKernelFamily family = ViterbiKernelFamily::kPairSeg;
+  // The production path (the default); the others are research variants, kept for measurement.
+  bool production = false;
+};
+
+// Every registered variant; the first is the default (the fastest measured).
+const std::vector<ViterbiKernelInfo>& ViterbiKernels();
+// Their names, in the same order.
 std::vector<std::string> ViterbiKernelNames();
 
 struct DeviceViterbiOptions {

@@ -1,0 +1,316 @@
+// Kernel 9, pair-seg (CUDA types: include only from .cu files): its device policy, the helpers
+// its single-group bodies (pair_seg.cu) and its multi-group body (pair_seg_multi.cu, the default's)
+// share, its kernels, and its launch. Each .cu instantiates the kernels of its own variants
+// (MakePairSegPass, MakePairSegMultiPass); the option letters are explained in pair_seg.cu.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "cuda/common/device_helpers.cuh"
+#include "cuda/viterbi/device_common.cuh"
+#include "cuda/viterbi/launch.cuh"
+#include "cuda/viterbi/pair_tiles.cuh"
+#include "cuda/viterbi/variants.h"
+
+namespace cky::cuda::viterbi {
+
+// The fields of a variant's PairSegPolicy (variants.h) that the kernels read, as template
+// arguments: variants that differ only on the host (-a, -u, the band limit) share one
+// instantiation of each kernel.
+template <int kGroup_, int kSplitUnroll_, bool kPad_, bool kAligned_, bool kMask_, int kMinBlocks_,
+          bool kLaneRules_, bool kSplitPar_, bool kTable_, bool kQuadPad_, bool kPipe_,
+          bool kKeepRules_, bool kMultiGroup_, bool kMin5_, bool kRowOffsets_,
+          bool kPrefetchSplits_, bool kCpAsync_, bool kStageRules_, bool kGroupList_>
+struct PairSegKernelPolicy {
+  static constexpr int kGroup = kGroup_;
+  static constexpr int kSplitUnroll = kSplitUnroll_;
+  static constexpr bool kPad = kPad_, kAligned = kAligned_, kMask = kMask_;
+  static constexpr int kMinBlocks = kMinBlocks_;
+  static constexpr bool kLaneRules = kLaneRules_, kSplitPar = kSplitPar_, kTable = kTable_;
+  static constexpr bool kQuadPad = kQuadPad_, kPipe = kPipe_, kKeepRules = kKeepRules_;
+  static constexpr bool kMultiGroup = kMultiGroup_, kMin5 = kMin5_;
+  static constexpr bool kRowOffsets = kRowOffsets_, kPrefetchSplits = kPrefetchSplits_;
+  static constexpr bool kCpAsync = kCpAsync_, kStageRules = kStageRules_;
+  static constexpr bool kGroupList = kGroupList_;
+  // Any option beyond the split unroll, padding, aligned rows, masks and -oN.
+  static constexpr bool kAnyOption = kLaneRules || kSplitPar || kTable || kQuadPad || kPipe ||
+                                     kKeepRules || kMultiGroup || kMin5 || kRowOffsets ||
+                                     kPrefetchSplits || kCpAsync || kStageRules || kGroupList;
+};
+
+template <typename V>
+using PairSegKernelPolicyOf =
+    PairSegKernelPolicy<V::kGroup, V::kSplitUnroll, V::kPad, V::kAligned, V::kMask, V::kMinBlocks,
+                        V::kLaneRules, V::kSplitPar, V::kTable, V::kQuadPad, V::kPipe,
+                        V::kKeepRules, V::kMultiGroup, V::kMin5, V::kRowOffsets, V::kPrefetchSplits,
+                        V::kCpAsync, V::kStageRules, V::kGroupList>;
+
+// What a -o variant runs on a batch whose aligned chart has 2^32 floats or more: the same without
+// -o, -p, -c, -n (32-bit row offsets would overflow).
+template <typename P>
+using WithoutRowOffsets = PairSegKernelPolicy<P::kGroup, P::kSplitUnroll, P::kPad, P::kAligned,
+                                              P::kMask, 0, P::kLaneRules, P::kSplitPar, P::kTable,
+                                              P::kQuadPad, P::kPipe, P::kKeepRules, P::kMultiGroup,
+                                              P::kMin5, false, false, false, P::kStageRules, false>;
+
+constexpr int kMaxGroupsInFlight = 4;  // -g: most cell groups a block takes at once
+constexpr int kRingSlots = 2;          // -c: split points in flight per thread
+
+// One rule for kCells adjacent cells: acc[c] = max(acc[c], w + best[c]) (best[] in shared memory,
+// 8- or 16-byte aligned for 2 or 4 and more cells).
+template <int kCells>
+__device__ __forceinline__ void RuleIntoCells(float (&acc)[kCells], float w, const float* best) {
+  static_assert(kCells == 1 || kCells == 2 || kCells % 4 == 0);
+  if constexpr (kCells == 1) {
+    acc[0] = fmaxf(acc[0], w + best[0]);
+  } else if constexpr (kCells == 2) {
+    const float2 v = *reinterpret_cast<const float2*>(best);
+    acc[0] = fmaxf(acc[0], w + v.x);
+    acc[1] = fmaxf(acc[1], w + v.y);
+  } else {
+#pragma unroll
+    for (int q = 0; q < kCells / 4; ++q) {
+      const float4 v = reinterpret_cast<const float4*>(best)[q];
+      acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
+      acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
+      acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
+      acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
+    }
+  }
+}
+
+struct LaneArrays {
+  const int4* units;            // per unit: parent state, first rule, end rule (in rules), 0
+  const int* unit_begin;        // per tile: its units [unit_begin[t], unit_begin[t + 1])
+  const int2* rules;            // per rule: BestOffset<8, true>(key), the log-prob's bits
+  const unsigned* split_table;  // kTable: GroupMaskKernel's table of this span length
+  int max_k;                    // kMultiGroup: most groups in flight (their split lists fit)
+};
+
+// n / d for 0 <= n < 2^16 and 1 <= d < 2^15 (exact there: checked for every n < 70,000 and
+// d < 1,100), with magic = ceil(2^31 / d) from DivMagic: one multiply-high.
+__device__ __forceinline__ unsigned DivMagic(unsigned d) { return ((1u << 31) + d - 1) / d; }
+__device__ __forceinline__ int DivBy(int n, unsigned magic) {
+  return int(__umulhi(unsigned(n) << 1, magic));
+}
+
+// The lane-rules phase (kLaneRules) with L lanes per unit, G / L cells per lane, over nk groups at
+// once (kMultiGroup; else nk = 1): item = k x rule_units + unit, group k's maxima at sh_best +
+// k x region, its target cells at sh_target[k G ..].
+template <int G, int L, bool kKeep>
+__device__ __forceinline__ void LaneRulesMulti(const LaneArrays& lanes, int unit_first,
+                                               int rule_units, int items, const float* sh_best,
+                                               int region, const long long* sh_target, float* pre) {
+  constexpr int kCells = G / L;
+  static_assert(kCells * L == G && (kCells == 1 || kCells == 2 || kCells % 4 == 0));
+  const int part = threadIdx.x % L;
+  for (int item = threadIdx.x / L; item < items; item += blockDim.x / L) {
+    const int k = item / rule_units;
+    const int4 unit = __ldg(lanes.units + unit_first + item - k * rule_units);
+    const float* group_best = sh_best + k * region + part * kCells;
+    float acc[kCells];
+#pragma unroll
+    for (int c = 0; c < kCells; ++c) acc[c] = kNegInfF;
+#pragma unroll 4
+    for (int r = unit.y; r < unit.z; ++r) {
+      const int2 rule = kKeep ? LoadRuleKeep(lanes.rules + r) : __ldg(lanes.rules + r);
+      const float w = __int_as_float(rule.y);
+      RuleIntoCells<kCells>(acc, w, group_best + rule.x);
+    }
+#pragma unroll
+    for (int c = 0; c < kCells; ++c) {
+      const long long target = sh_target[k * G + part * kCells + c];
+      if (acc[c] > kNegInfF && target >= 0) AtomicMaxFloat(pre + target + unit.x, acc[c]);
+    }
+  }
+}
+
+// LaneRulesMulti reading the tile's units and rules from shared memory (kStageRules): units[u]
+
+// The bodies of kernel 9: PairSegBody and PairSegPipeBody in pair_seg.cu, PairSegMultiBody (-g)
+// in pair_seg_multi.cu; each file instantiates the kernels of the variants whose body it has.
+template <typename P>
+__device__ __forceinline__ void PairSegBody(LevelArgs a, PairArrays pairs,
+                                            const unsigned char* present, int num_symbols,
+                                            int num_items, int max_splits, int max_bc,
+                                            int groups_per_block, const unsigned* left_mask,
+                                            const unsigned* right_mask, int mask_words,
+                                            LaneArrays lanes);
+template <typename P>
+__device__ __forceinline__ void PairSegPipeBody(LevelArgs a, PairArrays pairs, int num_items,
+                                                int max_splits, int max_bc, int groups_per_block,
+                                                const unsigned* left_mask,
+                                                const unsigned* right_mask, int mask_words,
+                                                LaneArrays lanes);
+template <typename P>
+__device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, int num_items,
+                                                 int max_splits, int max_bc, int groups_per_block,
+                                                 const unsigned* left_mask,
+                                                 const unsigned* right_mask, int mask_words,
+                                                 LaneArrays lanes);
+
+#define CKY_PAIR_SEG_PARAMS                                                                    \
+  LevelArgs a, PairArrays pairs, const unsigned char *present, int num_symbols, int num_items, \
+      int max_splits, int max_bc, int groups_per_block, const unsigned *left_mask,             \
+      const unsigned *right_mask, int mask_words, LaneArrays lanes
+#define CKY_PAIR_SEG_ARGS                                                                     \
+  a, pairs, present, num_symbols, num_items, max_splits, max_bc, groups_per_block, left_mask, \
+      right_mask, mask_words, lanes
+
+template <typename P>
+__global__ void __launch_bounds__(kThreads) PairSegKernel(CKY_PAIR_SEG_PARAMS) {
+  if constexpr (P::kMultiGroup) {
+    PairSegMultiBody<P>(a, pairs, num_items, max_splits, max_bc, groups_per_block, left_mask,
+                        right_mask, mask_words, lanes);
+  } else {
+    PairSegBody<P>(CKY_PAIR_SEG_ARGS);
+  }
+}
+
+// -q and -5 variants: at least 5 blocks per SM, the ordinary variants' occupancy (48 registers;
+// nvcc gives these 57-58 unbounded, i.e. 4 blocks).
+template <typename P>
+__global__ void __launch_bounds__(kThreads, 5) PairSegKernelQuad(CKY_PAIR_SEG_PARAMS) {
+  if constexpr (P::kMultiGroup) {
+    PairSegMultiBody<P>(a, pairs, num_items, max_splits, max_bc, groups_per_block, left_mask,
+                        right_mask, mask_words, lanes);
+  } else if constexpr (P::kPipe) {
+    PairSegPipeBody<P>(a, pairs, num_items, max_splits, max_bc, groups_per_block, left_mask,
+                       right_mask, mask_words, lanes);
+  } else {
+    static_assert(P::kSplitUnroll == 1 && P::kPad && P::kAligned && P::kMask);
+    PairSegBody<P>(CKY_PAIR_SEG_ARGS);
+  }
+}
+
+// -p variants: at most 64 registers (4 blocks per SM, as the default's 61). (-l
+// without -o took 68 registers unbounded, and spilled with this bound: it is not a variant.)
+template <typename P>
+__global__ void __launch_bounds__(kThreads, 4) PairSegKernelMin4(CKY_PAIR_SEG_PARAMS) {
+  static_assert(P::kMultiGroup);
+  PairSegMultiBody<P>(a, pairs, num_items, max_splits, max_bc, groups_per_block, left_mask,
+                      right_mask, mask_words, lanes);
+}
+
+// -oN: at least N = P::kMinBlocks blocks per SM: the compiler caps the registers to fit them
+// (N = 6, 7, 8: 40, 36, 32 registers). A kernel of its own: nvcc 13 compiles
+// __launch_bounds__(kThreads, 1) differently from __launch_bounds__(kThreads) (72 to 80
+// registers instead of 48 for pair-seg-g8-a4-m, and 3 blocks per SM instead of 5).
+template <typename P>
+__global__ void __launch_bounds__(kThreads, P::kMinBlocks)
+    PairSegKernelMinBlocks(CKY_PAIR_SEG_PARAMS) {
+  static_assert(!P::kAnyOption);
+  PairSegBody<P>(CKY_PAIR_SEG_ARGS);
+}
+
+#undef CKY_PAIR_SEG_PARAMS
+#undef CKY_PAIR_SEG_ARGS
+
+// Kernel 9's launch for one span length, with the kernel of policy P's launch bounds: -oN
+// (PairSegKernelMinBlocks), -q or -5 (PairSegKernelQuad), -p (PairSegKernelMin4), else
+// PairSegKernel.
+template <typename P>
+bool LaunchPairSeg(const SpanLaunch& s, const PairTiles& tiles, std::string* error) {
+  static_assert(P::kMinBlocks == 0 || !P::kAnyOption);
+  constexpr int G = P::kGroup;
+  constexpr bool kMask = P::kMask;
+  const LevelArgs& a = s.a;
+  const int count = s.count;
+  // -o: 32-bit row offsets need an aligned chart of fewer than 2^32 floats; a batch with a
+  // larger one runs the kernel without -o, -p, -c, -n.
+  if constexpr (P::kRowOffsets) {
+    if (uint64_t(s.aligned_floats) >= (uint64_t(1) << 32))
+      return LaunchPairSeg<WithoutRowOffsets<P>>(s, tiles, error);
+  }
+  const auto kernel = [] {
+    if constexpr (P::kMinBlocks > 0) {
+      return &PairSegKernelMinBlocks<P>;
+    } else if constexpr (P::kQuadPad || P::kMin5) {
+      return &PairSegKernelQuad<P>;
+    } else if constexpr (P::kPrefetchSplits) {
+      return &PairSegKernelMin4<P>;
+    } else {
+      return &PairSegKernel<P>;
+    }
+  }();
+  const int max_splits = a.span - 1;
+  const int groups = (count + G - 1) / G;
+  const SizeClass& c = tiles.classes()[0];  // every tile, heaviest first
+  // -w: double-buffered split lists; -g: max_k groups' lists, max_k the most (4, 2, 1) that keeps
+  // the block within 44 KB (5 blocks per SM) or within the one-group size. -c: each thread's ring
+  // of kRingSlots split points (two float4s each) after the lists, and 12 KB more in the budget
+  // (4 blocks per SM, which the registers allow anyway).
+  constexpr size_t kRingBytes =
+      P::kCpAsync ? size_t(kRingSlots) * 2 * kThreads * sizeof(float4) : 0;
+  const auto shared_for = [&](int lists) {
+    return (size_t(BestFloats(G, c.max_bc)) + 2 * size_t(lists) * G * max_splits) * sizeof(float) +
+           kRingBytes;
+  };
+  int max_k = 1;
+  if constexpr (P::kMultiGroup) {
+    const size_t budget = std::max<size_t>(shared_for(1), (P::kCpAsync ? 56 : 44) * 1024);
+    for (int k : {kMaxGroupsInFlight, 2})
+      if (shared_for(k) <= budget) {
+        max_k = k;
+        break;
+      }
+  }
+  const size_t shared = shared_for(P::kPipe ? 2 : max_k);
+  if (!AllowDynamicShared(kernel, shared, s.device.max_shared_optin, "pair-seg", error))
+    return false;
+  const PairArrays p = tiles.ArraysFor(c);
+  const int num_tiles = static_cast<int>(c.pairs.size());
+  const GroupGrid grid = GroupGridFor(groups, num_tiles, s.device.num_sms);
+  const LaneArrays lanes{tiles.lane_units(), tiles.lane_unit_begin(), tiles.lane_rules(),
+                         P::kTable ? s.split_table : nullptr, max_k};
+  kernel<<<dim3(grid.launched_x, num_tiles), kThreads, shared, s.stream>>>(
+      a, p, s.present, s.num_symbols, count, max_splits, c.max_bc, grid.per_block,
+      kMask ? s.left_mask : nullptr, kMask ? s.right_mask : nullptr, s.mask_words, lanes);
+  return true;
+}
+
+// The binary pass of variant V (a PairSegPolicy).
+template <typename V>
+std::unique_ptr<BinaryPass> NewPairSegPass() {
+  // Every option extends pair-seg-g8-a4-m (aligned rows, masks, padding, bands of 1,024).
+  static_assert(!PairSegKernelPolicyOf<V>::kAnyOption ||
+                (V::kGroup == 8 && V::kAligned && V::kMask && V::kPad && V::kBandLimit == 1024 &&
+                 V::kSplitUnroll == 1 && V::kMinBlocks == 0));
+  static_assert(!V::kMask || V::kAligned);
+  PassTraits traits;
+  traits.aligned = V::kAligned;
+  traits.mask_group = V::kMask ? V::kGroup : 0;
+  traits.split_table = V::kTable;
+  traits.unary_cells = V::kUnaryCells;
+  TileOptions tiles;
+  tiles.band_limit = V::kBandLimit;
+  tiles.aligned = V::kAligned;
+  tiles.quad_pad = V::kQuadPad;
+  tiles.lane_rules = V::kLaneRules;
+  tiles.adaptive_units = V::kAdaptiveUnits;
+  return std::make_unique<TilePass>(traits, tiles, &LaunchPairSeg<PairSegKernelPolicyOf<V>>);
+}
+
+// The pass of variant `name` when it is a kernel 9 variant whose body is multi-group (kMulti) or
+// not; else null.
+template <bool kMulti>
+std::unique_ptr<BinaryPass> FindPairSegPass(const std::string& name) {
+  std::unique_ptr<BinaryPass> pass;
+  ForEachVariant([&](const auto& variant) {
+    using V = PolicyOf<decltype(variant)>;
+    if constexpr (V::kFamily == Family::kPairSeg) {
+      if constexpr (V::kMultiGroup == kMulti) {
+        if (!pass && name == variant.name) pass = NewPairSegPass<V>();
+      }
+    }
+  });
+  return pass;
+}
+
+}  // namespace cky::cuda::viterbi
