@@ -133,7 +133,8 @@ StatusOr<std::unique_ptr<CoarseToFinePruner>> CoarseToFinePruner::Create(
         }
         // The Viterbi pass keeps a reference to the grammar: made once the grammar has its place.
         built[k].projection = std::make_unique<ProjectedGrammar>(std::move(*projection));
-        built[k].viterbi = std::make_unique<CpuViterbi>(built[k].projection->grammar);
+        built[k].viterbi =
+            std::make_unique<CpuViterbi>(built[k].projection->grammar, options.order);
       });
     }
     for (std::thread& thread : threads) thread.join();

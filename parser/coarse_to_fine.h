@@ -45,6 +45,10 @@ struct PruningOptions {
   // allows the refinements of the survivors of the level run before it; thresholds stay indexed
   // by the level itself.
   std::vector<int32_t> levels;
+  // The pre-parses' order of additions (parser/viterbi_cpu.h): the device pruner's pair-factored
+  // kernels add each child pair first; pruning kernels 1 to 3 add the rule first. The pruners of
+  // both sides must agree for their survivors to be the same bit for bit.
+  AdditionOrder order = AdditionOrder::kPairFirst;
 
   static PruningOptions Berkeley(bool accurate);
   static PruningOptions Safe();

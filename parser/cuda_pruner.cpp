@@ -34,7 +34,13 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
     const Grammar& fine, const PruningOptions& pruning, const CudaPrunerOptions& options) {
   if (!cuda::BuiltWithCuda()) return Status::Error("this build has no CUDA support");
   if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device");
-  auto pruner = CoarseToFinePruner::Create(fine, pruning);
+  // The device's pre-parse kernels and the CPU pruner add in the same order (pair first with
+  // kernels 4, the default; the rule first with 1 to 3), so that their survivors are the same.
+  const int kernels =
+      options.pruning_kernels > 0 ? options.pruning_kernels : cuda::kDefaultPruningKernels;
+  PruningOptions ordered = pruning;
+  ordered.order = kernels >= 4 ? AdditionOrder::kPairFirst : AdditionOrder::kRuleFirst;
+  auto pruner = CoarseToFinePruner::Create(fine, ordered);
   if (!pruner.ok()) return pruner.status();
   auto impl = std::make_unique<Impl>(options);
   impl->pruner = std::move(*pruner);
@@ -42,10 +48,21 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
   std::vector<cuda::PruningLevelArrays> levels;
   auto arrays = [](const Grammar& g) {
     const cuda::GrammarArrays v = CudaGrammarArrays(g);  // the exact backend's view of g
-    return cuda::PruningLevelArrays{v.num_states,          v.num_binary,        v.binary_parent,
-                                    v.binary_left,         v.binary_right,      v.binary_log_prob,
-                                    v.binary_parent_begin, v.num_unary,         v.unary_child,
-                                    v.unary_log_prob,      v.unary_parent_begin};
+    return cuda::PruningLevelArrays{.num_states = v.num_states,
+                                    .num_symbols = v.num_symbols,
+                                    .state_symbol = v.state_symbol,
+                                    .symbol_first_state = v.symbol_first_state,
+                                    .symbol_num_substates = v.symbol_num_substates,
+                                    .num_binary = v.num_binary,
+                                    .binary_parent = v.binary_parent,
+                                    .binary_left = v.binary_left,
+                                    .binary_right = v.binary_right,
+                                    .binary_log_prob = v.binary_log_prob,
+                                    .binary_parent_begin = v.binary_parent_begin,
+                                    .num_unary = v.num_unary,
+                                    .unary_child = v.unary_child,
+                                    .unary_log_prob = v.unary_log_prob,
+                                    .unary_parent_begin = v.unary_parent_begin};
   };
   for (int32_t k = 0; k < p.num_levels(); ++k) {
     cuda::PruningLevelArrays a = arrays(p.level(k).grammar);
@@ -61,7 +78,7 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
       .max_batch_bytes = options.max_batch_bytes,
       .keep_level_survivors = options.keep_level_survivors,
       .fine_mask_only = options.fine_mask_only};
-  if (options.pruning_kernels > 0) device_options.pruning_kernels = options.pruning_kernels;
+  device_options.pruning_kernels = kernels;
   impl->device = cuda::DevicePrunedViterbi::Create(levels, device_options, &error);
   if (!impl->device) return Status::Error("CUDA pruned backend: " + error);
   return std::unique_ptr<CudaCoarseToFine>(new CudaCoarseToFine(std::move(impl)));

@@ -6,7 +6,7 @@
 
 namespace cky {
 
-CpuViterbi::CpuViterbi(const Grammar& g) : grammar_(g) {
+CpuViterbi::CpuViterbi(const Grammar& g, AdditionOrder order) : grammar_(g), order_(order) {
   ChildPairRuns runs(g);
   for (int32_t r : runs.order) {
     parent_.push_back(g.binary_parent[r]);
@@ -47,6 +47,14 @@ void CpuViterbi::Inside(const LexicalScores& lexical, const ItemMask* mask, Char
               const double right_score = right[pair_right_[pair]];
               if (right_score == kNegInf) continue;
               // Parents not allowed are scored too and cleared below: no test in this loop.
+              if (order_ == AdditionOrder::kPairFirst) {
+                const double children = left_score + right_score;
+                for (int32_t k = pair_begin_[pair]; k < pair_begin_[pair + 1]; ++k) {
+                  double& best = below[parent_[k]];
+                  best = std::max(best, log_prob_[k] + children);
+                }
+                continue;
+              }
               for (int32_t k = pair_begin_[pair]; k < pair_begin_[pair + 1]; ++k) {
                 // The reference's order of additions, so that unpruned charts are bit-identical.
                 const double score = log_prob_[k] + left_score + right_score;
@@ -136,10 +144,18 @@ void CpuViterbi::MaxMarginals(const Chart& post, const Chart& pre,
             const double right_score = right[r];
             if (right_score == kNegInf) continue;
             double right_best = right_out[r];
-            for (int32_t k = pair_begin_[pair]; k < pair_begin_[pair + 1]; ++k) {
-              const double through = down[parent_[k]] + log_prob_[k];
-              left_best = std::max(left_best, through + right_score);
-              right_best = std::max(right_best, through + left_score);
+            if (order_ == AdditionOrder::kPairFirst) {
+              for (int32_t k = pair_begin_[pair]; k < pair_begin_[pair + 1]; ++k) {
+                const double above = down[parent_[k]];
+                left_best = std::max(left_best, log_prob_[k] + (above + right_score));
+                right_best = std::max(right_best, log_prob_[k] + (above + left_score));
+              }
+            } else {
+              for (int32_t k = pair_begin_[pair]; k < pair_begin_[pair + 1]; ++k) {
+                const double through = down[parent_[k]] + log_prob_[k];
+                left_best = std::max(left_best, through + right_score);
+                right_best = std::max(right_best, through + left_score);
+              }
             }
             right_out[r] = right_best;
           }

@@ -24,9 +24,20 @@ struct ItemMask {
   const uint8_t* cell(int64_t cell_index) const { return allowed.data() + cell_index * num_states; }
 };
 
+// The order of a binary candidate's additions. A maximum is exact whatever its terms' order, but
+// a sum of three doubles is not, so a device pass that must give these charts bit for bit adds in
+// the same order.
+enum class AdditionOrder {
+  kRuleFirst,  // (rule + left) + right, as the reference (exact Viterbi decoding)
+  // rule + (left + right) inside, rule + (outside + sibling) in the max-marginals: the order of
+  // the device's pair-factored pre-parse passes, which take each child pair's sum first
+  // (cuda/pruning/pruned_viterbi.h, pruning kernels 4)
+  kPairFirst,
+};
+
 class CpuViterbi {
  public:
-  explicit CpuViterbi(const Grammar& grammar);
+  explicit CpuViterbi(const Grammar& grammar, AdditionOrder order = AdditionOrder::kRuleFirst);
   // Fills `post` (scores after each cell's unary layer, -infinity for items not allowed or not
   // derivable) and, when `pre` is non-null, the scores below the unary layer. `mask` null: every
   // item allowed.
@@ -44,6 +55,7 @@ class CpuViterbi {
 
  private:
   const Grammar& grammar_;
+  AdditionOrder order_;
   // Binary rules grouped by left child state, then by right child: left child l's (l, r) pairs are
   // [left_begin_[l], left_begin_[l + 1]); pair i has right child pair_right_[i] and the rules
   // [pair_begin_[i], pair_begin_[i + 1]) (parent_, log_prob_). A right child absent from its cell

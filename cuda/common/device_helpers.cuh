@@ -154,6 +154,14 @@ class EventMarks {
   std::vector<cudaEvent_t> events_;
 };
 
+// The current device's most shared memory a block can opt in to.
+inline int MaxSharedOptin() {
+  int device = 0, bytes = 48 * 1024;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  return bytes;
+}
+
 // Lets `kernel` launch with `dynamic` bytes of dynamic shared memory, or says why it cannot. The
 // 48 KB a launch gets without opt-in is static and dynamic shared memory together (a kernel's
 // default maxDynamicSharedSizeBytes is 48 KB less its static bytes): comparing the dynamic bytes

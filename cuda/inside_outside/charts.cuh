@@ -10,6 +10,21 @@
 #include "cuda/common/device_helpers.cuh"
 
 namespace cky::cuda::io {
+// Each .cu file that includes this gets its own copy of the kernels (internal linkage).
+namespace {
+
+// *address = max(*address, value) in one native atomic, for doubles that are never NaN: non-negative
+// doubles order like signed 64-bit integers and negative ones in reverse like unsigned ones
+// (-infinity, the initial value, included); -0.0 is made +0.0 first.
+__device__ __forceinline__ void AtomicMaxDouble(double* address, double value) {
+  value = __dadd_rn(value, 0.0);
+  if (value >= 0) {
+    atomicMax(reinterpret_cast<long long*>(address), __double_as_longlong(value));
+  } else {
+    atomicMin(reinterpret_cast<unsigned long long*>(address),
+              static_cast<unsigned long long>(__double_as_longlong(value)));
+  }
+}
 
 constexpr int kThreads = 256;
 constexpr int kQuad = 4;  // register blocking: 4 x 4 substate pairs per thread
@@ -218,4 +233,5 @@ __global__ void LikelihoodKernel(Charts c, const int* sentence_top, int num_sent
   c.log_likelihood[i] = v > 0 ? log(v) + c.in_scale[top] : kNegInfD;
 }
 
+}  // namespace
 }  // namespace cky::cuda::io

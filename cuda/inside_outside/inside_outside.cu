@@ -33,38 +33,6 @@ using namespace io;  // NOLINT: the kernels of this file's family
 
 int64_t NumCells(int32_t n) { return int64_t(n) * (n + 1) / 2; }
 
-// One pair-sum rule layout (inside, outside-left or outside-right).
-struct PairLayout {
-  DeviceArray<int4> info;
-  DeviceArray<int2> symbols;
-  DeviceArray<int> tiles, pl_begin, pl_target, pl_rule_begin, key;
-  DeviceArray<double> w;
-  int num_tiles = 0;
-  int max_bc = 0;
-  PairArrays view() const {
-    return {info.get(),      symbols.get(),       tiles.get(), pl_begin.get(),
-            pl_target.get(), pl_rule_begin.get(), key.get(),   w.get()};
-  }
-};
-
-// Masked dispatch 3's view of one pair-sum layout: its symbol pairs, which tiles (bands) belong
-// to each, and each pair's target symbols (bits).
-struct LiveLayout {
-  DeviceArray<int> pair_of_tile;
-  DeviceArray<int2> pair_symbols;
-  DeviceArray<unsigned> pair_targets;  // [pair][symbol words]
-  int num_pairs = 0;
-};
-
-// The layouts' host twins of int4 and int2 (sum_layouts.h) as the device types.
-template <typename Device, typename Host>
-std::vector<Device> AsDevice(const std::vector<Host>& host) {
-  static_assert(sizeof(Device) == sizeof(Host));
-  std::vector<Device> out(host.size());
-  if (!host.empty()) std::memcpy(out.data(), host.data(), host.size() * sizeof(Host));
-  return out;
-}
-
 class DeviceInsideOutsideImpl : public DeviceInsideOutside {
  public:
   size_t BytesForSentence(int32_t n) const override {
@@ -72,7 +40,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     return cells * (size_t(num_states_) * sizeof(double) * 3 + 4 * sizeof(double) +
                     size_t(num_symbols_) * (2 + sizeof(double) + sizeof(int4)) + sizeof(CellItem)) +
            size_t(n) * (size_t(num_states_) * sizeof(double) + num_chunks_ * sizeof(Candidate) +
-                        2 * num_symbols_ + size_t(max_live_pairs_) * sizeof(int));
+                        2 * num_symbols_ + size_t(MaxLivePairs(live_)) * sizeof(int));
   }
   size_t BatchBudget() const override { return budget_; }
   int32_t MaxLength() const override {
@@ -168,11 +136,11 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
           [&] { max_rule_fits = BuildMaxRuleLayout(g, max_rule_kernel_, &max_rule); });
       for (std::thread& t : builders) t.join();
     }
-    ok = ok && UploadLayout(pair_sums[0], &layouts_[kInside]) &&
-         UploadLayout(pair_sums[1], &layouts_[kOutLeft]) &&
-         UploadLayout(pair_sums[2], &layouts_[kOutRight]);
+    ok = ok && UploadPairLayout(pair_sums[0], &layouts_[kInside]) &&
+         UploadPairLayout(pair_sums[1], &layouts_[kOutLeft]) &&
+         UploadPairLayout(pair_sums[2], &layouts_[kOutRight]);
     for (int k = 0; k < 3 && masked_dispatch_ == 3; ++k)
-      ok = ok && UploadLiveLayout(pair_sums[k], g.state_symbol, &live_[k]);
+      ok = ok && UploadLiveLayout(pair_sums[k], g.state_symbol, num_symbols_, &live_[k]);
     ok = ok && max_rule_fits && UploadMaxRule(max_rule);
     if (!ok) {
       *error = "could not upload the grammar to the device";
@@ -354,9 +322,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
       return IoBatchResult::kOutOfMemory;
     }
     if (list_dispatch_ &&
-        (!live_cells_.Reserve(size_t(max_live_pairs_) * max_level) ||
-         !live_count_.Reserve(max_live_pairs_) || !live_begin_.Reserve(max_live_pairs_) ||
-         !live_cursor_.Reserve(max_live_pairs_) || !live_groups_.Reserve(max_tiles_ + 1))) {
+        !live_buffers_.Reserve(MaxLivePairs(live_), MaxTiles(layouts_), max_level)) {
       *error = "cudaMalloc failed for the pair-sum work lists";
       return IoBatchResult::kOutOfMemory;
     }
@@ -600,79 +566,14 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     return true;
   }
 
-  // Masked dispatch 3: the live (pair, cell)s of the span listed per pair, then the pair-sum over
-  // every tile's groups of them.
+  // Masked dispatch 3 (pair_sum.cuh's LaunchPairList).
   template <int kG, int kMode, int kRules>
   bool LaunchPairSumList(const Charts& c, int offset, int count, int span, int max_partners,
                          size_t shared, std::string* error) {
-    const PairLayout& layout = layouts_[kMode];
-    const LiveLayout& live = live_[kMode];
-    const size_t live_shared = size_t(num_symbols_ + 1) * ((num_symbols_ + 31) / 32) * 4;
-    cudaMemsetAsync(live_count_.get(), 0, size_t(live.num_pairs) * sizeof(int), stream_);
-    for (int fill = 0; fill < 2; ++fill) {
-      ListLivePairsKernel<kMode><<<count, kThreads, live_shared, stream_>>>(
-          c, items_.get(), offset, span, live.pair_symbols.get(), live.pair_targets.get(),
-          live.num_pairs, state_symbol_.get(), fill, live_count_.get(), live_begin_.get(),
-          live_cursor_.get(), live_cells_.get());
-      if (fill == 0) {
-        ScanLiveListsKernel<<<1, 1024, 0, stream_>>>(
-            live_count_.get(), live.num_pairs, live_begin_.get(), live_cursor_.get(),
-            layout.tiles.get(), live.pair_of_tile.get(), layout.num_tiles, kG, live_groups_.get());
-      }
-    }
-    const LiveLists lists{live.pair_of_tile.get(), live_count_.get(), live_begin_.get(),
-                          live_cells_.get(),      live_groups_.get(), layout.num_tiles};
-    int per_sm = 0;
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, PairSumListKernel<kG, kMode, kRules>,
-                                                  kThreads, shared);
-    PairSumListKernel<kG, kMode, kRules><<<num_sms_ * std::max(1, per_sm), kThreads, shared,
-                                           stream_>>>(c, items_.get(), offset, span, layout.view(),
-                                                      lists, max_partners, layout.max_bc);
-    const cudaError_t launch = cudaGetLastError();
-    if (launch != cudaSuccess) {
-      *error = std::string("kernel launch failed: ") + cudaGetErrorString(launch);
-      return false;
-    }
-    return true;
-  }
-
-  bool UploadLiveLayout(const PairSumLayout& layout, const int32_t* state_symbol,
-                        LiveLayout* out) {
-    const int words = (num_symbols_ + 31) / 32;
-    std::vector<int> pair_of_tile(layout.symbols.size());
-    std::vector<LayoutInt2> pairs;
-    std::vector<unsigned> targets;
-    std::map<std::pair<int, int>, int> pair_of;  // (X, Y) -> pair
-    for (size_t t = 0; t < layout.symbols.size(); ++t) {
-      const auto [found, added] = pair_of.try_emplace(
-          {layout.symbols[t].x, layout.symbols[t].y}, static_cast<int>(pairs.size()));
-      const int pair = found->second;
-      if (added) {
-        pairs.push_back(layout.symbols[t]);
-        targets.resize(targets.size() + words, 0u);
-      }
-      pair_of_tile[t] = pair;
-      for (int pl = layout.pl_begin[t]; pl < layout.pl_begin[t + 1]; ++pl) {
-        const int x = state_symbol[layout.pl_target[pl]];
-        targets[size_t(pair) * words + x / 32] |= 1u << (x % 32);
-      }
-    }
-    out->num_pairs = static_cast<int>(pairs.size());
-    max_live_pairs_ = std::max(max_live_pairs_, out->num_pairs);
-    max_tiles_ = std::max(max_tiles_, static_cast<int>(layout.symbols.size()));
-    return out->pair_of_tile.Upload(pair_of_tile) &&
-           out->pair_symbols.Upload(AsDevice<int2>(pairs)) && out->pair_targets.Upload(targets);
-  }
-
-  bool UploadLayout(const PairSumLayout& layout, PairLayout* out) {
-    out->num_tiles = static_cast<int>(layout.tiles.size());
-    out->max_bc = layout.max_bc;
-    if (out->num_tiles > 65535) return false;
-    return out->info.Upload(AsDevice<int4>(layout.info)) &&
-           out->symbols.Upload(AsDevice<int2>(layout.symbols)) && out->tiles.Upload(layout.tiles) &&
-           out->pl_begin.Upload(layout.pl_begin) && out->pl_target.Upload(layout.pl_target) &&
-           out->pl_rule_begin.Upload(layout.pl_rule_begin) && out->key.Upload(layout.key) &&
-           out->w.Upload(layout.w);
+    return LaunchPairList<kG, kMode, kRules, false>(c, items_.get(), offset, count, span,
+                                                    max_partners, shared, layouts_[kMode],
+                                                    live_[kMode], state_symbol_.get(), num_sms_,
+                                                    stream_, &live_buffers_, error);
   }
 
   bool UploadMaxRule(const MaxRuleLayout& m) {
@@ -743,7 +644,6 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<double> up_w_, uc_w_;
   std::array<PairLayout, 3> layouts_;
   std::array<LiveLayout, 3> live_;  // masked dispatch 3
-  int max_live_pairs_ = 0, max_tiles_ = 0;
   // Max-rule.
   DeviceArray<int4> mr_base_, mr_chunk_;
   DeviceArray<int> mr_key_, symbol_chunk_begin_, pair_begin_, pair_rule_begin_, pu_parent_,
@@ -770,9 +670,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<int4> maxc_info_;
   DeviceArray<Candidate> candidates_;
   DeviceArray<unsigned char> group_present_;  // masked dispatch 2: pair-sum group flags
-  // Masked dispatch 3: per pair its live cells' count, list offset and fill cursor; the lists;
-  // per tile (launch order) its first group.
-  DeviceArray<int> live_count_, live_begin_, live_cursor_, live_cells_, live_groups_;
+  LiveBuffers live_buffers_;  // masked dispatch 3
   bool list_dispatch_ = false;  // this batch runs masked dispatch 3
   HostBuffers host_[2];
   int next_host_ = 0;

@@ -6,6 +6,8 @@
 #include "cuda/inside_outside/charts.cuh"
 
 namespace cky::cuda::io {
+// Each .cu file that includes this gets its own copy of the kernels (internal linkage).
+namespace {
 
 // Max-rule (maxc) pass.
 
@@ -546,4 +548,5 @@ __global__ void MaxcUnaryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const Ce
     }
   }
 }
+}  // namespace
 }  // namespace cky::cuda::io

@@ -1,11 +1,25 @@
 // The pair-sum kernels: the binary sums of one span length, inside or one outside direction
 // (cuda/inside_outside/inside_outside.h describes the mapping), and masked dispatch 3's work lists.
-// For cuda/inside_outside/inside_outside.cu only.
+// With kMax the same kernels run in the max-plus semiring over log scores (no scales), for the
+// pre-parses of cuda/pruning/pruned_viterbi.cu (pruning kernels 4): S[x][y] = max over partners of
+// X_x + Y_y, each rule's candidate w + S[x][y] (w its log-probability) taken into the target by an
+// atomic maximum, so a candidate adds rule + (X + Y). For the parser's .cu files only.
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "cuda/inside_outside/charts.cuh"
+#include "cuda/inside_outside/sum_layouts.h"
 
 namespace cky::cuda::io {
+// Each .cu file that includes this gets its own copy of the kernels (internal linkage).
+namespace {
 
 struct PairArrays {
   const int4* info;          // per tile: first X state of the band, band rows, Y's first state, sY
@@ -15,7 +29,7 @@ struct PairArrays {
   const int* pl_target;      // per target-of-tile: the target state
   const int* pl_rule_begin;  // per target-of-tile: its rules in key/w
   const int* key;            // per rule: x * sY + y (x relative to the band)
-  const double* w;           // per rule: probability
+  const double* w;           // per rule: probability (kMax: log-probability)
 };
 
 
@@ -46,12 +60,14 @@ __device__ __forceinline__ PairSumShared CarvePairSumShared(double* shared, int 
 
 // One (tile, group of up to kG target cells) of a pair-sum launch: the group's cells are the
 // span's items item_of(0 .. num_cells - 1). Uniform over the block (barriers inside).
-template <int kG, int kMode, int kRules, typename ItemOf>
+template <int kG, int kMode, int kRules, bool kMax = false, typename ItemOf>
 __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* items,
                                              int item_offset, int span, const PairArrays& pairs,
                                              int tile, ItemOf item_of, int num_cells,
                                              int max_partners, const PairSumShared& m) {
   constexpr int kStride = kRules >= 3 ? kG + 1 : kG;  // doubles a substate pair in S
+  static_assert(!kMax || kRules == 2 || kRules == 3, "max-plus runs the register-blocked S phase");
+  constexpr double kZero = kMax ? kNegInfD : 0.0;  // the semiring's zero
   double* sh_s = m.sh_s;
   double* sh_f = m.sh_f;
   int* sh_x = m.sh_x;
@@ -84,9 +100,12 @@ __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* it
     if (!xpresent[size_t(xc) * c.num_symbols + sym.x] ||
         !c.present_in[size_t(yc) * c.num_symbols + sym.y])
       continue;
-    const int target = it.base + ChartCellIndex(it.n, it.start, it.start + span);
-    const double f = exp(xscale[xc] + c.in_scale[yc] - c.ref_scale[target]);
-    if (!(f > 0)) continue;
+    double f = 1;  // max-plus: log scores, no scales
+    if constexpr (!kMax) {
+      const int target = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+      f = exp(xscale[xc] + c.in_scale[yc] - c.ref_scale[target]);
+      if (!(f > 0)) continue;
+    }
     const int slot = atomicAdd(&sh_count[g], 1);
     sh_f[g * max_partners + slot] = f;
     sh_x[g * max_partners + slot] = xc;
@@ -97,7 +116,7 @@ __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* it
   if (sh_total == 0) return;
 
   // S[x][y] per cell of the group: sum over partners of (f X_x) * Y_y.
-  if constexpr (kRules == 5) {
+  if constexpr (kRules == 5 && !kMax) {
     // FP64 tensor cores: per cell, S = X^T Y with X = partners x band rows (scaled by f), Y =
     // partners x s_Y: a warp per (cell, 8 x 8 tile of S), one m8n8k4 DMMA per 4 partners. PTX
     // fragments (mma.m8n8k4 .f64): A[m][k] and B[k][n] one double a lane, m = n = lane / 4,
@@ -137,7 +156,7 @@ __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* it
 #pragma unroll
       for (int i = 0; i < kQuad; ++i)
 #pragma unroll
-        for (int j = 0; j < kQuad; ++j) sum[i][j] = 0;
+        for (int j = 0; j < kQuad; ++j) sum[i][j] = kZero;
       const int count = sh_count[g];
       for (int s = 0; s < count; ++s) {
         const double f = sh_f[g * max_partners + s];
@@ -146,13 +165,23 @@ __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* it
         double xv[kQuad], yv[kQuad];
 #pragma unroll
         for (int q = 0; q < kQuad; ++q) {
-          xv[q] = x0 + q < info.y ? f * xrow[x0 + q] : 0.0;
-          yv[q] = y0 + q < s_y ? yrow[y0 + q] : 0.0;
+          if constexpr (kMax) {
+            xv[q] = x0 + q < info.y ? xrow[x0 + q] : kNegInfD;
+          } else {
+            xv[q] = x0 + q < info.y ? f * xrow[x0 + q] : 0.0;
+          }
+          yv[q] = y0 + q < s_y ? yrow[y0 + q] : kZero;
         }
 #pragma unroll
         for (int i = 0; i < kQuad; ++i)
 #pragma unroll
-          for (int j = 0; j < kQuad; ++j) sum[i][j] = fma(xv[i], yv[j], sum[i][j]);
+          for (int j = 0; j < kQuad; ++j) {
+            if constexpr (kMax) {
+              sum[i][j] = fmax(sum[i][j], xv[i] + yv[j]);
+            } else {
+              sum[i][j] = fma(xv[i], yv[j], sum[i][j]);
+            }
+          }
       }
 #pragma unroll
       for (int i = 0; i < kQuad; ++i)
@@ -178,16 +207,29 @@ __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* it
          pl += (blockDim.x / 32) * kSlots) {
       if (!live) continue;
       const int t = __ldg(pairs.pl_target + pl);
-      // Outside flows only to a child whose inside is positive (parser/inside_outside.h).
-      if (kMode != kInside && !(c.in[size_t(target) * c.num_states + t] > 0)) continue;
+      // Outside flows only to a child whose inside is positive (parser/inside_outside.h; max-plus:
+      // finite).
+      if (kMode != kInside && !(c.in[size_t(target) * c.num_states + t] > kZero)) continue;
       // A pruned target's sum would be zeroed by the unary kernel: skip its rules.
       if (kMode == kInside && c.allowed && !c.allowed[size_t(target) * c.num_states + t])
         continue;
-      double acc = 0;
+      double acc = kZero;
       const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
-      for (int r = __ldg(pairs.pl_rule_begin + pl); r < rule_end; ++r)
-        acc = fma(__ldg(pairs.w + r), sh_s[__ldg(pairs.key + r) * kStride + g], acc);
-      if (acc > 0) atomicAdd(c.acc + size_t(target) * c.num_states + t, acc);
+      for (int r = __ldg(pairs.pl_rule_begin + pl); r < rule_end; ++r) {
+        const double s = sh_s[__ldg(pairs.key + r) * kStride + g];
+        if constexpr (kMax) {
+          acc = fmax(acc, __ldg(pairs.w + r) + s);
+        } else {
+          acc = fma(__ldg(pairs.w + r), s, acc);
+        }
+      }
+      if (acc > kZero) {
+        if constexpr (kMax) {
+          AtomicMaxDouble(c.acc + size_t(target) * c.num_states + t, acc);
+        } else {
+          atomicAdd(c.acc + size_t(target) * c.num_states + t, acc);
+        }
+      }
     }
   } else {
     // Rules: a warp per target state of the tile, lanes over its rules, the G cells at once.
@@ -302,7 +344,7 @@ struct LiveLists {
 
 // Dispatch 3's pair-sum launch: blocks take the groups of every tile's live cells in turn (a
 // block's groups may belong to several tiles).
-template <int kG, int kMode, int kRules>
+template <int kG, int kMode, int kRules, bool kMax = false>
 __global__ void __launch_bounds__(kThreads)
     PairSumListKernel(Charts c, const CellItem* items, int item_offset, int span,
                       PairArrays pairs, LiveLists lists, int max_partners, int max_bc) {
@@ -326,8 +368,8 @@ __global__ void __launch_bounds__(kThreads)
     const int pair = lists.pair_of_tile[tile];
     const int first = (group - lists.group_begin[lo]) * kG;
     const int* cells = lists.cells + lists.pair_begin[pair] + first;
-    PairSumGroup<kG, kMode, kRules>(c, items, item_offset, span, pairs, tile,
-                                    [cells](int g) { return cells[g]; },
+    PairSumGroup<kG, kMode, kRules, kMax>(c, items, item_offset, span, pairs, tile,
+                                          [cells](int g) { return cells[g]; },
                                     min(kG, lists.pair_count[pair] - first), max_partners, m);
   }
 }
@@ -340,7 +382,7 @@ __global__ void __launch_bounds__(kThreads)
 // Dynamic shared memory: (num_symbols + 1) x words 32-bit words.
 constexpr int kMaxSymbolWords = 8;  // dispatch 3 takes grammars of at most 256 symbols
 
-template <int kMode>
+template <int kMode, bool kMax = false>
 __global__ void __launch_bounds__(kThreads)
     ListLivePairsKernel(Charts c, const CellItem* items, int item_offset, int span,
                         const int2* pair_symbols, const unsigned* pair_targets, int num_pairs,
@@ -354,7 +396,12 @@ __global__ void __launch_bounds__(kThreads)
   for (int i = threadIdx.x; i < (c.num_symbols + 1) * words; i += blockDim.x) sh_live[i] = 0;
   __syncthreads();
   bool any = false;
-  if (kMode == kInside) {
+  if (kMode == kInside && !c.allowed) {  // every parent allowed (a first pre-parse level)
+    for (int x = threadIdx.x; x < c.num_symbols; x += blockDim.x) {
+      atomicOr(targets + x / 32, 1u << (x % 32));
+      any = true;
+    }
+  } else if (kMode == kInside) {
     const unsigned char* allowed = c.allowed + size_t(target) * c.num_states;
     for (int s = threadIdx.x; s < c.num_states; s += blockDim.x) {
       if (allowed[s]) {
@@ -363,7 +410,7 @@ __global__ void __launch_bounds__(kThreads)
         any = true;
       }
     }
-  } else if (c.in_scale[target] > kNegInfD) {
+  } else if (kMax || c.in_scale[target] > kNegInfD) {
     const unsigned char* present = c.present_in + size_t(target) * c.num_symbols;
     for (int x = threadIdx.x; x < c.num_symbols; x += blockDim.x) {
       if (present[x]) {
@@ -475,4 +522,148 @@ __global__ void GroupPresenceKernel(Charts c, const CellItem* items, int item_of
     }
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Host side: the layouts on the device and masked dispatch 3's launches.
+
+// One pair-sum rule layout (inside, outside-left or outside-right).
+struct PairLayout {
+  DeviceArray<int4> info;
+  DeviceArray<int2> symbols;
+  DeviceArray<int> tiles, pl_begin, pl_target, pl_rule_begin, key;
+  DeviceArray<double> w;
+  int num_tiles = 0;
+  int max_bc = 0;
+  PairArrays view() const {
+    return {info.get(),      symbols.get(),       tiles.get(), pl_begin.get(),
+            pl_target.get(), pl_rule_begin.get(), key.get(),   w.get()};
+  }
+};
+
+// Masked dispatch 3's view of one pair-sum layout: its symbol pairs, which tiles (bands) belong
+// to each, and each pair's target symbols (bits).
+struct LiveLayout {
+  DeviceArray<int> pair_of_tile;
+  DeviceArray<int2> pair_symbols;
+  DeviceArray<unsigned> pair_targets;  // [pair][symbol words]
+  int num_pairs = 0;
+  int num_tiles = 0;
+};
+
+// The layouts' host twins of int4 and int2 (sum_layouts.h) as the device types.
+template <typename Device, typename Host>
+std::vector<Device> AsDevice(const std::vector<Host>& host) {
+  static_assert(sizeof(Device) == sizeof(Host));
+  std::vector<Device> out(host.size());
+  if (!host.empty()) std::memcpy(out.data(), host.data(), host.size() * sizeof(Host));
+  return out;
+}
+
+
+inline bool UploadPairLayout(const PairSumLayout& layout, PairLayout* out) {
+  out->num_tiles = static_cast<int>(layout.tiles.size());
+  out->max_bc = layout.max_bc;
+  if (out->num_tiles > 65535) return false;
+  return out->info.Upload(AsDevice<int4>(layout.info)) &&
+         out->symbols.Upload(AsDevice<int2>(layout.symbols)) && out->tiles.Upload(layout.tiles) &&
+         out->pl_begin.Upload(layout.pl_begin) && out->pl_target.Upload(layout.pl_target) &&
+         out->pl_rule_begin.Upload(layout.pl_rule_begin) && out->key.Upload(layout.key) &&
+         out->w.Upload(layout.w);
+}
+
+inline bool UploadLiveLayout(const PairSumLayout& layout, const int32_t* state_symbol,
+                             int num_symbols, LiveLayout* out) {
+  const int words = (num_symbols + 31) / 32;
+  std::vector<int> pair_of_tile(layout.symbols.size());
+  std::vector<LayoutInt2> pairs;
+  std::vector<unsigned> targets;
+  std::map<std::pair<int, int>, int> pair_of;  // (X, Y) -> pair
+  for (size_t t = 0; t < layout.symbols.size(); ++t) {
+    const auto [found, added] = pair_of.try_emplace({layout.symbols[t].x, layout.symbols[t].y},
+                                                    static_cast<int>(pairs.size()));
+    const int pair = found->second;
+    if (added) {
+      pairs.push_back(layout.symbols[t]);
+      targets.resize(targets.size() + words, 0u);
+    }
+    pair_of_tile[t] = pair;
+    for (int pl = layout.pl_begin[t]; pl < layout.pl_begin[t + 1]; ++pl) {
+      const int x = state_symbol[layout.pl_target[pl]];
+      targets[size_t(pair) * words + x / 32] |= 1u << (x % 32);
+    }
+  }
+  out->num_pairs = static_cast<int>(pairs.size());
+  out->num_tiles = static_cast<int>(layout.symbols.size());
+  return out->pair_of_tile.Upload(pair_of_tile) &&
+         out->pair_symbols.Upload(AsDevice<int2>(pairs)) && out->pair_targets.Upload(targets);
+}
+
+template <size_t N>
+int MaxLivePairs(const std::array<LiveLayout, N>& live) {
+  int most = 0;
+  for (const LiveLayout& l : live) most = std::max(most, l.num_pairs);
+  return most;
+}
+template <size_t N>
+int MaxTiles(const std::array<PairLayout, N>& layouts) {
+  int most = 0;
+  for (const PairLayout& l : layouts) most = std::max(most, l.num_tiles);
+  return most;
+}
+
+// Masked dispatch 3's batch buffers: per pair its live cells' count, list offset and fill cursor;
+// the lists; per tile (launch order) its first group.
+struct LiveBuffers {
+  DeviceArray<int> count, begin, cursor, cells, groups;
+  // Room for launches of up to `max_cells` target cells over layouts of at most `pairs` symbol
+  // pairs and `tiles` tiles.
+  bool Reserve(int pairs, int tiles, int max_cells) {
+    return cells.Reserve(size_t(pairs) * max_cells) && count.Reserve(pairs) &&
+           begin.Reserve(pairs) && cursor.Reserve(pairs) && groups.Reserve(size_t(tiles) + 1);
+  }
+};
+
+// Masked dispatch 3's launch for `count` target cells of span `span` (items[offset ..]): the live
+// (pair, cell)s listed per pair (count, scan, fill), then the pair kernel over every tile's groups
+// of them, on `stream`. False, with *error, when a launch fails.
+template <int kG, int kMode, int kRules, bool kMax>
+bool LaunchPairList(const Charts& c, const CellItem* items, int offset, int count, int span,
+                    int max_partners, size_t shared, const PairLayout& layout,
+                    const LiveLayout& live, const int* state_symbol, int num_sms,
+                    cudaStream_t stream, LiveBuffers* buffers, std::string* error) {
+  if (layout.num_tiles == 0 || max_partners <= 0 || count == 0) return true;
+  const size_t live_shared = size_t(c.num_symbols + 1) * ((c.num_symbols + 31) / 32) * 4;
+  cudaMemsetAsync(buffers->count.get(), 0, size_t(live.num_pairs) * sizeof(int), stream);
+  for (int fill = 0; fill < 2; ++fill) {
+    ListLivePairsKernel<kMode, kMax><<<count, kThreads, live_shared, stream>>>(
+        c, items, offset, span, live.pair_symbols.get(), live.pair_targets.get(), live.num_pairs,
+        state_symbol, fill, buffers->count.get(), buffers->begin.get(), buffers->cursor.get(),
+        buffers->cells.get());
+    if (fill == 0) {
+      ScanLiveListsKernel<<<1, 1024, 0, stream>>>(
+          buffers->count.get(), live.num_pairs, buffers->begin.get(), buffers->cursor.get(),
+          layout.tiles.get(), live.pair_of_tile.get(), layout.num_tiles, kG, buffers->groups.get());
+    }
+  }
+  const LiveLists lists{live.pair_of_tile.get(), buffers->count.get(), buffers->begin.get(),
+                        buffers->cells.get(),    buffers->groups.get(), layout.num_tiles};
+  if (!AllowDynamicShared(PairSumListKernel<kG, kMode, kRules, kMax>, shared, MaxSharedOptin(),
+                          "pair-sum", error)) {
+    return false;
+  }
+  int per_sm = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, PairSumListKernel<kG, kMode, kRules, kMax>, kThreads, shared);
+  PairSumListKernel<kG, kMode, kRules, kMax><<<num_sms * std::max(1, per_sm), kThreads, shared,
+                                               stream>>>(c, items, offset, span, layout.view(),
+                                                         lists, max_partners, layout.max_bc);
+  const cudaError_t launch = cudaGetLastError();
+  if (launch != cudaSuccess) {
+    *error = std::string("kernel launch failed: ") + cudaGetErrorString(launch);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
 }  // namespace cky::cuda::io

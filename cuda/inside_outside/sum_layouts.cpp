@@ -8,7 +8,8 @@
 
 namespace cky::cuda {
 
-PairSumLayout BuildPairSumLayout(const SumGrammarArrays& g, PairSumPass pass) {
+PairSumLayout BuildPairSumLayout(const SumGrammarArrays& g, PairSumPass pass,
+                                 PairWeights weights) {
   // The pass's partners X, Y and target T of each rule A -> B C.
   const int32_t* xs = pass == PairSumPass::kInside ? g.binary_left : g.binary_parent;
   const int32_t* ys = pass == PairSumPass::kOutRight ? g.binary_left : g.binary_right;
@@ -68,7 +69,8 @@ PairSumLayout BuildPairSumLayout(const SumGrammarArrays& g, PairSumPass pass) {
         if (new_target && b > 0) out.pl_rule_begin.push_back(static_cast<int>(out.key.size()));
         if (new_target) out.pl_target.push_back(ts[r]);
         out.key.push_back((xs[r] - x_first - lo) * s_y + (ys[r] - y_first));
-        out.w.push_back(std::exp(g.binary_log_prob[r]));
+        out.w.push_back(weights == PairWeights::kProbabilities ? std::exp(g.binary_log_prob[r])
+                                                               : g.binary_log_prob[r]);
       }
       out.pl_rule_begin.push_back(static_cast<int>(out.key.size()));
       out.pl_begin.push_back(static_cast<int>(out.pl_target.size()));

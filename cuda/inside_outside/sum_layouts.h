@@ -41,11 +41,16 @@ struct PairSumLayout {
   std::vector<int> pl_target;       // target states
   std::vector<int> pl_rule_begin;   // per target: its first rule in key/w (+ the end)
   std::vector<int> key;             // per rule: x * (Y substates) + y within the tile
-  std::vector<double> w;            // per rule: its probability
+  std::vector<double> w;            // per rule: its probability (or log-probability)
   int max_bc = 0;                   // most substate pairs in a tile
 };
 
-PairSumLayout BuildPairSumLayout(const SumGrammarArrays& g, PairSumPass pass);
+// The rules' weights: probabilities (the sum-product passes) or log-probabilities (the max-plus
+// pre-parses of cuda/pruning).
+enum class PairWeights { kProbabilities, kLogProbabilities };
+
+PairSumLayout BuildPairSumLayout(const SumGrammarArrays& g, PairSumPass pass,
+                                 PairWeights weights = PairWeights::kProbabilities);
 
 struct MaxRuleLayout {
   std::vector<LayoutInt4> base;    // per base rule: (B, C, first key or dense offset, key end / -1)

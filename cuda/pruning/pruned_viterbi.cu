@@ -19,6 +19,11 @@
 //      child), the max-marginal and the threshold, i.e. the level's survivors.
 //   3. Refine: the next level's allowed items, each state allowed where its coarser state survived.
 //   4. CompactFinite: the fine chart's finite entries, for a copy back of only those.
+// Pruning kernels 4 (the pre-parse levels): the binary maxima of kernels 1 and 2 come from the
+// max-plus pair kernels over work lists (cuda/inside_outside/pair_sum.cuh with kMax) into a chart
+// filled with -infinity first (FillNegInf); kernels 1 and 2 then run the rest of each cell's work
+// (the unary layer; the outside unary layer, max-marginals and threshold), and PresenceKernel
+// records each span's symbols present for the next spans' work lists.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -28,6 +33,9 @@
 
 #include "cuda/common/device_helpers.cuh"
 #include "cuda/common/host_parallel.h"
+#include "cuda/inside_outside/charts.cuh"
+#include "cuda/inside_outside/pair_sum.cuh"
+#include "cuda/inside_outside/sum_layouts.h"
 #include "cuda/pruning/pruned_viterbi.h"
 
 namespace cky::cuda {
@@ -125,7 +133,8 @@ __device__ __forceinline__ BlockCell ThisBlocksCell(const BatchView& batch, cons
 // right child cell's present states (InsideShared).
 __global__ void __launch_bounds__(kThreads)
     InsideSpan(LevelView g, BatchView batch, const int2* items, int span, const uint8_t* allowed,
-               const double* lexical, double* post, double* pre, bool split_bits) {
+               const double* lexical, double* post, double* pre, bool split_bits,
+               bool unary_only) {
   const BlockCell here = ThisBlocksCell(batch, items, span);
   const int start = here.start, end = here.end, n = here.n, states = g.num_states;
   const long long base = here.base, cell = here.cell;
@@ -142,7 +151,9 @@ __global__ void __launch_bounds__(kThreads)
       return;
     }
   }
-  if (span == 1) {
+  if (unary_only) {
+    // Pruning kernels 4: `pre` holds the binary maxima of the allowed states (-infinity others).
+  } else if (span == 1) {
     const double* word = lexical + (batch.word_offset[items[blockIdx.x].x] + start) * states;
     for (int s = threadIdx.x; s < states; s += blockDim.x) {
       pre_cell[s] = (!ok || ok[s]) ? word[s] : neg_inf;
@@ -230,7 +241,7 @@ __global__ void __launch_bounds__(kThreads)
 __global__ void __launch_bounds__(kThreads)
     OutsideSpan(LevelView g, BatchView batch, const int2* items, int span, const double* post,
                 const double* pre, double* out_pre, uint8_t* survivors, unsigned long long* kept,
-                bool split_bits) {
+                bool split_bits, const double* binary_out_post) {
   extern __shared__ double out_post[];  // num_states, then the presence bits below
   const BlockCell here = ThisBlocksCell(batch, items, span);
   const int start = here.start, end = here.end, n = here.n, states = g.num_states;
@@ -253,6 +264,11 @@ __global__ void __launch_bounds__(kThreads)
   if (span == n) {
     for (int x = threadIdx.x; x < states; x += blockDim.x) {
       out_post[x] = x == kRootState ? 0.0 : neg_inf;
+    }
+  } else if (binary_out_post) {
+    // Pruning kernels 4: the outside scores above the unary layer, from the pair kernels.
+    for (int x = threadIdx.x; x < states; x += blockDim.x) {
+      out_post[x] = binary_out_post[cell * states + x];
     }
   } else {
     // Parents with an outside score and siblings with an inside score in some parent cell where
@@ -389,6 +405,25 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Pruning kernels 4: per cell of one span length (a block each, items[0 ..]), present[cell][symbol]
+// = 1 where some state of the symbol has a finite score in `chart` (zeroed before the level).
+__global__ void PresenceKernel(const double* chart, const io::CellItem* items, int span,
+                               int states, const int* state_symbol, int num_symbols,
+                               unsigned char* present) {
+  const io::CellItem it = items[blockIdx.x];
+  const long long cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+  for (int s = threadIdx.x; s < states; s += blockDim.x) {
+    if (chart[cell * states + s] > -INFINITY) present[cell * num_symbols + state_symbol[s]] = 1;
+  }
+}
+
+// Pruning kernels 4: the `states` entries of each cell of one span length set to -infinity.
+__global__ void FillNegInf(double* chart, const io::CellItem* items, int span, int states) {
+  const io::CellItem it = items[blockIdx.x];
+  const long long cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+  for (int s = threadIdx.x; s < states; s += blockDim.x) chart[cell * states + s] = -INFINITY;
+}
+
 // Kernel 3. allowed[cell][s] = survivors[cell][to_coarser[s]], every cell of the batch.
 __global__ void Refine(const uint8_t* survivors, int coarse_states, const int* to_coarser,
                        int states, long long cells, uint8_t* allowed,
@@ -473,6 +508,12 @@ struct DeviceLevel {
   DeviceArray<int> unary_by_child_begin, unary_by_child_parent;
   DeviceArray<double> unary_by_child_log_prob;
   DeviceArray<int> to_coarser;
+  // Pruning kernels 4: the rules tiled by child symbol pairs for the inside pass and both outside
+  // directions (log-probabilities), their work-list views, each state's symbol.
+  std::array<io::PairLayout, 3> pairs;
+  std::array<io::LiveLayout, 3> live;
+  DeviceArray<int> state_symbol;
+  bool pair_kernels = false;  // the layouts above are there
 
   LevelView View() const {
     return {num_states,
@@ -558,6 +599,31 @@ bool UploadLevel(const PruningLevelArrays& a, DeviceLevel* d) {
   return ok;
 }
 
+// Pruning kernels 4's layouts of a level (needs its symbols).
+bool UploadPairLayouts(const PruningLevelArrays& a, DeviceLevel* d) {
+  SumGrammarArrays view;
+  view.num_states = a.num_states;
+  view.num_symbols = a.num_symbols;
+  view.state_symbol = a.state_symbol;
+  view.symbol_first_state = a.symbol_first_state;
+  view.symbol_num_substates = a.symbol_num_substates;
+  view.num_binary = a.num_binary;
+  view.binary_parent = a.binary_parent;
+  view.binary_left = a.binary_left;
+  view.binary_right = a.binary_right;
+  view.binary_log_prob = a.binary_log_prob;
+  const PairSumPass passes[3] = {PairSumPass::kInside, PairSumPass::kOutLeft,
+                                 PairSumPass::kOutRight};
+  bool ok = d->state_symbol.Upload(Copy(a.state_symbol, a.num_states));
+  for (int k = 0; k < 3 && ok; ++k) {
+    const PairSumLayout layout =
+        BuildPairSumLayout(view, passes[k], PairWeights::kLogProbabilities);
+    ok = io::UploadPairLayout(layout, &d->pairs[k]) &&
+         io::UploadLiveLayout(layout, a.state_symbol, a.num_symbols, &d->live[k]);
+  }
+  return ok;
+}
+
 class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
  public:
   explicit DevicePrunedViterbiImpl(const DevicePrunedViterbiOptions& options) : options_(options) {}
@@ -590,6 +656,19 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         *error = "the grammars do not fit in device memory";
         return false;
       }
+      const bool pre_parse = k + 1 < levels.size();
+      num_symbols_ = levels[k].num_symbols;
+      if (pre_parse && options_.pruning_kernels >= 4 && levels[k].state_symbol &&
+          (levels[k].num_symbols + 31) / 32 <= io::kMaxSymbolWords) {
+        if (!UploadPairLayouts(levels[k], levels_[k].get())) {
+          *error = "the grammars do not fit in device memory";
+          return false;
+        }
+        max_live_pairs_ = std::max(max_live_pairs_, io::MaxLivePairs(levels_[k]->live));
+        max_pair_tiles_ = std::max(max_pair_tiles_, io::MaxTiles(levels_[k]->pairs));
+        levels_[k]->pair_kernels = true;
+        pair_levels_ = true;
+      }
       if (!mask_only_fine) max_states_ = std::max(max_states_, levels[k].num_states);
       if (k + 1 < levels.size()) max_pre_states_ = std::max(max_pre_states_, levels[k].num_states);
     }
@@ -602,6 +681,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     int device = 0, max_optin = 0;
     cudaGetDevice(&device);
     cudaDeviceGetAttribute(&max_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, device);
     // Pruning kernels 2: room for the per-cell masks too, where the device has it.
     std::string no_room;
     outside_split_limit_ = options_.pruning_kernels >= 2 && max_pre_states_ > 0 &&
@@ -632,9 +712,16 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     // Fine-mask mode: no fine chart (max_states_ counts the pre-parse levels only), no indices.
     const size_t fine_index =
         options_.fine_mask_only ? 0 : size_t(fine_states_) * sizeof(long long);
+    // Pruning kernels 4: the outside scores above the unary layer, two presence arrays, the cell
+    // list of the pair kernels and their work lists.
+    const size_t pair_kernels =
+        pair_levels_ ? cells * (size_t(max_pre_states_) * sizeof(double) + 2 * size_t(num_symbols_) +
+                                sizeof(io::CellItem)) +
+                           size_t(length) * max_live_pairs_ * sizeof(int)
+                     : 0;
     return cells * (size_t(max_states_) * (2 * sizeof(double) + 1) + size_t(allowed_states_) +
                     fine_index + size_t(max_pre_states_) * sizeof(double) + sizeof(int2)) +
-           size_t(length) * total_states_ * sizeof(double) + 64;
+           size_t(length) * total_states_ * sizeof(double) + pair_kernels + 64;
   }
   size_t BatchBudget() const override { return budget_; }
   const uint8_t* FineMask() const override {
@@ -689,6 +776,18 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       }
     }
     span_begin[longest + 1] = items.size();
+    // Pruning kernels 4: the same cells as the sum-product kernels' items.
+    std::vector<io::CellItem> cell_items;
+    size_t widest = 0;  // the most cells of one span length
+    if (pair_levels_) {
+      cell_items.reserve(items.size());
+      for (const int2& item : items) {
+        cell_items.push_back({static_cast<int>(cell_offset[item.x]), lengths[item.x], item.y,
+                              static_cast<int>(word_offset[item.x]), item.x, 0});
+      }
+      for (int span = 1; span <= longest; ++span)
+        widest = std::max(widest, span_begin[span + 1] - span_begin[span]);
+    }
     const size_t chart_entries = std::max<size_t>(1, size_t(cells) * max_states_);
     const bool mask_only = options_.fine_mask_only;
     if (!post_.Reserve(chart_entries) || !pre_.Reserve(chart_entries) ||
@@ -697,6 +796,14 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         !lengths_.Upload(lengths) || !cell_offset_.Upload(cell_offset) ||
         !word_offset_.Upload(word_offset) || !items_.Upload(items) ||
         !fine_index_.Reserve(mask_only ? 1 : size_t(cells) * fine_states_)) {
+      return PrunedBatchResult::kOutOfMemory;
+    }
+    if (pair_levels_ &&
+        (cells >= std::numeric_limits<int>::max() / 2 || !cell_items_.Upload(cell_items) ||
+         !out_post_.Reserve(std::max<size_t>(1, size_t(cells) * max_pre_states_)) ||
+         !present_post_.Reserve(size_t(cells) * num_symbols_) ||
+         !present_out_.Reserve(size_t(cells) * num_symbols_) ||
+         !live_buffers_.Reserve(max_live_pairs_, max_pair_tiles_, static_cast<int>(widest)))) {
       return PrunedBatchResult::kOutOfMemory;
     }
     const BatchView view{lengths_.get(), cell_offset_.get(), word_offset_.get()};
@@ -749,25 +856,73 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       const bool many_rules = level.left.size() >= kSplitMaskRulesPerState * size_t(states);
       const int kernels =
           options_.pruning_kernels == 3 || (options_.pruning_kernels == 2 && many_rules) ? 2 : 1;
+      // Pruning kernels 4 at this pre-parse level: the charts as the pair kernels read them.
+      const bool pairs = !fine && level.pair_kernels;
+      io::Charts c{};
+      c.in = post_.get();
+      c.out = out_pre_.get();
+      c.present_in = present_post_.get();
+      c.present_out = present_out_.get();
+      c.num_states = states;
+      c.num_symbols = num_symbols_;
+      c.allowed = allowed;
+      if (pairs) cudaMemset(present_post_.get(), 0, size_t(cells) * num_symbols_);
       Mark();
       for (int span = 1; span <= longest; ++span) {
         const int count = static_cast<int>(span_begin[span + 1] - span_begin[span]);
         bool split_bits = false;
-        const size_t shared = InsideShared(states, span, kernels, &split_bits);
+        size_t shared = InsideShared(states, span, kernels, &split_bits);
+        if (pairs && span > 1) {
+          FillNegInf<<<count, kThreads>>>(pre_.get(), cell_items_.get() + span_begin[span], span,
+                                          states);
+          c.acc = pre_.get();
+          if (!LaunchPairs<io::kInside>(c, level, 0, span_begin[span], count, span, span - 1,
+                                        error)) {
+            return PrunedBatchResult::kFailed;
+          }
+          split_bits = false;
+          shared = 0;
+        }
         InsideSpan<<<count, kThreads, shared>>>(level.View(), view, items_.get() + span_begin[span],
                                                 span, allowed, lexical_.get() + lexical_offset[k],
-                                                post_.get(), pre_.get(), split_bits);
+                                                post_.get(), pre_.get(), split_bits,
+                                                pairs && span > 1);
+        if (pairs) {
+          PresenceKernel<<<count, kThreads>>>(post_.get(), cell_items_.get() + span_begin[span],
+                                              span, states, level.state_symbol.get(), num_symbols_,
+                                              present_post_.get());
+        }
       }
       Mark();
       if (fine) break;
+      if (pairs) cudaMemset(present_out_.get(), 0, size_t(cells) * num_symbols_);
       for (int span = longest; span >= 1; --span) {
         const int count = static_cast<int>(span_begin[span + 1] - span_begin[span]);
         bool split_bits = false;
-        const size_t shared = OutsideShared(states, span, longest,
-                                            kernels == 2 ? outside_split_limit_ : 0, &split_bits);
+        size_t shared = OutsideShared(states, span, longest,
+                                      kernels == 2 && !pairs ? outside_split_limit_ : 0,
+                                      &split_bits);
+        if (pairs) {
+          FillNegInf<<<count, kThreads>>>(out_post_.get(), cell_items_.get() + span_begin[span],
+                                          span, states);
+          c.acc = out_post_.get();
+          if (span < longest &&
+              (!LaunchPairs<io::kOutLeft>(c, level, 1, span_begin[span], count, span,
+                                          longest - span, error) ||
+               !LaunchPairs<io::kOutRight>(c, level, 2, span_begin[span], count, span,
+                                           longest - span, error))) {
+            return PrunedBatchResult::kFailed;
+          }
+        }
         OutsideSpan<<<count, kThreads, shared>>>(
             level.View(), view, items_.get() + span_begin[span], span, post_.get(), pre_.get(),
-            out_pre_.get(), survivors_.get(), counters_ + 2 * k + 1, split_bits);
+            out_pre_.get(), survivors_.get(), counters_ + 2 * k + 1, split_bits,
+            pairs ? out_post_.get() : nullptr);
+        if (pairs) {
+          PresenceKernel<<<count, kThreads>>>(out_pre_.get(), cell_items_.get() + span_begin[span],
+                                              span, states, level.state_symbol.get(), num_symbols_,
+                                              present_out_.get());
+        }
       }
       Mark();
       if (cudaGetLastError() != cudaSuccess) return Fail("a pruning kernel launch", error);
@@ -869,8 +1024,29 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     ++profile_batches_;
   }
 
+  // Pruning kernels 4: one pair launch (mode kMode with the level's layout `pass`, the max-plus
+  // kernels of pair_sum.cuh) over `count` target cells from items[first].
+  template <int kMode>
+  bool LaunchPairs(const io::Charts& c, const DeviceLevel& level, int pass, size_t first,
+                   int count, int span, int max_partners, std::string* error) {
+    constexpr int kG = 8, kRules = 3;
+    const size_t shared =
+        size_t(kG + 1) * level.pairs[pass].max_bc * sizeof(double) + size_t(kG) * max_partners * 16;
+    return io::LaunchPairList<kG, kMode, kRules, true>(
+        c, cell_items_.get(), static_cast<int>(first), count, span, max_partners, shared,
+        level.pairs[pass], level.live[pass], level.state_symbol.get(), num_sms_, nullptr,
+        &live_buffers_, error);
+  }
+
   DevicePrunedViterbiOptions options_;
   size_t outside_split_limit_ = 0;  // OutsideShared's limit for the per-cell masks
+  // Pruning kernels 4.
+  bool pair_levels_ = false;  // some level runs them
+  int num_symbols_ = 0, max_live_pairs_ = 0, max_pair_tiles_ = 0, num_sms_ = 132;
+  DeviceArray<io::CellItem> cell_items_;
+  DeviceArray<double> out_post_;
+  DeviceArray<unsigned char> present_post_, present_out_;
+  io::LiveBuffers live_buffers_;
   std::vector<std::unique_ptr<DeviceLevel>> levels_;
   int max_states_ = 0, max_pre_states_ = 0, fine_states_ = 0;
   int allowed_states_ = 0;  // the allowed array's states a cell (the fine grammar's at least)

@@ -33,6 +33,12 @@ namespace cky::cuda {
 // unaries sorted by parent, identities removed), plus how the level hangs on the previous one.
 struct PruningLevelArrays {
   int32_t num_states = 0;
+  // The symbols (the fine grammar's, each with this level's substates): pruning kernels 4 tile
+  // the rules by child symbols.
+  int32_t num_symbols = 0;
+  const int32_t* state_symbol = nullptr;          // num_states
+  const int32_t* symbol_first_state = nullptr;    // num_symbols
+  const int32_t* symbol_num_substates = nullptr;  // num_symbols
   int64_t num_binary = 0;
   const int32_t* binary_parent = nullptr;
   const int32_t* binary_left = nullptr;
@@ -49,6 +55,9 @@ struct PruningLevelArrays {
   double threshold = 0;
 };
 
+// DevicePrunedViterbiOptions::pruning_kernels' default.
+constexpr int kDefaultPruningKernels = 4;
+
 struct DevicePrunedViterbiOptions {
   // Device bytes a batch may use; 0 = 60% of the free memory at creation (the rest is left to an
   // exact backend that takes the sentences pruning loses).
@@ -60,14 +69,23 @@ struct DevicePrunedViterbiOptions {
   // cuda/inside_outside/inside_outside.h, and copies back no chart (fine_count 0). The fine
   // level's PruningLevelArrays then need only num_states and to_coarser.
   bool fine_mask_only = false;
-  // Pre-parse kernels (InsideSpan, OutsideSpan): 2 (default) at levels of at least 100 binary
-  // rules a state, also keep each child cell's present states (inside: per split point; outside:
-  // per parent and sibling cell) in shared memory, so that a (rule, split point or parent cell)
-  // whose child, parent or sibling is absent there is skipped without reading the chart (spans
-  // whose masks do not fit, about 200 split points at 722 states, run as 1): 13% less pre-parse
-  // time on en_sm6s, safe (bench/RESULTS.md); 3 the same at every level (tests); 1 tests only the
-  // states present at some split point or parent cell. Same survivors bit for bit.
-  int pruning_kernels = 2;
+  // Pre-parse kernels. 4 (kDefaultPruningKernels): the binary part of both passes pair-factored
+  // over work lists, as the sum-product passes' masked dispatch 3
+  // (cuda/inside_outside/pair_sum.cuh with kMax): per span, the (child symbol pair, target cell)s
+  // live under the mask and the presence of the children, then per tile and group of such cells
+  // the maximum over partners of X + Y per substate pair and the rules on it; the pre-parse's work
+  // follows what the previous level kept. Candidates add rule + (X + Y) (parser/viterbi_cpu.h's
+  // AdditionOrder::kPairFirst, the CPU pruner's with these kernels). The fine grammar's pass (no
+  // fine_mask_only) runs as 2. Grammars of at most 256 symbols (else 2).
+  // 1 to 3 (the CPU's kRuleFirst): a block per cell, a warp per allowed parent state over its rules
+  // and split points; 2 at levels of at least 100 binary rules a state also keeps each child
+  // cell's present states (inside: per split point; outside: per parent and sibling cell) in
+  // shared memory, so that a (rule, split point or parent cell) whose child, parent or sibling is
+  // absent there is skipped without reading the chart (spans whose masks do not fit, about 200
+  // split points at 722 states, run as 1); 3 the same at every level (tests); 1 tests only the
+  // states present at some split point or parent cell. Survivors: the CPU pruner's bit for bit
+  // when it adds in the same order.
+  int pruning_kernels = kDefaultPruningKernels;
 };
 
 // One sentence: its length and, per level (pre-parse levels, then the fine grammar), its lexical
