@@ -505,7 +505,7 @@ class BpbcGpuImpl : public BpbcGpu {
         shape->cooperative = true;
         break;
       default:
-        // Small circuits: the thread-per-word kernel needs no barriers and wins (bench/RESULTS.md).
+        // Small circuits: the thread-per-word kernel needs no barriers and wins (bench/RESULTS-LOG.md).
         shape->cooperative = cooperative_fits && gates_ >= kCooperativeMinGates;
     }
     if (!shape->cooperative) {
