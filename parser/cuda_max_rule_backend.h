@@ -21,7 +21,7 @@
 #include "cuda/inside_outside/inside_outside.h"
 #include "grammar_io/grammar.h"
 #include "parser/backend.h"
-#include "parser/inside_outside.h"
+#include "parser/inside_outside_cpu.h"
 #include "parser/max_rule.h"
 
 namespace cky {

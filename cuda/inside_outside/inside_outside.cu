@@ -54,7 +54,7 @@ struct Charts {
   int num_symbols;
   // [cell][state], 1 = usable (coarse-to-fine pruning, MaskedMaxRuleBatch); null: every item.
   // Inside values of other items are zeroed below and above the unary layer (as
-  // parser/inside_outside.h's FastInsideOutside), so the presence flags skip them as partners.
+  // parser/inside_outside_cpu.h's FastInsideOutside), so the presence flags skip them as partners.
   const unsigned char* allowed = nullptr;
   // Masked dispatch 2 (DeviceInsideOutsideOptions::masked_dispatch; set only with `allowed`):
   // dead_cells: the unary + normalize kernel writes a cell without any usable item as empty at
@@ -307,7 +307,7 @@ __global__ void __launch_bounds__(kThreads)
            pl += (blockDim.x / 32) * kSlots) {
         if (!live) continue;
         const int t = __ldg(pairs.pl_target + pl);
-        // Outside flows only to a child whose inside is positive (parser/inside_outside.h).
+        // Outside flows only to a child whose inside is positive (parser/inside_outside_cpu.h).
         if (kMode != kInside && !(c.in[size_t(target) * c.num_states + t] > 0)) continue;
         // A pruned target's sum would be zeroed by the unary kernel: skip its rules.
         if (kMode == kInside && c.allowed && !c.allowed[size_t(target) * c.num_states + t])
@@ -322,7 +322,7 @@ __global__ void __launch_bounds__(kThreads)
       // Rules: a warp per target state of the tile, lanes over its rules, the G cells at once.
       for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32) {
         if (kMode != kInside) {
-          // Outside flows only to a child whose inside is positive (parser/inside_outside.h, as
+          // Outside flows only to a child whose inside is positive (parser/inside_outside_cpu.h, as
           // Berkeley's parser): skip a target state whose inside is zero in every cell of the
           // group.
           const int t = __ldg(pairs.pl_target + pl);

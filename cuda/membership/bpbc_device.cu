@@ -8,7 +8,7 @@
 
 #include "cuda/common/device.h"
 #include "cuda/common/device_helpers.cuh"
-#include "cuda/membership/bpbc.h"
+#include "cuda/membership/bpbc_device.h"
 
 namespace cky::cuda {
 namespace {
@@ -505,7 +505,8 @@ class BpbcGpuImpl : public BpbcGpu {
         shape->cooperative = true;
         break;
       default:
-        // Small circuits: the thread-per-word kernel needs no barriers and wins (bench/RESULTS-LOG.md).
+        // Small circuits: the thread-per-word kernel needs no barriers and wins
+        // (bench/RESULTS-LOG.md).
         shape->cooperative = cooperative_fits && gates_ >= kCooperativeMinGates;
     }
     if (!shape->cooperative) {

@@ -1,6 +1,6 @@
-// Dense PCFG inside / Viterbi charts on the GPU (see dense_inside.h). Layout of this file: public
-// API (DenseInsideGpuImpl::Inside), then dispatch (batches, span lists, launch shapes per span
-// width), then the kernels.
+// Dense PCFG inside / Viterbi charts on the GPU (see dense_inside_device.h). Layout of this file:
+// public API (DenseInsideGpuImpl::Inside), then dispatch (batches, span lists, launch shapes per
+// span width), then the kernels.
 //
 // Per batch of sentences (sorted by length, longest first), per span width d = 2 .. longest:
 //   BcKernel       one block per (span, 32x32 tile of BC): BC = sum_j w_j left_j^T right_j
@@ -18,7 +18,7 @@
 #include <limits>
 #include <numeric>
 
-#include "cuda/dense/dense_inside.h"
+#include "cuda/dense/dense_inside_device.h"
 
 namespace cky::cuda {
 namespace {
