@@ -6,13 +6,7 @@
 set -u
 source=$1
 check_includes=$source/scripts/check-includes
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-check() {  # check NAME CONDITION...
-  local name=$1; shift
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $name" >&2; fi
-}
+source "$(dirname "$0")/check_lib.sh"  # $tmp, check, finish
 
 # tree NAME FILE CONTENT [FILE CONTENT]...: a fixture tree under $tmp/NAME.
 tree() {
@@ -90,5 +84,4 @@ check "a clash is not a cycle" [ "$(grep -c 'include cycle' <<< "$out")" = 0 ]
 out=$("$check_includes" "$source" 2>&1)
 check "the repository passes" [ $? = 0 ]
 
-echo "check_includes_test: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish check_includes_test

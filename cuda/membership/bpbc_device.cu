@@ -197,35 +197,34 @@ __host__ __device__ constexpr int Log2(int x) { return x <= 1 ? 0 : 1 + Log2(x /
 // acc, per split. `operands` holds the left then the right symbols (in the warp's shared-memory
 // copy of the code, or in global memory for a product longer than that copy); u and v point to the
 // lane's word of symbol 0, split 0 of the staged cells ([symbol][split][lane]).
+// One operand of EvaluateProduct, per split: the OR of the staged words of `count` symbols.
+template <typename Word, int kSplits>
+__device__ __forceinline__ void OrOperand(const uint16_t* symbols, int count, const char* cells,
+                                          Word (&out)[kSplits]) {
+  constexpr int kShift = Log2(kSplits * 32 * static_cast<int>(sizeof(Word)));
+#pragma unroll
+  for (int c = 0; c < kSplits; ++c) out[c] = 0;
+  for (int k = 0; k < count; ++k) {
+    const Word* operand =
+        reinterpret_cast<const Word*>(cells + (static_cast<int>(symbols[k]) << kShift));
+#pragma unroll
+    for (int c = 0; c < kSplits; ++c) out[c] |= operand[c * 32];
+  }
+}
+
 template <typename Word, int kSplits>
 __device__ __forceinline__ void EvaluateProduct(const uint16_t* operands, int num_left,
                                                 int num_right, const char* u, const char* v,
                                                 Word* acc) {
-  constexpr int kShift = Log2(kSplits * 32 * static_cast<int>(sizeof(Word)));
   Word left[kSplits];
-#pragma unroll
-  for (int c = 0; c < kSplits; ++c) left[c] = 0;
-  for (int k = 0; k < num_left; ++k) {
-    const Word* operand =
-        reinterpret_cast<const Word*>(u + (static_cast<int>(operands[k]) << kShift));
-#pragma unroll
-    for (int c = 0; c < kSplits; ++c) left[c] |= operand[c * 32];
-  }
+  OrOperand<Word, kSplits>(operands, num_left, u, left);
   Word any = 0;
 #pragma unroll
   for (int c = 0; c < kSplits; ++c) any |= left[c];
   // Skipping the right operands changes no bit of the result (and the warp stays together).
   if (!__any_sync(0xffffffffu, any != 0)) return;
   Word right[kSplits];
-#pragma unroll
-  for (int c = 0; c < kSplits; ++c) right[c] = 0;
-  operands += num_left;
-  for (int k = 0; k < num_right; ++k) {
-    const Word* operand =
-        reinterpret_cast<const Word*>(v + (static_cast<int>(operands[k]) << kShift));
-#pragma unroll
-    for (int c = 0; c < kSplits; ++c) right[c] |= operand[c * 32];
-  }
+  OrOperand<Word, kSplits>(operands + num_left, num_right, v, right);
   Word result = 0;
 #pragma unroll
   for (int c = 0; c < kSplits; ++c) result |= left[c] & right[c];
