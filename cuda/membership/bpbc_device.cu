@@ -63,6 +63,22 @@ __device__ __forceinline__ void FillTerminalCell(Word* cell, int stride, const i
   CloseCell(cell, stride, a);
 }
 
+// One operand of a product in kernel 1, per split: the OR of the table words of the `count`
+// symbols at `symbols` (global memory), in each split's cell (`cells`, this thread's word of
+// symbol 0; symbols `threads` words apart).
+template <typename Word, int kSplits>
+__device__ __forceinline__ void OrTableOperand(const uint16_t* symbols, int count, int threads,
+                                               const Word* const (&cells)[kSplits],
+                                               Word (&out)[kSplits]) {
+#pragma unroll
+  for (int c = 0; c < kSplits; ++c) out[c] = 0;
+  for (int k = 0; k < count; ++k) {
+    const int offset = __ldg(symbols + k) * threads;
+#pragma unroll
+    for (int c = 0; c < kSplits; ++c) out[c] |= cells[c][offset];
+  }
+}
+
 // Table layout: [cell][symbol][thread], so that a warp's accesses to one symbol are coalesced; one
 // extra all-zero cell at the end pads the last pass over the splits.
 // Variants (kSplits): 1 = the paper's order, one split at a time through the whole circuit;
@@ -122,26 +138,14 @@ __global__ void BpbcKernel(Word* tables, Word* results, KernelArgs a) {
               acc = 0;
             }
             Word left[kSplits];
-#pragma unroll
-            for (int c = 0; c < kSplits; ++c) left[c] = 0;
-            for (int k = 0; k < num_left; ++k) {
-              const int offset = __ldg(a.code + pc + k) * threads;
-#pragma unroll
-              for (int c = 0; c < kSplits; ++c) left[c] |= u[c][offset];
-            }
+            OrTableOperand<Word, kSplits>(a.code + pc, num_left, threads, u, left);
             pc += num_left;
             Word any = 0;
 #pragma unroll
             for (int c = 0; c < kSplits; ++c) any |= left[c];
             if (any) {  // skipping the right operands changes no bit of the result
               Word right[kSplits];
-#pragma unroll
-              for (int c = 0; c < kSplits; ++c) right[c] = 0;
-              for (int k = 0; k < num_right; ++k) {
-                const int offset = __ldg(a.code + pc + k) * threads;
-#pragma unroll
-                for (int c = 0; c < kSplits; ++c) right[c] |= v[c][offset];
-              }
+              OrTableOperand<Word, kSplits>(a.code + pc, num_right, threads, v, right);
 #pragma unroll
               for (int c = 0; c < kSplits; ++c) acc |= left[c] & right[c];
             }
