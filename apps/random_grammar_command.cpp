@@ -14,7 +14,7 @@ namespace cky::apps {
 namespace {}  // namespace
 
 void AddRandomGrammarCommand(CLI::App& app) {
-  auto options = std::make_shared<RandomGrammarOptions>();
+  auto options = std::make_shared<RandomCnfGrammarOptions>();
   auto output = std::make_shared<std::string>("-");
   CLI::App* cmd = app.add_subcommand(
       "random-grammar",

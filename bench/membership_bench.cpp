@@ -24,7 +24,7 @@
 
 #include "bench/gum_corpus.h"
 #include "cuda/common/device.h"
-#include "cuda/membership/bpbc.h"
+#include "cuda/membership/bpbc_device.h"
 #include "cuda/membership/cyk_membership.h"
 #include "membership/bpbc.h"
 #include "membership/cnf_grammar.h"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# What one device call runs (bench/RESULTS.md records its output): configure and build for sm_90,
+# What one device call runs (bench/RESULTS-LOG.md records its output): configure and build for sm_90,
 # run the CUDA backend tests against the CPU reference, then the Viterbi benchmark on wsj_1 and
 # en_sm6s (GRAMMARS overrides the list, BENCH_ARGS adds options, e.g. --steady --kernels ...).
-# DATA is a copy of ../shared's grammars/, bench/ (see bench/RESULTS.md); OUT collects logs.
+# DATA is a copy of ../shared's grammars/, bench/ (see bench/RESULTS-LOG.md); OUT collects logs.
 set -uo pipefail
 DATA=${DATA:-../shared}
 OUT=${OUT:-/tmp/out}

@@ -8,7 +8,7 @@
 // KeepShortTestInputs; unset or empty keeps them all.
 // Under compute-sanitizer a test over every kernel variant, or over many real-grammar sentences,
 // takes longer than one device command may run; with these, each variant and each share of the
-// sentences runs in its own process, side by side (scripts/gpu-sanitize, bench/RESULTS.md).
+// sentences runs in its own process, side by side (scripts/gpu-sanitize).
 #pragma once
 
 #include <cstddef>

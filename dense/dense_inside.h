@@ -1,7 +1,8 @@
 // Inside (sum-product) and Viterbi (max-product) charts of dense PCFGs on the CPU, after Johnson
 // (2011): the baseline CKY loop order (his Figure 1), the factored algorithm (Figure 2: first
 // BC[b,c] = sum_j C[i,j,b] C[j,k,c] over the split points j, then C[i,k,a] = sum_bc R[a,b,c]
-// BC[b,c]), and their multi-core parallelisations. The GPU version is cuda/dense/dense_inside.h.
+// BC[b,c]), and their multi-core parallelisations. The GPU version is
+// cuda/dense/dense_inside_device.h.
 //
 // Scaling: every chart cell keeps its own scale, C[i,k,a] = value(i,k,a) * exp(log_scale(i,k)),
 // with the largest value of a cell equal to 1, so sentences of any length neither underflow nor
@@ -18,7 +19,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "cuda/dense/dense_inside.h"
+#include "cuda/dense/dense_inside_device.h"
 #include "dense/dense_pcfg.h"
 #include "treebank/tree.h"
 
@@ -110,8 +111,8 @@ StatusOr<Tree> DenseViterbiTree(const DensePcfg& grammar, const DenseChart<T>& v
                                 const std::vector<int>& word_ids,
                                 const std::vector<std::string>& words);
 
-// The GPU path (cuda/dense/dense_inside.h) for this grammar, in float32; fails without a CUDA
-// device.
+// The GPU path (cuda/dense/dense_inside_device.h) for this grammar, in float32; fails without a
+// CUDA device.
 StatusOr<std::unique_ptr<cuda::DenseInsideGpu>> CreateDenseInsideGpu(const DensePcfg& grammar);
 
 // A chart copied back from the GPU, as a CPU chart (same layout).

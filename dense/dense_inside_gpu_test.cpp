@@ -7,7 +7,7 @@
 #include <random>
 
 #include "cuda/common/device.h"
-#include "cuda/dense/dense_inside.h"
+#include "cuda/dense/dense_inside_device.h"
 #include "dense/dense_inside.h"
 #include "dense/dense_test_util.h"
 

@@ -22,7 +22,7 @@
 #include <string_view>
 
 #include "common/status.h"
-#include "grammar_io/berkeley_model.h"
+#include "grammar_io/berkeley_model_types.h"
 #include "grammar_io/java_serialization.h"
 
 namespace cky {

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "common/input_file.h"
+#include "grammar_io/berkeley_model.h"
 
 namespace cky {
 namespace {

@@ -10,6 +10,7 @@
 
 #include "common/input_file.h"
 #include "grammar_io/berkeley_gr.h"
+#include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
 
 namespace cky {

@@ -7,13 +7,11 @@
 //   - optionally (LexiconOptions::backoff_unknown_words, off by default), an unknown word whose
 //     signature has no row for a tag backs off, tag by tag, to ever shorter signatures, dropping
 //     the last "-part": UNK-CAPS-NUM-s, UNK-CAPS-NUM, UNK-CAPS, UNK. Off by default because it
-//     hurts: trees equal to Berkeley's drop from 26 to 18 of 40 (small_sm2) and from 89 to 62 of
-//     100 (gum_sm3);
+//     hurts: fewer trees equal Berkeley's on the reference sentences of small_sm2 and gum_sm3;
 //   - when asked to widen (Score's `widen_known_words`, which the Parser uses only to retry a
 //     sentence that has no parse), a known word also gets, under each tag with no row for the
 //     word, its signature's row for that tag (as the C++ parser Ckylark does). Always doing so
-//     hurts: frequent words then take absurd tags (measured on small_sm2's reference sentences:
-//     26 of 40 trees equal Berkeley's without it, 14 with it).
+//     hurts: frequent words then take absurd tags, and fewer trees equal Berkeley's.
 //
 // A model read from a Berkeley .gr file carries the lexicon's counts (BerkeleyModel::
 // lexicon_counts); Build then makes the exact scorer of lexicon/berkeley_lexicon.h instead, and

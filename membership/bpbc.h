@@ -1,15 +1,15 @@
 // Bitwise-parallel bulk CKY (Fujita, Nakano and Ito): the grammar compiled to an AND/OR circuit
 // over bit-vectors, the circuit minimised (IEICE 2017, Sect. 4: factoring the rule matrix of each
 // parent, then simulated annealing), and its evaluation for many strings at once, one bit per
-// string, on all CPU cores (here) or on the GPU (cuda/membership/bpbc.h). Every path agrees with
-// RecognizeReference (membership/cyk_recognizer.h).
+// string, on all CPU cores (here) or on the GPU (cuda/membership/bpbc_device.h). Every path agrees
+// with RecognizeReference (membership/cyk_recognizer.h).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "common/status.h"
-#include "cuda/membership/bpbc.h"
+#include "cuda/membership/bpbc_device.h"
 #include "membership/cnf_grammar.h"
 
 namespace cky {

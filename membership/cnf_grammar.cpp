@@ -279,7 +279,7 @@ StatusOr<CnfGrammar> LoadRecognitionGrammar(const std::string& spec) {
   return ProjectBerkeleyModel(*model);
 }
 
-CnfGrammar RandomCnfGrammar(const RandomGrammarOptions& options) {
+CnfGrammar RandomCnfGrammar(const RandomCnfGrammarOptions& options) {
   CnfGrammar grammar;
   const int32_t n = std::max<int32_t>(1, options.nonterminals);
   std::mt19937_64 rng(options.seed);

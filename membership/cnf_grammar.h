@@ -80,10 +80,10 @@ void WriteCnfGrammar(const CnfGrammar& grammar, std::ostream& out);
 // rules, ROOT as the start symbol, terminals from the lexicon (see LexiconTerminalParents).
 CnfGrammar ProjectBerkeleyModel(const BerkeleyModel& model);
 
-// The terminal mapping of ProjectBerkeleyModel, in one place so that it can later be switched to
-// the lexicon module: a word may be tagged with symbol T when the lexicon has a row (T, word) with
-// a positive value; an unknown word with every tag that has a row for any signature beginning with
-// "UNK". Fills grammar->terminal_names and grammar->terminal_parents (symbol ids as in `model`).
+// The terminal mapping of ProjectBerkeleyModel: a word may be tagged with symbol T when the
+// lexicon has a row (T, word) with a positive value; an unknown word with every tag that has a row
+// for any signature beginning with "UNK". Fills grammar->terminal_names and
+// grammar->terminal_parents (symbol ids as in `model`).
 void LexiconTerminalParents(const BerkeleyModel& model, CnfGrammar* grammar);
 
 // Loads `spec`: our text format when the file `spec` exists and is in no Berkeley format, else a
@@ -91,7 +91,7 @@ void LexiconTerminalParents(const BerkeleyModel& model, CnfGrammar* grammar);
 // command: grammar_io/grammar_argument.h) projected with ProjectBerkeleyModel.
 StatusOr<CnfGrammar> LoadRecognitionGrammar(const std::string& spec);
 
-struct RandomGrammarOptions {
+struct RandomCnfGrammarOptions {
   int32_t nonterminals = 32;
   int64_t rules = 256;     // distinct binary rules, drawn uniformly from the N^3 possible ones
   int32_t terminals = 16;  // each terminal gets 1 to 3 random parents
@@ -99,7 +99,7 @@ struct RandomGrammarOptions {
 };
 // A random CNF grammar as in Fujita/Nakano et al.; nonterminal 0 ("S") is the start symbol.
 // `rules` is capped at N^3.
-CnfGrammar RandomCnfGrammar(const RandomGrammarOptions& options);
+CnfGrammar RandomCnfGrammar(const RandomCnfGrammarOptions& options);
 
 struct RandomStringOptions {
   int64_t count = 1000;

@@ -7,7 +7,7 @@
 
 #include "common/thread_pool.h"
 #include "parser/child_pair_runs.h"
-#include "parser/inside_outside.h"
+#include "parser/inside_outside_cpu.h"
 #include "parser/max_rule.h"
 
 namespace cky {

@@ -25,7 +25,7 @@
 #include "parser/backend.h"
 #include "parser/coarse_to_fine.h"
 #include "parser/device_backend.h"
-#include "parser/inside_outside.h"
+#include "parser/inside_outside_cpu.h"
 #include "parser/max_rule.h"
 
 namespace cky {

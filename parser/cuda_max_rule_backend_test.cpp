@@ -1,7 +1,7 @@
-// The CUDA inside-outside and max-rule passes against the CPU reference (parser/inside_outside.h,
-// parser/max_rule.h): every inside value, every outside value of a state with a positive inside,
-// log P(w), every max-rule array entry, and the
-// backend's outcomes (same trees and statuses, max-rule scores and log P(w) within the tolerance of
+// The CUDA inside-outside and max-rule passes against the CPU reference
+// (parser/inside_outside_cpu.h, parser/max_rule.h): every inside value, every outside value of a
+// state with a positive inside, log P(w), every max-rule array entry, and the backend's outcomes
+// (same trees and statuses, max-rule scores and log P(w) within the tolerance of
 // cuda/inside_outside/inside_outside.h). Seeded random grammars (several shapes, a parent with more
 // rules than a block, symbols of 35 substates), small_sm2.gr and wsj_1 with GUM sentences, lengths
 // 1, 2 and the longest of each test. Skips without a CUDA device; the real-grammar tests skip
@@ -48,7 +48,7 @@ struct MaxDiff {
 };
 
 // `only_where`: compare only states whose value there is positive (the outside of a state with a
-// zero inside is unspecified, parser/inside_outside.h).
+// zero inside is unspecified, parser/inside_outside_cpu.h).
 void CompareChart(const ScaledChart& expected, const ScaledChart& actual,
                   const ScaledChart* only_where, const std::string& what, MaxDiff* diff,
                   int* failures) {

@@ -1,6 +1,6 @@
-#include "parser/inside_outside.h"
-
 #include <algorithm>
+
+#include "parser/inside_outside_cpu.h"
 
 namespace cky {
 

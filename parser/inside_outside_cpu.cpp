@@ -1,12 +1,13 @@
-// The fast CPU path of parser/inside_outside.h: the reference's arithmetic, with binary rules
+// The fast CPU path of parser/inside_outside_cpu.h: the reference's arithmetic, with binary rules
 // grouped by left child, then right child, so that a zero child skips its rules. Tested against
 // the reference.
+#include "parser/inside_outside_cpu.h"
+
 #include <algorithm>
 #include <map>
 #include <numeric>
 
 #include "parser/child_pair_runs.h"
-#include "parser/inside_outside.h"
 
 namespace cky {
 
@@ -69,9 +70,9 @@ SumProductRules::SumProductRules(const Grammar& g) {
 
 namespace {
 
-// The unary layers of inside_outside.h visiting only the nonzero states' rules; each sum receives
-// its terms in the reference's order (InsideUnaryLayer, OutsideUnaryLayer), so the values are
-// equal.
+// The unary layers of inside_outside_cpu.h visiting only the nonzero states' rules; each sum
+// receives its terms in the reference's order (InsideUnaryLayer, OutsideUnaryLayer), so the values
+// are equal.
 void SparseInsideUnaryLayer(const Grammar& g, const SumProductRules& rules,
                             const std::vector<double>& pre, std::vector<double>* post) {
   *post = pre;

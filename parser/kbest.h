@@ -3,15 +3,16 @@
 // (CoarseToFineNBestParser) ranks the same trees by the same score, lazily; this is the lazy k-best
 // algorithm of Huang & Chiang (2005, Algorithm 3) over the max-rule hypergraph:
 //
-//   node before(span, A): a binary edge (A -> B C, split) from after(left, B), after(right, C), with
-//                         the rule score log r of parser/max_rule.h; on one word, the tag's leaf
+//   node before(span, A): a binary edge (A -> B C, split) from after(left, B) and after(right,
+//                         C), with the rule score log r of parser/max_rule.h; on one word, the
+//                         tag's leaf
 //   node after(span, A):  before(span, A) itself (score 0), or a closed sum unary A -> C over
 //                         before(span, C)
 //   a derivation's score = the sum of its edges' rule scores; ROOT's after node over the sentence
 //   is the goal.
 //
-// The first tree is the max-rule tree itself (the chart's choices, parser/max_rule.h, with their tie
-// order); later ones come out in order of score, ties by edge order (split, left child, right
+// The first tree is the max-rule tree itself (the chart's choices, parser/max_rule.h, with their
+// tie order); later ones come out in order of score, ties by edge order (split, left child, right
 // child; unary children by symbol). A node's incoming edges are computed only when its second-best
 // derivation is first asked for, from the inside and outside charts. Unlike Berkeley's
 // CoarseToFineNBestParser, which is exact only up to some shortcuts (two-word spans keep only
@@ -26,8 +27,8 @@
 #include "common/status.h"
 #include "grammar_io/grammar.h"
 #include "parser/backend.h"
-#include "parser/inside_outside.h"
-#include "parser/max_rule.h"
+#include "parser/inside_outside_cpu.h"
+#include "parser/max_rule_chart.h"
 
 namespace cky {
 

@@ -1,6 +1,6 @@
 // Max-rule-product decoding (Petrov & Klein 2007), the Berkeley parser's default output: the tree
 // over base symbols (no substates) whose product of rule posteriors is largest, computed from the
-// inside and outside scores of parser/inside_outside.h exactly as CoarseToFineMaxRuleParser's
+// inside and outside scores of parser/inside_outside_cpu.h exactly as CoarseToFineMaxRuleParser's
 // doConstrainedMaxCScores and extractBestMaxRuleParse do.
 //
 // Per span and base symbol A (its substates a), with P(w) the sentence probability:
@@ -22,28 +22,11 @@
 #include "common/status.h"
 #include "grammar_io/grammar.h"
 #include "parser/backend.h"
-#include "parser/inside_outside.h"
+#include "parser/inside_outside_cpu.h"
+#include "parser/max_rule_chart.h"
 #include "treebank/tree.h"
 
 namespace cky {
-
-// Berkeley's maxc arrays for one sentence: per cell (Chart's order) and base symbol.
-struct MaxRuleChart {
-  int32_t length = 0;
-  int32_t num_symbols = 0;
-  std::vector<double> score;         // after the unary layer; -infinity: no derivation
-  // Before the unary layer (the binary or lexical best), for k-best decoding (parser/kbest.h).
-  // Filled by the CPU max-rule passes; empty when the chart came from the CUDA device.
-  std::vector<double> score_before_unary;
-  std::vector<int32_t> split;        // the best binary's split point; -1: none (or one word)
-  std::vector<int32_t> left;         // its left child symbol
-  std::vector<int32_t> right;        // its right child symbol
-  std::vector<int32_t> unary_child;  // the unary layer's choice; -1: the node is not a unary
-
-  void Reset(int32_t sentence_length, int32_t symbols);
-  int64_t Index(int32_t start, int32_t end, int32_t symbol) const;
-  double root_score() const { return length > 0 ? score[Index(0, length, 0)] : kNegInf; }
-};
 
 // Fills `maxc` from a sentence's inside and outside charts (log_likelihood must be finite).
 void ReferenceMaxRuleChart(const Grammar& grammar, const LexicalScores& lexical,

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "lexicon/lexicon.h"
-#include "parser/inside_outside.h"
+#include "parser/inside_outside_cpu.h"
 #include "parser/parser.h"
 #include "parser/random_grammar.h"
 #include "parser/tree_format.h"
@@ -40,10 +40,10 @@ struct Fixture {
   }
 };
 
-// Every derivation, enumerated one by one, under the semantics of parser/inside_outside.h: a cell
-// offers each state directly (binary, or lexical on one word) or through one closed sum unary over
-// another state's direct form. A derivation is its probability and the base-symbol events it uses
-// (the units max-rule scores): "L i T" a tag, "B i k j A B C" a binary, "U i j A C" a unary.
+// Every derivation, enumerated one by one, under the semantics of parser/inside_outside_cpu.h: a
+// cell offers each state directly (binary, or lexical on one word) or through one closed sum unary
+// over another state's direct form. A derivation is its probability and the base-symbol events it
+// uses (the units max-rule scores): "L i T" a tag, "B i k j A B C" a binary, "U i j A C" a unary.
 struct Derivation {
   double prob;
   std::vector<std::string> events;

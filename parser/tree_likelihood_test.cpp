@@ -6,7 +6,7 @@
 #include <set>
 
 #include "lexicon/lexicon.h"
-#include "parser/inside_outside.h"
+#include "parser/inside_outside_cpu.h"
 #include "parser/max_rule.h"
 #include "parser/parser.h"
 #include "parser/random_grammar.h"
@@ -23,7 +23,8 @@ class TreeEnumerator {
  public:
   TreeEnumerator(const Grammar& g, const std::vector<std::string>& words) : g_(g), words_(words) {
     for (size_t u = 0; u < g.base_unary_parent.size(); ++u) {
-      unary_.insert({g.state_symbol[g.base_unary_parent[u]], g.state_symbol[g.base_unary_child[u]]});
+      unary_.insert(
+          {g.state_symbol[g.base_unary_parent[u]], g.state_symbol[g.base_unary_child[u]]});
     }
     for (int64_t r = 0; r < g.num_binary_rules(); ++r) {
       binary_.insert({g.state_symbol[g.binary_parent[r]], g.state_symbol[g.binary_left[r]],
@@ -118,8 +119,7 @@ TEST(TreeLikelihoodTest, RebinarizesAsTheBerkeleyParser) {
   const Tree* tree = &trees->front();
   auto right = RebinarizeTree(*tree, "RIGHT");
   ASSERT_TRUE(right.ok());
-  EXPECT_EQ(ToBracketString(*right),
-            "(ROOT (NP (@NP (@NP (A a) (B b)) (C c)) (D d)))");
+  EXPECT_EQ(ToBracketString(*right), "(ROOT (NP (@NP (@NP (A a) (B b)) (C c)) (D d)))");
   auto left = RebinarizeTree(*tree, "LEFT");
   ASSERT_TRUE(left.ok());
   EXPECT_EQ(ToBracketString(*left), "(ROOT (NP (A a) (@NP (B b) (@NP (C c) (D d)))))");

@@ -2,7 +2,7 @@
 // `compute-sanitizer --tool racecheck --kernel-name ... --launch-skip S --launch-count C` checks.
 // On the H200 (compute-sanitizer 2025.3.1) the skip and the count run over every kernel's launches
 // and the filter picks among them, although the tool's help says they count filtered launches only
-// (bench/RESULTS.md, 2026-11-28); scripts/gpu-sanitize relies on it and checks it with this first.
+// (bench/RESULTS-LOG.md, 2026-11-28); scripts/gpu-sanitize relies on it and checks it with this first.
 //
 //   racecheck_probe LAUNCHES RACING
 //

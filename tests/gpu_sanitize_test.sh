@@ -8,13 +8,7 @@
 # would write them. Usage: gpu_sanitize_test.sh BUILD_DIR SOURCE_DIR
 set -u
 build=$1 source=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-check() {  # check NAME CONDITION...
-  local name=$1; shift
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $name" >&2; fi
-}
+source "$(dirname "$0")/check_lib.sh"  # $tmp, check, finish
 
 # The stand-in: racecheck_probe's race is found when its launch is inside the window (COUNTING=
 # all: every launch, two decoys before each probe; filtered: the probe kernel's launches only);
@@ -125,5 +119,4 @@ check "the other one runs" ran "$eight pair-seg-g8"
 run all "$eight_jobs"
 check "no probe when the 800-word jobs are clean" left_out "racecheck racecheck_probe"
 
-echo "gpu_sanitize_test: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish gpu_sanitize_test

@@ -54,10 +54,11 @@ StatusOr<std::unique_ptr<CudaEStep>> CudaEStep::Create(const LatentPcfg& grammar
   return std::unique_ptr<CudaEStep>(new CudaEStep(std::move(impl)));
 }
 
-StatusOr<SplitMergeTrainer::ExpectedCounts> CudaEStep::Run(
-    const LatentPcfg& grammar, const std::vector<int64_t>& binary_offset,
-    const std::vector<int64_t>& unary_offset, const std::vector<int64_t>& token_offset,
-    const std::vector<double>& lexical) {
+StatusOr<LatentExpectedCounts> CudaEStep::Run(const LatentPcfg& grammar,
+                                              const std::vector<int64_t>& binary_offset,
+                                              const std::vector<int64_t>& unary_offset,
+                                              const std::vector<int64_t>& token_offset,
+                                              const std::vector<double>& lexical) {
   Impl& m = *impl_;
   m.binary_probs.resize(binary_offset.back());
   for (size_t i = 0; i < grammar.binaries.size(); ++i) {
@@ -80,7 +81,7 @@ StatusOr<SplitMergeTrainer::ExpectedCounts> CudaEStep::Run(
   cuda::SplitMergeCounts counts;
   std::string error;
   if (!m.device->Run(params, &counts, &error)) return Status::Error("CUDA E-step: " + error);
-  SplitMergeTrainer::ExpectedCounts out;
+  LatentExpectedCounts out;
   out.binary = std::move(counts.binary);
   out.unary = std::move(counts.unary);
   out.token = std::move(counts.token);

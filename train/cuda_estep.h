@@ -1,10 +1,9 @@
 // The split-merge trainer's E-step on a CUDA device: adapts SplitMergeTrainer's grammar, trees and
-// lexical scores to cuda/train/split_merge_estep.h and its counts back to
-// SplitMergeTrainer::ExpectedCounts. The CPU reference is SplitMergeTrainer::ReferenceEStep; this
-// takes the same sums in the same order (the reference's chunks of trees included), so that the
-// counts agree within 6e-14 relative and the log-likelihood to the last printed digit (the
-// device's exp and log differ from the host's by an ulp); tests (train/cuda_estep_test.cpp)
-// require 1e-9.
+// lexical scores to cuda/train/split_merge_estep.h and its counts back to LatentExpectedCounts.
+// The CPU reference is SplitMergeTrainer::ReferenceEStep; this takes the same sums in the same
+// order (the reference's chunks of trees included), so that the counts differ only where the
+// device's exp and log differ from the host's (by an ulp); tests (train/cuda_estep_test.cpp)
+// require 1e-9 relative.
 #pragma once
 
 #include <memory>
@@ -12,7 +11,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "train/split_merge_trainer.h"
+#include "train/latent_pcfg.h"
 
 namespace cky {
 
@@ -30,11 +29,11 @@ class CudaEStep {
   // Expected counts and log-likelihood of the trees under `grammar` (whose rules and symbols are
   // those given to Create; substate counts may change) and `lexical` (per token type and substate
   // of its tag, at token_offset). Offsets as SplitMergeTrainer's (one entry per rule plus one).
-  StatusOr<SplitMergeTrainer::ExpectedCounts> Run(const LatentPcfg& grammar,
-                                                  const std::vector<int64_t>& binary_offset,
-                                                  const std::vector<int64_t>& unary_offset,
-                                                  const std::vector<int64_t>& token_offset,
-                                                  const std::vector<double>& lexical);
+  StatusOr<LatentExpectedCounts> Run(const LatentPcfg& grammar,
+                                     const std::vector<int64_t>& binary_offset,
+                                     const std::vector<int64_t>& unary_offset,
+                                     const std::vector<int64_t>& token_offset,
+                                     const std::vector<double>& lexical);
   // Where the last Run's time went (uploads, kernels, downloads).
   std::string LastRunProfile() const;
 

@@ -45,6 +45,7 @@
 
 #include "common/status.h"
 #include "grammar_io/berkeley_model.h"
+#include "train/latent_pcfg.h"
 #include "treebank/tree.h"
 
 namespace cky {
@@ -100,33 +101,6 @@ struct SplitMergeProgress {
   double seconds = 0;         // of this EM iteration
 };
 
-// The trainable model: base symbols (0 = ROOT), their substate counts and the rule scores.
-struct LatentPcfg {
-  struct BinaryRule {
-    int32_t parent, left, right;
-    std::vector<double> probs;  // [parent substate][left][right]
-  };
-  struct UnaryRule {
-    int32_t parent, child;
-    std::vector<double> probs;  // [parent substate][child]
-  };
-  std::vector<std::string> symbol_names;
-  std::vector<int32_t> num_substates;
-  std::vector<BinaryRule> binaries;
-  std::vector<UnaryRule> unaries;
-};
-
-// A binarized training tree, nodes in post-order (children first, root last).
-struct LatentTrainingTree {
-  struct Node {
-    int32_t symbol = 0;
-    int32_t left = -1, right = -1;  // child node indices; right = -1 for a unary node
-    int32_t rule = -1;              // LatentPcfg binary or unary rule index (not preterminals)
-    int32_t token = -1;             // preterminals: the token type (tag, word, signature)
-  };
-  std::vector<Node> nodes;
-};
-
 class SplitMergeTrainer {
  public:
   // Normalises and binarizes the trees and estimates the baseline (one substate per symbol).
@@ -151,13 +125,7 @@ class SplitMergeTrainer {
   double EmIteration();
 
   // --- Inspection ---
-  struct ExpectedCounts {
-    std::vector<double> binary;  // per rule, LatentPcfg's layout, concatenated in rule order
-    std::vector<double> unary;
-    std::vector<double> token;  // per token type, per substate of its tag
-    double log_likelihood = 0;
-    int32_t unparsable = 0;
-  };
+  using ExpectedCounts = LatentExpectedCounts;
   // The E-step on the chosen backend: the device's when there is one (the CPU reference after the
   // device failed: estep_note() says why), else ReferenceEStep.
   ExpectedCounts EStep() const;

@@ -27,7 +27,7 @@ void WriteIndented(const Tree& tree, int indent, std::string* out) {
 
 }  // namespace
 
-std::string FormatTree(const Tree& tree, WriteLayout layout) {
+std::string FormatPennTree(const Tree& tree, WriteLayout layout) {
   if (layout == WriteLayout::kOneLine) return ToBracketString(tree);
   std::string out;
   WriteIndented(tree, 0, &out);
@@ -35,7 +35,7 @@ std::string FormatTree(const Tree& tree, WriteLayout layout) {
 }
 
 void WriteTree(std::ostream& out, const Tree& tree, WriteLayout layout) {
-  out << FormatTree(tree, layout) << '\n';
+  out << FormatPennTree(tree, layout) << '\n';
   if (layout == WriteLayout::kIndented) out << '\n';
 }
 

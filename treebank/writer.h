@@ -22,7 +22,7 @@ namespace cky {
 enum class WriteLayout { kOneLine, kIndented };
 
 // The tree in the given layout, without a trailing newline.
-std::string FormatTree(const Tree& tree, WriteLayout layout);
+std::string FormatPennTree(const Tree& tree, WriteLayout layout);
 
 // Writes the tree and a newline; in the indented layout a blank line follows, as in GUM's files.
 void WriteTree(std::ostream& out, const Tree& tree, WriteLayout layout);

@@ -164,12 +164,10 @@ inline int MaxSharedOptin() {
 
 // Lets `kernel` launch with `dynamic` bytes of dynamic shared memory, or says why it cannot. The
 // 48 KB a launch gets without opt-in is static and dynamic shared memory together (a kernel's
-// default maxDynamicSharedSizeBytes is 48 KB less its static bytes): comparing the dynamic bytes
-// alone with 48 KB left launches with 48 KB - static < dynamic <= 48 KB without the opt-in, and
-// they failed with "invalid argument" (pair-seg-g8-a4 on en_sm6s, whose tiles hold up to 1,020
-// substate pairs: 49,104 dynamic bytes and about 100 static at span length 194, so every sentence
-// of 194 words or more failed; the G = 8 kernels' dynamic bytes grow by 64 a span length, so any
-// grammar meets such a span length at some sentence length).
+// default maxDynamicSharedSizeBytes is 48 KB less its static bytes), so the opt-in is decided on
+// the kernel's own maxDynamicSharedSizeBytes, not on 48 KB: a launch with 48 KB - static <
+// dynamic <= 48 KB and no opt-in fails with "invalid argument". Kernels whose dynamic bytes grow
+// with the span length reach that window at some sentence length on any grammar.
 template <typename Kernel>
 bool AllowDynamicShared(Kernel* kernel, size_t dynamic, int max_optin, const char* name,
                         std::string* error) {

@@ -2,10 +2,8 @@
 // .cu files include it).
 //
 // A CUDA backend gathers each batch's per-sentence rows (lexical scores) into one staging buffer
-// before the upload, and the device waits for it. With en_sm6s's 1,084 states, 9,664 WSJ-23
-// sentences have about 2 GB of such rows (doubles): on one thread, the Viterbi backend's batches
-// took 0.37 s of host time beyond their device time, 0.16 s on the host's threads (an H100 host,
-// bench/RESULTS.md).
+// before the upload, and the device waits for it: with a large grammar the rows are gigabytes over
+// a corpus, so the copies are spread over the host's cores.
 #pragma once
 
 #include <cstddef>

@@ -54,7 +54,7 @@ struct Charts {
   int num_symbols;
   // [cell][state], 1 = usable (coarse-to-fine pruning, MaskedMaxRuleBatch); null: every item.
   // Inside values of other items are zeroed below and above the unary layer (as
-  // parser/inside_outside.h's FastInsideOutside), so the presence flags skip them as partners.
+  // parser/inside_outside_cpu.h's FastInsideOutside), so the presence flags skip them as partners.
   const unsigned char* allowed = nullptr;
   // Masked dispatch 2 (DeviceInsideOutsideOptions::masked_dispatch; set only with `allowed`):
   // dead_cells: the unary + normalize kernel writes a cell without any usable item as empty at

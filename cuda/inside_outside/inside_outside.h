@@ -1,6 +1,6 @@
 // Exact sum-product inside and outside passes over a split grammar, and Berkeley's max-rule (maxc)
 // pass, on a CUDA device, in plain C++ (no CUDA types). The quantities are
-// parser/inside_outside.h's and parser/max_rule.h's (the CPU reference); this is their batched
+// parser/inside_outside_cpu.h's and parser/max_rule.h's (the CPU reference); this is their batched
 // device version.
 //
 // The grammar is uploaded once (binary rules as probabilities, the closed sum unaries, the max-rule
@@ -17,8 +17,8 @@
 // on request, the inside and outside charts, for tests).
 //
 // Precision and scaling: doubles throughout (probabilities, not logs). Each cell holds values in
-// [0, 1] (largest 1) and one natural-log scale, as parser/inside_outside.h's ScaledChart. A cell's
-// binary sum is computed against a reference scale M = the largest sum of its partner cells'
+// [0, 1] (largest 1) and one natural-log scale, as parser/inside_outside_cpu.h's ScaledChart. A
+// cell's binary sum is computed against a reference scale M = the largest sum of its partner cells'
 // scales; each split point's products are multiplied by exp(scale_x + scale_y - M) <= 1 before they
 // are summed, so nothing overflows and a term underflows only when it is below e^-700 of the
 // largest partner product. The scale is then M + log(the cell's largest value).
@@ -192,7 +192,7 @@ class DeviceInsideOutside {
   // device memory holding, for the batch's cells in order (sentence after sentence, each in
   // parser/chart.h's cell order), num_states bytes a cell, 1 = usable, 0 = pruned (as
   // cuda/pruning/pruned_viterbi.h's FineMask leaves it). A pruned item's inside value is zero
-  // below and above the unary layer, as parser/inside_outside.h's FastInsideOutside with
+  // below and above the unary layer, as parser/inside_outside_cpu.h's FastInsideOutside with
   // `allowed`, so results match the CPU pruned max-rule path within the tolerance above.
   // device_allowed null: MaxRuleBatch.
   virtual IoBatchResult MaskedMaxRuleBatch(const std::vector<IoSentence>& batch,

@@ -207,7 +207,7 @@ __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* it
          pl += (blockDim.x / 32) * kSlots) {
       if (!live) continue;
       const int t = __ldg(pairs.pl_target + pl);
-      // Outside flows only to a child whose inside is positive (parser/inside_outside.h; max-plus:
+      // Outside flows only to a child whose inside is positive (parser/inside_outside_cpu.h; max-plus:
       // finite).
       if (kMode != kInside && !(c.in[size_t(target) * c.num_states + t] > kZero)) continue;
       // A pruned target's sum would be zeroed by the unary kernel: skip its rules.
@@ -235,7 +235,7 @@ __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* it
     // Rules: a warp per target state of the tile, lanes over its rules, the G cells at once.
     for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32) {
       if (kMode != kInside) {
-        // Outside flows only to a child whose inside is positive (parser/inside_outside.h, as
+        // Outside flows only to a child whose inside is positive (parser/inside_outside_cpu.h, as
         // Berkeley's parser): skip a target state whose inside is zero in every cell of the
         // group.
         const int t = __ldg(pairs.pl_target + pl);

@@ -26,8 +26,7 @@
 // each chunk's sum in chunk order: the counts kernels and the log-likelihood keep a per-chunk
 // partial in the same way. The kernels are compiled without fused multiply-add contraction, so
 // the only differences left come from the device's exp and log (within 1 ulp of the host's) and
-// from the host compiler's own contraction (none on x86-64 without -march): measured differences
-// are 1e-16 to 6e-14 relative per count, log-likelihoods equal; the tests
+// from the host compiler's own contraction (none on x86-64 without -march); the tests
 // (train/cuda_estep_test.cpp) require 1e-9 relative per count and log-likelihood.
 #pragma once
 

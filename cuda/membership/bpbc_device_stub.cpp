@@ -1,5 +1,5 @@
 // Bulk BPBC CKY in a build without CUDA: no device, so Create always fails.
-#include "cuda/membership/bpbc.h"
+#include "cuda/membership/bpbc_device.h"
 
 namespace cky::cuda {
 

@@ -8,7 +8,8 @@
 // (value * exp(log_scale), largest value 1), so long sentences do not underflow; in the max
 // semiring the sums become max. Arithmetic is float32 on the CUDA cores (no tensor cores); scales
 // are float64. Plain C++ interface: no CUDA types, usable from any translation unit. Built from
-// dense_inside.cu, or dense_inside_stub.cpp without CUDA (then Create fails: no device).
+// dense_inside_device.cu, or dense_inside_device_stub.cpp without CUDA (then Create fails: no
+// device).
 #pragma once
 
 #include <memory>

@@ -1,6 +1,6 @@
-// Dense PCFG inside / Viterbi charts on the GPU (see dense_inside.h). Layout of this file: public
-// API (DenseInsideGpuImpl::Inside), then dispatch (batches, span lists, launch shapes per span
-// width), then the kernels.
+// Dense PCFG inside / Viterbi charts on the GPU (see dense_inside_device.h). Layout of this file:
+// public API (DenseInsideGpuImpl::Inside), then dispatch (batches, span lists, launch shapes per
+// span width), then the kernels.
 //
 // Per batch of sentences (sorted by length, longest first), per span width d = 2 .. longest:
 //   BcKernel       one block per (span, 32x32 tile of BC): BC = sum_j w_j left_j^T right_j
@@ -18,7 +18,7 @@
 #include <limits>
 #include <numeric>
 
-#include "cuda/dense/dense_inside.h"
+#include "cuda/dense/dense_inside_device.h"
 
 namespace cky::cuda {
 namespace {
@@ -63,6 +63,23 @@ __device__ __forceinline__ void TileProduct(const float (*As)[kTilePad],
     for (int u = 0; u < 4; ++u) {
 #pragma unroll
       for (int v = 0; v < 4; ++v) acc[u][v] = Combine<kMax>(acc[u][v], av[u] * bv[v]);
+    }
+  }
+}
+
+// A thread's 4 x 4 block of a tile product into out[row * cols + col], computed as an Index: rows
+// row0 .. row0 + 3 (those below `rows`), columns col0 .. col0 + 3 (those below `cols`).
+template <typename Index>
+__device__ __forceinline__ void StoreTileBlock(const float acc[4][4], int row0, int rows, int col0,
+                                               int cols, float* out) {
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+    const int row = row0 + u;
+    if (row >= rows) continue;
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+      const int col = col0 + v;
+      if (col < cols) out[static_cast<Index>(row) * cols + col] = acc[u][v];
     }
   }
 }
@@ -155,17 +172,7 @@ __global__ void __launch_bounds__(kTileThreads)
     TileProduct<kMax>(As, Bs, ty, tx, acc);
     __syncthreads();
   }
-  float* out = bc + static_cast<long long>(p) * m * m;
-#pragma unroll
-  for (int u = 0; u < 4; ++u) {
-    const int b = b0 + ty * 4 + u;
-    if (b >= m) continue;
-#pragma unroll
-    for (int v = 0; v < 4; ++v) {
-      const int c = c0 + tx * 4 + v;
-      if (c < m) out[b * m + c] = acc[u][v];
-    }
-  }
+  StoreTileBlock<int>(acc, b0 + ty * 4, m, c0 + tx * 4, m, bc + static_cast<long long>(p) * m * m);
 }
 
 // partial[split][p][a] = op_{bc in split's range} BC[p][bc] * Rt[bc][a], for a 32 x 32 tile of
@@ -195,17 +202,8 @@ __global__ void __launch_bounds__(kTileThreads)
     TileProduct<kMax>(As, Bs, ty, tx, acc);
     __syncthreads();
   }
-  float* out = partial + static_cast<long long>(blockIdx.z) * span_count * m;
-#pragma unroll
-  for (int u = 0; u < 4; ++u) {
-    const int p = p0 + ty * 4 + u;
-    if (p >= span_count) continue;
-#pragma unroll
-    for (int v = 0; v < 4; ++v) {
-      const int a = a0 + tx * 4 + v;
-      if (a < m) out[static_cast<long long>(p) * m + a] = acc[u][v];
-    }
-  }
+  StoreTileBlock<long long>(acc, p0 + ty * 4, span_count, a0 + tx * 4, m,
+                            partial + static_cast<long long>(blockIdx.z) * span_count * m);
 }
 
 // Combines the k-split partial products of each span, rescales the cell to a largest value of 1

@@ -1,5 +1,5 @@
 // The dense inside GPU path of a build configured without CUDA: there is never a device.
-#include "cuda/dense/dense_inside.h"
+#include "cuda/dense/dense_inside_device.h"
 
 namespace cky::cuda {
 

@@ -8,7 +8,7 @@
 
 #include "cuda/common/device.h"
 #include "cuda/common/device_helpers.cuh"
-#include "cuda/membership/bpbc.h"
+#include "cuda/membership/bpbc_device.h"
 
 namespace cky::cuda {
 namespace {
@@ -61,6 +61,22 @@ __device__ __forceinline__ void FillTerminalCell(Word* cell, int stride, const i
     }
   }
   CloseCell(cell, stride, a);
+}
+
+// One operand of a product in kernel 1, per split: the OR of the table words of the `count`
+// symbols at `symbols` (global memory), in each split's cell (`cells`, this thread's word of
+// symbol 0; symbols `threads` words apart).
+template <typename Word, int kSplits>
+__device__ __forceinline__ void OrTableOperand(const uint16_t* symbols, int count, int threads,
+                                               const Word* const (&cells)[kSplits],
+                                               Word (&out)[kSplits]) {
+#pragma unroll
+  for (int c = 0; c < kSplits; ++c) out[c] = 0;
+  for (int k = 0; k < count; ++k) {
+    const int offset = __ldg(symbols + k) * threads;
+#pragma unroll
+    for (int c = 0; c < kSplits; ++c) out[c] |= cells[c][offset];
+  }
 }
 
 // Table layout: [cell][symbol][thread], so that a warp's accesses to one symbol are coalesced; one
@@ -122,26 +138,14 @@ __global__ void BpbcKernel(Word* tables, Word* results, KernelArgs a) {
               acc = 0;
             }
             Word left[kSplits];
-#pragma unroll
-            for (int c = 0; c < kSplits; ++c) left[c] = 0;
-            for (int k = 0; k < num_left; ++k) {
-              const int offset = __ldg(a.code + pc + k) * threads;
-#pragma unroll
-              for (int c = 0; c < kSplits; ++c) left[c] |= u[c][offset];
-            }
+            OrTableOperand<Word, kSplits>(a.code + pc, num_left, threads, u, left);
             pc += num_left;
             Word any = 0;
 #pragma unroll
             for (int c = 0; c < kSplits; ++c) any |= left[c];
             if (any) {  // skipping the right operands changes no bit of the result
               Word right[kSplits];
-#pragma unroll
-              for (int c = 0; c < kSplits; ++c) right[c] = 0;
-              for (int k = 0; k < num_right; ++k) {
-                const int offset = __ldg(a.code + pc + k) * threads;
-#pragma unroll
-                for (int c = 0; c < kSplits; ++c) right[c] |= v[c][offset];
-              }
+              OrTableOperand<Word, kSplits>(a.code + pc, num_right, threads, v, right);
 #pragma unroll
               for (int c = 0; c < kSplits; ++c) acc |= left[c] & right[c];
             }
@@ -197,35 +201,34 @@ __host__ __device__ constexpr int Log2(int x) { return x <= 1 ? 0 : 1 + Log2(x /
 // acc, per split. `operands` holds the left then the right symbols (in the warp's shared-memory
 // copy of the code, or in global memory for a product longer than that copy); u and v point to the
 // lane's word of symbol 0, split 0 of the staged cells ([symbol][split][lane]).
+// One operand of EvaluateProduct, per split: the OR of the staged words of `count` symbols.
+template <typename Word, int kSplits>
+__device__ __forceinline__ void OrOperand(const uint16_t* symbols, int count, const char* cells,
+                                          Word (&out)[kSplits]) {
+  constexpr int kShift = Log2(kSplits * 32 * static_cast<int>(sizeof(Word)));
+#pragma unroll
+  for (int c = 0; c < kSplits; ++c) out[c] = 0;
+  for (int k = 0; k < count; ++k) {
+    const Word* operand =
+        reinterpret_cast<const Word*>(cells + (static_cast<int>(symbols[k]) << kShift));
+#pragma unroll
+    for (int c = 0; c < kSplits; ++c) out[c] |= operand[c * 32];
+  }
+}
+
 template <typename Word, int kSplits>
 __device__ __forceinline__ void EvaluateProduct(const uint16_t* operands, int num_left,
                                                 int num_right, const char* u, const char* v,
                                                 Word* acc) {
-  constexpr int kShift = Log2(kSplits * 32 * static_cast<int>(sizeof(Word)));
   Word left[kSplits];
-#pragma unroll
-  for (int c = 0; c < kSplits; ++c) left[c] = 0;
-  for (int k = 0; k < num_left; ++k) {
-    const Word* operand =
-        reinterpret_cast<const Word*>(u + (static_cast<int>(operands[k]) << kShift));
-#pragma unroll
-    for (int c = 0; c < kSplits; ++c) left[c] |= operand[c * 32];
-  }
+  OrOperand<Word, kSplits>(operands, num_left, u, left);
   Word any = 0;
 #pragma unroll
   for (int c = 0; c < kSplits; ++c) any |= left[c];
   // Skipping the right operands changes no bit of the result (and the warp stays together).
   if (!__any_sync(0xffffffffu, any != 0)) return;
   Word right[kSplits];
-#pragma unroll
-  for (int c = 0; c < kSplits; ++c) right[c] = 0;
-  operands += num_left;
-  for (int k = 0; k < num_right; ++k) {
-    const Word* operand =
-        reinterpret_cast<const Word*>(v + (static_cast<int>(operands[k]) << kShift));
-#pragma unroll
-    for (int c = 0; c < kSplits; ++c) right[c] |= operand[c * 32];
-  }
+  OrOperand<Word, kSplits>(operands + num_left, num_right, v, right);
   Word result = 0;
 #pragma unroll
   for (int c = 0; c < kSplits; ++c) result |= left[c] & right[c];
@@ -505,7 +508,8 @@ class BpbcGpuImpl : public BpbcGpu {
         shape->cooperative = true;
         break;
       default:
-        // Small circuits: the thread-per-word kernel needs no barriers and wins (bench/RESULTS.md).
+        // Small circuits: the thread-per-word kernel needs no barriers and wins
+        // (bench/RESULTS-LOG.md).
         shape->cooperative = cooperative_fits && gates_ >= kCooperativeMinGates;
     }
     if (!shape->cooperative) {

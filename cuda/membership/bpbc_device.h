@@ -1,7 +1,7 @@
 // Bitwise-parallel bulk CKY (BPBC) on the GPU, after Fujita, Nakano and Ito, "Bitwise Parallel Bulk
 // Computation on the GPU, with Application to the CKY Parsing for Context-free Grammars" (IEICE
-// 2017, with its rule minimisation and dynamic scheduling). Plain C++; built from bpbc.cu, or from
-// bpbc_stub.cpp without CUDA (then Create fails: no device).
+// 2017, with its rule minimisation and dynamic scheduling). Plain C++; built from bpbc_device.cu,
+// or from bpbc_device_stub.cpp without CUDA (then Create fails: no device).
 //
 // Bit b of a machine word belongs to string b of a group, so one thread runs the CKY of 32 or 64
 // strings of equal length at once, evaluating the grammar's AND/OR circuit (BpbcProgram) with
