@@ -21,13 +21,13 @@
 #include "common/timeline.h"
 #include "cuda/common/device.h"
 #include "grammar_io/grammar_argument.h"
+#include "parser/backend_factory.h"
 #include "parser/cuda_backend.h"
 #include "parser/loaded_parser.h"
 #include "parser/multi_device_backend.h"
 #include "parser/tree_format.h"
 #include "parser/tree_likelihood.h"
 #include "text/tokenizer.h"
-#include "parser/backend_factory.h"
 
 namespace cky::apps {
 namespace {
@@ -55,7 +55,8 @@ struct ParseArgs {
   std::string hyphens = "auto";
   std::string decoder = "max-rule";
   std::string prune = "auto";
-  bool accurate = false;  // --accurate: --prune accurate
+  std::vector<int32_t> prune_levels;  // --prune-levels
+  bool accurate = false;              // --accurate: --prune accurate
   bool sentence_likelihood = false;
   bool model_score = false;
   bool tree_likelihood = false;
@@ -109,9 +110,8 @@ TokenizerOptions ParseTokenizerOptions(const ParseArgs& args) {
 struct ShardResults {
   std::vector<std::string> texts;
   std::vector<std::string> warnings;
-  long failures = 0;  // sentences printed as (())
-  std::vector<std::string>
-      backend_warnings;  // a device retired, ... (Backend::TakeWarnings)
+  long failures = 0;                          // sentences printed as (())
+  std::vector<std::string> backend_warnings;  // a device retired, ... (Backend::TakeWarnings)
 };
 
 // A batch's outcomes and the backend's warnings of that time.
@@ -348,6 +348,7 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
       {.threads = args.threads, .kernel = args.kernel, .kbest = args.kbest});
   if (!parsed_backend.ok()) Fail(parsed_backend.status().message(), 2);
   BackendOptions backend = *parsed_backend;
+  backend.prune_levels = args.prune_levels;
   if (!args.devices.empty()) {
     auto devices = ParseDeviceList(args.devices, cuda::DeviceCount());
     if (!devices.ok()) Fail(devices.status().message(), 2);
@@ -602,6 +603,13 @@ void AddParseCommand(CLI::App& app) {
         "{auto,off,fast,accurate,safe}");
   cmd->add_flag("--accurate", args->accurate,
                 "Same as --prune accurate (the Berkeley parser's -accurate)");
+  Shown(cmd->add_option(
+               "--prune-levels", args->prune_levels,
+               "With pruning, pre-parse only at these levels of the grammar's split hierarchy "
+               "(0: one substate per symbol), e.g. --prune-levels 0 2 4; default: every level "
+               "below the grammar itself, as the Berkeley parser")
+            ->check(CLI::NonNegativeNumber),
+        "LEVEL ...");
   Shown(cmd->add_option("--kbest", args->kbest,
                         "Print the K best max-rule trees of each sentence, best first, one per "
                         "line, then a blank line (Berkeley's -kbest); the first is the --kbest 1 "

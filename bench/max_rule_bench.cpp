@@ -17,11 +17,11 @@
 #include "cuda/common/device.h"
 #include "cuda/inside_outside/inside_outside.h"
 #include "lexicon/lexicon.h"
+#include "parser/cpu_backend.h"
 #include "parser/cuda_backend.h"
 #include "parser/cuda_max_rule_backend.h"
 #include "parser/max_rule.h"
 #include "parser/parser.h"
-#include "parser/cpu_backend.h"
 
 namespace {
 
@@ -173,7 +173,8 @@ int main(int argc, char** argv) {
       std::printf("(no CUDA device: GPU rows skipped)\n");
       continue;
     }
-    auto viterbi = MakeCudaBackend(g, CudaBackendOptions{.device = {.extraction_threads = threads}});
+    auto viterbi =
+        MakeCudaBackend(g, CudaBackendOptions{.device = {.extraction_threads = threads}});
     if (no_end_to_end) viterbi = Status::Error("skipped");
     if (viterbi.ok()) {
       (*viterbi)->ParseBatch(steady ? all : all.first(std::min<size_t>(8, all.size())));
@@ -226,7 +227,7 @@ int main(int argc, char** argv) {
     for (const std::string& variant : variants) {
       const cuda::DeviceInsideOutsideOptions options = ParseVariant(variant);
       std::string error;
-      auto device = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(g), options, &error);
+      auto device = cuda::DeviceInsideOutside::Create(CudaGrammarView(g), options, &error);
       if (!device) {
         std::printf("| device only | %s\n", error.c_str());
         continue;

@@ -1,11 +1,12 @@
 // Coarse-to-fine pruning against exact parsing, same grammar, same sentences, same run: sentences/s
 // of the pruned backends (parser/coarse_to_fine.h's fast, accurate, safe; on the CPU, or on the GPU
-// with --backend cuda: parser/cuda_backend.h and parser/cuda_max_rule_backend.h, both decoders) and of the exact backend of the
-// same kind, trees identical to the exact ones, and per pre-parse level the share of chart items
-// kept and the time spent. Times are wall-clock through Parser::Parse (lexical scoring, pruning,
-// decoding, tree extraction; the grammar loaded and the backend started beforehand, and on the GPU
-// after a warm-up on the first 64 sentences): run it on an otherwise idle machine. Sentences: one
-// tokenized sentence per line, or with --lengths, sentences of those lengths (cycled up to
+// with --backend cuda: parser/cuda_backend.h and parser/cuda_max_rule_backend.h, both decoders) and
+// of the exact backend of the same kind, trees identical to the exact ones, and per pre-parse level
+// the share of chart items kept and the time spent. Times are wall-clock through Parser::Parse
+// (lexical scoring, pruning, decoding, tree extraction; the grammar loaded and the backend started
+// beforehand, and on the GPU after a warm-up on the first 64 sentences): run it on an otherwise
+// idle machine. Sentences: one tokenized sentence per line, or with --lengths, sentences of those
+// lengths (cycled up to
 // --count) filled with consecutive tokens of the --sentences file.
 //
 //   pruning_bench --grammar gum_sm5.gr --sentences s50.words --threads 1 [--decoder max-rule]
@@ -26,13 +27,13 @@
 #include "cuda/inside_outside/inside_outside.h"
 #include "grammar_io/grammar_argument.h"
 #include "lexicon/lexicon.h"
+#include "parser/backend_factory.h"
 #include "parser/coarse_to_fine.h"
+#include "parser/cpu_backend.h"
 #include "parser/cuda_backend.h"
 #include "parser/cuda_max_rule_backend.h"
 #include "parser/cuda_pruner.h"
 #include "parser/parser.h"
-#include "parser/backend_factory.h"
-#include "parser/cpu_backend.h"
 
 namespace {
 
@@ -142,8 +143,10 @@ int main(int argc, char** argv) {
   std::vector<ParseOutcome> exact;
   std::printf("%-28s %10s %12s %10s\n", "backend", "seconds", "sentences/s", "= exact");
   if (!no_exact) {
-    auto backend = MakeBackend(
-        g, {.device = *ParseDeviceKind(backend_kind), .threads = threads, .decoder = *ParseDecoderKind(decoder), .prune = PruneMode::kOff});
+    auto backend = MakeBackend(g, {.device = *ParseDeviceKind(backend_kind),
+                                   .threads = threads,
+                                   .decoder = *ParseDecoderKind(decoder),
+                                   .prune = PruneMode::kOff});
     if (!backend.ok()) {
       std::fprintf(stderr, "%s\n", backend.status().message().c_str());
       return 1;
@@ -208,7 +211,7 @@ int main(int argc, char** argv) {
       for (size_t variant = 0; variant < masked_dispatch.size(); ++variant) {
         const int dispatch = masked_dispatch[variant];
         const int kernels = pruning_kernels[std::min(variant, pruning_kernels.size() - 1)];
-        auto io = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(g),
+        auto io = cuda::DeviceInsideOutside::Create(CudaGrammarView(g),
                                                     {.masked_dispatch = dispatch}, &error);
         for (const std::string& setting : settings) {
           if (!io) break;

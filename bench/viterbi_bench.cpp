@@ -30,9 +30,9 @@
 #include "cuda/common/device.h"
 #include "cuda/viterbi/viterbi.h"
 #include "lexicon/lexicon.h"
+#include "parser/cpu_backend.h"
 #include "parser/cuda_backend.h"
 #include "parser/parser.h"
-#include "parser/cpu_backend.h"
 
 namespace {
 
@@ -100,7 +100,7 @@ Row TimeInsideOnly(const std::string& kernel, const Grammar& g,
                    std::span<const SentenceInput> inputs, bool steady) {
   Row row{"  " + kernel + " inside only", inputs.size(), 0, RuleApplications(g, inputs)};
   std::string error;
-  auto device = cuda::DeviceViterbi::Create(CudaGrammarArrays(g), {.kernel = kernel}, &error);
+  auto device = cuda::DeviceViterbi::Create(CudaGrammarView(g), {.kernel = kernel}, &error);
   if (!device) {
     row.agree = error;
     return row;
@@ -152,7 +152,7 @@ Row TimeCkyParse(const std::string& cky, const std::string& grammar, const std::
 void PrintPresence(const std::string& kernel, const Grammar& g,
                    std::span<const SentenceInput> inputs) {
   std::string error;
-  auto device = cuda::DeviceViterbi::Create(CudaGrammarArrays(g), {.kernel = kernel}, &error);
+  auto device = cuda::DeviceViterbi::Create(CudaGrammarView(g), {.kernel = kernel}, &error);
   if (!device) return;
   device->SetPresenceStats(true);
   std::vector<const float*> charts;
@@ -331,8 +331,8 @@ int main(int argc, char** argv) {
       continue;
     }
     for (const std::string& kernel : kernels) {
-      auto backend =
-          MakeCudaBackend(g, CudaBackendOptions{.kernel = kernel, .device = {.extraction_threads = threads}});
+      auto backend = MakeCudaBackend(
+          g, CudaBackendOptions{.kernel = kernel, .device = {.extraction_threads = threads}});
       if (!backend.ok()) {
         std::printf("| %-24s | %s |\n", kernel.c_str(), backend.status().message().c_str());
         continue;
@@ -344,9 +344,9 @@ int main(int argc, char** argv) {
       if (fast) Print(TimeInsideOnly(kernel, g, all, steady));
       if (kernel == kernels.front()) {
         // Trees extracted on the host from copied-back charts (as before device extraction).
-        auto host = MakeCudaBackend(
-            g, CudaBackendOptions{
-                   .kernel = kernel, .device = {.extraction_threads = threads}, .device_trees = false});
+        auto host = MakeCudaBackend(g, CudaBackendOptions{.kernel = kernel,
+                                                          .device = {.extraction_threads = threads},
+                                                          .device_trees = false});
         if (host.ok()) {
           (*host)->ParseBatch(steady ? all : first(8));
           Print(Time("  host extraction", **host, all, g, &cpu_indices, &cpu_outcomes, nullptr));
@@ -369,10 +369,10 @@ int main(int argc, char** argv) {
         }
         // Batch size: the same kernel with batches of up to 256 and 4096 sentences.
         for (int max_batch : {256, 4096}) {
-          auto sized = MakeCudaBackend(g, CudaBackendOptions{
-                           .kernel = kernel,
-                           .device = {.max_batch_sentences = max_batch,
-                                      .extraction_threads = threads}});
+          auto sized = MakeCudaBackend(
+              g, CudaBackendOptions{
+                     .kernel = kernel,
+                     .device = {.max_batch_sentences = max_batch, .extraction_threads = threads}});
           if (!sized.ok()) continue;
           (*sized)->ParseBatch(steady ? all : first(8));
           Print(Time("  batches of " + std::to_string(max_batch), **sized, all, g, &cpu_indices,

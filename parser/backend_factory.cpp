@@ -252,6 +252,13 @@ StatusOr<std::unique_ptr<Backend>> MakeBackend(const Grammar& grammar,
     auto named = PruningOptions::Named(std::string(NameOf(prune)));
     if (!named.ok()) return named.status();
     pruning = *named;
+    if (!options.prune_levels.empty()) pruning->levels = options.prune_levels;
+  } else if (!options.prune_levels.empty()) {
+    return Status::Error(std::string("pruning levels were given, but pruning is off") +
+                         (options.prune == PruneMode::kAuto
+                              ? " (the automatic choice for this device, decoder and grammar): "
+                                "choose a pruning mode"
+                              : ""));
   }
   for (const Recipe& recipe : Recipes()) {
     if (recipe.device == device && recipe.decoder == options.decoder &&

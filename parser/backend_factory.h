@@ -38,6 +38,9 @@ struct BackendOptions {
   std::string kernel;  // CUDA Viterbi kernel variant (cuda/viterbi/viterbi.h); "" = the default
   DecoderKind decoder = DecoderKind::kMaxRule;
   PruneMode prune = PruneMode::kAuto;
+  // With pruning: pre-parse only at these levels of the split hierarchy (PruningOptions::levels;
+  // 0 = X-bar); empty: the mode's own.
+  std::vector<int32_t> prune_levels;
   // CUDA devices to parse on, one backend each, all at once (parser/multi_device_backend.h); a
   // device may repeat (two backends share it). Empty: one backend on the current device. Needs
   // the cuda (or auto) device and exact parsing (prune off or auto).

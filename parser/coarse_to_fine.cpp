@@ -109,6 +109,16 @@ StatusOr<std::unique_ptr<CoarseToFinePruner>> CoarseToFinePruner::Create(
   if (!std::is_sorted(options.levels.begin(), options.levels.end())) {
     return Status::Error("pruning levels must be ascending");
   }
+  for (int32_t level : options.levels) {
+    if (level < 0 || level >= NumProjectionLevels(fine)) {
+      const int32_t coarser = NumProjectionLevels(fine);
+      return Status::Error(
+          "pruning level " + std::to_string(level) +
+          " is not a coarser level of this grammar's split hierarchy (" +
+          (coarser == 0 ? std::string("it has none") : "0 to " + std::to_string(coarser - 1)) +
+          ")");
+    }
+  }
   std::vector<int32_t> chosen;  // the hierarchy levels to pre-parse with
   for (int32_t k = 0; k < NumProjectionLevels(fine); ++k) {
     if (options.levels.empty() ||

@@ -34,27 +34,6 @@ Tree BuildDeviceTree(const Grammar& g, const std::vector<cuda::DeviceTreeNode>& 
 
 }  // namespace
 
-cuda::GrammarArrays CudaGrammarArrays(const Grammar& g) {
-  cuda::GrammarArrays a;
-  a.num_states = g.num_states();
-  a.num_symbols = g.num_symbols();
-  a.state_symbol = g.state_symbol.data();
-  a.symbol_first_state = g.symbol_first_state.data();
-  a.symbol_num_substates = g.symbol_num_substates.data();
-  a.num_binary = g.num_binary_rules();
-  a.binary_parent = g.binary_parent.data();
-  a.binary_left = g.binary_left.data();
-  a.binary_right = g.binary_right.data();
-  a.binary_log_prob = g.binary_log_prob.data();
-  a.binary_parent_begin = g.binary_parent_begin.data();
-  a.num_unary = g.num_unary_rules();
-  a.unary_child = g.unary_child.data();
-  a.unary_log_prob = g.unary_log_prob.data();
-  a.unary_parent_begin = g.unary_parent_begin.data();
-  a.symbol_is_phrasal = g.symbol_is_phrasal.data();
-  return a;
-}
-
 namespace {
 
 int32_t Length(const SentenceInput& s) { return static_cast<int32_t>(s.words.size()); }
@@ -89,8 +68,8 @@ class CudaBackend : public DeviceBackend {
   }
 
   StatusOr<std::unique_ptr<Backend>> MakeCpuFallback() override {
-    return MakeCpuBackend(grammar_, {.decoder = DecoderKind::kViterbi,
-                                     .threads = options().extraction_threads});
+    return MakeCpuBackend(
+        grammar_, {.decoder = DecoderKind::kViterbi, .threads = options().extraction_threads});
   }
 
   std::string ProfileReport() const override { return device_->ProfileReport(); }
@@ -221,10 +200,10 @@ class CudaPrunedBackend : public DeviceBackend {
   void ParseUnpruned(std::span<const SentenceInput> sentences, std::vector<size_t> which,
                      std::vector<ParseOutcome>* outcomes) override {
     if (!exact_) {
-      auto cuda = MakeCudaBackend(grammar_, {.device = {.extraction_threads =
-                                                            options().extraction_threads}});
-      exact_ = cuda.ok() ? std::move(*cuda)
-                         : MakeCpuBackend(grammar_, options().extraction_threads);
+      auto cuda = MakeCudaBackend(grammar_,
+                                  {.device = {.extraction_threads = options().extraction_threads}});
+      exact_ =
+          cuda.ok() ? std::move(*cuda) : MakeCpuBackend(grammar_, options().extraction_threads);
     }
     std::vector<SentenceInput> inputs;
     for (size_t i : which) inputs.push_back(sentences[i]);
@@ -250,9 +229,9 @@ const std::vector<cuda::ViterbiKernelInfo>& CudaKernels() { return cuda::Viterbi
 
 std::vector<std::string> CudaKernelNames() { return cuda::ViterbiKernelNames(); }
 
-std::unique_ptr<Backend> MakeCudaBackendForDevice(
-    const Grammar& grammar, std::unique_ptr<cuda::DeviceViterbi> device,
-    const CudaBackendOptions& options) {
+std::unique_ptr<Backend> MakeCudaBackendForDevice(const Grammar& grammar,
+                                                  std::unique_ptr<cuda::DeviceViterbi> device,
+                                                  const CudaBackendOptions& options) {
   return std::make_unique<CudaBackend>(grammar, std::move(device), options);
 }
 
@@ -264,7 +243,7 @@ StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(const Grammar& grammar,
   if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device; use --backend cpu");
   std::string error;
   auto device = cuda::DeviceViterbi::Create(
-      CudaGrammarArrays(grammar),
+      CudaGrammarView(grammar),
       {.kernel = options.kernel, .max_batch_bytes = options.device.max_batch_bytes}, &error);
   if (!device) return Status::Error("CUDA backend: " + error);
   return std::unique_ptr<Backend>(

@@ -21,6 +21,7 @@
 #include "grammar_io/grammar.h"
 #include "parser/backend.h"
 #include "parser/coarse_to_fine.h"
+#include "parser/cuda_grammar_view.h"
 #include "parser/cuda_pruner.h"
 #include "parser/device_backend.h"
 
@@ -28,9 +29,6 @@ namespace cky {
 
 // True when this build has the CUDA backend and a device is present.
 bool CudaBackendAvailable();
-
-// The grammar's arrays as cuda/viterbi/viterbi.h takes them (views into `grammar`).
-cuda::GrammarArrays CudaGrammarArrays(const Grammar& grammar);
 
 // The kernel variants (cuda/viterbi/variants.h's registry: name, one-line description, family,
 // production or research); the first is the default, the only production one.

@@ -17,11 +17,11 @@
 #include "cuda/common/fault_injection.h"
 #include "cuda/viterbi/viterbi.h"
 #include "lexicon/lexicon.h"
+#include "parser/cpu_backend.h"
 #include "parser/parser.h"
 #include "parser/random_grammar.h"
 #include "parser/tree_extraction.h"
 #include "parser/viterbi_cpu.h"
-#include "parser/cpu_backend.h"
 
 namespace cky {
 namespace {
@@ -141,7 +141,7 @@ TEST(CudaBackendTest, PresenceMasksSkipMostTilesAndKeepTheTrees) {
     for (int copy = 0; copy < 8; ++copy) sentences.push_back(sentence);
 
   std::string error;
-  auto device = cuda::DeviceViterbi::Create(CudaGrammarArrays(model.grammar),
+  auto device = cuda::DeviceViterbi::Create(CudaGrammarView(model.grammar),
                                             {.kernel = "pair-seg-g8-a4-m"}, &error);
   ASSERT_TRUE(device) << error;
   Parser scorer(model.grammar, lexicon, MakeReferenceBackend(model.grammar));
@@ -184,7 +184,7 @@ TEST(CudaBackendTest, AllowedMaskPrunesSymbols) {
   const LexicalScores lexical = scorer.ScoreWords(words);
   const size_t cells = Chart::NumCells(lexical.length);
   std::string error;
-  auto device = cuda::DeviceViterbi::Create(CudaGrammarArrays(g), {}, &error);
+  auto device = cuda::DeviceViterbi::Create(CudaGrammarView(g), {}, &error);
   ASSERT_TRUE(device) << error;
   std::vector<const float*> charts;
   ASSERT_EQ(device->InsideBatch({{lexical.length, lexical.scores.data()}}, &charts, &error),
@@ -257,7 +257,8 @@ TEST(CudaBackendTest, SeveralGroupsPerBlockAndSeveralCellsPerUnaryBlockKeepTheTr
   int64_t one_word_cells = 0;
   for (const auto& words : sentences) one_word_cells += static_cast<int64_t>(words.size());
   ASSERT_GE(one_word_cells, 8 * 1000);
-  CompareAllKernels(model, lexicon, sentences, CudaBackendOptions{.device = {.max_batch_sentences = 1000}});
+  CompareAllKernels(model, lexicon, sentences,
+                    CudaBackendOptions{.device = {.max_batch_sentences = 1000}});
 }
 
 TEST(CudaBackendTest, SplitsBatchesAndFallsBackToCpuForSentencesThatNeverFit) {
@@ -284,7 +285,8 @@ TEST(CudaBackendTest, SplitsBatchesAndFallsBackToCpuForSentencesThatNeverFit) {
   }
   // A budget of two 12-word sentences: batches of different sizes; the 30-word one never fits.
   const Grammar& g = model.grammar;
-  small.device.max_batch_bytes = 2 * cuda::BatchBytesForSentence(g.num_states(), g.num_symbols(), 12);
+  small.device.max_batch_bytes =
+      2 * cuda::BatchBytesForSentence(g.num_states(), g.num_symbols(), 12);
   small.device.max_batch_sentences = 1000;
   auto backend = MakeCudaBackend(model.grammar, small);
   ASSERT_TRUE(backend.ok()) << backend.status().message();
@@ -519,8 +521,9 @@ TEST(CudaBackendFaultTest, InjectedDeviceFaultsStayLocalOnTheGpu) {
       std::unique_ptr<Backend> backend;
       {
         ScopedFaults scoped(faults);
-        auto made = MakeCudaBackend(c.model.grammar,
-                                    CudaBackendOptions{.kernel = kernel, .device = {.max_batch_sentences = 4}});
+        auto made = MakeCudaBackend(
+            c.model.grammar,
+            CudaBackendOptions{.kernel = kernel, .device = {.max_batch_sentences = 4}});
         ASSERT_TRUE(made.ok()) << made.status().message();
         backend = std::move(*made);
       }

@@ -9,29 +9,11 @@
 #include "common/timeline.h"
 #include "cuda/common/device.h"
 #include "parser/cpu_backend.h"
+#include "parser/cuda_backend.h"
 #include "parser/cuda_pruner.h"
 #include "parser/device_batches.h"
 
 namespace cky {
-
-cuda::SumGrammarArrays CudaSumGrammarArrays(const Grammar& g) {
-  cuda::SumGrammarArrays a;
-  a.num_states = g.num_states();
-  a.num_symbols = g.num_symbols();
-  a.state_symbol = g.state_symbol.data();
-  a.symbol_first_state = g.symbol_first_state.data();
-  a.symbol_num_substates = g.symbol_num_substates.data();
-  a.num_binary = g.num_binary_rules();
-  a.binary_parent = g.binary_parent.data();
-  a.binary_left = g.binary_left.data();
-  a.binary_right = g.binary_right.data();
-  a.binary_log_prob = g.binary_log_prob.data();
-  a.num_sum_unary = static_cast<int64_t>(g.sum_unary_parent.size());
-  a.sum_unary_parent = g.sum_unary_parent.data();
-  a.sum_unary_child = g.sum_unary_child.data();
-  a.sum_unary_log_prob = g.sum_unary_log_prob.data();
-  return a;
-}
 
 namespace {
 
@@ -175,16 +157,16 @@ class CudaMaxRuleBackend : public DeviceBackend {
     // Extraction in the background while the device computes the next batch (the device keeps
     // two host result buffers).
     const bool pruned = mask != nullptr;
-    Extract([this, sentences, which, results = std::move(results), outcomes,
-             pruned](ThreadPool& pool) {
-      timeline::Scope scope("tree extraction on the host");
-      pool.ParallelFor(static_cast<int>(which.size()), [&](int k, int) {
-        ParseOutcome& outcome = (*outcomes)[which[k]];
-        outcome = DeviceMaxRuleOutcome(grammar_, sentences[which[k]], results[k],
-                                       host_rules_.get(), decoder_);
-        Done(which[k], outcome, pruned);
-      });
-    });
+    Extract(
+        [this, sentences, which, results = std::move(results), outcomes, pruned](ThreadPool& pool) {
+          timeline::Scope scope("tree extraction on the host");
+          pool.ParallelFor(static_cast<int>(which.size()), [&](int k, int) {
+            ParseOutcome& outcome = (*outcomes)[which[k]];
+            outcome = DeviceMaxRuleOutcome(grammar_, sentences[which[k]], results[k],
+                                           host_rules_.get(), decoder_);
+            Done(which[k], outcome, pruned);
+          });
+        });
     return std::nullopt;
   }
 
@@ -202,7 +184,7 @@ StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>> CreateDevice(
   }
   if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device; use --backend cpu");
   std::string error;
-  auto device = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(grammar), options, &error);
+  auto device = cuda::DeviceInsideOutside::Create(CudaGrammarView(grammar), options, &error);
   if (!device) return Status::Error("CUDA max-rule backend: " + error);
   return device;
 }
@@ -216,9 +198,8 @@ StatusOr<std::unique_ptr<Backend>> MakeCudaMaxRuleBackend(const Grammar& grammar
   }
   if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device; use --backend cpu");
   CudaMaxRuleOptions made = options;
-  cuda::DeviceInsideOutsideOptions device_options{
-      .max_batch_bytes = options.device.max_batch_bytes,
-      .cells_per_group = options.cells_per_group};
+  cuda::DeviceInsideOutsideOptions device_options{.max_batch_bytes = options.device.max_batch_bytes,
+                                                  .cells_per_group = options.cells_per_group};
   if (options.pair_sum_kernel > 0) device_options.pair_sum_kernel = options.pair_sum_kernel;
   if (options.max_rule_kernel > 0) device_options.max_rule_kernel = options.max_rule_kernel;
   if (options.masked_dispatch > 0) device_options.masked_dispatch = options.masked_dispatch;
@@ -249,8 +230,8 @@ StatusOr<std::unique_ptr<Backend>> MakeCudaMaxRuleBackend(const Grammar& grammar
   io_thread.join();
   if (!device->ok()) return device->status();
   if (!pruner.ok()) return pruner.status();
-  return std::unique_ptr<Backend>(std::make_unique<CudaMaxRuleBackend>(
-      grammar, std::move(**device), std::move(*pruner), made));
+  return std::unique_ptr<Backend>(
+      std::make_unique<CudaMaxRuleBackend>(grammar, std::move(**device), std::move(*pruner), made));
 }
 
 StatusOr<std::vector<CudaInsideOutsideResult>> CudaInsideOutsideBatch(

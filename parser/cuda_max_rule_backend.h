@@ -9,8 +9,8 @@
 // chart has no parse is parsed again by the same passes unpruned. What the device cannot take (too
 // long for the kernels' shared memory, over the budget, failing alone) is parsed on the CPU by the
 // fast CPU max-rule path (with pruning: the CPU pruned one, sharing the pruner). ParseOutcome: tree
-// = the max-rule tree, log_score = the max-rule score, log_likelihood = log P(w), kbest = the k best
-// trees when DecoderOptions ask (decoded on the host from the device's charts).
+// = the max-rule tree, log_score = the max-rule score, log_likelihood = log P(w), kbest = the k
+// best trees when DecoderOptions ask (decoded on the host from the device's charts).
 #pragma once
 
 #include <cstddef>
@@ -48,9 +48,6 @@ struct CudaMaxRuleOptions {
   int masked_dispatch = 0;
   int pruning_kernels = 0;
 };
-
-// The grammar's arrays as cuda/inside_outside/inside_outside.h takes them (views into `grammar`).
-cuda::SumGrammarArrays CudaSumGrammarArrays(const Grammar& grammar);
 
 // One sentence's outcome from its device results: the max-rule tree, and with `host_rules` (k-best
 // only; the batch must have kept its charts) the k best trees, from a host max-rule pass over the

@@ -19,10 +19,11 @@
 #include "common/test_variants.h"
 #include "cuda/common/device.h"
 #include "lexicon/lexicon.h"
+#include "parser/cpu_backend.h"
+#include "parser/cuda_grammar_view.h"
 #include "parser/parser.h"
 #include "parser/random_grammar.h"
 #include "parser/tree_format.h"
-#include "parser/cpu_backend.h"
 
 namespace cky {
 namespace {
@@ -230,7 +231,8 @@ TEST(CudaMaxRuleTest, KBestMatchesReference) {
   auto sentences = MakeRandomSentences(model, 20, 1, 25, 5);
   AddLengthEdgeCases(60, &sentences);
   for (bool berkeley : {false, true}) {
-    const DecoderOptions decoder{.kbest = 5, .kbest_style = berkeley ? KBestStyle::kBerkeley : KBestStyle::kExact};
+    const DecoderOptions decoder{
+        .kbest = 5, .kbest_style = berkeley ? KBestStyle::kBerkeley : KBestStyle::kExact};
     auto cuda = MakeCudaMaxRuleBackend(model.grammar, {.decoder = decoder});
     ASSERT_TRUE(cuda.ok()) << cuda.status().message();
     Parser device(model.grammar, lexicon, std::move(*cuda));
@@ -308,11 +310,11 @@ TEST(CudaMaxRuleTest, SplitsBatchesAndFallsBackToCpu) {
 
   // A budget of two 12-word sentences: the 30-word one never fits and is parsed on the CPU.
   std::string error;
-  auto device = cuda::DeviceInsideOutside::Create(CudaSumGrammarArrays(g), {}, &error);
+  auto device = cuda::DeviceInsideOutside::Create(CudaGrammarView(g), {}, &error);
   ASSERT_TRUE(device) << error;
   EXPECT_GE(device->MaxLength(), 200);  // sentences up to 200 words run on the device
-  CudaMaxRuleOptions small{.device = {.max_batch_bytes = 2 * device->BytesForSentence(12),
-                                      .max_batch_sentences = 1000}};
+  CudaMaxRuleOptions small{
+      .device = {.max_batch_bytes = 2 * device->BytesForSentence(12), .max_batch_sentences = 1000}};
   Parser scorer(g, lexicon, MakeReferenceBackend(g));
   std::vector<SentenceInput> inputs;
   for (const auto& words : sentences) inputs.push_back({words, scorer.ScoreWords(words)});

@@ -9,7 +9,7 @@
 #include "common/thread_pool.h"
 #include "cuda/common/device.h"
 #include "cuda/pruning/pruned_viterbi.h"
-#include "parser/cuda_backend.h"
+#include "parser/cuda_grammar_view.h"
 #include "parser/device_batches.h"
 
 namespace cky {
@@ -45,34 +45,14 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
   auto impl = std::make_unique<Impl>(options);
   impl->pruner = std::move(*pruner);
   const CoarseToFinePruner& p = *impl->pruner;
-  std::vector<cuda::PruningLevelArrays> levels;
-  auto arrays = [](const Grammar& g) {
-    const cuda::GrammarArrays v = CudaGrammarArrays(g);  // the exact backend's view of g
-    return cuda::PruningLevelArrays{.num_states = v.num_states,
-                                    .num_symbols = v.num_symbols,
-                                    .state_symbol = v.state_symbol,
-                                    .symbol_first_state = v.symbol_first_state,
-                                    .symbol_num_substates = v.symbol_num_substates,
-                                    .num_binary = v.num_binary,
-                                    .binary_parent = v.binary_parent,
-                                    .binary_left = v.binary_left,
-                                    .binary_right = v.binary_right,
-                                    .binary_log_prob = v.binary_log_prob,
-                                    .binary_parent_begin = v.binary_parent_begin,
-                                    .num_unary = v.num_unary,
-                                    .unary_child = v.unary_child,
-                                    .unary_log_prob = v.unary_log_prob,
-                                    .unary_parent_begin = v.unary_parent_begin};
-  };
+  std::vector<cuda::PruningLevel> levels;
   for (int32_t k = 0; k < p.num_levels(); ++k) {
-    cuda::PruningLevelArrays a = arrays(p.level(k).grammar);
-    if (k > 0) a.to_coarser = p.to_coarser(k).data();
-    a.threshold = p.threshold(k);
-    levels.push_back(a);
+    levels.push_back({.grammar = CudaGrammarView(p.level(k).grammar),
+                      .to_coarser = k > 0 ? p.to_coarser(k).data() : nullptr,
+                      .threshold = p.threshold(k)});
   }
-  cuda::PruningLevelArrays fine_arrays = arrays(fine);
-  if (p.num_levels() > 0) fine_arrays.to_coarser = p.fine_to_last().data();
-  levels.push_back(fine_arrays);
+  levels.push_back({.grammar = CudaGrammarView(fine),
+                    .to_coarser = p.num_levels() > 0 ? p.fine_to_last().data() : nullptr});
   std::string error;
   cuda::DevicePrunedViterbiOptions device_options{
       .max_batch_bytes = options.max_batch_bytes,

@@ -1,14 +1,16 @@
 #include "parser/loaded_parser.h"
-#include "parser/backend_factory.h"
 
 #include <gtest/gtest.h>
+
+#include "parser/backend_factory.h"
 
 namespace cky {
 namespace {
 
 TEST(LoadedParserTest, BuiltInGrammarParsesAsTheCommandLineDoes) {
   // The same sentence and tree prefix as apps/' cky_parse_default_grammar test.
-  auto loaded = LoadedParser::Load({.backend = {.device = DeviceKind::kCpu, .decoder = DecoderKind::kMaxRule}});
+  auto loaded = LoadedParser::Load(
+      {.backend = {.device = DeviceKind::kCpu, .decoder = DecoderKind::kMaxRule}});
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   const std::vector<std::vector<std::string>> sentences = {
       {"The", "dog", "barks", "at", "the", "mailman", "."}, {"Dogs", "bark", "."}};
@@ -24,7 +26,8 @@ TEST(LoadedParserTest, BuiltInGrammarParsesAsTheCommandLineDoes) {
 
 TEST(LoadedParserTest, OptionsReachTheParser) {
   auto loaded = LoadedParser::Load(
-      {.backend = {.device = DeviceKind::kReference, .decoder = DecoderKind::kViterbi}, .parser = {.max_length = 2}});
+      {.backend = {.device = DeviceKind::kReference, .decoder = DecoderKind::kViterbi},
+       .parser = {.max_length = 2}});
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   const std::vector<std::vector<std::string>> sentences = {{"Dogs", "bark", "."}, {"Dogs", "."}};
   std::vector<ParseOutcome> outcomes = (*loaded)->Parse(sentences);
@@ -59,6 +62,21 @@ TEST(LoadedParserTest, ErrorsSayWhatIsWrong) {
       {.backend = {.device = DeviceKind::kReference, .prune = PruneMode::kSafe}});
   ASSERT_FALSE(pruned_reference.ok());
   EXPECT_NE(pruned_reference.status().message().find("reference"), std::string::npos);
+  // Pruning levels need pruning, and levels the grammar's hierarchy has (the built-in grammar
+  // has levels 0 to 3 below itself).
+  auto levels_unpruned = LoadedParser::Load(
+      {.backend = {.device = DeviceKind::kCpu, .prune = PruneMode::kOff, .prune_levels = {0}}});
+  ASSERT_FALSE(levels_unpruned.ok());
+  EXPECT_NE(levels_unpruned.status().message().find("pruning is off"), std::string::npos);
+  auto level_too_fine = LoadedParser::Load(
+      {.backend = {.device = DeviceKind::kCpu, .prune = PruneMode::kSafe, .prune_levels = {0, 4}}});
+  ASSERT_FALSE(level_too_fine.ok());
+  EXPECT_EQ(level_too_fine.status().message(),
+            "pruning level 4 is not a coarser level of this grammar's split hierarchy (0 to 3)");
+  EXPECT_TRUE(LoadedParser::Load({.backend = {.device = DeviceKind::kCpu,
+                                              .prune = PruneMode::kSafe,
+                                              .prune_levels = {0, 3}}})
+                  .ok());
 }
 
 // A C++ user who asks for nothing gets what the command line and Python give: max-rule decoding

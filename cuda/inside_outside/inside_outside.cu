@@ -57,8 +57,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     return static_cast<int32_t>(std::max<int64_t>(1, std::min(maxc, pair)));
   }
 
-  bool Init(const SumGrammarArrays& g, const DeviceInsideOutsideOptions& options,
-            std::string* error) {
+  bool Init(const GrammarView& g, const DeviceInsideOutsideOptions& options, std::string* error) {
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
       cudaGetLastError();
@@ -72,9 +71,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     max_rule_kernel_ = mk == 1 || mk == 2 || mk == 7 || mk == 9 || mk == 11 || mk == 14 ? mk : 13;
     pair_sum_kernel_ =
         options.pair_sum_kernel >= 1 && options.pair_sum_kernel <= 3 ? options.pair_sum_kernel : 5;
-    masked_dispatch_ = options.masked_dispatch == 1 || options.masked_dispatch == 2
-                           ? options.masked_dispatch
-                           : 3;
+    masked_dispatch_ =
+        options.masked_dispatch == 1 || options.masked_dispatch == 2 ? options.masked_dispatch : 3;
     if (masked_dispatch_ == 3 && (num_symbols_ + 31) / 32 > kMaxSymbolWords) masked_dispatch_ = 2;
     cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
     if (!AllowDynamicShared(UnaryNormalizeKernel, size_t(num_states_) * sizeof(double),
@@ -545,8 +543,9 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     const int blocks_x = std::max(1, std::min(groups, (num_sms_ * 64 + tiles - 1) / tiles));
     const int per_block = (groups + blocks_x - 1) / blocks_x;
     const int launched_x = (groups + per_block - 1) / per_block;
-    if (list_dispatch_) return LaunchPairSumList<kG, kMode, kRules>(c, offset, count, span,
-                                                                    max_partners, shared, error);
+    if (list_dispatch_)
+      return LaunchPairSumList<kG, kMode, kRules>(c, offset, count, span, max_partners, shared,
+                                                  error);
     Charts cg = c;
     if (c.dead_cells) {  // masked dispatch 2: the groups' partner symbols first
       const size_t flags = size_t(groups) * 2 * num_symbols_;  // reserved by Run
@@ -570,10 +569,9 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   template <int kG, int kMode, int kRules>
   bool LaunchPairSumList(const Charts& c, int offset, int count, int span, int max_partners,
                          size_t shared, std::string* error) {
-    return LaunchPairList<kG, kMode, kRules, false>(c, items_.get(), offset, count, span,
-                                                    max_partners, shared, layouts_[kMode],
-                                                    live_[kMode], state_symbol_.get(), num_sms_,
-                                                    stream_, &live_buffers_, error);
+    return LaunchPairList<kG, kMode, kRules, false>(
+        c, items_.get(), offset, count, span, max_partners, shared, layouts_[kMode], live_[kMode],
+        state_symbol_.get(), num_sms_, stream_, &live_buffers_, error);
   }
 
   bool UploadMaxRule(const MaxRuleLayout& m) {
@@ -670,8 +668,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<int4> maxc_info_;
   DeviceArray<Candidate> candidates_;
   DeviceArray<unsigned char> group_present_;  // masked dispatch 2: pair-sum group flags
-  LiveBuffers live_buffers_;  // masked dispatch 3
-  bool list_dispatch_ = false;  // this batch runs masked dispatch 3
+  LiveBuffers live_buffers_;                  // masked dispatch 3
+  bool list_dispatch_ = false;                // this batch runs masked dispatch 3
   HostBuffers host_[2];
   int next_host_ = 0;
 };
@@ -679,8 +677,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
 }  // namespace
 
 std::unique_ptr<DeviceInsideOutside> DeviceInsideOutside::Create(
-    const SumGrammarArrays& grammar, const DeviceInsideOutsideOptions& options,
-    std::string* error) {
+    const GrammarView& grammar, const DeviceInsideOutsideOptions& options, std::string* error) {
   error->clear();
   auto impl = std::make_unique<DeviceInsideOutsideImpl>();
   if (!impl->Init(grammar, options, error)) {

@@ -71,25 +71,9 @@
 #include <string>
 #include <vector>
 
-namespace cky::cuda {
+#include "cuda/common/grammar_view.h"
 
-// A view of cky::Grammar's arrays (grammar_io/grammar.h) that the sum-product passes need.
-struct SumGrammarArrays {
-  int32_t num_states = 0;
-  int32_t num_symbols = 0;
-  const int32_t* state_symbol = nullptr;          // num_states
-  const int32_t* symbol_first_state = nullptr;    // num_symbols
-  const int32_t* symbol_num_substates = nullptr;  // num_symbols
-  int64_t num_binary = 0;                         // sorted by (parent, left, right)
-  const int32_t* binary_parent = nullptr;
-  const int32_t* binary_left = nullptr;
-  const int32_t* binary_right = nullptr;
-  const double* binary_log_prob = nullptr;
-  int64_t num_sum_unary = 0;  // Grammar::sum_unary_*: sorted by (parent, child)
-  const int32_t* sum_unary_parent = nullptr;
-  const int32_t* sum_unary_child = nullptr;
-  const double* sum_unary_log_prob = nullptr;
-};
+namespace cky::cuda {
 
 struct DeviceInsideOutsideOptions {
   // Device bytes a batch may use; 0 = 85% of the free memory at creation.
@@ -128,10 +112,10 @@ struct DeviceInsideOutsideOptions {
   // target symbols usable in the cell) are listed per pair, and the kernel runs every (tile, group
   // of up to 8 live cells of its pair), so that its work follows what pruning keeps rather than
   // every group of consecutive cells (grammars of at most 256 symbols; else 2); 2 the pair-sum
-  // kernel skips, 32 groups at a time, the (tile, group)s whose X or Y symbol no partner cell of the
-  // group holds (per-group symbol flags built first); 2 and 3: the unary + normalize kernel writes
-  // cells without usable items as empty at once and skips pruned states' rules; 1 launches and
-  // tests every block as the exact passes do. Same results within the tolerance above (sums are
+  // kernel skips, 32 groups at a time, the (tile, group)s whose X or Y symbol no partner cell of
+  // the group holds (per-group symbol flags built first); 2 and 3: the unary + normalize kernel
+  // writes cells without usable items as empty at once and skips pruned states' rules; 1 launches
+  // and tests every block as the exact passes do. Same results within the tolerance above (sums are
   // taken in other orders). MaxRuleBatch (no mask) always runs as 1.
   int masked_dispatch = 3;
 };
@@ -166,7 +150,7 @@ class DeviceInsideOutside {
   virtual ~DeviceInsideOutside() = default;
   // Uploads the grammar. Returns null and sets *error when there is no device or the grammar does
   // not fit the kernels (a symbol with more than 512 substates, more than 48 KiB of states).
-  static std::unique_ptr<DeviceInsideOutside> Create(const SumGrammarArrays& grammar,
+  static std::unique_ptr<DeviceInsideOutside> Create(const GrammarView& grammar,
                                                      const DeviceInsideOutsideOptions& options,
                                                      std::string* error);
 

@@ -3,7 +3,7 @@
 
 namespace cky::cuda {
 
-std::unique_ptr<DeviceInsideOutside> DeviceInsideOutside::Create(const SumGrammarArrays&,
+std::unique_ptr<DeviceInsideOutside> DeviceInsideOutside::Create(const GrammarView&,
                                                                  const DeviceInsideOutsideOptions&,
                                                                  std::string* error) {
   *error = "this build has no CUDA support";

@@ -8,8 +8,7 @@
 
 namespace cky::cuda {
 
-PairSumLayout BuildPairSumLayout(const SumGrammarArrays& g, PairSumPass pass,
-                                 PairWeights weights) {
+PairSumLayout BuildPairSumLayout(const GrammarView& g, PairSumPass pass, PairWeights weights) {
   // The pass's partners X, Y and target T of each rule A -> B C.
   const int32_t* xs = pass == PairSumPass::kInside ? g.binary_left : g.binary_parent;
   const int32_t* ys = pass == PairSumPass::kOutRight ? g.binary_left : g.binary_right;
@@ -84,7 +83,7 @@ PairSumLayout BuildPairSumLayout(const SumGrammarArrays& g, PairSumPass pass,
   return out;
 }
 
-bool BuildMaxRuleLayout(const SumGrammarArrays& g, int max_rule_kernel, MaxRuleLayout* out) {
+bool BuildMaxRuleLayout(const GrammarView& g, int max_rule_kernel, MaxRuleLayout* out) {
   MaxRuleLayout& m = *out;
   m = MaxRuleLayout();
   constexpr int64_t kChunkWork = 1 << 15;

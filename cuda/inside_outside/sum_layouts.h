@@ -16,7 +16,7 @@
 
 #include <vector>
 
-#include "cuda/inside_outside/inside_outside.h"
+#include "cuda/common/grammar_view.h"
 
 namespace cky::cuda {
 
@@ -49,7 +49,7 @@ struct PairSumLayout {
 // pre-parses of cuda/pruning).
 enum class PairWeights { kProbabilities, kLogProbabilities };
 
-PairSumLayout BuildPairSumLayout(const SumGrammarArrays& g, PairSumPass pass,
+PairSumLayout BuildPairSumLayout(const GrammarView& g, PairSumPass pass,
                                  PairWeights weights = PairWeights::kProbabilities);
 
 struct MaxRuleLayout {
@@ -75,6 +75,6 @@ struct MaxRuleLayout {
 
 // False when the grammar exceeds the kernels' limits (the dense rules' 2^31 doubles, 65,535
 // chunks, Q of 2^16). max_rule_kernel: DeviceInsideOutsideOptions::max_rule_kernel.
-bool BuildMaxRuleLayout(const SumGrammarArrays& g, int max_rule_kernel, MaxRuleLayout* out);
+bool BuildMaxRuleLayout(const GrammarView& g, int max_rule_kernel, MaxRuleLayout* out);
 
 }  // namespace cky::cuda

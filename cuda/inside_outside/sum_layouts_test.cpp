@@ -13,7 +13,7 @@
 namespace cky::cuda {
 namespace {
 
-// A random split grammar as SumGrammarArrays: symbol 0 (ROOT) has one substate, the others
+// A random split grammar as GrammarView: symbol 0 (ROOT) has one substate, the others
 // 1 to max_substates; a share of the (A, B, C) base triples are rules, each with a random share of
 // its substate triples. Binary rules are sorted by (parent, left, right), sum unaries by
 // (parent, child).
@@ -68,8 +68,8 @@ struct RandomSumGrammar {
         }
   }
 
-  SumGrammarArrays view() const {
-    SumGrammarArrays g;
+  GrammarView view() const {
+    GrammarView g;
     g.num_states = static_cast<int32_t>(state_symbol.size());
     g.num_symbols = static_cast<int32_t>(substates.size());
     g.state_symbol = state_symbol.data();
@@ -90,7 +90,7 @@ struct RandomSumGrammar {
 
 using Rule = std::tuple<int, int, int, double>;  // (partner X, partner Y, target, probability)
 
-std::vector<Rule> PassRules(const SumGrammarArrays& g, PairSumPass pass) {
+std::vector<Rule> PassRules(const GrammarView& g, PairSumPass pass) {
   std::vector<Rule> rules;
   for (int64_t r = 0; r < g.num_binary; ++r) {
     const int a = g.binary_parent[r], b = g.binary_left[r], c = g.binary_right[r];
@@ -103,7 +103,7 @@ std::vector<Rule> PassRules(const SumGrammarArrays& g, PairSumPass pass) {
   return rules;
 }
 
-void ExpectValidPairSumLayout(const SumGrammarArrays& g, PairSumPass pass) {
+void ExpectValidPairSumLayout(const GrammarView& g, PairSumPass pass) {
   const PairSumLayout layout = BuildPairSumLayout(g, pass);
   const size_t tiles = layout.info.size();
   ASSERT_EQ(layout.symbols.size(), tiles);
@@ -154,7 +154,7 @@ void ExpectValidPairSumLayout(const SumGrammarArrays& g, PairSumPass pass) {
   EXPECT_EQ(seen, std::vector<int>(tiles, 1));
 }
 
-void ExpectValidMaxRuleLayout(const SumGrammarArrays& g, int kernel) {
+void ExpectValidMaxRuleLayout(const GrammarView& g, int kernel) {
   MaxRuleLayout m;
   ASSERT_TRUE(BuildMaxRuleLayout(g, kernel, &m));
   const int bases = static_cast<int>(m.base.size());

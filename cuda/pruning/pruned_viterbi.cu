@@ -133,8 +133,7 @@ __device__ __forceinline__ BlockCell ThisBlocksCell(const BatchView& batch, cons
 // right child cell's present states (InsideShared).
 __global__ void __launch_bounds__(kThreads)
     InsideSpan(LevelView g, BatchView batch, const int2* items, int span, const uint8_t* allowed,
-               const double* lexical, double* post, double* pre, bool split_bits,
-               bool unary_only) {
+               const double* lexical, double* post, double* pre, bool split_bits, bool unary_only) {
   const BlockCell here = ThisBlocksCell(batch, items, span);
   const int start = here.start, end = here.end, n = here.n, states = g.num_states;
   const long long base = here.base, cell = here.cell;
@@ -407,9 +406,8 @@ __global__ void __launch_bounds__(kThreads)
 
 // Pruning kernels 4: per cell of one span length (a block each, items[0 ..]), present[cell][symbol]
 // = 1 where some state of the symbol has a finite score in `chart` (zeroed before the level).
-__global__ void PresenceKernel(const double* chart, const io::CellItem* items, int span,
-                               int states, const int* state_symbol, int num_symbols,
-                               unsigned char* present) {
+__global__ void PresenceKernel(const double* chart, const io::CellItem* items, int span, int states,
+                               const int* state_symbol, int num_symbols, unsigned char* present) {
   const io::CellItem it = items[blockIdx.x];
   const long long cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
   for (int s = threadIdx.x; s < states; s += blockDim.x) {
@@ -563,10 +561,11 @@ std::vector<T> Gather(const std::vector<T>& values, const std::vector<int>& orde
   return out;
 }
 
-bool UploadLevel(const PruningLevelArrays& a, DeviceLevel* d) {
+bool UploadLevel(const PruningLevel& level, DeviceLevel* d) {
+  const GrammarView& a = level.grammar;
   const int states = a.num_states;
   d->num_states = states;
-  d->threshold = a.threshold;
+  d->threshold = level.threshold;
   const auto parent = Copy(a.binary_parent, a.num_binary);
   const auto left = Copy(a.binary_left, a.num_binary);
   const auto right = Copy(a.binary_right, a.num_binary);
@@ -595,31 +594,20 @@ bool UploadLevel(const PruningLevelArrays& a, DeviceLevel* d) {
   ok = ok && d->unary_by_child_begin.Upload(begin) &&
        d->unary_by_child_parent.Upload(Gather(unary_parent, order)) &&
        d->unary_by_child_log_prob.Upload(Gather(unary_log_prob, order));
-  if (a.to_coarser) ok = ok && d->to_coarser.Upload(Copy(a.to_coarser, states));
+  if (level.to_coarser) ok = ok && d->to_coarser.Upload(Copy(level.to_coarser, states));
   return ok;
 }
 
 // Pruning kernels 4's layouts of a level (needs its symbols).
-bool UploadPairLayouts(const PruningLevelArrays& a, DeviceLevel* d) {
-  SumGrammarArrays view;
-  view.num_states = a.num_states;
-  view.num_symbols = a.num_symbols;
-  view.state_symbol = a.state_symbol;
-  view.symbol_first_state = a.symbol_first_state;
-  view.symbol_num_substates = a.symbol_num_substates;
-  view.num_binary = a.num_binary;
-  view.binary_parent = a.binary_parent;
-  view.binary_left = a.binary_left;
-  view.binary_right = a.binary_right;
-  view.binary_log_prob = a.binary_log_prob;
+bool UploadPairLayouts(const GrammarView& view, DeviceLevel* d) {
   const PairSumPass passes[3] = {PairSumPass::kInside, PairSumPass::kOutLeft,
                                  PairSumPass::kOutRight};
-  bool ok = d->state_symbol.Upload(Copy(a.state_symbol, a.num_states));
+  bool ok = d->state_symbol.Upload(Copy(view.state_symbol, view.num_states));
   for (int k = 0; k < 3 && ok; ++k) {
     const PairSumLayout layout =
         BuildPairSumLayout(view, passes[k], PairWeights::kLogProbabilities);
     ok = io::UploadPairLayout(layout, &d->pairs[k]) &&
-         io::UploadLiveLayout(layout, a.state_symbol, a.num_symbols, &d->live[k]);
+         io::UploadLiveLayout(layout, view.state_symbol, view.num_symbols, &d->live[k]);
   }
   return ok;
 }
@@ -632,7 +620,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     if (counters_) cudaFree(counters_);
   }
 
-  bool Init(const std::vector<PruningLevelArrays>& levels, std::string* error) {
+  bool Init(const std::vector<PruningLevel>& levels, std::string* error) {
     if (levels.empty()) {
       *error = "no grammar";
       return false;
@@ -646,9 +634,9 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       const bool mask_only_fine = options_.fine_mask_only && k + 1 == levels.size();
       if (mask_only_fine) {
         // The fine grammar is not parsed here: only its map to the last pre-parse level.
-        levels_[k]->num_states = levels[k].num_states;
-        if (levels[k].to_coarser &&
-            !levels_[k]->to_coarser.Upload(Copy(levels[k].to_coarser, levels[k].num_states))) {
+        levels_[k]->num_states = levels[k].grammar.num_states;
+        if (levels[k].to_coarser && !levels_[k]->to_coarser.Upload(
+                                        Copy(levels[k].to_coarser, levels[k].grammar.num_states))) {
           *error = "the grammars do not fit in device memory";
           return false;
         }
@@ -657,10 +645,10 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         return false;
       }
       const bool pre_parse = k + 1 < levels.size();
-      num_symbols_ = levels[k].num_symbols;
-      if (pre_parse && options_.pruning_kernels >= 4 && levels[k].state_symbol &&
-          (levels[k].num_symbols + 31) / 32 <= io::kMaxSymbolWords) {
-        if (!UploadPairLayouts(levels[k], levels_[k].get())) {
+      num_symbols_ = levels[k].grammar.num_symbols;
+      if (pre_parse && options_.pruning_kernels >= 4 && levels[k].grammar.state_symbol &&
+          (levels[k].grammar.num_symbols + 31) / 32 <= io::kMaxSymbolWords) {
+        if (!UploadPairLayouts(levels[k].grammar, levels_[k].get())) {
           *error = "the grammars do not fit in device memory";
           return false;
         }
@@ -669,11 +657,12 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         levels_[k]->pair_kernels = true;
         pair_levels_ = true;
       }
-      if (!mask_only_fine) max_states_ = std::max(max_states_, levels[k].num_states);
-      if (k + 1 < levels.size()) max_pre_states_ = std::max(max_pre_states_, levels[k].num_states);
+      if (!mask_only_fine) max_states_ = std::max(max_states_, levels[k].grammar.num_states);
+      if (k + 1 < levels.size())
+        max_pre_states_ = std::max(max_pre_states_, levels[k].grammar.num_states);
     }
-    fine_states_ = levels.back().num_states;
-    for (const PruningLevelArrays& level : levels) total_states_ += level.num_states;
+    fine_states_ = levels.back().grammar.num_states;
+    for (const PruningLevel& level : levels) total_states_ += level.grammar.num_states;
     // Fine-mask mode: no fine lexical rows, no fine chart; the allowed array holds fine states.
     if (options_.fine_mask_only) total_states_ -= fine_states_;
     allowed_states_ = std::max(max_states_, fine_states_);
@@ -714,11 +703,11 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         options_.fine_mask_only ? 0 : size_t(fine_states_) * sizeof(long long);
     // Pruning kernels 4: the outside scores above the unary layer, two presence arrays, the cell
     // list of the pair kernels and their work lists.
-    const size_t pair_kernels =
-        pair_levels_ ? cells * (size_t(max_pre_states_) * sizeof(double) + 2 * size_t(num_symbols_) +
-                                sizeof(io::CellItem)) +
-                           size_t(length) * max_live_pairs_ * sizeof(int)
-                     : 0;
+    const size_t pair_kernels = pair_levels_
+                                    ? cells * (size_t(max_pre_states_) * sizeof(double) +
+                                               2 * size_t(num_symbols_) + sizeof(io::CellItem)) +
+                                          size_t(length) * max_live_pairs_ * sizeof(int)
+                                    : 0;
     return cells * (size_t(max_states_) * (2 * sizeof(double) + 1) + size_t(allowed_states_) +
                     fine_index + size_t(max_pre_states_) * sizeof(double) + sizeof(int2)) +
            size_t(length) * total_states_ * sizeof(double) + pair_kernels + 64;
@@ -899,18 +888,16 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       for (int span = longest; span >= 1; --span) {
         const int count = static_cast<int>(span_begin[span + 1] - span_begin[span]);
         bool split_bits = false;
-        size_t shared = OutsideShared(states, span, longest,
-                                      kernels == 2 && !pairs ? outside_split_limit_ : 0,
-                                      &split_bits);
+        size_t shared = OutsideShared(
+            states, span, longest, kernels == 2 && !pairs ? outside_split_limit_ : 0, &split_bits);
         if (pairs) {
           FillNegInf<<<count, kThreads>>>(out_post_.get(), cell_items_.get() + span_begin[span],
                                           span, states);
           c.acc = out_post_.get();
-          if (span < longest &&
-              (!LaunchPairs<io::kOutLeft>(c, level, 1, span_begin[span], count, span,
-                                          longest - span, error) ||
-               !LaunchPairs<io::kOutRight>(c, level, 2, span_begin[span], count, span,
-                                           longest - span, error))) {
+          if (span < longest && (!LaunchPairs<io::kOutLeft>(c, level, 1, span_begin[span], count,
+                                                            span, longest - span, error) ||
+                                 !LaunchPairs<io::kOutRight>(c, level, 2, span_begin[span], count,
+                                                             span, longest - span, error))) {
             return PrunedBatchResult::kFailed;
           }
         }
@@ -1027,8 +1014,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   // Pruning kernels 4: one pair launch (mode kMode with the level's layout `pass`, the max-plus
   // kernels of pair_sum.cuh) over `count` target cells from items[first].
   template <int kMode>
-  bool LaunchPairs(const io::Charts& c, const DeviceLevel& level, int pass, size_t first,
-                   int count, int span, int max_partners, std::string* error) {
+  bool LaunchPairs(const io::Charts& c, const DeviceLevel& level, int pass, size_t first, int count,
+                   int span, int max_partners, std::string* error) {
     constexpr int kG = 8, kRules = 3;
     const size_t shared =
         size_t(kG + 1) * level.pairs[pass].max_bc * sizeof(double) + size_t(kG) * max_partners * 16;
@@ -1073,7 +1060,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
 }  // namespace
 
 std::unique_ptr<DevicePrunedViterbi> DevicePrunedViterbi::Create(
-    const std::vector<PruningLevelArrays>& levels, const DevicePrunedViterbiOptions& options,
+    const std::vector<PruningLevel>& levels, const DevicePrunedViterbiOptions& options,
     std::string* error) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {

@@ -27,28 +27,15 @@
 #include <string>
 #include <vector>
 
+#include "cuda/common/grammar_view.h"
+
 namespace cky::cuda {
 
-// One level's grammar, as views into cky::Grammar's arrays (binary rules sorted by parent, closed
-// unaries sorted by parent, identities removed), plus how the level hangs on the previous one.
-struct PruningLevelArrays {
-  int32_t num_states = 0;
-  // The symbols (the fine grammar's, each with this level's substates): pruning kernels 4 tile
-  // the rules by child symbols.
-  int32_t num_symbols = 0;
-  const int32_t* state_symbol = nullptr;          // num_states
-  const int32_t* symbol_first_state = nullptr;    // num_symbols
-  const int32_t* symbol_num_substates = nullptr;  // num_symbols
-  int64_t num_binary = 0;
-  const int32_t* binary_parent = nullptr;
-  const int32_t* binary_left = nullptr;
-  const int32_t* binary_right = nullptr;
-  const double* binary_log_prob = nullptr;
-  const int32_t* binary_parent_begin = nullptr;  // num_states + 1
-  int64_t num_unary = 0;
-  const int32_t* unary_child = nullptr;
-  const double* unary_log_prob = nullptr;
-  const int32_t* unary_parent_begin = nullptr;  // num_states + 1
+// One level: its grammar and how it hangs on the previous one.
+struct PruningLevel {
+  // The level's grammar (the fine grammar's symbols, this level's substates): the binary rules
+  // and closed Viterbi unaries are read.
+  GrammarView grammar;
   // This level's state -> the previous level's state (num_states entries); null for level 0.
   const int32_t* to_coarser = nullptr;
   // Items with max-marginal <= threshold are pruned (natural log); unused for the fine level.
@@ -67,7 +54,7 @@ struct DevicePrunedViterbiOptions {
   // For pruned max-rule (parser/cuda_pruned_backend.h): the fine grammar is not parsed; ParseBatch
   // leaves its allowed items on the device (FineMask) for the inside-outside passes of
   // cuda/inside_outside/inside_outside.h, and copies back no chart (fine_count 0). The fine
-  // level's PruningLevelArrays then need only num_states and to_coarser.
+  // level's PruningLevel then need only num_states and to_coarser.
   bool fine_mask_only = false;
   // Pre-parse kernels. 4 (kDefaultPruningKernels): the binary part of both passes pair-factored
   // over work lists, as the sum-product passes' masked dispatch 3
@@ -120,7 +107,7 @@ class DevicePrunedViterbi {
   // levels: the pre-parse levels, coarsest first, then the fine grammar (its to_coarser maps fine
   // states to the last pre-parse level). Returns null and sets *error without a device or when the
   // grammars do not fit.
-  static std::unique_ptr<DevicePrunedViterbi> Create(const std::vector<PruningLevelArrays>& levels,
+  static std::unique_ptr<DevicePrunedViterbi> Create(const std::vector<PruningLevel>& levels,
                                                      const DevicePrunedViterbiOptions& options,
                                                      std::string* error);
 

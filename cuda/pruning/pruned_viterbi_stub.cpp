@@ -3,8 +3,9 @@
 
 namespace cky::cuda {
 
-std::unique_ptr<DevicePrunedViterbi> DevicePrunedViterbi::Create(
-    const std::vector<PruningLevelArrays>&, const DevicePrunedViterbiOptions&, std::string* error) {
+std::unique_ptr<DevicePrunedViterbi> DevicePrunedViterbi::Create(const std::vector<PruningLevel>&,
+                                                                 const DevicePrunedViterbiOptions&,
+                                                                 std::string* error) {
   *error = "this build has no CUDA support";
   return nullptr;
 }

@@ -48,7 +48,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
   }
   size_t BatchBudget() const override { return budget_; }
 
-  bool Init(const GrammarArrays& g, const DeviceViterbiOptions& options, std::string* error) {
+  bool Init(const GrammarView& g, const DeviceViterbiOptions& options, std::string* error) {
     kernel_ = options.kernel.empty() ? ViterbiKernels().front().name : options.kernel;
     binary_ = MakeBinaryPass(kernel_);
     if (!binary_) {
@@ -596,7 +596,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
 
 namespace cky::cuda {
 
-std::unique_ptr<DeviceViterbi> DeviceViterbi::Create(const GrammarArrays& grammar,
+std::unique_ptr<DeviceViterbi> DeviceViterbi::Create(const GrammarView& grammar,
                                                      const DeviceViterbiOptions& options,
                                                      std::string* error) {
   error->clear();

@@ -58,7 +58,7 @@ class BinaryPass {
   // Uploads the family's view of the grammar. w: the binary log-probabilities as floats;
   // aligned_first: per symbol, its first position in an aligned row (traits().aligned only).
   // False, with *error set (or empty: an upload failed), when the grammar does not fit.
-  virtual bool Init(const GrammarArrays& g, const std::vector<float>& w,
+  virtual bool Init(const GrammarView& g, const std::vector<float>& w,
                     const std::vector<int>& aligned_first, const DeviceLimits& device,
                     std::string* error) = 0;
   // Queues the span length's binary kernel(s) on s.stream; false with *error when a kernel

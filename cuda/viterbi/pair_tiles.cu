@@ -11,7 +11,7 @@
 
 namespace cky::cuda::viterbi {
 
-bool PairTiles::Build(const GrammarArrays& g, const std::vector<float>& w, const TileOptions& o,
+bool PairTiles::Build(const GrammarView& g, const std::vector<float>& w, const TileOptions& o,
                       const std::vector<int>& aligned_first, std::string* error) {
   std::map<std::pair<int, int>, std::vector<int64_t>> by_pair;
   for (int64_t r = 0; r < g.num_binary; ++r)

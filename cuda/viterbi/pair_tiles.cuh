@@ -296,7 +296,7 @@ class PairTiles {
   // Groups the rules by base child pair (symbol of left, symbol of right), cut into bands of B's
   // substates of at most options.band_limit substate pairs, then by parent, then key.
   // aligned_first: per symbol, its first position in an aligned row (options.aligned only).
-  bool Build(const GrammarArrays& g, const std::vector<float>& w, const TileOptions& options,
+  bool Build(const GrammarView& g, const std::vector<float>& w, const TileOptions& options,
              const std::vector<int>& aligned_first, std::string* error);
 
   PairArrays ArraysFor(const SizeClass& c) const {
@@ -331,7 +331,7 @@ class TilePass : public BinaryPass {
       : traits_(traits), options_(options), launch_(launch) {}
 
   PassTraits traits() const override { return traits_; }
-  bool Init(const GrammarArrays& g, const std::vector<float>& w,
+  bool Init(const GrammarView& g, const std::vector<float>& w,
             const std::vector<int>& aligned_first, const DeviceLimits&,
             std::string* error) override {
     return tiles_.Build(g, w, options_, aligned_first, error);

@@ -173,7 +173,7 @@ class PaperPass : public BinaryPass {
 
   PassTraits traits() const override { return {}; }
 
-  bool Init(const GrammarArrays& g, const std::vector<float>& w, const std::vector<int>&,
+  bool Init(const GrammarView& g, const std::vector<float>& w, const std::vector<int>&,
             const DeviceLimits& device, std::string* error) override {
     num_states_ = g.num_states;
     num_rules_ = static_cast<int>(g.num_binary);

@@ -111,8 +111,8 @@ struct TinyGrammar {
   int32_t symbol_first_state[1] = {0};
   int32_t symbol_num_substates[1] = {1};
   int32_t begin[2] = {0, 0};
-  GrammarArrays arrays() const {
-    GrammarArrays g;
+  GrammarView arrays() const {
+    GrammarView g;
     g.num_states = 1;
     g.num_symbols = 1;
     g.state_symbol = state_symbol;

@@ -35,28 +35,9 @@
 #include <string>
 #include <vector>
 
-namespace cky::cuda {
+#include "cuda/common/grammar_view.h"
 
-// A view of cky::Grammar's arrays (grammar_io/grammar.h), so that this header needs no parser type.
-struct GrammarArrays {
-  int32_t num_states = 0;
-  int32_t num_symbols = 0;
-  const int32_t* state_symbol = nullptr;          // num_states
-  const int32_t* symbol_first_state = nullptr;    // num_symbols
-  const int32_t* symbol_num_substates = nullptr;  // num_symbols
-  int64_t num_binary = 0;                         // sorted by parent
-  const int32_t* binary_parent = nullptr;
-  const int32_t* binary_left = nullptr;
-  const int32_t* binary_right = nullptr;
-  const double* binary_log_prob = nullptr;
-  const int32_t* binary_parent_begin = nullptr;  // num_states + 1
-  int64_t num_unary = 0;                         // closed, identities removed, sorted by parent
-  const int32_t* unary_child = nullptr;
-  const double* unary_log_prob = nullptr;
-  const int32_t* unary_parent_begin = nullptr;  // num_states + 1
-  // For ParseTrees (null: no device trees): per symbol, 1 when phrasal (grammar.h).
-  const uint8_t* symbol_is_phrasal = nullptr;
-};
+namespace cky::cuda {
 
 // The kernel families: Yi et al.'s rule mappings (kernels 1-6), then the child-pair kernels 7-9.
 enum class ViterbiKernelFamily { kPaper, kPairFused, kPairAcc, kPairSeg };
@@ -129,7 +110,7 @@ class DeviceViterbi {
   virtual ~DeviceViterbi() = default;
   // Uploads the grammar. Returns null and sets *error when there is no device, the kernel name is
   // unknown, or the grammar does not fit.
-  static std::unique_ptr<DeviceViterbi> Create(const GrammarArrays& grammar,
+  static std::unique_ptr<DeviceViterbi> Create(const GrammarView& grammar,
                                                const DeviceViterbiOptions& options,
                                                std::string* error);
 

@@ -4,7 +4,7 @@
 
 namespace cky::cuda {
 
-std::unique_ptr<DeviceViterbi> DeviceViterbi::Create(const GrammarArrays&,
+std::unique_ptr<DeviceViterbi> DeviceViterbi::Create(const GrammarView&,
                                                      const DeviceViterbiOptions&,
                                                      std::string* error) {
   *error = "this build has no CUDA support";
