@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   app.add_option("--min-rule-prob", min_rule_prob,
                  "Leave out projected rules below this probability (default: the setting's, "
                  "1e-4; 0 for exact)");
-  std::vector<int> masked_dispatch = {3}, pruning_kernels = {2};
+  std::vector<int> masked_dispatch = {3}, pruning_kernels = {4};
   app.add_option("--pruning-kernels", pruning_kernels,
                  "cuda max-rule: pre-parse kernel variants (DevicePrunedViterbiOptions) of the "
                  "profiled device-work rows, paired with --masked-dispatch's in order")

@@ -12,6 +12,7 @@
 #include "parser/cuda_backend.h"
 #include "parser/cuda_max_rule_backend.h"
 #include "parser/cuda_pruner.h"
+#include "parser/grammar_projection.h"
 #include "parser/multi_device_backend.h"
 
 namespace cky {
@@ -235,6 +236,15 @@ PruneMode AutoPruning(DeviceKind resolved_device, DecoderKind decoder, const Gra
   }
 }
 
+std::vector<int32_t> AutoPruningLevels(DeviceKind resolved_device, const Grammar& grammar) {
+  if (resolved_device != DeviceKind::kCuda) return {};
+  // The coarse levels cost little and prune most; every other finer level keeps the trees of
+  // all (measured in bench/RESULTS.md, issue 36).
+  std::vector<int32_t> levels;
+  for (int32_t k = 0; k < NumProjectionLevels(grammar); k += 2) levels.push_back(k);
+  return levels;
+}
+
 StatusOr<std::unique_ptr<Backend>> MakeBackend(const Grammar& grammar,
                                                const BackendOptions& options) {
   if (options.kbest < 1) return Status::Error("k-best needs k >= 1");
@@ -252,7 +262,11 @@ StatusOr<std::unique_ptr<Backend>> MakeBackend(const Grammar& grammar,
     auto named = PruningOptions::Named(std::string(NameOf(prune)));
     if (!named.ok()) return named.status();
     pruning = *named;
-    if (!options.prune_levels.empty()) pruning->levels = options.prune_levels;
+    if (!options.prune_levels.empty()) {
+      pruning->levels = options.prune_levels;
+    } else if (options.prune == PruneMode::kAuto) {
+      pruning->levels = AutoPruningLevels(device, grammar);
+    }
   } else if (!options.prune_levels.empty()) {
     return Status::Error(std::string("pruning levels were given, but pruning is off") +
                          (options.prune == PruneMode::kAuto

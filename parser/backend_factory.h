@@ -73,6 +73,11 @@ std::string_view NameOf(PruneMode prune);
 // for Viterbi; off on the reference (the oracle).
 DeviceKind ResolveDevice(DeviceKind device);
 PruneMode AutoPruning(DeviceKind resolved_device, DecoderKind decoder, const Grammar& grammar);
+// The pre-parse levels that automatic pruning uses (PruningOptions::levels; empty: every level
+// below the grammar): on a GPU every other level from 0 (0, 2, 4 for an sm6 grammar), which kept
+// the trees of every level on the GUM test sentences and parsed faster (bench/RESULTS.md); on
+// the CPU every level, as the Berkeley parser.
+std::vector<int32_t> AutoPruningLevels(DeviceKind resolved_device, const Grammar& grammar);
 
 // Builds the backend. Fails for an impossible combination (k-best with Viterbi, pruning with
 // several devices or on the reference) and for kCuda when this build or machine has no device.

@@ -79,6 +79,15 @@ TEST(LoadedParserTest, ErrorsSayWhatIsWrong) {
                   .ok());
 }
 
+// Automatic pruning pre-parses at every other level on a GPU, at every level on the CPU.
+TEST(LoadedParserTest, AutomaticPruningLevels) {
+  auto loaded = LoadedParser::Load({.backend = {.device = DeviceKind::kCpu}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const Grammar& grammar = (*loaded)->model().grammar;  // levels 0 to 3 below it
+  EXPECT_EQ(AutoPruningLevels(DeviceKind::kCuda, grammar), (std::vector<int32_t>{0, 2}));
+  EXPECT_TRUE(AutoPruningLevels(DeviceKind::kCpu, grammar).empty());
+}
+
 // A C++ user who asks for nothing gets what the command line and Python give: max-rule decoding
 // with `auto` pruning, on the best device present.
 TEST(LoadedParserTest, DefaultsAreTheCommandLines) {

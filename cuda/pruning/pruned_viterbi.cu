@@ -133,7 +133,8 @@ __device__ __forceinline__ BlockCell ThisBlocksCell(const BatchView& batch, cons
 // right child cell's present states (InsideShared).
 __global__ void __launch_bounds__(kThreads)
     InsideSpan(LevelView g, BatchView batch, const int2* items, int span, const uint8_t* allowed,
-               const double* lexical, double* post, double* pre, bool split_bits, bool unary_only) {
+               const double* lexical, double* post, double* pre, bool split_bits, bool unary_only,
+               bool pair_first) {
   const BlockCell here = ThisBlocksCell(batch, items, span);
   const int start = here.start, end = here.end, n = here.n, states = g.num_states;
   const long long base = here.base, cell = here.cell;
@@ -183,8 +184,8 @@ __global__ void __launch_bounds__(kThreads)
       }
       double best = neg_inf;
       const int first = g.parent_begin[p], rules = g.parent_begin[p + 1] - first;
-      // One candidate: rule r at split point `split`, in parser/coarse_to_fine.cpp's order of
-      // additions, (rule + left) + right.
+      // One candidate: rule r at split point `split`, in the CPU pruner's order of additions:
+      // (rule + left) + right, or rule + (left + right) with pair_first (AdditionOrder).
       auto candidate = [&](int r, int split) {
         if (split_bits) {  // a child absent at this split point: its score is -infinity
           const size_t k = split - start - 1;
@@ -194,7 +195,7 @@ __global__ void __launch_bounds__(kThreads)
         const double l = post[(base + ChartCellIndex(n, start, split)) * states + g.left[r]];
         if (l == neg_inf) return;
         const double rr = post[(base + ChartCellIndex(n, split, end)) * states + g.right[r]];
-        const double score = (g.log_prob[r] + l) + rr;
+        const double score = pair_first ? g.log_prob[r] + (l + rr) : (g.log_prob[r] + l) + rr;
         if (score > best) best = score;
       };
       if (rules < 32) {
@@ -240,7 +241,7 @@ __global__ void __launch_bounds__(kThreads)
 __global__ void __launch_bounds__(kThreads)
     OutsideSpan(LevelView g, BatchView batch, const int2* items, int span, const double* post,
                 const double* pre, double* out_pre, uint8_t* survivors, unsigned long long* kept,
-                bool split_bits, const double* binary_out_post) {
+                bool split_bits, const double* binary_out_post, bool pair_first) {
   extern __shared__ double out_post[];  // num_states, then the presence bits below
   const BlockCell here = ThisBlocksCell(batch, items, span);
   const int start = here.start, end = here.end, n = here.n, states = g.num_states;
@@ -305,14 +306,15 @@ __global__ void __launch_bounds__(kThreads)
       }
       double best = neg_inf;
       // One candidate: the parent cell `parent_cell`, rule (parent, sibling), the sibling's cell;
-      // the CPU's order of additions, (outside_pre(parent) + rule) + sibling.
+      // the CPU's order of additions, (outside_pre(parent) + rule) + sibling, or rule +
+      // (outside_pre(parent) + sibling) with pair_first.
       auto candidate = [&](long long parent_cell, int parent, double rule, long long sibling_cell,
                            int sibling) {
         const double above = out_pre[(base + parent_cell) * states + parent];
         if (above == neg_inf) return;
         const double other = post[(base + sibling_cell) * states + sibling];
         if (other == neg_inf) return;
-        const double score = (above + rule) + other;
+        const double score = pair_first ? rule + (above + other) : (above + rule) + other;
         if (score > best) best = score;
       };
       // x as the left child of (start, k), beside (end, k), k = end + 1 .. n.
@@ -484,6 +486,9 @@ size_t OutsideShared(int states) {
 // kOutsideSplitBytes) is what Init could opt in to.
 constexpr size_t kOutsideSplitBytes = 48 * 1024;
 constexpr size_t kSplitMaskRulesPerState = 100;  // pruning kernels 2: the levels that use them
+// Pruning kernels 4: the pair kernels run at pre-parse levels of at least this many states per
+// symbol on average; the others run kernels 2 (bench/RESULTS.md, issue 36).
+constexpr int kPairKernelMinSubstates = 4;
 size_t OutsideShared(int states, int span, int longest, size_t limit, bool* split_bits) {
   const size_t with_splits =
       2 * size_t((states + 31) / 32) * size_t(longest - span) * sizeof(unsigned);
@@ -646,7 +651,12 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       }
       const bool pre_parse = k + 1 < levels.size();
       num_symbols_ = levels[k].grammar.num_symbols;
-      if (pre_parse && options_.pruning_kernels >= 4 && levels[k].grammar.state_symbol &&
+      // The pair kernels' tiles are substate blocks of a child symbol pair: at coarse levels (a
+      // few substates a symbol) they hold too little work per pair, and kernels 2 are faster.
+      const bool enough_substates =
+          levels[k].grammar.num_states >= kPairKernelMinSubstates * levels[k].grammar.num_symbols;
+      if (pre_parse && options_.pruning_kernels >= 4 && enough_substates &&
+          levels[k].grammar.state_symbol &&
           (levels[k].grammar.num_symbols + 31) / 32 <= io::kMaxSymbolWords) {
         if (!UploadPairLayouts(levels[k].grammar, levels_[k].get())) {
           *error = "the grammars do not fit in device memory";
@@ -843,8 +853,15 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       // level 0 (40 rules a state) ran 25% slower with them, level 1 (52) the same, levels 2-5
       // (173-1,830) 6-20% faster (bench/RESULTS.md). Kernels 3 use them at every level.
       const bool many_rules = level.left.size() >= kSplitMaskRulesPerState * size_t(states);
-      const int kernels =
-          options_.pruning_kernels == 3 || (options_.pruning_kernels == 2 && many_rules) ? 2 : 1;
+      const bool family4 = options_.pruning_kernels >= 4;
+      const int kernels = options_.pruning_kernels == 3 ||
+                                  ((options_.pruning_kernels == 2 || family4) && many_rules)
+                              ? 2
+                              : 1;
+      // Kernels 4 add as the CPU pruner then does at every pre-parse level, also at the levels
+      // that run kernels 1 or 2 (few substates a symbol); the fine grammar's pass adds as the
+      // reference.
+      const bool pair_first = family4 && !fine;
       // Pruning kernels 4 at this pre-parse level: the charts as the pair kernels read them.
       const bool pairs = !fine && level.pair_kernels;
       io::Charts c{};
@@ -875,7 +892,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         InsideSpan<<<count, kThreads, shared>>>(level.View(), view, items_.get() + span_begin[span],
                                                 span, allowed, lexical_.get() + lexical_offset[k],
                                                 post_.get(), pre_.get(), split_bits,
-                                                pairs && span > 1);
+                                                pairs && span > 1, pair_first);
         if (pairs) {
           PresenceKernel<<<count, kThreads>>>(post_.get(), cell_items_.get() + span_begin[span],
                                               span, states, level.state_symbol.get(), num_symbols_,
@@ -904,7 +921,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         OutsideSpan<<<count, kThreads, shared>>>(
             level.View(), view, items_.get() + span_begin[span], span, post_.get(), pre_.get(),
             out_pre_.get(), survivors_.get(), counters_ + 2 * k + 1, split_bits,
-            pairs ? out_post_.get() : nullptr);
+            pairs ? out_post_.get() : nullptr, pair_first);
         if (pairs) {
           PresenceKernel<<<count, kThreads>>>(out_pre_.get(), cell_items_.get() + span_begin[span],
                                               span, states, level.state_symbol.get(), num_symbols_,

@@ -62,8 +62,10 @@ struct DevicePrunedViterbiOptions {
   // live under the mask and the presence of the children, then per tile and group of such cells
   // the maximum over partners of X + Y per substate pair and the rules on it; the pre-parse's work
   // follows what the previous level kept. Candidates add rule + (X + Y) (parser/viterbi_cpu.h's
-  // AdditionOrder::kPairFirst, the CPU pruner's with these kernels). The fine grammar's pass (no
-  // fine_mask_only) runs as 2. Grammars of at most 256 symbols (else 2).
+  // AdditionOrder::kPairFirst, the CPU pruner's with these kernels). Levels of fewer than 4
+  // substates a symbol on average (the coarse ones, where a pair's tiles hold little work) and
+  // grammars of more than 256 symbols run as 2, adding pair first too; the fine grammar's pass
+  // (no fine_mask_only) runs as 2 in the reference's order.
   // 1 to 3 (the CPU's kRuleFirst): a block per cell, a warp per allowed parent state over its rules
   // and split points; 2 at levels of at least 100 binary rules a state also keeps each child
   // cell's present states (inside: per split point; outside: per parent and sibling cell) in
