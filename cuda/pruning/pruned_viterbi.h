@@ -1,5 +1,5 @@
 // Coarse-to-fine pruned Viterbi parsing on a CUDA device, in plain C++ (no CUDA types): the device
-// side of parser/cuda_pruned_backend.h, the GPU twin of parser/coarse_to_fine.h's CPU path.
+// side of parser/cuda_pruner.h, the GPU twin of parser/coarse_to_fine.h's CPU path.
 //
 // The grammars of every pre-parse level and the fine grammar are uploaded once. A batch of
 // sentences then goes through the levels on the device, all sentences of the batch at once: at
@@ -51,7 +51,7 @@ struct DevicePrunedViterbiOptions {
   size_t max_batch_bytes = 0;
   // Copy every pre-parse level's survivors back (tests compare them with the CPU's).
   bool keep_level_survivors = false;
-  // For pruned max-rule (parser/cuda_pruned_backend.h): the fine grammar is not parsed; ParseBatch
+  // For pruned max-rule (parser/cuda_max_rule_backend.h): the fine grammar is not parsed; ParseBatch
   // leaves its allowed items on the device (FineMask) for the inside-outside passes of
   // cuda/inside_outside/inside_outside.h, and copies back no chart (fine_count 0). The fine
   // level's PruningLevel then need only num_states and to_coarser.
