@@ -492,11 +492,12 @@ void AddParseCommand(CLI::App& app) {
                 "Raw text, one sentence per line: each line is tokenized, never split into "
                 "sentences (an empty line prints (()))");
   Shown(cmd->add_option("--hyphens", args->hyphens,
-                        "Raw text only: keep hyphenated words whole (the WSJ convention of "
-                        "Berkeley's English grammars), split them at hyphens (GUM/OntoNotes "
-                        "style), or auto: as the grammar's training treebank did, read from the "
-                        "words its lexicon knows (split for the built-in grammar and GUM-trained "
-                        "ones, whole for WSJ-trained ones)")
+                        "Keep hyphenated words whole (the WSJ convention of Berkeley's English "
+                        "grammars), split them at hyphens (GUM/OntoNotes style), or auto: as the "
+                        "grammar's training treebank did, read from the words its lexicon knows "
+                        "(split for the built-in grammar and GUM-trained ones, whole for "
+                        "WSJ-trained ones). When split, hyphenated tokens of --tokenized input "
+                        "that the grammar does not know whole are split too")
             ->check(OneOf({"auto", "keep", "split"}))
             ->capture_default_str(),
         "{auto,keep,split}");

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <utility>
 
@@ -24,6 +25,24 @@
 namespace cky {
 namespace {
 
+// A model's exact Viterbi parser, without the retry with a widened lexicon (the projection knows
+// only what the lexicon scores), and its projection. The model must outlive them.
+struct ParserAndProjection {
+  Lexicon lexicon;
+  std::unique_ptr<Parser> parser;
+  CnfGrammar cnf;
+};
+
+void Prepare(const BerkeleyModel& model, ParserAndProjection* out) {
+  auto lexicon = Lexicon::Build(model);
+  ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
+  out->lexicon = std::move(*lexicon);
+  out->parser =
+      std::make_unique<Parser>(model.grammar, out->lexicon, MakeCpuBackend(model.grammar, 0),
+                               ParserOptions{.retry_with_wider_lexicon = false});
+  out->cnf = ProjectBerkeleyModel(model);
+}
+
 TEST(MembershipViterbiTest, RecognisedExactlyWhenAParseExists) {
   const std::string prefix = SharedDataDir() + "/grammars/wsj-projected/wsj_0.gr";
   if (!std::filesystem::exists(prefix + ".binary")) GTEST_SKIP() << prefix << " not found";
@@ -31,12 +50,11 @@ TEST(MembershipViterbiTest, RecognisedExactlyWhenAParseExists) {
   load.use_cache = false;
   auto model = LoadBerkeleyModel(prefix, load);
   ASSERT_TRUE(model.ok()) << model.status().message();
-  auto lexicon = Lexicon::Build(*model);
-  ASSERT_TRUE(lexicon.ok());
-  // No retry with the widened lexicon: the projection knows only the rows.
-  Parser parser(model->grammar, *lexicon, MakeCpuBackend(model->grammar, 0),
-                {.retry_with_wider_lexicon = false});
-  const CnfGrammar cnf = ProjectBerkeleyModel(*model);
+  ParserAndProjection prepared;
+  ASSERT_NO_FATAL_FAILURE(Prepare(*model, &prepared));
+  const Lexicon* lexicon = &prepared.lexicon;
+  Parser& parser = *prepared.parser;
+  const CnfGrammar& cnf = prepared.cnf;
 
   std::vector<std::vector<std::string>> sentences;
   for (const char* name : {"small_sm2", "gum_sm3"}) {
@@ -135,11 +153,11 @@ TEST(MembershipViterbiTest, EveryGrammarFormatRecognisesWhatTheParserParses) {
     SCOPED_TRACE(spec.empty() ? "built-in" : spec);
     auto model = LoadGrammarArgument(spec, {.min_rule_prob = 0.0, .use_cache = false});
     ASSERT_TRUE(model.ok()) << model.status().message();
-    auto lexicon = Lexicon::Build(*model);
-    ASSERT_TRUE(lexicon.ok());
-    Parser parser(model->grammar, *lexicon, MakeCpuBackend(model->grammar, 0),
-                  {.retry_with_wider_lexicon = false});
-    const CnfGrammar cnf = ProjectBerkeleyModel(*model);
+    ParserAndProjection prepared;
+    ASSERT_NO_FATAL_FAILURE(Prepare(*model, &prepared));
+    const Lexicon* lexicon = &prepared.lexicon;
+    Parser& parser = *prepared.parser;
+    const CnfGrammar& cnf = prepared.cnf;
     ASSERT_GT(cnf.num_terminals(), 1000);
     // A text export's unknown words take the tags of their own signature in the parser and of
     // every signature in the projection: only sentences of known words there.

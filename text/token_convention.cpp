@@ -61,6 +61,18 @@ bool SplitsHyphens(const WordWeights& weights) {
   return broken * 100 < known;
 }
 
+// Whether `parts` are `token` cut at its hyphens and nothing else: word, "-", word, ..., word.
+bool SplitAtHyphensOnly(const std::string& token, const std::vector<std::string>& parts) {
+  if (parts.size() < 3 || parts.size() % 2 == 0) return false;
+  std::string joined;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const bool hyphen = parts[i] == "-";
+    if (hyphen != (i % 2 == 1)) return false;
+    joined += parts[i];
+  }
+  return joined == token;
+}
+
 bool IsDoubleQuote(const std::string& t) {
   return t == "\"" || t == "``" || t == "''" || t == "\u201C" || t == "\u201D" || t == "\u201E";
 }
@@ -107,6 +119,12 @@ StatusOr<TokenConvention> ResolveTokenConvention(std::string_view token_style,
     convention.rewrite = token_style != "given";
   }
   if (hyphens != "auto") convention.split_hyphens = hyphens == "split";
+  if (convention.split_hyphens) {
+    const WordWeights weights(model);
+    for (const auto& [word, weight] : weights.all()) {
+      if (word.find('-') != std::string::npos) convention.whole_words.insert(word);
+    }
+  }
   return convention;
 }
 
@@ -130,11 +148,11 @@ void ApplyTokenConvention(const TokenConvention& convention, std::vector<std::st
     std::vector<std::string> split;
     split.reserve(tokens->size());
     for (std::string& token : *tokens) {
-      if (token.size() >= 3 && token.find('-', 1) < token.size() - 1) {
+      if (token.size() >= 3 && token.front() != '-' && token.back() != '-' &&
+          token.find('-') != std::string::npos && token.find("--") == std::string::npos &&
+          convention.whole_words.count(token) == 0) {
         std::vector<std::string> parts = splitter->Tokenize(token);
-        std::string joined;
-        for (const std::string& part : parts) joined += part;
-        if (parts.size() > 1 && joined == token) {
+        if (SplitAtHyphensOnly(token, parts)) {
           for (std::string& part : parts) split.push_back(std::move(part));
           continue;
         }

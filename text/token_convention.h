@@ -16,6 +16,7 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
@@ -35,6 +36,9 @@ struct TokenConvention {
   bool escaped_curly = true;
   // Hyphenated words are split at their hyphens (TokenizerOptions::split_hyphens).
   bool split_hyphens = false;
+  // Hyphenated words the grammar knows whole (its treebank kept them: "non-white", "Ka-chun"):
+  // never split in tokens from elsewhere. Filled by ResolveTokenConvention.
+  std::unordered_set<std::string> whole_words;
   // False: tokens from elsewhere are taken as given, but for ( ) (--token-style given: as the
   // Berkeley parser reads them, to compare with it).
   bool rewrite = true;
@@ -56,7 +60,8 @@ TokenConvention GrammarTokenConvention(const BerkeleyModel& model);
 
 // The convention that `cky parse --token-style STYLE --hyphens HYPHENS` means: "auto" takes that
 // part from `model` (GrammarTokenConvention), "ptb"/"gum" and "keep"/"split" set it; "given" is
-// "ptb" for raw text and rewrites no token but ( ). Fails for another value, naming it.
+// "ptb" for raw text and rewrites no token but ( ). whole_words holds the model's known
+// hyphenated words. Fails for another value, naming it.
 StatusOr<TokenConvention> ResolveTokenConvention(std::string_view token_style,
                                                  std::string_view hyphens,
                                                  const BerkeleyModel& model);
@@ -69,9 +74,10 @@ TokenizerOptions TokenizerOptionsFor(const TokenConvention& convention);
 // (kPtb: opening when an even number of double quotes precede it in the sentence); ‘ -> ` or ',
 // ’ -> ', ` -> ' without backtick; only ( ) without convention.rewrite. With
 // convention.split_hyphens and a `splitter` (a Tokenizer
-// made with TokenizerOptionsFor(convention)), a hyphenated token is split as raw text's are
-// ("well-known" -> "well - known"; "non-white" stays); split ones are never joined. Other tokens
-// stay as they are.
+// made with TokenizerOptionsFor(convention)), a hyphenated token (letters and digits between
+// hyphens) that is not one of convention.whole_words is split as raw text's are ("well-known" ->
+// "well - known"; "non-white" stays); split ones are never joined. Other tokens stay as they
+// are.
 void ApplyTokenConvention(const TokenConvention& convention, std::vector<std::string>* tokens,
                           Tokenizer* splitter = nullptr);
 

@@ -67,12 +67,21 @@ TEST(TokenConventionTest, HyphenatedTokensAreSplitAsRawTextIs) {
   const TokenConvention gum = ConventionOfStyle(TokenStyle::kGum, true);
   auto splitter = Tokenizer::Create(TokenizerOptionsFor(gum));
   ASSERT_TRUE(splitter.ok());
-  std::vector<std::string> tokens =
-      Split("The well-known non-white man -LRB- 639-3 -RRB- -- e-mail");
+  std::vector<std::string> tokens = Split(
+      "The well-known non-white man -LRB- 639-3 -RRB- -- e-mail -LRB-a-RRB- a-RRB- [t-] "
+      "Ka-chun");
   ApplyTokenConvention(gum, &tokens, &*splitter);
   std::string joined;
   for (const std::string& t : tokens) joined += (joined.empty() ? "" : " ") + t;
-  EXPECT_EQ(joined, "The well - known non-white man -LRB- 639-3 -RRB- -- e-mail");
+  EXPECT_EQ(joined,
+            "The well - known non-white man -LRB- 639-3 -RRB- -- e-mail -LRB-a-RRB- a-RRB- [t-] "
+            "Ka - chun");
+  // A hyphenated word the grammar knows whole stays whole (GUM keeps some names so).
+  TokenConvention knowing = gum;
+  knowing.whole_words = {"Ka-chun"};
+  tokens = Split("Ka-chun well-known");
+  ApplyTokenConvention(knowing, &tokens, &*splitter);
+  EXPECT_EQ(tokens, Split("Ka-chun well - known"));
   EXPECT_EQ(splitter->Tokenize("The well-known non-white man"),
             Split("The well - known non-white man"));
   // Without split_hyphens, or without a splitter, they stay.
@@ -123,6 +132,9 @@ TEST(TokenConventionTest, ExplicitStylesAndHyphensOverrideTheGrammar) {
   c = ResolveTokenConvention("ptb", "keep", gum);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(*c, ConventionOfStyle(TokenStyle::kPtb, false));
+  c = ResolveTokenConvention("auto", "split", ModelKnowing({"non-white", "the"}));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->whole_words, std::unordered_set<std::string>{"non-white"});
   c = ResolveTokenConvention("gum", "auto", ModelKnowing({"the"}));
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(*c, ConventionOfStyle(TokenStyle::kGum, false));
@@ -149,6 +161,9 @@ TEST(TokenConventionTest, RealGrammarsOfBothTreebanks) {
     auto model = LoadGrammarArgument(dir + name, {.use_cache = false});
     ASSERT_TRUE(model.ok()) << model.status().message();
     EXPECT_EQ(GrammarTokenConvention(*model), ConventionOfStyle(TokenStyle::kGum, true)) << name;
+    auto resolved = ResolveTokenConvention("auto", "auto", *model);
+    ASSERT_TRUE(resolved.ok());
+    EXPECT_EQ(resolved->whole_words.count("Ka-chun"), 1u) << name;
   }
   for (const char* name : {"berkeley-small/small_sm2.gr", "berkeley-small/small_sm2"}) {
     auto model = LoadGrammarArgument(dir + name, {.use_cache = false});
