@@ -50,11 +50,8 @@ TEST(MembershipViterbiTest, RecognisedExactlyWhenAParseExists) {
   load.use_cache = false;
   auto model = LoadBerkeleyModel(prefix, load);
   ASSERT_TRUE(model.ok()) << model.status().message();
-  ParserAndProjection prepared;
-  ASSERT_NO_FATAL_FAILURE(Prepare(*model, &prepared));
-  const Lexicon* lexicon = &prepared.lexicon;
-  Parser& parser = *prepared.parser;
-  const CnfGrammar& cnf = prepared.cnf;
+  ParserAndProjection p;
+  ASSERT_NO_FATAL_FAILURE(Prepare(*model, &p));
 
   std::vector<std::vector<std::string>> sentences;
   for (const char* name : {"small_sm2", "gum_sm3"}) {
@@ -63,7 +60,7 @@ TEST(MembershipViterbiTest, RecognisedExactlyWhenAParseExists) {
     ASSERT_TRUE(read.ok()) << read.status().message();
     for (const auto& sentence : *read) {
       const bool known = std::all_of(sentence.begin(), sentence.end(),
-                                     [&](const std::string& w) { return lexicon->IsKnown(w); });
+                                     [&](const std::string& w) { return p.lexicon.IsKnown(w); });
       if (known && sentence.size() <= 25) sentences.push_back(sentence);
     }
   }
@@ -82,15 +79,15 @@ TEST(MembershipViterbiTest, RecognisedExactlyWhenAParseExists) {
     sentences.push_back(sentence);
   }
 
-  std::vector<ParseOutcome> outcomes = parser.Parse(sentences);
+  std::vector<ParseOutcome> outcomes = p.parser->Parse(sentences);
   int parsed = 0, unparsed = 0;
   std::vector<std::vector<int32_t>> strings;
   std::vector<uint8_t> expected;
   for (size_t i = 0; i < sentences.size(); ++i) {
     std::string text;
     for (const auto& w : sentences[i]) text += w + " ";
-    const std::vector<int32_t> terminals = cnf.Tokenize(text);
-    const bool recognised = RecognizeReference(cnf, terminals);
+    const std::vector<int32_t> terminals = p.cnf.Tokenize(text);
+    const bool recognised = RecognizeReference(p.cnf, terminals);
     const bool has_parse = outcomes[i].status == ParseStatus::kOk;
     EXPECT_EQ(recognised, has_parse) << text;
     (has_parse ? parsed : unparsed)++;
@@ -99,7 +96,7 @@ TEST(MembershipViterbiTest, RecognisedExactlyWhenAParseExists) {
   }
   // The bulk (BPBC) paths on the same strings: a real grammar's 97 symbols and 901 closed chain
   // rules, which the random grammars of membership/bpbc_test.cpp lack.
-  const cuda::BpbcProgram program = FlattenCircuit(cnf, MinimizeCircuit(CompileCircuit(cnf)));
+  const cuda::BpbcProgram program = FlattenCircuit(p.cnf, MinimizeCircuit(CompileCircuit(p.cnf)));
   auto bulk_cpu = RecognizeBulkCpu(program, strings);
   ASSERT_TRUE(bulk_cpu.ok()) << bulk_cpu.status().message();
   EXPECT_EQ(*bulk_cpu, expected);
@@ -153,26 +150,23 @@ TEST(MembershipViterbiTest, EveryGrammarFormatRecognisesWhatTheParserParses) {
     SCOPED_TRACE(spec.empty() ? "built-in" : spec);
     auto model = LoadGrammarArgument(spec, {.min_rule_prob = 0.0, .use_cache = false});
     ASSERT_TRUE(model.ok()) << model.status().message();
-    ParserAndProjection prepared;
-    ASSERT_NO_FATAL_FAILURE(Prepare(*model, &prepared));
-    const Lexicon* lexicon = &prepared.lexicon;
-    Parser& parser = *prepared.parser;
-    const CnfGrammar& cnf = prepared.cnf;
-    ASSERT_GT(cnf.num_terminals(), 1000);
+    ParserAndProjection p;
+    ASSERT_NO_FATAL_FAILURE(Prepare(*model, &p));
+    ASSERT_GT(p.cnf.num_terminals(), 1000);
     // A text export's unknown words take the tags of their own signature in the parser and of
     // every signature in the projection: only sentences of known words there.
     std::vector<std::vector<std::string>> sentences;
     for (const auto& sentence : *read) {
       if (model->lexicon_counts ||
           std::all_of(sentence.begin(), sentence.end(),
-                      [&](const std::string& w) { return lexicon->IsKnown(w); })) {
+                      [&](const std::string& w) { return p.lexicon.IsKnown(w); })) {
         sentences.push_back(sentence);
       }
     }
     const int reference_sentences = static_cast<int>(sentences.size());
     std::vector<std::string> vocabulary;
-    for (int32_t t = 1; t < cnf.num_terminals(); ++t) {
-      if (lexicon->IsKnown(cnf.terminal_names[t])) vocabulary.push_back(cnf.terminal_names[t]);
+    for (int32_t t = 1; t < p.cnf.num_terminals(); ++t) {
+      if (p.lexicon.IsKnown(p.cnf.terminal_names[t])) vocabulary.push_back(p.cnf.terminal_names[t]);
     }
     std::mt19937_64 rng(11);
     for (int i = 0; i < 100; ++i) {
@@ -180,12 +174,12 @@ TEST(MembershipViterbiTest, EveryGrammarFormatRecognisesWhatTheParserParses) {
       for (auto& w : sentence) w = vocabulary[rng() % vocabulary.size()];
       sentences.push_back(sentence);
     }
-    const std::vector<ParseOutcome> outcomes = parser.Parse(sentences);
+    const std::vector<ParseOutcome> outcomes = p.parser->Parse(sentences);
     int recognised_references = 0, disagreements = 0;
     for (size_t i = 0; i < sentences.size(); ++i) {
       std::string text;
       for (const auto& w : sentences[i]) text += w + " ";
-      const bool recognised = RecognizeReference(cnf, cnf.Tokenize(text));
+      const bool recognised = RecognizeReference(p.cnf, p.cnf.Tokenize(text));
       const bool has_parse = outcomes[i].status == ParseStatus::kOk;
       if (has_parse) EXPECT_TRUE(recognised) << text;
       if (recognised && static_cast<int>(i) < reference_sentences) ++recognised_references;
