@@ -54,6 +54,45 @@ std::string MissingCommandMessage(const CLI::App& app, const std::vector<std::st
   return "no command given; the commands are " + CommandList(app);
 }
 
+// The Berkeley parser's single-dash options and what `cky` calls them. CLI11 would read
+// "-viterbi" as -v followed by a value ("terbi: cannot open for reading").
+struct BerkeleyFlag {
+  const char* flag;
+  const char* advice;
+};
+constexpr BerkeleyFlag kBerkeleyFlags[] = {
+    {"-gr", "did you mean `-g FILE` (--grammar)?"},
+    {"-inputFile", "did you mean `-i FILE` (--input), or the file as an argument?"},
+    {"-outputFile", "did you mean `-o FILE` (--output)?"},
+    {"-kbest", "did you mean `--kbest K`?"},
+    {"-tokenize",
+     "`cky parse` tokenizes raw text without being asked (--tokenized is for input that is "
+     "already tokenized): leave it out"},
+    {"-nThreads", "did you mean `-t N` (--threads)?"},
+    {"-maxLength", "did you mean `--max-length N`?"},
+    {"-viterbi", "did you mean `--decoder viterbi`?"},
+    {"-accurate", "did you mean `--accurate` (--prune accurate)?"},
+    {"-confidence", "did you mean `--confidence`?"},
+    {"-sentence_likelihood", "did you mean `--sentence-likelihood`?"},
+    {"-tree_likelihood", "did you mean `--tree-likelihood`?"},
+    {"-modelScore", "did you mean `--model-score`?"},
+    {"-binarize", "did you mean `--binarize`?"},
+    {"-substates", "did you mean `--substates`?"},
+    {"-scores", "did you mean `--scores`?"},
+};
+
+// What to say about a Berkeley parser option on the command line (before a "--" that ends the
+// options); empty when there is none.
+std::string BerkeleyFlagMessage(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (arg == "--") break;
+    for (const BerkeleyFlag& flag : kBerkeleyFlags) {
+      if (arg == flag.flag) return "'" + arg + "' is a Berkeley parser option: " + flag.advice;
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,7 +136,8 @@ int main(int argc, char** argv) {
     args.erase(args.begin());
     args.push_back("--help");
   }
-  const std::string problem = MissingCommandMessage(app, args);
+  std::string problem = BerkeleyFlagMessage(args);
+  if (problem.empty()) problem = MissingCommandMessage(app, args);
   if (!problem.empty()) {
     std::fprintf(stderr, "cky: %s\nRun `cky --help` for what each command does.\n",
                  problem.c_str());

@@ -43,13 +43,10 @@ struct ResultFormatOptions {
 std::string FormatResult(long index, const std::vector<std::string>& tokens,
                          const ParseOutcome& outcome, const ResultFormatOptions& options);
 
-// A bracketed tree over several lines: a node whose one-line form fits in `width` columns (after
-// its indentation) stays on one line, any other node puts each child on its own line, indented
-// two more columns. Ends with a newline.
-std::string FormatPrettyTree(const std::string& one_line_tree, int width = 72);
-
-// `text` as a JSON string literal, quotes included.
-std::string JsonString(const std::string& text);
+// `printed` (FormTree's tree: an unlabelled root) over several lines: a node whose one-line
+// form fits in `width` columns (after its indentation) stays on one line, any other node puts
+// each child on its own line, indented two more columns. Ends with a newline.
+std::string FormatPrettyTree(const Tree& printed, bool scores, int width = 72);
 
 // Writes results to `out`, flushing after every result when `flush_each` (stdout is a pipe or a
 // terminal: a co-process waits for each tree) and otherwise at the end of each batch.

@@ -36,8 +36,9 @@ void RunTokenize(const TokenizeArgs& args) {
   StatusOr<std::unique_ptr<InputFile>> input = InputFile::Open(args.input);
   if (!input.ok()) Fail(input.status().message());
   auto source = SentenceSource::Create(
-      **input, args.sentence_per_line ? InputForm::kSentencePerLine : InputForm::kParagraphs,
-      options);
+      **input,
+      {.form = args.sentence_per_line ? InputForm::kSentencePerLine : InputForm::kParagraphs,
+       .tokenizer = options});
   if (!source.ok()) Fail(source.status().message());
   std::ofstream output_file;
   std::ostream& out = OpenOutput(args.output, output_file);

@@ -157,12 +157,14 @@ void AddTrainCommand(CLI::App& app) {
   args->split_merge.threads = 0;
   CLI::App* cmd = app.add_subcommand(
       "train",
-      "Estimate a plain (unsplit) PCFG by relative frequency from Penn Treebank files and write it "
-      "as a Berkeley WriteGrammarToTextFile export (PREFIX.grammar, .lexicon, .splits, .words) "
-      "for `cky parse --grammar PREFIX`. Empty elements (-NONE-) and "
-      "function tags are removed and the root is labelled ROOT; rules are binarized the Berkeley "
-      "way (X -> @X last) and unary chains closed.");
-  Shown(cmd->add_option("TREEBANK", args->treebanks,
+      "Train a grammar from Penn Treebank files: by default a plain PCFG by relative frequency, "
+      "or with --split-merge C a latent-annotation grammar by C cycles of split-merge EM, as the "
+      "Berkeley trainer does. Writes a Berkeley WriteGrammarToTextFile export (PREFIX.grammar, "
+      ".lexicon, .splits, .words) for `cky parse --grammar PREFIX`, and with --split-merge also "
+      "PREFIX.ckybin. Empty elements (-NONE-) and function tags are removed and the root is "
+      "labelled ROOT; rules are binarized the Berkeley way (X -> @X last) and unary chains "
+      "closed.");
+  Shown(cmd->add_option("TREEBANK,-i,--input", args->treebanks,
                         "Treebank files (bracketed trees, one or several lines each; plain, "
                         "gzip, bzip2, xz or zstd; - for stdin)")
             ->required(),
@@ -268,7 +270,7 @@ void AddTrainCommand(CLI::App& app) {
             ->capture_default_str(),
         "S");
   Shown(cmd->add_option(
-               "--threads", args->split_merge.threads,
+               "-t,--threads", args->split_merge.threads,
                "Split-merge: E-step threads (the result does not depend on it; 0 = all cores)")
             ->capture_default_str(),
         "N");

@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
+#include <unicode/utf8.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/iostreams/filter/bzip2.hpp>
 #include <boost/iostreams/filter/gzip.hpp>
 #include <boost/iostreams/filter/lzma.hpp>
@@ -194,39 +196,29 @@ StatusOr<std::string> ReadWholeFile(const std::string& path) {
 }
 
 size_t FindInvalidUtf8(std::string_view text) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
-  const size_t size = text.size();
-  size_t i = 0;
-  while (i < size) {
-    const unsigned char lead = bytes[i];
-    if (lead < 0x80) {
-      ++i;
-      continue;
+  // ICU's checking decoder (U8_NEXT: overlong forms, surrogates, code points above U+10FFFF and
+  // cut sequences are errors), over windows of at most 1 GiB, its offsets being 32-bit.
+  constexpr size_t kWindow = size_t{1} << 30;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = std::min(text.size(), start + kWindow);
+    const auto length = static_cast<int32_t>(end - start);
+    const uint8_t* window = bytes + start;
+    int32_t i = 0;
+    while (i < length) {
+      const int32_t at = i;
+      UChar32 c;
+      U8_NEXT(window, i, length, c);
+      if (c >= 0) continue;
+      // A sequence cut by the window's end (not the text's) is read again in the next window.
+      if (end < text.size() && at + 4 > length) {
+        i = at;
+        break;
+      }
+      return start + static_cast<size_t>(at);
     }
-    int length = 0;
-    uint32_t code = 0;
-    if ((lead & 0xe0) == 0xc0) {
-      length = 2;
-      code = lead & 0x1f;
-    } else if ((lead & 0xf0) == 0xe0) {
-      length = 3;
-      code = lead & 0x0f;
-    } else if ((lead & 0xf8) == 0xf0) {
-      length = 4;
-      code = lead & 0x07;
-    } else {
-      return i;
-    }
-    if (i + length > size) return i;
-    for (int k = 1; k < length; ++k) {
-      if ((bytes[i + k] & 0xc0) != 0x80) return i;
-      code = (code << 6) | (bytes[i + k] & 0x3f);
-    }
-    static constexpr uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (code < kSmallest[length] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
-      return i;
-    }
-    i += length;
+    start += static_cast<size_t>(i);
   }
   return std::string_view::npos;
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/input_file.h"
@@ -316,10 +317,15 @@ TEST(EvalbReportTest, JsonHasTheSummaryNumbers) {
   EXPECT_EQ(report.rfind("{\"sentences\":[\n{\"id\":1,", 0), 0u) << report;
   EXPECT_NE(report.find("\"all\":{\"sentences\":2,\"error_sentences\":0,\"skip_sentences\":0,"
                         "\"valid_sentences\":2,\"matched\":1,\"gold_brackets\":2,"
-                        "\"test_brackets\":2,\"recall\":50,\"precision\":50,\"f1\":50,"),
+                        "\"test_brackets\":2,\"recall\":50.0,\"precision\":50.0,\"f1\":50.0,"),
             std::string::npos)
       << report;
   EXPECT_NE(report.find("\"cutoff\":{\"cutoff_length\":40,"), std::string::npos) << report;
+  // One JSON document, whatever the sentences hold.
+  const auto parsed = nlohmann::json::parse(report);
+  EXPECT_EQ(parsed["sentences"].size(), 2u);
+  EXPECT_EQ(parsed["sentences"][1]["matched"], 0);
+  EXPECT_EQ(parsed["all"]["f1"], 50.0);
 }
 
 }  // namespace

@@ -887,8 +887,30 @@ Status WriteModelCache(const BerkeleyModel& model, const std::string& path) {
 
 StatusOr<BerkeleyModel> ReadModelCache(const std::string& path) {
   std::string key;
+  // A compressed cache (FILE.ckybin.gz, as the built-in grammar is kept) is read whole through
+  // the decompressor, as any compressed input is.
+  auto input = InputFile::Open(path);
+  if (input.ok() && !(*input)->compression().empty()) {
+    auto data = ReadWholeFile(path);
+    if (!data.ok()) return data.status();
+    return ReadCacheBytes(*data, path, &key);
+  }
   return ReadCacheWithKey(path, &key);
 }
+
+namespace {
+
+// Whether `path` is a compressed file whose content starts as a cache does.
+bool IsCompressedCache(const std::string& path) {
+  auto input = InputFile::Open(path);
+  if (!input.ok() || (*input)->compression().empty()) return false;
+  char magic[sizeof(kCacheMagic)] = {};
+  (*input)->stream().read(magic, sizeof(magic));
+  return (*input)->stream().gcount() == sizeof(magic) &&
+         std::memcmp(magic, kCacheMagic, sizeof(magic)) == 0;
+}
+
+}  // namespace
 
 StatusOr<BerkeleyModel> ReadModelCacheFromMemory(std::string_view data, const std::string& name) {
   std::string key;
@@ -902,6 +924,7 @@ GrammarFormat DetectGrammarFormat(const std::string& spec) {
     in.read(magic, sizeof(magic));
     if (in && std::memcmp(magic, kCacheMagic, sizeof(magic)) == 0) return GrammarFormat::kCache;
     if (LooksLikeJavaSerializedGrammar(spec)) return GrammarFormat::kJavaSerialized;
+    if (IsCompressedCache(spec)) return GrammarFormat::kCache;
   }
   if (!FindPart(spec, ".grammar").empty()) return GrammarFormat::kWriteGrammarText;
   if (!FindPart(spec, ".binary").empty()) return GrammarFormat::kDumpGrammar;

@@ -40,7 +40,8 @@ StatusOr<BerkeleyModel> ReadWriteGrammarTextFromStreams(std::istream& grammar,
 StatusOr<BerkeleyModel> ReadDumpGrammarFiles(const std::string& prefix,
                                              const LoadOptions& options = {});
 
-// Writes and reads the binary cache (magic "CKYMODEL", format version checked on load).
+// Writes and reads the binary cache (magic "CKYMODEL", format version checked on load). The file
+// read may be compressed (gzip, bzip2, xz or zstd: FILE.ckybin.gz).
 Status WriteModelCache(const BerkeleyModel& model, const std::string& path);
 StatusOr<BerkeleyModel> ReadModelCache(const std::string& path);
 // The same from the cache file's bytes in memory (the built-in grammar); `name` stands for the
@@ -55,9 +56,9 @@ Status WriteGrammarTextFiles(const BerkeleyModel& model, const std::string& pref
 enum class GrammarFormat { kWriteGrammarText, kDumpGrammar, kCache, kJavaSerialized, kUnknown };
 GrammarFormat DetectGrammarFormat(const std::string& spec);
 
-// Loads whatever `spec` names: a .ckybin cache file, a Berkeley .gr file (gzipped Java
-// serialization: grammar_io/berkeley_gr.h), or a text export PREFIX. For text exports the
-// binary cache of the same content is used (see LoadOptions::use_cache).
+// Loads whatever `spec` names: a .ckybin cache file (plain or compressed), a Berkeley .gr file
+// (gzipped Java serialization: grammar_io/berkeley_gr.h), or a text export PREFIX. For text
+// exports the binary cache of the same content is used (see LoadOptions::use_cache).
 StatusOr<BerkeleyModel> LoadBerkeleyModel(const std::string& spec, const LoadOptions& options = {});
 
 }  // namespace cky

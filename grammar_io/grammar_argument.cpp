@@ -24,8 +24,6 @@ StatusOr<BerkeleyModel> LoadGrammarArgument(const std::string& argument,
   return argument.empty() ? LoadDefaultGrammar() : LoadBerkeleyModel(argument, load);
 }
 
-bool GrammarArgumentSplitsHyphens(const std::string& argument) { return argument.empty(); }
-
 std::string GrammarArgumentName(const std::string& argument) {
   return argument.empty() ? "(built-in)" : argument;
 }

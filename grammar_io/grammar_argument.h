@@ -30,12 +30,6 @@ LoadOptions GrammarArgumentLoadOptions(const std::string& argument,
 StatusOr<BerkeleyModel> LoadGrammarArgument(const std::string& argument,
                                             const GrammarArgumentOptions& options = {});
 
-// Whether raw text should be tokenized with hyphenated words split for this grammar: true for the
-// built-in grammar (trained on GUM, which splits them), false otherwise (Berkeley's English
-// grammars were trained on the WSJ, which keeps them whole). `cky parse --hyphens auto` and the
-// Python package's parse_text follow it.
-bool GrammarArgumentSplitsHyphens(const std::string& argument);
-
 // How logs name the grammar: "(built-in)" for an empty argument, else the argument.
 std::string GrammarArgumentName(const std::string& argument);
 

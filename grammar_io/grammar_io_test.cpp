@@ -244,6 +244,29 @@ TEST_F(GrammarIoTest, CacheRoundTripsAndRejectsDamage) {
   EXPECT_NE(bad.status().message().find("version"), std::string::npos);
 }
 
+// Every input may be compressed: the built-in grammar is kept as a gzipped cache, and `-g
+// FILE.ckybin.gz` was refused (issue 37). Tests run from the source root.
+TEST_F(GrammarIoTest, CompressedCacheLoads) {
+  const std::string gz = "data/default_grammar/gum.ckybin.gz";
+  EXPECT_EQ(DetectGrammarFormat(gz), GrammarFormat::kCache);
+  auto model = LoadBerkeleyModel(gz);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_EQ(model->grammar.symbol_names[0], "ROOT");
+  EXPECT_TRUE(model->lexicon_counts.has_value());
+  // Cut short, it fails with the file's name.
+  std::string bytes;
+  {
+    std::ifstream in(gz, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string cut = (dir_ / "cut.ckybin.gz").string();
+  std::ofstream(cut, std::ios::binary).write(bytes.data(), bytes.size() / 2);
+  auto bad = LoadBerkeleyModel(cut);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cut.ckybin.gz"), std::string::npos)
+      << bad.status().message();
+}
+
 TEST_F(GrammarIoTest, LoadUsesCacheOnSecondLoad) {
   Write("g.grammar", kGrammar);
   Write("g.lexicon", "N dogs [0.5, 0.25]\n");

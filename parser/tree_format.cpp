@@ -62,10 +62,14 @@ Tree Debinarize(const Tree& annotated) {
   return root;
 }
 
-std::string FormatTree(const Tree& annotated, const OutputForm& form) {
+Tree FormTree(const Tree& annotated, const OutputForm& form) {
   Tree root("");
   for (const Tree& child : annotated.children) Transform(child, form, &root.children);
-  return RootForm(root, form.scores);
+  return root;
+}
+
+std::string FormatTree(const Tree& annotated, const OutputForm& form) {
+  return RootForm(FormTree(annotated, form), form.scores);
 }
 
 std::string FormatBerkeley(const Tree& annotated) { return FormatTree(annotated, {}); }
