@@ -79,12 +79,20 @@ struct LoadOptions {
   // Binary rules with a smaller probability are dropped. The Berkeley parser drops p < 1e-10 before
   // parsing; 0 keeps every rule.
   double min_binary_prob = 0.0;
-  // Use (and refresh) the binary cache for text grammars: $XDG_CACHE_HOME/cky or ~/.cache/cky.
-  // A cache is found by the content of the grammar files (their sizes and SHA-1 hashes), the
-  // format and min_binary_prob, never by modification times.
+  // Use (and refresh) the binary cache for text grammars: $XDG_CACHE_HOME/cky, else ~/.cache/cky
+  // (from $HOME or the user's passwd entry; no cache without either). A cache is found by the
+  // content of the grammar files (their sizes and 128-bit hashes), the format and
+  // min_binary_prob, never by modification times. The directory is made 0700 and used only when
+  // it is this user's and no one else may write to it; a cache file is read only when it is this
+  // user's, and only when its checksum holds (else it is written again, with a warning).
   bool use_cache = true;
   // Called with the cache file's path after a cache was written (so that the caller can say so).
   std::function<void(const std::string& cache_path)> on_cache_written;
+  // Called with what went wrong with the cache (a damaged or foreign file ignored, a directory
+  // others may write to, a cache that could not be written); the grammar still loads.
+  std::function<void(const std::string& message)> on_cache_warning;
+  // Read a .ckybin of format version 5, which has no checksum (cky convert, to rewrite it).
+  bool unchecked_version_5 = false;
 };
 
 // Reads PREFIX.{grammar,lexicon,splits,words}[.gz].
@@ -103,12 +111,20 @@ StatusOr<BerkeleyModel> ReadWriteGrammarTextFromStreams(std::istream& grammar,
 StatusOr<BerkeleyModel> ReadDumpGrammarFiles(const std::string& prefix,
                                              const LoadOptions& options = {});
 
-// Writes and reads the binary cache (magic "CKYMODEL", format version checked on load).
+// Writes and reads the binary cache: magic "CKYMODEL", format version (checked on load), the
+// model, and a checksum of all that (XXH3, 128 bits), verified before anything is read, so that a
+// damaged file is an error, never a different grammar. The file is written to a temporary name and
+// renamed into place (common/output_file.h). `unchecked_version_5` reads the previous format,
+// which has no checksum.
 Status WriteModelCache(const BerkeleyModel& model, const std::string& path);
-StatusOr<BerkeleyModel> ReadModelCache(const std::string& path);
+StatusOr<BerkeleyModel> ReadModelCache(const std::string& path, bool unchecked_version_5 = false);
 // The same from the cache file's bytes in memory (the built-in grammar); `name` stands for the
 // path in error messages.
 StatusOr<BerkeleyModel> ReadModelCacheFromMemory(std::string_view data, const std::string& name);
+// `unchecked` (a cache file's bytes without their checksum) with the checksum appended, as
+// WriteModelCache writes it: for tests and the fuzz target, which make damaged caches whose
+// checksum holds, to try what reads them behind it.
+std::string AppendCacheChecksum(std::string unchecked);
 
 // Writes the WriteGrammarToTextFile form: PREFIX.grammar (binary rules, then the closed unary
 // rules with an identity per state), PREFIX.lexicon, PREFIX.splits and PREFIX.words.
