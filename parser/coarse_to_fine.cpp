@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <new>
+#include <string>
 #include <thread>
 
 #include "common/thread_pool.h"
@@ -349,8 +351,13 @@ class PrunedCpuBackend : public ViterbiBackend {
   std::string name() const override { return max_rule_ ? "cpu/pruned-max-rule" : "cpu/pruned"; }
   std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
     std::vector<ParseOutcome> outcomes(sentences.size());
-    pool_.ParallelFor(int(sentences.size()),
-                      [&](int i, int /*worker*/) { outcomes[i] = ParseOne(sentences[i]); });
+    pool_.ParallelFor(int(sentences.size()), [&](int i, int /*worker*/) {
+      try {
+        outcomes[i] = ParseOne(sentences[i]);
+      } catch (const std::bad_alloc&) {  // beyond the estimate below (other threads' charts)
+        outcomes[i] = {.status = ParseStatus::kOutOfMemory, .message = "out of memory"};
+      }
+    });
     return outcomes;
   }
 
@@ -361,6 +368,14 @@ class PrunedCpuBackend : public ViterbiBackend {
       outcome.status = ParseStatus::kNoParse;
       outcome.message = "empty sentence";
       return outcome;
+    }
+    // The fine mask (a byte an item) and the fine charts: max-rule's inside and outside, or
+    // Viterbi's.
+    const int32_t n = static_cast<int32_t>(sentence.words.size());
+    const double states = grammar_.num_states();
+    const double per_cell = max_rule_ ? 17 * states + 24.0 * grammar_.num_symbols() : 9 * states;
+    if (std::string why = ChartsDoNotFit(n, ChartBytes(n, per_cell)); !why.empty()) {
+      return {.status = ParseStatus::kOutOfMemory, .message = why};
     }
     ItemMask mask;
     const bool pruned = pruner_->Prune(sentence.lexical, &mask);

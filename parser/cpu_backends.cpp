@@ -54,6 +54,12 @@ class ReferenceBackend : public ViterbiBackend {
         outcomes.push_back(EmptySentence());
         continue;
       }
+      const int32_t n = static_cast<int32_t>(s.words.size());
+      if (std::string why = ChartsDoNotFit(n, ChartBytes(n, 8.0 * grammar_.num_states()));
+          !why.empty()) {
+        outcomes.push_back({.status = ParseStatus::kOutOfMemory, .message = why});
+        continue;
+      }
       ReferenceViterbiInside(grammar_, s.lexical, &chart);
       outcomes.push_back(ParseWithChart(grammar_, s, chart));
     }
@@ -79,6 +85,12 @@ class CpuBackend : public ViterbiBackend {
         return;
       }
       Chart& chart = charts_[worker];
+      const int32_t n = static_cast<int32_t>(s.words.size());
+      if (std::string why = ChartsDoNotFit(n, ChartBytes(n, 8.0 * grammar_.num_states()));
+          !why.empty()) {
+        outcomes[i] = {.status = ParseStatus::kOutOfMemory, .message = why};
+        return;
+      }
       try {
         viterbi_.Inside(s.lexical, &chart);
         outcomes[i] = ParseWithChart(grammar_, s, chart);

@@ -107,6 +107,12 @@ class CudaBackend : public ViterbiBackend {
   static int32_t Length(const SentenceInput& s) { return static_cast<int32_t>(s.words.size()); }
 
   void ParseOnCpu(const SentenceInput& s, const std::string& why, ParseOutcome* outcome) {
+    const int32_t n = Length(s);
+    if (std::string no = ChartsDoNotFit(n, ChartBytes(n, 8.0 * grammar_.num_states()));
+        !no.empty()) {
+      *outcome = {.status = ParseStatus::kOutOfMemory, .message = why + "; on the CPU, " + no};
+      return;
+    }
     if (!cpu_) cpu_ = std::make_unique<CpuViterbi>(grammar_);
     try {
       Chart chart;

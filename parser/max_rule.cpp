@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
+#include <string>
 #include <tuple>
 
 #include "common/thread_pool.h"
@@ -241,6 +243,12 @@ ParseOutcome ParseMaxRuleWith(const Grammar& grammar, const SumProductRules& bas
     outcome.message = "empty sentence";
     return outcome;
   }
+  // Inside and outside scores of every state, and the max-rule chart over base symbols.
+  const int32_t n = static_cast<int32_t>(sentence.words.size());
+  const double per_cell = 16.0 * grammar.num_states() + 24.0 * grammar.num_symbols() + 40;
+  if (std::string why = ChartsDoNotFit(n, ChartBytes(n, per_cell)); !why.empty()) {
+    return {.status = ParseStatus::kOutOfMemory, .message = why};
+  }
   InsideOutsideCharts charts;
   if (fast) {
     FastInsideOutside(grammar, base, sentence.lexical, &charts, allowed);
@@ -295,7 +303,11 @@ class MaxRuleCpuBackend : public ViterbiBackend {
   std::vector<ParseOutcome> ParseBatch(std::span<const SentenceInput> sentences) override {
     std::vector<ParseOutcome> outcomes(sentences.size());
     pool_.ParallelFor(int(sentences.size()), [&](int i, int /*worker*/) {
-      outcomes[i] = ParseMaxRuleWith(grammar_, base_, sentences[i], fast_, nullptr, decoder_);
+      try {
+        outcomes[i] = ParseMaxRuleWith(grammar_, base_, sentences[i], fast_, nullptr, decoder_);
+      } catch (const std::bad_alloc&) {  // beyond the estimate (other threads' charts, k-best)
+        outcomes[i] = {.status = ParseStatus::kOutOfMemory, .message = "out of memory"};
+      }
     });
     return outcomes;
   }
