@@ -3,10 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <string_view>
 
+#include "apps/command_util.h"
 #include "common/input_file.h"
 
 namespace cky::apps {
@@ -272,7 +274,15 @@ std::string JsonString(const std::string& raw) {
 
 void ResultWriter::Write(const std::string& text) {
   out_ << text;
-  if (flush_each_) out_.flush();
+  if (flush_each_) EndBatch();
+}
+
+void ResultWriter::EndBatch() {
+  if (out_) {
+    errno = 0;
+    out_.flush();
+  }
+  CheckOutput(out_, path_);
 }
 
 bool FlushEachLine(const std::string& path) {
