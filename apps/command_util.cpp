@@ -67,7 +67,7 @@ std::string ReadNumber(const std::string& input, double* value) {
 
 }  // namespace
 
-CLI::Validator AtLeast(double minimum, double maximum) {
+CLI::Validator Between(double minimum, double maximum) {
   return CLI::Validator(
       [minimum, maximum](std::string& input) -> std::string {
         double value = 0;
@@ -81,19 +81,7 @@ CLI::Validator AtLeast(double minimum, double maximum) {
       "");
 }
 
-CLI::Validator Between(double minimum, double maximum) {
-  return CLI::Validator(
-      [minimum, maximum](std::string& input) -> std::string {
-        double value = 0;
-        if (std::string error = ReadNumber(input, &value); !error.empty()) return error;
-        if (value < minimum || value > maximum) {
-          return input + " is outside the allowed range, " + Number(minimum) + " to " +
-                 Number(maximum);
-        }
-        return "";
-      },
-      "");
-}
+CLI::Validator AtLeast(double minimum, double maximum) { return Between(minimum, maximum); }
 
 CLI::Validator OneOf(std::vector<std::string> names) {
   std::string shown;

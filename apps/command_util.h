@@ -39,10 +39,10 @@ inline constexpr int kMaxThreads = 1024;
 
 // Option checks whose error names the bound as written ("--threads: -1 is below the smallest
 // allowed value, 0"), not CLI11's 300-digit limits, and whose help shows nothing of CLI11's. NaN
-// is never allowed. AtLeast's upper bound is by default the largest int, which most options are
-// (beyond it CLI11 said only "Could not convert").
-CLI::Validator AtLeast(double minimum, double maximum = std::numeric_limits<int>::max());
+// is never allowed. AtLeast is Between with, by default, the largest int above: most options are
+// ints, and beyond it CLI11 said only "Could not convert".
 CLI::Validator Between(double minimum, double maximum);
+CLI::Validator AtLeast(double minimum, double maximum = std::numeric_limits<int>::max());
 // A choice among `names`, shown in the help as "{a,b,c}".
 CLI::Validator OneOf(std::vector<std::string> names);
 

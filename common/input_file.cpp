@@ -348,8 +348,13 @@ class ZstdDecoder : public Decoder {
 // istream turns into badbit) and error() says what was wrong.
 class DecompressingStreamBuf : public std::streambuf {
  public:
-  DecompressingStreamBuf(std::streambuf* raw, std::unique_ptr<Decoder> decoder)
-      : raw_(raw), decoder_(std::move(decoder)), in_(kBufferSize), out_(kBufferSize) {
+  DecompressingStreamBuf(std::streambuf* raw, std::unique_ptr<Decoder> decoder,
+                         std::string_view format)
+      : raw_(raw),
+        decoder_(std::move(decoder)),
+        format_(format),
+        in_(kBufferSize),
+        out_(kBufferSize) {
     setg(out_.data(), out_.data(), out_.data());
   }
   const std::string& error() const { return error_; }
@@ -373,7 +378,12 @@ class DecompressingStreamBuf : public std::streambuf {
       }
       std::string error;
       if (in_size_ > 0) {
+        const size_t in_before = in_size_, room_before = room;
         error = decoder_->Decode(&in_next_, &in_size_, &out, &room);
+        // Never loop on a decoder that neither reads nor writes (no library should).
+        if (error.empty() && in_size_ == in_before && room == room_before) {
+          error = "the " + std::string(format_) + " decoder made no progress";
+        }
       } else {
         error = decoder_->Finish(&out, &room);
         if (error.empty() && out == begin) done_ = true;
@@ -395,6 +405,7 @@ class DecompressingStreamBuf : public std::streambuf {
   static constexpr size_t kBufferSize = 1 << 16;
   std::streambuf* raw_;
   std::unique_ptr<Decoder> decoder_;
+  std::string_view format_;
   std::vector<char> in_, out_;
   const uint8_t* in_next_ = nullptr;
   size_t in_size_ = 0;
@@ -461,7 +472,7 @@ class FdInput : public InputFile {
     if (format == "bzip2") decoder = std::make_unique<Bzip2Decoder>();
     if (format == "xz") decoder = std::make_unique<XzDecoder>();
     if (format == "zstd") decoder = std::make_unique<ZstdDecoder>();
-    decompressing_ = std::make_unique<DecompressingStreamBuf>(&buffer_, std::move(decoder));
+    decompressing_ = std::make_unique<DecompressingStreamBuf>(&buffer_, std::move(decoder), format);
     decompressed_.rdbuf(decompressing_.get());
     return Status();
   }

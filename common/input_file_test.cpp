@@ -99,9 +99,12 @@ std::string Compressed(const std::string& format, const std::string& text) {
   return bytes.str();
 }
 
-// Every line that could be read from `bytes` (written to a file), and the input's ReadStatus.
+// Every line that could be read from `bytes` (written to a file of this test's own, as ctest runs
+// tests side by side), and the input's ReadStatus.
 std::pair<std::vector<std::string>, Status> ReadLines(const std::string& bytes) {
-  const std::string path = TempPath("damaged.dat");
+  const std::string path =
+      TempPath(std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+               ".damaged.dat");
   std::ofstream(path, std::ios::binary) << bytes;
   auto input = InputFile::Open(path);
   EXPECT_TRUE(input.ok());

@@ -1,14 +1,13 @@
 #include "common/thread_pool.h"
 
 #include <gtest/gtest.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
-#include <fstream>
 #include <set>
 #include <vector>
+
+#include "common/test_limits.h"
 
 namespace cky {
 namespace {
@@ -53,26 +52,12 @@ TEST(ThreadPoolTest, NonPositiveMeansOnePerHardwareThread) {
   EXPECT_EQ(pool.threads(), ThreadPool::DefaultThreads());
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define CKY_ADDRESS_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CKY_ADDRESS_SANITIZER 1
-#endif
-#endif
-
 TEST(ThreadPoolTest, WorksWithTheThreadsTheSystemAllows) {
-#ifdef CKY_ADDRESS_SANITIZER
-  GTEST_SKIP() << "an address-space limit cannot coexist with AddressSanitizer's shadow memory";
-#else
+  if (kAddressSanitizer) GTEST_SKIP() << "no address-space limit under AddressSanitizer";
   // In a child process whose address space leaves room for a few thread stacks only: 1,000
   // threads were an uncaught std::system_error (`cky parse --threads 100000` aborted).
   auto child = [] {
-    long pages = 0;
-    std::ifstream("/proc/self/statm") >> pages;
-    const rlim_t now = static_cast<rlim_t>(pages) * ::sysconf(_SC_PAGESIZE);
-    const rlimit limit{now + (64 << 20), now + (64 << 20)};
-    ::setrlimit(RLIMIT_AS, &limit);
+    LimitAddressSpaceToCurrentPlus(64 << 20);
     ThreadPool pool(1000);
     std::atomic<int> ran{0};
     pool.ParallelFor(5000, [&](int, int worker) {
@@ -82,7 +67,6 @@ TEST(ThreadPoolTest, WorksWithTheThreadsTheSystemAllows) {
     std::exit(fewer && ran == 5000 ? 0 : 1);
   };
   EXPECT_EXIT(child(), ::testing::ExitedWithCode(0), "");
-#endif
 }
 
 TEST(ThreadPoolTest, UsableFromAThreadOtherThanItsCreator) {

@@ -333,12 +333,10 @@ Status ReadWordsFile(const TextSource& source, std::vector<std::string>* words) 
 }
 
 // Finishes the builder and maps lexicon rows to the final symbol ids. Fails, naming the row's file
-// and line, when a row's probabilities are fewer than its tag's substates, and when there are no
-// lexicon rows (a grammar that parses nothing).
+// and line, when a row does not hold one probability per substate of its tag.
 StatusOr<BerkeleyModel> Assemble(GrammarBuilder& builder, std::vector<RawLexiconRow> raw_rows,
                                  std::vector<std::string> words, const ExportCheck& check,
                                  const std::string& lexicon_path) {
-  if (raw_rows.empty()) return Status::Error(lexicon_path + ": no lexicon rows (an empty lexicon)");
   BerkeleyModel model;
   std::vector<int32_t> final_ids;
   model.grammar = builder.Finish(&final_ids);
