@@ -45,8 +45,11 @@ void AddConvertCommand(CLI::App& app) {
       "P");
   cmd->callback([args] {
     const auto start = std::chrono::steady_clock::now();
-    auto model = LoadGrammarArgument(args->grammar, GrammarOptionsForCommand(args->min_rule_prob,
-                                                                             /*use_cache=*/false));
+    GrammarArgumentOptions options =
+        GrammarOptionsForCommand(args->min_rule_prob, /*use_cache=*/false);
+    options.unchecked_version_5 = true;  // so that a cache of the format before checksums is
+                                         // rewritten with one
+    auto model = LoadGrammarArgument(args->grammar, options);
     if (!model.ok()) {
       spdlog::error("{}", model.status().message());
       throw CLI::RuntimeError(1);

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <climits>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -81,7 +82,11 @@ void RunEval(const EvalOptions& options) {
   const bool complete =
       WriteEvalbReport((*gold_file)->stream(), options.gold_path, (*test_file)->stream(),
                        options.test_path, params, report_options, std::cout);
-  std::cout.flush();
+  std::ofstream no_file;
+  FinishOutput(std::cout, no_file, "-");
+  for (const auto* file : {&*gold_file, &*test_file}) {
+    if (Status read = (*file)->ReadStatus(); !read.ok()) Fail(read.message());
+  }
   if (!complete) {
     spdlog::error(
         "stopped after too many errors, as EVALB does with MAX_ERROR {} (no summary; "

@@ -1,8 +1,14 @@
 // cky: exact PCFG parsing on the GPU and the CPU. See `cky --help` and `cky COMMAND --help`.
+#include <fcntl.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -25,6 +31,31 @@ void KeepFreedMemoryForReuse() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
 #endif
+}
+
+// A standard stream the caller closed (`cky eval ... >&-`) is opened on /dev/null, so that no file
+// the command opens gets its number (results written "to standard output" would land in it);
+// standard output read-only, so that writing results there fails and is reported.
+void ReopenClosedStandardStreams() {
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int opened = ::open("/dev/null", fd == STDERR_FILENO ? O_WRONLY : O_RDONLY);
+    if (opened >= 0 && opened != fd) {
+      ::dup2(opened, fd);
+      ::close(opened);
+    }
+  }
+}
+
+// Results on standard output that did not all get there fail the command, whichever command it
+// was (each checks its own writes too, and says which failed sooner).
+int CheckStandardOutput() {
+  errno = 0;
+  std::cout.flush();
+  if (std::cout && std::fflush(stdout) == 0 && !std::ferror(stdout)) return 0;
+  std::fprintf(stderr, "cky: error: standard output: cannot write%s%s\n", errno ? ": " : "",
+               errno ? std::strerror(errno) : "");
+  return 1;
 }
 
 std::string CommandList(const CLI::App& app) {
@@ -96,6 +127,7 @@ std::string BerkeleyFlagMessage(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ReopenClosedStandardStreams();
   KeepFreedMemoryForReuse();
   CLI::App app{
       "cky: constituency parsing with Berkeley latent-variable grammars (max-rule or Viterbi "
@@ -150,7 +182,15 @@ int main(int argc, char** argv) {
     return e.get_exit_code();  // the command already explained itself on stderr
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints help, the version, or what is wrong with the usage
-    return code == 0 ? 0 : 2;
+    return code == 0 ? CheckStandardOutput() : 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "cky: error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    // Nothing should get here (errors are Status values, reported by the commands); if something
+    // does, it is a message and exit code 1, not an abort.
+    std::fprintf(stderr, "cky: error: %s\n", e.what());
+    return 1;
   }
-  return 0;
+  return CheckStandardOutput();
 }

@@ -4,9 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "apps/command_util.h"
+#include "common/input_file.h"
 
 namespace cky::apps {
 namespace {
@@ -228,7 +233,15 @@ std::string FormatPrettyTree(const Tree& printed, bool scores, int width) {
 
 void ResultWriter::Write(const std::string& text) {
   out_ << text;
-  if (flush_each_) out_.flush();
+  if (flush_each_) EndBatch();
+}
+
+void ResultWriter::EndBatch() {
+  if (out_) {
+    errno = 0;
+    out_.flush();
+  }
+  CheckOutput(out_, path_);
 }
 
 bool FlushEachLine(const std::string& path) {

@@ -200,8 +200,8 @@ bool ReadBatch(SentenceSource& source, int size, std::vector<std::vector<std::st
 }
 
 void FinishInput(const ParseArgs& args, InputFile& input, long sentences, long failures) {
-  if (input.stream().bad()) {
-    Fail(args.input + ": read error after sentence " + std::to_string(sentences));
+  if (Status read = input.ReadStatus(); !read.ok()) {
+    Fail(read.message() + " (after sentence " + std::to_string(sentences) + ")");
   }
   if (sentences == 0) spdlog::warn("{}: the input holds no sentences", args.input);
   if (failures > 0) {
@@ -456,13 +456,13 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
   if (!source.ok()) Fail(source.status().message());
   std::ofstream output_file;
   std::ostream& out = OpenOutput(args.output, output_file);
-  ResultWriter writer(out, FlushEachLine(args.output));
+  ResultWriter writer(out, FlushEachLine(args.output), args.output);
   if (parses) {
     ParseStream(args, loaded->parser(), **source, **input, writer, format, batch_size);
   } else {
     MpiCoordinate(args, *link, **source, **input, writer);
   }
-  if (!out.flush()) Fail("write error on " + args.output);
+  FinishOutput(out, output_file, args.output);
   if (args.timeline) std::fputs(timeline::Report().c_str(), stderr);
 }
 
@@ -575,7 +575,7 @@ void AddParseCommand(CLI::App& app) {
                     (MpiBuilt() ? "" : ". This build has no MPI"));
   Shown(cmd->add_option("-t,--threads", args->threads,
                         "CPU threads for the cpu backend; 0 = all cores")
-            ->check(AtLeast(0))
+            ->check(Between(0, kMaxThreads))
             ->capture_default_str(),
         "N");
   Shown(cmd->add_option("--max-length", args->max_length,
@@ -642,7 +642,9 @@ void AddParseCommand(CLI::App& app) {
                         "line, then a blank line (Berkeley's -kbest); the first is the --kbest 1 "
                         "tree. Ours are the exact K highest-scoring trees of the max-rule chart "
                         "(Berkeley's list takes shortcuts and can skip some). With --format json: "
-                        "a \"kbest\" array")
+                        "a \"kbest\" array. Memory grows with K times the chart: each cell "
+                        "keeps up to K derivations, so a K in the tens of thousands needs "
+                        "gigabytes for a long sentence")
             ->check(AtLeast(1))
             ->capture_default_str(),
         "K");

@@ -34,11 +34,15 @@ bool SentenceSource::ReadLine(std::string* line) {
   if (!std::getline(input_.stream(), *line)) return false;
   ++lines_read_;
   if (!line->empty() && line->back() == '\r') line->pop_back();
-  const size_t bad = FindInvalidUtf8(*line);
+  // A byte-order mark (Windows editors write one) is no part of the first word.
+  if (lines_read_ == 1) StripByteOrderMark(line);
+  // What was read is what is parsed and printed: U+FFFD, never the raw bytes.
+  const size_t bad = ReplaceInvalidUtf8(line);
   if (bad != std::string::npos) {
     if (++invalid_utf8_lines_ <= kInvalidUtf8Warnings) {
       spdlog::warn(
-          "{}:{}: invalid UTF-8 at byte {} of the line (each bad byte is read as U+FFFD){}",
+          "{}:{}: invalid UTF-8 or a NUL byte at byte {} of the line (each bad byte is read as "
+          "U+FFFD){}",
           input_.path(), lines_read_, bad + 1,
           invalid_utf8_lines_ == kInvalidUtf8Warnings
               ? "; further lines with invalid UTF-8 are not reported"

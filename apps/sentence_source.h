@@ -38,8 +38,9 @@ struct SentenceSourceOptions {
 class SentenceSource {
  public:
   // `input` must outlive the source. Fails when the tokenizer cannot be built. Each line holding
-  // invalid UTF-8 is warned about on stderr (naming the file and line; the bytes are read as
-  // U+FFFD), the first few one by one.
+  // invalid UTF-8 or a NUL byte is warned about on stderr (naming the file and line), the first
+  // few one by one; each such byte is read, parsed and printed as U+FFFD. A UTF-8 byte-order mark
+  // at the start of the input is dropped.
   static StatusOr<std::unique_ptr<SentenceSource>> Create(InputFile& input,
                                                           const SentenceSourceOptions& options);
   ~SentenceSource();
@@ -49,7 +50,7 @@ class SentenceSource {
   bool Next(std::vector<std::string>* tokens);
   // True when Next will not wait for input (a sentence is known, or the end of input is).
   bool Ready();
-  // Lines read so far; lines with invalid UTF-8.
+  // Lines read so far; lines with invalid UTF-8 or NUL bytes.
   int64_t lines_read() const { return lines_read_; }
   int64_t invalid_utf8_lines() const { return invalid_utf8_lines_; }
 

@@ -29,29 +29,33 @@ class SentenceBuilder {
  public:
   SentenceBuilder(const EvalbParams& params, EvalbSentence* out) : params_(params), out_(out) {}
 
-  void Visit(const Tree& node) {
-    if (!out_->error.empty()) return;
-    if (node.is_leaf()) {
-      out_->error = "Reading sentence (a word outside a preterminal: " + node.label + ")";
-      return;
-    }
-    if (node.is_preterminal()) {
-      AddTerminal(node.label, node.children[0].label);
-      return;
-    }
-    const int index = static_cast<int>(out_->brackets.size());
-    const int start = static_cast<int>(out_->terminals.size());
-    out_->brackets.push_back({start, start, node.label});
-    open_.push_back(index);
-    for (const Tree& child : node.children) {
-      if (child.is_leaf()) {
-        out_->error = "More than two elements in a bracket (" + node.label + ")";
-        return;
-      }
-      Visit(child);
-    }
-    open_.pop_back();
-    out_->brackets[index].end = static_cast<int>(out_->terminals.size());
+  // Adds the tree's terminals and brackets (preorder), or sets out_->error at the first node
+  // EVALB cannot read. Not recursive: a test tree may nest deeper than the stack allows.
+  void Visit(const Tree& tree) {
+    WalkTree(
+        tree,
+        [&](const Tree& node, size_t depth) {
+          if (!out_->error.empty()) return false;
+          if (node.is_leaf()) {
+            out_->error =
+                depth == 0 ? "Reading sentence (a word outside a preterminal: " + node.label + ")"
+                           : "More than two elements in a bracket (" +
+                                 out_->brackets[open_.back()].label + ")";
+            return false;
+          }
+          if (node.is_preterminal()) {
+            AddTerminal(node.label, node.children[0].label);
+            return false;
+          }
+          const int start = static_cast<int>(out_->terminals.size());
+          open_.push_back(static_cast<int>(out_->brackets.size()));
+          out_->brackets.push_back({start, start, node.label});
+          return true;
+        },
+        [&](const Tree&, size_t) {
+          out_->brackets[open_.back()].end = static_cast<int>(out_->terminals.size());
+          open_.pop_back();
+        });
   }
 
  private:

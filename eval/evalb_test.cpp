@@ -173,6 +173,34 @@ TEST(EvalbTest, SeveralTreesOnALineAreOneSentence) {
   EXPECT_TRUE(test.brackets.empty());
 }
 
+TEST(EvalbTest, ErrorMessagesNameTheNodeEvalbCannotRead) {
+  EvalbParams params = EvalbParams::Collins();
+  EXPECT_EQ(Sentence("(S (NP (NN a) b) (VP c))", params).error,
+            "More than two elements in a bracket (NP)");
+  const Tree word("b");  // the reader never gives one, but trees can be made by hand
+  EXPECT_EQ(MakeEvalbSentence({&word}, params).error,
+            "Reading sentence (a word outside a preterminal: b)");
+}
+
+TEST(EvalbTest, TreesDeeperThanTheStackAreScored) {
+  // 500,000 nested brackets over one word: the recursive walk overflowed the stack (`cky eval`
+  // died with SIGSEGV at 50,000).
+  constexpr int kDepth = 500000;
+  std::string deep;
+  for (int i = 0; i < kDepth; ++i) deep += "(X ";
+  deep += "(NN w)";
+  deep.append(kDepth, ')');
+  EvalbParams params = EvalbParams::Collins();
+  const EvalbSentence sentence = Sentence(deep, params);
+  EXPECT_TRUE(sentence.error.empty()) << sentence.error;
+  ASSERT_EQ(sentence.brackets.size(), size_t(kDepth));
+  EXPECT_EQ(sentence.brackets.back().end, 1);
+  auto r = ScoreEvalbSentence(1, Sentence("(X (NN w))", params), sentence, params);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.matched, 1);
+  EXPECT_EQ(r.test_brackets, kDepth);
+}
+
 TEST(EvalbReportTest, EvalbSampleIsIdentical) {
   auto params = ReadEvalbParamsFile(kData + "sample/sample.prm");
   ASSERT_TRUE(params.ok());

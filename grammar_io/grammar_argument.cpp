@@ -14,6 +14,8 @@ LoadOptions GrammarArgumentLoadOptions(const std::string& argument,
   }
   load.use_cache = options.use_cache;
   load.on_cache_written = options.on_cache_written;
+  load.on_cache_warning = options.on_cache_warning;
+  load.unchecked_version_5 = options.unchecked_version_5;
   return load;
 }
 

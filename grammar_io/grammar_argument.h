@@ -20,6 +20,10 @@ struct GrammarArgumentOptions {
   bool use_cache = true;
   // Called with the path of a cache file after it was written (LoadOptions::on_cache_written).
   std::function<void(const std::string& cache_path)> on_cache_written;
+  // Called with what went wrong with the cache (LoadOptions::on_cache_warning).
+  std::function<void(const std::string& message)> on_cache_warning;
+  // Read a .ckybin of the previous format, which has no checksum (LoadOptions).
+  bool unchecked_version_5 = false;
 };
 
 // The LoadOptions that `argument` is loaded with (min_rule_prob resolved for its format).

@@ -204,7 +204,9 @@ StatusOr<CnfGrammar> ParseCnfGrammar(std::istream& in, const std::string& file_n
 StatusOr<CnfGrammar> ReadCnfGrammarFile(const std::string& path) {
   auto file = InputFile::Open(path);
   if (!file.ok()) return file.status();
-  return ParseCnfGrammar((*file)->stream(), path);
+  auto grammar = ParseCnfGrammar((*file)->stream(), path);
+  CKY_RETURN_IF_ERROR((*file)->ReadStatus());  // damaged or truncated before the grammar's end
+  return grammar;
 }
 
 void WriteCnfGrammar(const CnfGrammar& grammar, std::ostream& out) {

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "common/output_file.h"
 #include "lexicon/signature.h"
 #include "treebank/transforms.h"
 
@@ -329,12 +330,10 @@ Status WriteBerkeleyTextExport(const BerkeleyTextExport& text, const std::string
                                                               {".splits", &text.splits},
                                                               {".words", &text.words}};
   for (const auto& [ext, content] : parts) {
-    const std::string path = prefix + ext;
-    std::ofstream out(path, std::ios::binary);
-    if (!out) return Status::Error(path + ": cannot open for writing");
-    out << *content;
-    out.close();
-    if (!out) return Status::Error(path + ": write failed");
+    CKY_RETURN_IF_ERROR(WriteFileAtomically(prefix + ext, [&](std::ostream& out) {
+      out << *content;
+      return Status();
+    }));
   }
   return Status();
 }
