@@ -5,13 +5,11 @@
 #include <cmath>
 #include <set>
 
-#include "lexicon/lexicon.h"
+#include "parser/backend_test_support.h"
+#include "parser/cpu_backend.h"
 #include "parser/inside_outside.h"
 #include "parser/max_rule.h"
-#include "parser/parser.h"
-#include "parser/random_grammar.h"
 #include "treebank/reader.h"
-#include "parser/cpu_backend.h"
 
 namespace cky {
 namespace {
@@ -23,7 +21,8 @@ class TreeEnumerator {
  public:
   TreeEnumerator(const Grammar& g, const std::vector<std::string>& words) : g_(g), words_(words) {
     for (size_t u = 0; u < g.base_unary_parent.size(); ++u) {
-      unary_.insert({g.state_symbol[g.base_unary_parent[u]], g.state_symbol[g.base_unary_child[u]]});
+      unary_.insert(
+          {g.state_symbol[g.base_unary_parent[u]], g.state_symbol[g.base_unary_child[u]]});
     }
     for (int64_t r = 0; r < g.num_binary_rules(); ++r) {
       binary_.insert({g.state_symbol[g.binary_parent[r]], g.state_symbol[g.binary_left[r]],
@@ -79,19 +78,16 @@ class TreeEnumerator {
 TEST(TreeLikelihoodTest, SumOverAllTreesIsTheSentenceLikelihood) {
   int checked = 0;
   for (uint64_t seed = 1; seed <= 6; ++seed) {
-    RandomGrammarOptions options;
-    options.phrasal_symbols = 3;
-    options.tags = 2;
-    options.substates = 2;
-    options.base_rule_density = 0.3;
-    options.unary_density = 0.4;
-    options.seed = seed;
-    BerkeleyModel model = MakeRandomModel(options);
-    const Grammar& g = model.grammar;
+    const TestGrammar grammar = MakeRandomTestGrammar({.phrasal_symbols = 3,
+                                                       .tags = 2,
+                                                       .substates = 2,
+                                                       .base_rule_density = 0.3,
+                                                       .unary_density = 0.4,
+                                                       .seed = seed});
+    const Grammar& g = grammar.grammar();
     ASSERT_TRUE(g.base_unaries_known);
-    Lexicon lexicon = *Lexicon::Build(model);
-    Parser parser(g, lexicon, MakeReferenceMaxRuleBackend(g));
-    for (const auto& words : MakeRandomSentences(model, 4, 1, 3, seed)) {
+    Parser parser(g, grammar.lexicon, MakeReferenceMaxRuleBackend(g));
+    for (const auto& words : MakeRandomSentences(grammar.model, 4, 1, 3, seed)) {
       LexicalScores lex = parser.ScoreWords(words);
       InsideOutsideCharts charts;
       ReferenceInsideOutside(g, lex, &charts);
@@ -118,8 +114,7 @@ TEST(TreeLikelihoodTest, RebinarizesAsTheBerkeleyParser) {
   const Tree* tree = &trees->front();
   auto right = RebinarizeTree(*tree, "RIGHT");
   ASSERT_TRUE(right.ok());
-  EXPECT_EQ(ToBracketString(*right),
-            "(ROOT (NP (@NP (@NP (A a) (B b)) (C c)) (D d)))");
+  EXPECT_EQ(ToBracketString(*right), "(ROOT (NP (@NP (@NP (A a) (B b)) (C c)) (D d)))");
   auto left = RebinarizeTree(*tree, "LEFT");
   ASSERT_TRUE(left.ok());
   EXPECT_EQ(ToBracketString(*left), "(ROOT (NP (A a) (@NP (B b) (@NP (C c) (D d)))))");
@@ -127,21 +122,14 @@ TEST(TreeLikelihoodTest, RebinarizesAsTheBerkeleyParser) {
 }
 
 TEST(TreeLikelihoodTest, ParserAddsTreeLikelihoodAndConfidence) {
-  RandomGrammarOptions options;
-  options.phrasal_symbols = 5;
-  options.tags = 3;
-  options.substates = 2;
-  options.seed = 4;
-  BerkeleyModel model = MakeRandomModel(options);
-  Lexicon lexicon = *Lexicon::Build(model);
-  ParserOptions parser_options;
-  parser_options.tree_likelihood = true;
-  parser_options.confidence = true;
-  parser_options.binarization = "RIGHT";
-  Parser parser(model.grammar, lexicon, MakeCpuMaxRuleBackend(model.grammar, 1, {.kbest = 3}),
-                parser_options);
+  const TestGrammar grammar =
+      MakeRandomTestGrammar({.phrasal_symbols = 5, .tags = 3, .substates = 2, .seed = 4});
+  const ParserOptions parser_options{
+      .tree_likelihood = true, .confidence = true, .binarization = "RIGHT"};
   int checked = 0;
-  for (const auto& outcome : parser.Parse(MakeRandomSentences(model, 10, 1, 12, 8))) {
+  for (const auto& outcome :
+       ParseWith(grammar, MakeCpuMaxRuleBackend(grammar.grammar(), 1, {.kbest = 3}),
+                 MakeRandomSentences(grammar.model, 10, 1, 12, 8), parser_options)) {
     if (outcome.status != ParseStatus::kOk) continue;
     ++checked;
     ASSERT_TRUE(outcome.message.empty()) << outcome.message;
