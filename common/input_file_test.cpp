@@ -1,6 +1,7 @@
 #include "common/input_file.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <boost/iostreams/filter/bzip2.hpp>
 #include <boost/iostreams/filter/gzip.hpp>
@@ -10,10 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <tuple>
 #include <string>
 #include <thread>
-#include <unistd.h>
+#include <tuple>
 
 namespace cky {
 namespace {

@@ -34,8 +34,9 @@ TEST(ChartTest, EveryCpuBackendRefusesASentenceTooBigForMemoryAndParsesTheOthers
   std::vector<std::vector<std::string>> sentences = MakeRandomSentences(model, 2, 2, 6, 5);
   // Its charts: about 4.5e10 cells of a hundred bytes and more, terabytes.
   sentences.insert(sentences.begin() + 1, std::vector<std::string>(300000, "w0"));
-  auto reference = MakeBackend(
-      g, {.device = DeviceKind::kReference, .decoder = DecoderKind::kViterbi, .prune = PruneMode::kOff});
+  auto reference = MakeBackend(g, {.device = DeviceKind::kReference,
+                                   .decoder = DecoderKind::kViterbi,
+                                   .prune = PruneMode::kOff});
   ASSERT_TRUE(reference.ok());
   Parser reference_parser(g, lexicon, std::move(*reference));
   const std::vector<std::vector<std::string>> short_ones = {sentences[0], sentences[2]};
@@ -43,14 +44,13 @@ TEST(ChartTest, EveryCpuBackendRefusesASentenceTooBigForMemoryAndParsesTheOthers
   for (const DecoderKind decoder : {DecoderKind::kViterbi, DecoderKind::kMaxRule}) {
     for (const std::string backend : {"reference", "cpu", "pruned"}) {
       SCOPED_TRACE(std::string(NameOf(decoder)) + " " + backend);
-      auto made =
-          backend == "pruned"
-              ? MakePrunedCpuBackend(g, decoder, PruningOptions::Exact(), 2)
-              : MakeBackend(g, {.device = backend == "reference" ? DeviceKind::kReference
-                                                                 : DeviceKind::kCpu,
-                                .threads = 2,
-                                .decoder = decoder,
-                                .prune = PruneMode::kOff});
+      auto made = backend == "pruned"
+                      ? MakePrunedCpuBackend(g, decoder, PruningOptions::Exact(), 2)
+                      : MakeBackend(g, {.device = backend == "reference" ? DeviceKind::kReference
+                                                                         : DeviceKind::kCpu,
+                                        .threads = 2,
+                                        .decoder = decoder,
+                                        .prune = PruneMode::kOff});
       ASSERT_TRUE(made.ok()) << made.status().message();
       Parser parser(g, lexicon, std::move(*made));
       const auto got = parser.Parse(sentences);

@@ -1,9 +1,9 @@
 // What is specific to the CUDA max-rule backend (parser/cuda_max_rule_backend.h); its outcomes
 // against the CPU reference (every variant, k-best lists, batches of 3 sentences) are rows of
 // parser/backend_conformance_test.cpp. Here, value by value against the CPU reference
-// (parser/inside_outside_cpu.h, parser/max_rule.h), for every kernel variant: every inside value, every
-// outside value of a state with a positive inside, log P(w), and every max-rule array entry, within
-// the tolerance of cuda/inside_outside/inside_outside.h (backend_test_support.h's
+// (parser/inside_outside_cpu.h, parser/max_rule.h), for every kernel variant: every inside value,
+// every outside value of a state with a positive inside, log P(w), and every max-rule array entry,
+// within the tolerance of cuda/inside_outside/inside_outside.h (backend_test_support.h's
 // kDeviceSumTolerance); on the random grammars, symbols of 35 substates, a parent with more rules
 // than a block, the batch-splitting fixture and small_sm2.gr and wsj_1 with GUM sentences
 // (backend_test_support.h's fixtures). And the CPU fallback for a sentence over the batch budget.

@@ -148,8 +148,8 @@ void DeviceBackend::ParseOnCpu(std::span<const SentenceInput> sentences,
       outcome.message = "parsed on the CPU: a sentence of " + words + " " + which[k].second;
     } else if (outcome.status == ParseStatus::kOutOfMemory) {
       // The CPU backend's message says how much its charts would take, when it refused them.
-      outcome.message = "a sentence of " + words + " " + which[k].second + "; on the CPU, " +
-                        outcome.message;
+      outcome.message =
+          "a sentence of " + words + " " + which[k].second + "; on the CPU, " + outcome.message;
     }
     Done(i, outcome, false);
   }

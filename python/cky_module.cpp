@@ -135,26 +135,25 @@ class Parser {
       }
       devices = *listed;
     }
-    auto backend = ParseBackendOptions(settings.backend, settings.decoder,
-                                       settings.accurate ? "accurate" : settings.prune,
-                                       settings.kbest_style,
-                                       {.threads = settings.threads,
-                                        .kernel = settings.kernel,
-                                        .devices = devices,
-                                        .kbest = settings.kbest});
+    auto backend =
+        ParseBackendOptions(settings.backend, settings.decoder,
+                            settings.accurate ? "accurate" : settings.prune, settings.kbest_style,
+                            {.threads = settings.threads,
+                             .kernel = settings.kernel,
+                             .devices = devices,
+                             .kbest = settings.kbest});
     ThrowIfError(backend.status());
     {
       py::gil_scoped_release release;
-      loaded =
-          LoadedParser::Load({.grammar = settings.grammar,
-                              .grammar_options = {.min_rule_prob = settings.min_rule_prob,
-                                                  .use_cache = settings.use_cache},
-                              .lexicon = {.backoff_unknown_words = settings.backoff},
-                              .backend = *backend,
-                              .parser = {.max_length = settings.max_length,
-                                         .retry_with_wider_lexicon = settings.retry,
-                                         .tree_likelihood = settings.tree_scores,
-                                         .confidence = settings.tree_scores}});
+      loaded = LoadedParser::Load({.grammar = settings.grammar,
+                                   .grammar_options = {.min_rule_prob = settings.min_rule_prob,
+                                                       .use_cache = settings.use_cache},
+                                   .lexicon = {.backoff_unknown_words = settings.backoff},
+                                   .backend = *backend,
+                                   .parser = {.max_length = settings.max_length,
+                                              .retry_with_wider_lexicon = settings.retry,
+                                              .tree_likelihood = settings.tree_scores,
+                                              .confidence = settings.tree_scores}});
     }
     ThrowIfError(loaded.status());
     loaded_ = std::move(*loaded);

@@ -20,8 +20,8 @@
 #include "membership/bpbc.h"
 #include "membership/cnf_grammar.h"
 #include "membership/cyk_recognizer.h"
-#include "parser/parser.h"
 #include "parser/cpu_backend.h"
+#include "parser/parser.h"
 
 namespace cky {
 namespace {
