@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!trees.ok()) return 0;
   static const cky::EvalbParams params = cky::EvalbParams::Collins();
   for (cky::Tree& tree : *trees) {
-    (void)cky::FormatTree(tree, cky::WriteLayout::kOneLine);
+    (void)cky::FormatPennTree(tree, cky::WriteLayout::kOneLine);
     (void)cky::Leaves(tree);
     (void)cky::Tags(tree);
     (void)cky::Spans(tree, /*include_preterminals=*/true);
