@@ -329,9 +329,11 @@ Status WriteBerkeleyTextExport(const BerkeleyTextExport& text, const std::string
                                                               {".lexicon", &text.lexicon},
                                                               {".splits", &text.splits},
                                                               {".words", &text.words}};
-  for (const auto& [ext, content] : parts) {
-    CKY_RETURN_IF_ERROR(WriteFileAtomically(prefix + ext, [&](std::ostream& out) {
-      out << *content;
+  // Not a structured binding: clang 14 cannot capture one in the lambda.
+  for (const auto& part : parts) {
+    const std::string& content = *part.second;
+    CKY_RETURN_IF_ERROR(WriteFileAtomically(prefix + part.first, [&](std::ostream& out) {
+      out << content;
       return Status();
     }));
   }
