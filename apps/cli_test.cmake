@@ -1,4 +1,4 @@
-# CTest script for the `cky` command line (issue 15's defects): run with -DCKY=<cky binary>
+# CTest script for the `cky` command line (the defects of issues 15 and 37): run with -DCKY=<cky binary>
 # -DDATA=<tests/data> -DSOURCE=<source root> -DWORK=<scratch folder>
 # (shared data: $CKY_SHARED_DIR, else SOURCE/../shared).
 # Each block names the defect it guards against; the shared-data checks are skipped without it.
@@ -226,6 +226,99 @@ if(NOT (r_rc EQUAL 2 AND r_err MATCHES "'no-such-kernel' is no kernel variant" A
   fail("15: an unknown --kernel says how to list them")
 endif()
 
+# Issue 37 (the rough edges a new user hits).
+# 37.1 One convention whatever the door: raw text, and `cky tokenize | cky parse --tokenized`,
+# give the same tokens and trees (quotes, square brackets, hyphens). check_doors(ARGS...) parses
+# ${WORK}/doors.txt both ways with the grammar ARGS; sets doors_out (the JSON lines) and r_* (both
+# outputs), and doors_ok when both succeeded alike.
+file(WRITE ${WORK}/doors.txt "\"Hi,\" she said [twice]. The well-known man didn't care.\n")
+function(check_doors)
+  set(parse parse -b cpu --decoder viterbi --no-progress --format json ${ARGN})
+  execute_process(COMMAND ${CKY} ${parse} ${WORK}/doors.txt
+                  OUTPUT_VARIABLE raw ERROR_VARIABLE raw_err RESULT_VARIABLE raw_rc)
+  execute_process(COMMAND ${CKY} tokenize ${WORK}/doors.txt
+                  COMMAND ${CKY} ${parse} --tokenized
+                  OUTPUT_VARIABLE piped ERROR_VARIABLE piped_err RESULT_VARIABLE piped_rc)
+  set(doors_ok FALSE PARENT_SCOPE)
+  if(raw_rc EQUAL 0 AND piped_rc EQUAL 0 AND raw STREQUAL piped)
+    set(doors_ok TRUE PARENT_SCOPE)
+  endif()
+  set(doors_out "${raw}" PARENT_SCOPE)
+  set(r_rc "${raw_rc} ${piped_rc}" PARENT_SCOPE)
+  set(r_out "raw:\n${raw}piped:\n${piped}" PARENT_SCOPE)
+  set(r_err "${raw_err}${piped_err}" PARENT_SCOPE)
+endfunction()
+check_doors()
+if(NOT doors_ok)
+  fail("37.1 built-in: raw text and tokenize | parse --tokenized differ")
+endif()
+if(NOT (doors_out MATCHES "\"tokens\":\\[\"\\\\\"\",\"Hi\"" AND doors_out MATCHES "\"\\[\",\"twice\",\"\\]\""
+        AND doors_out MATCHES "\"well\",\"-\",\"known\"" AND doors_out MATCHES "\\(`` \\\\\"\\)"))
+  fail("37.1 built-in: GUM's words expected")
+endif()
+
+# 37.4 Tokenized text given as raw text is warned about (it is split and tokenized again).
+file(WRITE ${WORK}/pretokenized.txt "He does n't know -LRB- really -RRB- .\nIt works .\n")
+run(r parse -b cpu --decoder viterbi --no-progress ${WORK}/pretokenized.txt)
+if(NOT (r_rc EQUAL 0 AND r_err MATCHES "pretokenized.txt:1: the input looks tokenized already \\(n't\\).*--tokenized"))
+  fail("37.4: pre-tokenized input without --tokenized")
+endif()
+run(r parse -b cpu --decoder viterbi --no-progress ${WORK}/doors.txt)
+if(NOT (r_rc EQUAL 0 AND NOT r_err MATCHES "looks tokenized"))
+  fail("37.4: raw text is not warned about")
+endif()
+
+# 37.5 The Berkeley parser's options are named with what cky calls them (exit 2).
+run(r parse -viterbi)
+if(NOT (r_rc EQUAL 2 AND r_err MATCHES "'-viterbi' is a Berkeley parser option: did you mean `--decoder viterbi`"))
+  fail("37.5: -viterbi")
+endif()
+run(r parse -gr g.gr in.txt)
+if(NOT (r_rc EQUAL 2 AND r_err MATCHES "did you mean `-g FILE`"))
+  fail("37.5: -gr")
+endif()
+run(r parse -tokenize)
+if(NOT (r_rc EQUAL 2 AND r_err MATCHES "tokenizes raw text without being asked"))
+  fail("37.5: -tokenize")
+endif()
+foreach(flag -inputFile -outputFile -kbest -nThreads -maxLength -accurate -confidence
+             -sentence_likelihood -tree_likelihood -binarize -substates -scores -modelScore)
+  run(r parse ${flag})
+  if(NOT (r_rc EQUAL 2 AND r_err MATCHES "'${flag}' is a Berkeley parser option: did you mean `-"))
+    fail("37.5: ${flag}")
+  endif()
+endforeach()
+
+# 37.8 Options named alike (train -t), compressed grammar caches, help text, empty eval input,
+# --timeline without a GPU, the README.
+run(r train -t 1 ${DATA}/train/tiny.mrg -o ${WORK}/tiny_t)
+if(NOT (r_rc EQUAL 0))
+  fail("37.8: cky train -t")
+endif()
+run(r parse -b cpu --tokenized --decoder viterbi --no-progress ${WORK}/two.txt)
+set(builtin_trees "${r_out}")
+run(r parse -b cpu --tokenized --decoder viterbi --no-progress -g ${SOURCE}/data/default_grammar/gum.ckybin.gz ${WORK}/two.txt)
+if(NOT (r_rc EQUAL 0 AND r_out STREQUAL builtin_trees))
+  fail("37.8: -g FILE.ckybin.gz (the built-in grammar's file)")
+endif()
+run(r --help)
+if(NOT (r_rc EQUAL 0 AND NOT r_out MATCHES "plain \\(unsplit\\)" AND r_out MATCHES "split-merge"))
+  fail("37.8: cky --help on train")
+endif()
+file(WRITE ${WORK}/empty.txt "")
+run(r eval ${WORK}/long.penn ${WORK}/empty.txt)
+if(NOT (r_rc EQUAL 1 AND r_err MATCHES "empty.txt: the file is empty" AND r_out STREQUAL ""))
+  fail("37.8: eval with an empty test file")
+endif()
+run(r -v parse --timeline --no-progress --tokenized ${WORK}/two.txt)
+if(r_err MATCHES "with the cpu" AND r_err MATCHES "cuda context")
+  fail("37.8: --timeline shows a cuda context row on the CPU")
+endif()
+file(READ ${SOURCE}/README.md readme)
+if(readme MATCHES "Google Benchmark" OR NOT readme MATCHES "pip install")
+  fail("37.8: the README lists Google Benchmark, or shows no pip install")
+endif()
+
 # With the shared grammars: 7 (convert keeps what parse -g keeps, reports the lexicon) and
 # 8 (every command reads every grammar format).
 set(gr ${SHARED}/grammars/berkeley-small/small_sm2.gr)
@@ -251,3 +344,58 @@ run(r inside -g ${gr} ${WORK}/two.txt)
 if(NOT (r_rc EQUAL 1 AND r_err MATCHES "Berkeley grammar" AND NOT r_err MATCHES "[^ -~\n\t]"))
   fail("8: inside -g X.gr explains itself")
 endif()
+
+# 37.2 The conventions are read from each grammar's lexicon: GUM's words for the GUM-trained
+# gum_sm3.gr (as for the built-in grammar), the WSJ's for small_sm2.gr; the same through both
+# doors (37.1).
+set(gum_gr ${SHARED}/grammars/berkeley-gum/gum_sm3.gr)
+check_doors(-g ${gum_gr})
+if(NOT doors_ok)
+  fail("37.1 gum_sm3.gr: raw text and tokenize | parse --tokenized differ")
+endif()
+if(NOT (doors_out MATCHES "\\(`` \\\\\"\\)" AND doors_out MATCHES "\\(-LRB- \\[\\)"
+        AND doors_out MATCHES "\"well\",\"-\",\"known\"" AND NOT doors_out MATCHES "NNP ``"))
+  fail("37.2 gum_sm3.gr: GUM's words expected")
+endif()
+check_doors(-g ${gr})
+if(NOT doors_ok)
+  fail("37.1 small_sm2.gr: raw text and tokenize | parse --tokenized differ")
+endif()
+if(NOT (doors_out MATCHES "\\(`` ``\\)" AND doors_out MATCHES "\\('' ''\\)"
+        AND doors_out MATCHES "\"-LSB-\",\"twice\",\"-RSB-\"" AND doors_out MATCHES "\"well-known\""))
+  fail("37.2 small_sm2.gr: the WSJ's words expected")
+endif()
+
+# 37.3 Every command that takes a grammar, with every format: recognize once answered 0 for
+# every sentence with a .gr file or a cache (no terminals in the projection).
+file(WRITE ${WORK}/three.txt "The show is currently in its fourteenth season .\nThe dog barks .\nIt was a good year .\n")
+file(ARCHIVE_CREATE OUTPUT ${WORK}/small.ckybin.gz PATHS ${WORK}/small.ckybin FORMAT raw COMPRESSION GZip)
+set(formats ${gr} ${WORK}/small.ckybin ${WORK}/small.ckybin.gz ${SHARED}/grammars/berkeley-small/small_sm2)
+foreach(g ${formats})
+  run(r parse -b cpu --tokenized --decoder viterbi --no-progress -g ${g} ${WORK}/three.txt)
+  if(NOT (r_rc EQUAL 0 AND r_out MATCHES "^(\\( \\(S [^\n]*\n)(\\( \\(S [^\n]*\n)(\\( \\(S [^\n]*\n)$"))
+    fail("37.3: parse -g ${g}")
+  endif()
+  if(NOT g STREQUAL ${SHARED}/grammars/berkeley-small/small_sm2)
+    if(DEFINED gr_trees AND NOT r_out STREQUAL gr_trees)
+      fail("37.3: parse -g ${g} gives other trees than the .gr file")
+    endif()
+    set(gr_trees "${r_out}")
+  endif()
+  foreach(mode "" --bulk)
+    run(r recognize -b cpu ${mode} -g ${g} ${WORK}/three.txt)
+    if(NOT (r_rc EQUAL 0 AND r_out STREQUAL "1\n1\n1\n"))
+      fail("37.3: recognize ${mode} -g ${g}")
+    endif()
+  endforeach()
+  execute_process(COMMAND ${CKY} random-strings -g ${g} --count 20 --max-length 6 --member-fraction 1
+                  COMMAND ${CKY} recognize -b cpu -g ${g}
+                  OUTPUT_VARIABLE r_out ERROR_VARIABLE r_err RESULT_VARIABLE r_rc)
+  if(NOT (r_rc EQUAL 0 AND r_out MATCHES "^(1\n)+$"))
+    fail("37.3: random-strings -g ${g} | recognize: members are recognised")
+  endif()
+  run(r convert -g ${g} -o ${WORK}/converted.ckybin)
+  if(NOT (r_rc EQUAL 0))
+    fail("37.3: convert -g ${g}")
+  endif()
+endforeach()

@@ -23,7 +23,7 @@ void AddConvertCommand(CLI::App& app) {
       "Convert a grammar to cky's binary cache (.ckybin), which loads in a fraction of the time "
       "of the text export, or to Berkeley's text export (WriteGrammarToTextFile form). "
       "`cky parse --grammar FILE.ckybin` reads the cache.");
-  Shown(cmd->add_option("GRAMMAR", args->grammar,
+  Shown(cmd->add_option("GRAMMAR,-g,--grammar", args->grammar,
                         "Grammar to read: a Berkeley .gr file (the parser's own gzipped Java "
                         "serialization), a Berkeley text export PREFIX (WriteGrammarToTextFile or "
                         "DumpGrammar, plain or gzipped) or a .ckybin file")
@@ -45,8 +45,11 @@ void AddConvertCommand(CLI::App& app) {
       "P");
   cmd->callback([args] {
     const auto start = std::chrono::steady_clock::now();
-    auto model = LoadGrammarArgument(args->grammar, GrammarOptionsForCommand(args->min_rule_prob,
-                                                                             /*use_cache=*/false));
+    GrammarArgumentOptions options =
+        GrammarOptionsForCommand(args->min_rule_prob, /*use_cache=*/false);
+    options.unchecked_version_5 = true;  // so that a cache of the format before checksums is
+                                         // rewritten with one
+    auto model = LoadGrammarArgument(args->grammar, options);
     if (!model.ok()) {
       spdlog::error("{}", model.status().message());
       throw CLI::RuntimeError(1);

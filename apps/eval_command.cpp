@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <climits>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -62,6 +63,14 @@ void RunEval(const EvalOptions& options) {
     spdlog::error("{}", test_file.status().message());
     throw CLI::RuntimeError(1);
   }
+  // An empty file (no bytes at all, not even blank lines, which would be sentences without a
+  // parse) has nothing to score: EVALB would print a report of zeros.
+  for (InputFile* file : {gold_file->get(), test_file->get()}) {
+    if (file->stream().peek() == std::char_traits<char>::eof() && !file->stream().bad()) {
+      spdlog::error("{}: the file is empty: no trees to score", file->path());
+      throw CLI::RuntimeError(1);
+    }
+  }
   EvalbReportOptions report_options;
   report_options.layout = options.layout == "line"        ? TreeLayout::kOnePerLine
                           : options.layout == "multiline" ? TreeLayout::kMultiLine
@@ -73,7 +82,11 @@ void RunEval(const EvalOptions& options) {
   const bool complete =
       WriteEvalbReport((*gold_file)->stream(), options.gold_path, (*test_file)->stream(),
                        options.test_path, params, report_options, std::cout);
-  std::cout.flush();
+  std::ofstream no_file;
+  FinishOutput(std::cout, no_file, "-");
+  for (const auto* file : {&*gold_file, &*test_file}) {
+    if (Status read = (*file)->ReadStatus(); !read.ok()) Fail(read.message());
+  }
   if (!complete) {
     spdlog::error(
         "stopped after too many errors, as EVALB does with MAX_ERROR {} (no summary; "
@@ -92,7 +105,8 @@ void AddEvalCommand(CLI::App& app) {
       "Score parses against gold trees: bracketing recall, precision, F1, crossing brackets and "
       "tagging accuracy, printed exactly as EVALB prints them (same layout, same numbers). "
       "Sentences pair up in order; a blank line in a one-tree-per-line file is a sentence without "
-      "a parse (skipped). Without --params, COLLINS.prm's settings are used.");
+      "a parse (skipped). Without --params, COLLINS.prm's settings are used. An empty file "
+      "(no bytes at all) is an error (exit 1).");
   Shown(eval->add_option("GOLD", options->gold_path,
                          "Gold trees (Penn Treebank brackets, one per line or spread over lines; "
                          "plain, gzip, bzip2, xz or zstd; - for standard input)")

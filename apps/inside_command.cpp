@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -55,6 +57,7 @@ std::vector<std::vector<std::string>> ReadSentences(const std::string& path) {
   std::vector<std::vector<std::string>> sentences;
   for (std::string line; std::getline((*file)->stream(), line);)
     sentences.push_back(Tokenize(line));
+  if (Status read = (*file)->ReadStatus(); !read.ok()) Fail(read.message());
   return sentences;
 }
 
@@ -114,8 +117,10 @@ class InsideRunner {
       if (options_.viterbi) out += "\t" + (trees[s] ? ToBracketString(*trees[s]) : "(())");
       out += "\n";
     }
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    std::fflush(stdout);
+    errno = 0;
+    if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0) {
+      Fail("standard output: cannot write: " + std::string(std::strerror(errno)));
+    }
   }
 
  private:
@@ -186,6 +191,7 @@ void RunInside(const InsideOptions& options) {
     }
   }
   if (!batch.empty()) runner.Run(batch);
+  if (Status read = (*file)->ReadStatus(); !read.ok()) Fail(read.message());
 }
 
 }  // namespace
@@ -252,7 +258,7 @@ void AddInsideCommand(CLI::App& app) {
       ->group("");
   Shown(inside->add_option("-t,--threads", options->threads, "CPU threads; 0 = all cores")
             ->capture_default_str()
-            ->check(AtLeast(0)),
+            ->check(Between(0, kMaxThreads)),
         "N");
   Shown(inside
             ->add_option("--batch-size", options->batch,

@@ -1,8 +1,14 @@
 // cky: exact PCFG parsing on the GPU and the CPU. See `cky --help` and `cky COMMAND --help`.
+#include <fcntl.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -25,6 +31,31 @@ void KeepFreedMemoryForReuse() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
 #endif
+}
+
+// A standard stream the caller closed (`cky eval ... >&-`) is opened on /dev/null, so that no file
+// the command opens gets its number (results written "to standard output" would land in it);
+// standard output read-only, so that writing results there fails and is reported.
+void ReopenClosedStandardStreams() {
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int opened = ::open("/dev/null", fd == STDERR_FILENO ? O_WRONLY : O_RDONLY);
+    if (opened >= 0 && opened != fd) {
+      ::dup2(opened, fd);
+      ::close(opened);
+    }
+  }
+}
+
+// Results on standard output that did not all get there fail the command, whichever command it
+// was (each checks its own writes too, and says which failed sooner).
+int CheckStandardOutput() {
+  errno = 0;
+  std::cout.flush();
+  if (std::cout && std::fflush(stdout) == 0 && !std::ferror(stdout)) return 0;
+  std::fprintf(stderr, "cky: error: standard output: cannot write%s%s\n", errno ? ": " : "",
+               errno ? std::strerror(errno) : "");
+  return 1;
 }
 
 std::string CommandList(const CLI::App& app) {
@@ -54,9 +85,49 @@ std::string MissingCommandMessage(const CLI::App& app, const std::vector<std::st
   return "no command given; the commands are " + CommandList(app);
 }
 
+// The Berkeley parser's single-dash options and what `cky` calls them. CLI11 would read
+// "-viterbi" as -v followed by a value ("terbi: cannot open for reading").
+struct BerkeleyFlag {
+  const char* flag;
+  const char* advice;
+};
+constexpr BerkeleyFlag kBerkeleyFlags[] = {
+    {"-gr", "did you mean `-g FILE` (--grammar)?"},
+    {"-inputFile", "did you mean `-i FILE` (--input), or the file as an argument?"},
+    {"-outputFile", "did you mean `-o FILE` (--output)?"},
+    {"-kbest", "did you mean `--kbest K`?"},
+    {"-tokenize",
+     "`cky parse` tokenizes raw text without being asked (--tokenized is for input that is "
+     "already tokenized): leave it out"},
+    {"-nThreads", "did you mean `-t N` (--threads)?"},
+    {"-maxLength", "did you mean `--max-length N`?"},
+    {"-viterbi", "did you mean `--decoder viterbi`?"},
+    {"-accurate", "did you mean `--accurate` (--prune accurate)?"},
+    {"-confidence", "did you mean `--confidence`?"},
+    {"-sentence_likelihood", "did you mean `--sentence-likelihood`?"},
+    {"-tree_likelihood", "did you mean `--tree-likelihood`?"},
+    {"-modelScore", "did you mean `--model-score`?"},
+    {"-binarize", "did you mean `--binarize`?"},
+    {"-substates", "did you mean `--substates`?"},
+    {"-scores", "did you mean `--scores`?"},
+};
+
+// What to say about a Berkeley parser option on the command line (before a "--" that ends the
+// options); empty when there is none.
+std::string BerkeleyFlagMessage(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (arg == "--") break;
+    for (const BerkeleyFlag& flag : kBerkeleyFlags) {
+      if (arg == flag.flag) return "'" + arg + "' is a Berkeley parser option: " + flag.advice;
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  ReopenClosedStandardStreams();
   KeepFreedMemoryForReuse();
   CLI::App app{
       "cky: constituency parsing with Berkeley latent-variable grammars (max-rule or Viterbi "
@@ -97,7 +168,8 @@ int main(int argc, char** argv) {
     args.erase(args.begin());
     args.push_back("--help");
   }
-  const std::string problem = MissingCommandMessage(app, args);
+  std::string problem = BerkeleyFlagMessage(args);
+  if (problem.empty()) problem = MissingCommandMessage(app, args);
   if (!problem.empty()) {
     std::fprintf(stderr, "cky: %s\nRun `cky --help` for what each command does.\n",
                  problem.c_str());
@@ -110,7 +182,15 @@ int main(int argc, char** argv) {
     return e.get_exit_code();  // the command already explained itself on stderr
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints help, the version, or what is wrong with the usage
-    return code == 0 ? 0 : 2;
+    return code == 0 ? CheckStandardOutput() : 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "cky: error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    // Nothing should get here (errors are Status values, reported by the commands); if something
+    // does, it is a message and exit code 1, not an abort.
+    std::fprintf(stderr, "cky: error: %s\n", e.what());
+    return 1;
   }
-  return 0;
+  return CheckStandardOutput();
 }

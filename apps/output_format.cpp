@@ -3,10 +3,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "apps/command_util.h"
 #include "common/input_file.h"
 
 namespace cky::apps {
@@ -78,55 +82,38 @@ std::string ScoreColumns(const ResultFormatOptions& options, const TreeScores& s
   return columns;
 }
 
-std::string JsonNumber(double value) {
-  return std::isfinite(value) ? FormatJavaDouble(value) : std::string("null");
+// A score as JSON: a number, or null for minus infinity (no tree) and NaN.
+nlohmann::ordered_json JsonNumber(double value) {
+  return std::isfinite(value) ? nlohmann::ordered_json(value) : nlohmann::ordered_json(nullptr);
 }
 
-// A node of a bracketed string: [start, end) is its text, `head` what stands before its first
-// child (the label, a score, or a preterminal's "TAG word").
-struct BracketNode {
-  size_t start = 0, end = 0;
-  std::string head;
-  std::vector<BracketNode> children;
-};
-
-BracketNode ReadNode(const std::string& text, size_t* pos) {
-  BracketNode node;
-  node.start = (*pos)++;  // '('
-  const size_t head_start = *pos;
-  while (*pos < text.size() && text[*pos] != '(' && text[*pos] != ')') ++*pos;
-  node.head = text.substr(head_start, *pos - head_start);
-  while (!node.head.empty() && node.head.back() == ' ') node.head.pop_back();
-  while (*pos < text.size() && text[*pos] != ')') {
-    if (text[*pos] == '(') {
-      node.children.push_back(ReadNode(text, pos));
-    } else {
-      ++*pos;  // spaces between children
-    }
-  }
-  if (*pos < text.size()) ++*pos;  // ')'
-  node.end = *pos;
-  return node;
+// The unlabelled root on one line as Berkeley prints it: "( (S ...) )".
+std::string RootLine(const Tree& root, bool scores) {
+  std::string line = "(";
+  for (const Tree& child : root.children) line += " " + ToBracketString(child, scores);
+  return line + " )";
 }
 
-void AppendPretty(const std::string& text, const BracketNode& node, int indent, int width,
-                  std::string* out) {
-  const size_t length = node.end - node.start;
-  if (node.children.empty() || indent + static_cast<int>(length) <= width) {
-    out->append(text, node.start, length);
+// `node` below the root, over lines: on one line when it fits in `width` columns after its
+// indentation or holds only words, else its label (and score) and each child on a line of its
+// own, indented two more columns.
+void AppendPretty(const Tree& node, bool scores, int indent, int width, std::string* out) {
+  const std::string line = ToBracketString(node, scores);
+  const bool preterminal = std::all_of(node.children.begin(), node.children.end(),
+                                       [](const Tree& child) { return child.is_leaf(); });
+  if (preterminal || indent + static_cast<int>(line.size()) <= width) {
+    *out += line;
     return;
   }
-  if (node.head.empty() && node.children.size() == 1) {
-    // The Berkeley root "( (S ...) )": keep its child on the first line.
-    *out += "( ";
-    AppendPretty(text, node.children[0], indent + 2, width, out);
-    *out += " )";
-    return;
+  *out += "(" + node.label;
+  if (scores && node.has_score()) {
+    const size_t head = line.find(' ');  // "(LABEL SCORE (child ...": the score as written
+    const size_t score_end = line.find(' ', head + 1);
+    *out += line.substr(head, score_end - head);
   }
-  *out += "(" + node.head;
-  for (const BracketNode& child : node.children) {
+  for (const Tree& child : node.children) {
     *out += "\n" + std::string(indent + 2, ' ');
-    AppendPretty(text, child, indent + 2, width, out);
+    AppendPretty(child, scores, indent + 2, width, out);
   }
   *out += ")";
 }
@@ -153,24 +140,31 @@ bool ParseOutputFormat(const std::string& name, OutputFormat* format) {
 
 namespace {
 
-std::string TreeText(const Tree& tree, const ResultFormatOptions& options) {
-  if (!AnyBracket(tree)) return FormatTree(tree, options.tree_form);
+// The tree in the form asked for, brackets inside words and labels escaped.
+Tree PrintedTree(const Tree& tree, const ResultFormatOptions& options) {
+  if (!AnyBracket(tree)) return FormTree(tree, options.tree_form);
   Tree escaped = tree;
   EscapeTree(&escaped);
-  return FormatTree(escaped, options.tree_form);
+  return FormTree(escaped, options.tree_form);
+}
+
+// One tree as the format prints it (without score columns), ending in a newline.
+std::string TreeText(const Tree& tree, const ResultFormatOptions& options) {
+  const bool scores = options.tree_form.scores;
+  const Tree printed = PrintedTree(tree, options);
+  if (options.format != OutputFormat::kPretty) return RootLine(printed, scores) + "\n";
+  return FormatPrettyTree(printed, scores);
 }
 
 // The JSON fields of one tree's asked-for scores.
-std::string JsonScores(const ResultFormatOptions& options, const TreeScores& s,
-                       bool with_likelihood) {
-  std::string json;
+void AddJsonScores(const ResultFormatOptions& options, const TreeScores& s, bool with_likelihood,
+                   nlohmann::ordered_json* json) {
   if (with_likelihood && options.sentence_likelihood) {
-    json += ",\"log_likelihood\":" + JsonNumber(s.likelihood);
+    (*json)["log_likelihood"] = JsonNumber(s.likelihood);
   }
-  if (options.tree_likelihood) json += ",\"tree_log_likelihood\":" + JsonNumber(s.tree_likelihood);
-  if (options.confidence) json += ",\"confidence\":" + JsonNumber(s.confidence);
-  if (options.model_score) json += ",\"model_score\":" + JsonNumber(s.model_score);
-  return json;
+  if (options.tree_likelihood) (*json)["tree_log_likelihood"] = JsonNumber(s.tree_likelihood);
+  if (options.confidence) (*json)["confidence"] = JsonNumber(s.confidence);
+  if (options.model_score) (*json)["model_score"] = JsonNumber(s.model_score);
 }
 
 }  // namespace
@@ -178,101 +172,76 @@ std::string JsonScores(const ResultFormatOptions& options, const TreeScores& s,
 std::string FormatResult(long index, const std::vector<std::string>& tokens,
                          const ParseOutcome& outcome, const ResultFormatOptions& options) {
   const bool ok = outcome.status == ParseStatus::kOk;
-  const std::string tree = ok ? TreeText(outcome.tree, options) : std::string(kNoParseOutput);
+  const std::string tree =
+      ok ? TreeText(outcome.tree, options) : std::string(kNoParseOutput) + "\n";
   const bool list = options.kbest > 1;
-  switch (options.format) {
-    case OutputFormat::kPenn:
-    case OutputFormat::kPretty: {
-      auto line = [&](const TreeScores& scores, const std::string& text) {
-        return ScoreColumns(options, scores) +
-               (options.format == OutputFormat::kPenn ? text + "\n" : FormatPrettyTree(text));
-      };
-      if (!list) return line(ScoresOf(outcome, nullptr), tree);
-      // Berkeley's -kbest: each tree on its line, then a blank line; (()) alone for no tree.
-      std::string text;
-      if (!ok || outcome.kbest.empty()) text = line(ScoresOf(outcome, nullptr), tree);
-      if (ok) {
-        for (const ScoredTree& t : outcome.kbest) {
-          text += line(ScoresOf(outcome, &t), TreeText(t.tree, options));
-        }
+  if (options.format != OutputFormat::kJson) {
+    if (!list) return ScoreColumns(options, ScoresOf(outcome, nullptr)) + tree;
+    // Berkeley's -kbest: each tree on its line, then a blank line; (()) alone for no tree.
+    std::string text;
+    if (!ok || outcome.kbest.empty())
+      text = ScoreColumns(options, ScoresOf(outcome, nullptr)) + tree;
+    if (ok) {
+      for (const ScoredTree& t : outcome.kbest) {
+        text += ScoreColumns(options, ScoresOf(outcome, &t)) + TreeText(t.tree, options);
       }
-      return text + "\n";
     }
-    case OutputFormat::kJson: {
-      std::string json = "{\"index\":" + std::to_string(index) + ",\"tokens\":[";
-      for (size_t i = 0; i < tokens.size(); ++i) json += (i ? "," : "") + JsonString(tokens[i]);
-      json += "],\"tree\":" + JsonString(tree) + ",\"ok\":" + (ok ? "true" : "false");
-      json += JsonScores(options, ScoresOf(outcome, nullptr), /*with_likelihood=*/true);
-      if (list) {
-        json += ",\"kbest\":[";
-        for (size_t i = 0; ok && i < outcome.kbest.size(); ++i) {
-          const ScoredTree& t = outcome.kbest[i];
-          json += std::string(i ? "," : "") + "{\"tree\":" + JsonString(TreeText(t.tree, options)) +
-                  JsonScores(options, ScoresOf(outcome, &t), false) + "}";
-        }
-        json += "]";
-      }
-      if (!outcome.message.empty()) json += ",\"message\":" + JsonString(outcome.message);
-      return json + "}\n";
+    return text + "\n";
+  }
+  auto one_line = [&](const Tree& t) {
+    return RootLine(PrintedTree(t, options), options.tree_form.scores);
+  };
+  nlohmann::ordered_json json;
+  json["index"] = index;
+  json["tokens"] = tokens;
+  json["tree"] = ok ? one_line(outcome.tree) : std::string(kNoParseOutput);
+  json["ok"] = ok;
+  AddJsonScores(options, ScoresOf(outcome, nullptr), /*with_likelihood=*/true, &json);
+  if (list) {
+    json["kbest"] = nlohmann::ordered_json::array();
+    for (size_t i = 0; ok && i < outcome.kbest.size(); ++i) {
+      const ScoredTree& t = outcome.kbest[i];
+      nlohmann::ordered_json k;
+      k["tree"] = one_line(t.tree);
+      AddJsonScores(options, ScoresOf(outcome, &t), /*with_likelihood=*/false, &k);
+      json["kbest"].push_back(std::move(k));
     }
   }
-  return tree + "\n";
-}
-
-std::string FormatPrettyTree(const std::string& one_line_tree, int width) {
-  if (one_line_tree.empty() || one_line_tree[0] != '(') return one_line_tree + "\n";
-  size_t pos = 0;
-  const BracketNode root = ReadNode(one_line_tree, &pos);
-  std::string out;
-  AppendPretty(one_line_tree, root, 0, width, &out);
-  return out + "\n";
-}
-
-std::string JsonString(const std::string& raw) {
+  if (!outcome.message.empty()) json["message"] = outcome.message;
   // JSON text is UTF-8: bytes that are not (tokens of --tokenized input are passed on as read)
   // become U+FFFD, as the tokenizer makes them for raw text.
-  std::string text;
-  for (std::string_view rest = raw; !rest.empty();) {
-    const size_t bad = FindInvalidUtf8(rest);
-    text.append(rest.substr(0, bad));
-    if (bad == std::string_view::npos) break;
-    text.append("\xef\xbf\xbd");
-    rest.remove_prefix(bad + 1);
+  return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::string FormatPrettyTree(const Tree& printed, bool scores, int width) {
+  const std::string line = RootLine(printed, scores);
+  if (static_cast<int>(line.size()) <= width) return line + "\n";
+  std::string out;
+  if (printed.children.size() == 1) {
+    // The Berkeley root "( (S ...) )": keep its child on the first line.
+    out = "( ";
+    AppendPretty(printed.children[0], scores, 2, width, &out);
+    return out + " )\n";
   }
-  std::string json = "\"";
-  for (unsigned char ch : text) {
-    switch (ch) {
-      case '"':
-        json += "\\\"";
-        break;
-      case '\\':
-        json += "\\\\";
-        break;
-      case '\n':
-        json += "\\n";
-        break;
-      case '\r':
-        json += "\\r";
-        break;
-      case '\t':
-        json += "\\t";
-        break;
-      default:
-        if (ch < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\u%04x", ch);
-          json += escaped;
-        } else {
-          json += static_cast<char>(ch);  // UTF-8 passes through
-        }
-    }
+  out = "(";
+  for (const Tree& child : printed.children) {
+    out += "\n  ";
+    AppendPretty(child, scores, 2, width, &out);
   }
-  return json + "\"";
+  return out + ")\n";
 }
 
 void ResultWriter::Write(const std::string& text) {
   out_ << text;
-  if (flush_each_) out_.flush();
+  if (flush_each_) EndBatch();
+}
+
+void ResultWriter::EndBatch() {
+  if (out_) {
+    errno = 0;
+    out_.flush();
+  }
+  CheckOutput(out_, path_);
 }
 
 bool FlushEachLine(const std::string& path) {

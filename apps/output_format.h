@@ -43,25 +43,26 @@ struct ResultFormatOptions {
 std::string FormatResult(long index, const std::vector<std::string>& tokens,
                          const ParseOutcome& outcome, const ResultFormatOptions& options);
 
-// A bracketed tree over several lines: a node whose one-line form fits in `width` columns (after
-// its indentation) stays on one line, any other node puts each child on its own line, indented
-// two more columns. Ends with a newline.
-std::string FormatPrettyTree(const std::string& one_line_tree, int width = 72);
-
-// `text` as a JSON string literal, quotes included.
-std::string JsonString(const std::string& text);
+// `printed` (FormTree's tree: an unlabelled root) over several lines: a node whose one-line
+// form fits in `width` columns (after its indentation) stays on one line, any other node puts
+// each child on its own line, indented two more columns. Ends with a newline.
+std::string FormatPrettyTree(const Tree& printed, bool scores, int width = 72);
 
 // Writes results to `out`, flushing after every result when `flush_each` (stdout is a pipe or a
-// terminal: a co-process waits for each tree) and otherwise at the end of each batch.
+// terminal: a co-process waits for each tree) and otherwise at the end of each batch. A failed
+// write ends the command at the next flush, naming the output (`path`, "-" for standard output)
+// and why: no work goes on for output that is lost.
 class ResultWriter {
  public:
-  ResultWriter(std::ostream& out, bool flush_each) : out_(out), flush_each_(flush_each) {}
+  ResultWriter(std::ostream& out, bool flush_each, std::string path = "-")
+      : out_(out), flush_each_(flush_each), path_(std::move(path)) {}
   void Write(const std::string& text);
-  void EndBatch() { out_.flush(); }
+  void EndBatch();
 
  private:
   std::ostream& out_;
   bool flush_each_;
+  std::string path_;
 };
 
 // True when the output at `path` ("-" for stdout) should be flushed line by line: it is not a

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "apps/command_util.h"
@@ -27,6 +28,7 @@
 #include "parser/multi_device_backend.h"
 #include "parser/tree_format.h"
 #include "parser/tree_likelihood.h"
+#include "text/token_convention.h"
 #include "text/tokenizer.h"
 
 namespace cky::apps {
@@ -91,18 +93,30 @@ InputForm ParseInputForm(const ParseArgs& args) {
   return args.sentence_per_line ? InputForm::kSentencePerLine : InputForm::kParagraphs;
 }
 
-TokenizerOptions ParseTokenizerOptions(const ParseArgs& args) {
-  TokenizerOptions options;
-  // The built-in grammar was trained on GUM, which splits hyphenated words; Berkeley's English
-  // grammars were trained on the WSJ, which keeps them whole.
-  options.split_hyphens =
-      args.hyphens == "split" || (args.hyphens == "auto" && args.grammar.empty());
-  // GUM also keeps quotation marks and square brackets as written (" ' [ ], tagged `` '' -LRB-
-  // -RRB-), where the WSJ writes `` '' -LSB- -RSB-.
-  const bool gum =
-      args.token_style == "gum" || (args.token_style == "auto" && args.grammar.empty());
-  options.style = gum ? TokenStyle::kGum : TokenStyle::kPtb;
-  return options;
+// The words --token-style and --hyphens ask for: "auto" reads them from the grammar's lexicon
+// (text/token_convention.h). `model` is the loaded grammar, or null on an MPI rank that does not
+// parse, which then loads the grammar itself when a choice is "auto".
+TokenConvention ParseTokenConvention(const ParseArgs& args, const BerkeleyModel* model) {
+  std::optional<BerkeleyModel> own;
+  if (!model) {
+    if (args.token_style == "auto" || args.hyphens == "auto") {
+      auto loaded = LoadGrammarArgument(
+          args.grammar, GrammarOptionsForCommand(args.min_rule_prob, !args.no_cache));
+      if (!loaded.ok()) Fail(loaded.status().message());
+      own = std::move(*loaded);
+    } else {
+      own.emplace();  // not read
+    }
+    model = &*own;
+  }
+  auto convention = ResolveTokenConvention(args.token_style, args.hyphens, *model);
+  if (!convention.ok()) Fail(convention.status().message(), 2);
+  spdlog::debug("tokens for {}: quotes {}, [ ] {}, hyphenated words {}",
+                GrammarArgumentName(args.grammar),
+                convention->quotes == TokenStyle::kGum ? "\"" : "`` ''",
+                convention->escaped_square ? "-LSB- -RSB-" : "[ ]",
+                convention->split_hyphens ? "split" : "whole");
+  return *convention;
 }
 
 // One batch's results, as `cky parse` prints them: each sentence's text, and the warning to print
@@ -186,8 +200,8 @@ bool ReadBatch(SentenceSource& source, int size, std::vector<std::vector<std::st
 }
 
 void FinishInput(const ParseArgs& args, InputFile& input, long sentences, long failures) {
-  if (input.stream().bad()) {
-    Fail(args.input + ": read error after sentence " + std::to_string(sentences));
+  if (Status read = input.ReadStatus(); !read.ok()) {
+    Fail(read.message() + " (after sentence " + std::to_string(sentences) + ")");
   }
   if (sentences == 0) spdlog::warn("{}: the input holds no sentences", args.input);
   if (failures > 0) {
@@ -373,8 +387,9 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
     std::sort(context_devices.begin(), context_devices.end());
     context_devices.erase(std::unique(context_devices.begin(), context_devices.end()),
                           context_devices.end());
+    // None on a machine without a GPU (a "cuda context" row in --timeline would mislead).
     if (context_devices.empty() && (!link || link->size() == 1) &&
-        (args.backend == "cuda" || args.backend == "auto")) {
+        (args.backend == "cuda" || args.backend == "auto") && cuda::DeviceCount() > 0) {
       context_devices.push_back(0);
     }
     std::vector<std::thread> contexts;
@@ -432,17 +447,22 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
     input = InputFile::Open(args.input);
     if (!input.ok()) Fail(input.status().message());
   }
-  auto source = SentenceSource::Create(**input, ParseInputForm(args), ParseTokenizerOptions(args));
+  const TokenConvention convention =
+      ParseTokenConvention(args, loaded ? &loaded->model() : nullptr);
+  auto source = SentenceSource::Create(**input, {.form = ParseInputForm(args),
+                                                 .tokenizer = TokenizerOptionsFor(convention),
+                                                 .convention = convention,
+                                                 .warn_if_tokenized = true});
   if (!source.ok()) Fail(source.status().message());
   std::ofstream output_file;
   std::ostream& out = OpenOutput(args.output, output_file);
-  ResultWriter writer(out, FlushEachLine(args.output));
+  ResultWriter writer(out, FlushEachLine(args.output), args.output);
   if (parses) {
     ParseStream(args, loaded->parser(), **source, **input, writer, format, batch_size);
   } else {
     MpiCoordinate(args, *link, **source, **input, writer);
   }
-  if (!out.flush()) Fail("write error on " + args.output);
+  FinishOutput(out, output_file, args.output);
   if (args.timeline) std::fputs(timeline::Report().c_str(), stderr);
 }
 
@@ -474,26 +494,33 @@ void AddParseCommand(CLI::App& app) {
       "--tokenized", args->tokenized,
       "Input holds one tokenized sentence per line (tokens separated by spaces), as "
       "the Berkeley parser reads it; an empty line is an empty sentence and prints "
-      "(()). The tokens ( and ) are read as -LRB- and -RRB- (the treebanks' words for them)");
+      "(()). The tokens ( and ) are read as -LRB- and -RRB- (the treebanks' words for them), "
+      "and quotes and brackets written as another treebank writes them as the grammar's words "
+      "(see --token-style)");
   cmd->add_flag("--sentence-per-line", args->sentence_per_line,
                 "Raw text, one sentence per line: each line is tokenized, never split into "
                 "sentences (an empty line prints (()))");
   Shown(cmd->add_option("--hyphens", args->hyphens,
-                        "Raw text only: keep hyphenated words whole (the WSJ convention of "
-                        "Berkeley's English grammars), split them at hyphens (GUM/OntoNotes "
-                        "style), or auto: split for the built-in grammar (trained on GUM), keep "
-                        "for a --grammar")
+                        "Keep hyphenated words whole (the WSJ convention of Berkeley's English "
+                        "grammars), split them at hyphens (GUM/OntoNotes style), or auto: as the "
+                        "grammar's training treebank did, read from the words its lexicon knows "
+                        "(split for the built-in grammar and GUM-trained ones, whole for "
+                        "WSJ-trained ones). When split, hyphenated tokens of --tokenized input "
+                        "that the grammar does not know whole are split too")
             ->check(OneOf({"auto", "keep", "split"}))
             ->capture_default_str(),
         "{auto,keep,split}");
   Shown(cmd->add_option("--token-style", args->token_style,
-                        "Raw text only: ptb writes quotation marks as `` and '' and [ ] as -LSB- "
-                        "-RSB- (the WSJ's words, which Berkeley's English grammars know); gum "
-                        "keeps \" ' [ ] as written (GUM's words); auto: gum for the built-in "
-                        "grammar (trained on GUM), ptb for a --grammar")
-            ->check(OneOf({"auto", "ptb", "gum"}))
+                        "ptb: quotation marks become `` and '', [ ] -LSB- -RSB- (the WSJ's words, "
+                        "which Berkeley's English grammars know); gum: \" ' [ ] as written (GUM's "
+                        "words); auto: the words the grammar's lexicon knows (gum for the "
+                        "built-in grammar and GUM-trained ones). Applies to every input form: "
+                        "tokens of --tokenized input written the other way (`` or \", -LSB- or "
+                        "[) are rewritten too; given: --tokenized input as it is, but for ( ) "
+                        "(as the Berkeley parser reads it), raw text as ptb")
+            ->check(OneOf({"auto", "ptb", "gum", "given"}))
             ->capture_default_str(),
-        "{auto,ptb,gum}");
+        "{auto,ptb,gum,given}");
   Shown(cmd->add_option("-o,--output", args->output, "Output file; - for stdout")
             ->capture_default_str(),
         "FILE");
@@ -548,7 +575,7 @@ void AddParseCommand(CLI::App& app) {
                     (MpiBuilt() ? "" : ". This build has no MPI"));
   Shown(cmd->add_option("-t,--threads", args->threads,
                         "CPU threads for the cpu backend; 0 = all cores")
-            ->check(AtLeast(0))
+            ->check(Between(0, kMaxThreads))
             ->capture_default_str(),
         "N");
   Shown(cmd->add_option("--max-length", args->max_length,
@@ -615,7 +642,9 @@ void AddParseCommand(CLI::App& app) {
                         "line, then a blank line (Berkeley's -kbest); the first is the --kbest 1 "
                         "tree. Ours are the exact K highest-scoring trees of the max-rule chart "
                         "(Berkeley's list takes shortcuts and can skip some). With --format json: "
-                        "a \"kbest\" array")
+                        "a \"kbest\" array. Memory grows with K times the chart: each cell "
+                        "keeps up to K derivations, so a K in the tens of thousands needs "
+                        "gigabytes for a long sentence")
             ->check(AtLeast(1))
             ->capture_default_str(),
         "K");

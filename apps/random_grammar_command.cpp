@@ -1,6 +1,5 @@
 // `cky random-grammar`: a seeded random CNF grammar for the membership experiments of
 // Fujita/Nakano et al.
-#include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 #include <fstream>
@@ -27,7 +26,7 @@ void AddRandomGrammarCommand(CLI::App& app) {
             ->capture_default_str(),
         "N");
   Shown(cmd->add_option("--rules", options->rules, "Number of distinct binary rules (at most N^3)")
-            ->check(AtLeast(1))
+            ->check(AtLeast(1, 1e15))  // an int64
             ->capture_default_str(),
         "N");
   Shown(cmd->add_option("--terminals", options->terminals, "Number of terminals (t0, t1, ...)")
@@ -42,11 +41,7 @@ void AddRandomGrammarCommand(CLI::App& app) {
     std::ofstream file;
     std::ostream& out = OpenOutput(*output, file);
     WriteCnfGrammar(RandomCnfGrammar(*options), out);
-    out.flush();
-    if (!out) {
-      spdlog::error("write error on {}", *output);
-      throw CLI::RuntimeError(1);
-    }
+    FinishOutput(out, file, *output);
   });
 }
 

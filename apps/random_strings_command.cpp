@@ -28,7 +28,7 @@ void AddRandomStringsCommand(CLI::App& app) {
             ->required(),
         "FILE|PREFIX");
   Shown(cmd->add_option("--count", options->count, "Number of strings")
-            ->check(AtLeast(0))
+            ->check(AtLeast(0, 1e15))  // an int64
             ->capture_default_str(),
         "N");
   Shown(cmd->add_option("--min-length", options->min_length, "Shortest length")
@@ -62,11 +62,7 @@ void AddRandomStringsCommand(CLI::App& app) {
     std::ostream& out = OpenOutput(*output, file);
     for (const auto& s : RandomStrings(*grammar, *options))
       out << JoinTerminals(*grammar, s) << "\n";
-    out.flush();
-    if (!out) {
-      spdlog::error("write error on {}", *output);
-      throw CLI::RuntimeError(1);
-    }
+    FinishOutput(out, file, *output);
   });
 }
 

@@ -237,7 +237,7 @@ void RecognizeOnThisProcess(const RecognizeArgs& args, const CnfGrammar& grammar
   if (!input.ok()) Fail(input.status().message());
   std::ofstream file_out;
   std::ostream& out = OpenOutput(args.output, file_out);
-  ResultWriter writer(out, FlushEachLine(args.output));
+  ResultWriter writer(out, FlushEachLine(args.output), args.output);
   ProgressMeter progress("strings", (*input)->size(), ShowProgress(false, false));
   int64_t line_number = 0, written = 0, accepted_count = 0;
   std::istream& in = (*input)->stream();
@@ -278,8 +278,8 @@ void RecognizeOnThisProcess(const RecognizeArgs& args, const CnfGrammar& grammar
         },
         [&](int, std::vector<std::string>& answer_fields) { write(answer_fields.at(0)); });
   }
-  out.flush();
-  if (!out) Fail("write error on " + args.output);
+  if (Status read = (*input)->ReadStatus(); !read.ok()) Fail(read.message());
+  FinishOutput(out, file_out, args.output);
   spdlog::debug("{} of {} strings accepted", accepted_count, written);
 }
 
@@ -377,7 +377,7 @@ void AddRecognizeCommand(CLI::App& app) {
                             "1..N-1 answer shards of --batch-size lines on their GPU or cores") +
                     (MpiBuilt() ? "" : ". This build has no MPI"));
   Shown(cmd->add_option("-t,--threads", args->threads, "CPU threads; 0 = all cores")
-            ->check(AtLeast(0))
+            ->check(Between(0, kMaxThreads))
             ->capture_default_str(),
         "N");
   Shown(cmd->add_option("--batch-size", args->chunk,

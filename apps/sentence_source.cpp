@@ -17,21 +17,16 @@ bool IsBlank(const std::string& line) {
 
 }  // namespace
 
-std::string EscapeBracketToken(const std::string& token) {
-  if (token == "(") return "-LRB-";
-  if (token == ")") return "-RRB-";
-  return token;
-}
-
-StatusOr<std::unique_ptr<SentenceSource>> SentenceSource::Create(InputFile& input, InputForm form,
-                                                                 const TokenizerOptions& options) {
-  auto tokenizer = Tokenizer::Create(options);
+StatusOr<std::unique_ptr<SentenceSource>> SentenceSource::Create(
+    InputFile& input, const SentenceSourceOptions& options) {
+  auto tokenizer = Tokenizer::Create(options.tokenizer);
   if (!tokenizer.ok()) return tokenizer.status();
-  return std::unique_ptr<SentenceSource>(new SentenceSource(input, form, std::move(*tokenizer)));
+  return std::unique_ptr<SentenceSource>(new SentenceSource(input, options, std::move(*tokenizer)));
 }
 
-SentenceSource::SentenceSource(InputFile& input, InputForm form, Tokenizer tokenizer)
-    : input_(input), form_(form), tokenizer_(std::move(tokenizer)) {}
+SentenceSource::SentenceSource(InputFile& input, const SentenceSourceOptions& options,
+                               Tokenizer tokenizer)
+    : input_(input), options_(options), tokenizer_(std::move(tokenizer)) {}
 
 SentenceSource::~SentenceSource() = default;
 
@@ -39,18 +34,36 @@ bool SentenceSource::ReadLine(std::string* line) {
   if (!std::getline(input_.stream(), *line)) return false;
   ++lines_read_;
   if (!line->empty() && line->back() == '\r') line->pop_back();
-  const size_t bad = FindInvalidUtf8(*line);
+  // A byte-order mark (Windows editors write one) is no part of the first word.
+  if (lines_read_ == 1) StripByteOrderMark(line);
+  // What was read is what is parsed and printed: U+FFFD, never the raw bytes.
+  const size_t bad = ReplaceInvalidUtf8(line);
   if (bad != std::string::npos) {
     if (++invalid_utf8_lines_ <= kInvalidUtf8Warnings) {
       spdlog::warn(
-          "{}:{}: invalid UTF-8 at byte {} of the line (each bad byte is read as U+FFFD){}",
+          "{}:{}: invalid UTF-8 or a NUL byte at byte {} of the line (each bad byte is read as "
+          "U+FFFD){}",
           input_.path(), lines_read_, bad + 1,
           invalid_utf8_lines_ == kInvalidUtf8Warnings
               ? "; further lines with invalid UTF-8 are not reported"
               : "");
     }
   }
+  std::string evidence;
+  if (options_.warn_if_tokenized && !warned_tokenized_ && options_.form != InputForm::kTokenized &&
+      LooksTokenized(*line, &evidence)) {
+    warned_tokenized_ = true;
+    spdlog::warn(
+        "{}:{}: the input looks tokenized already ({}); it is read as raw text, split into "
+        "sentences and tokenized again: give --tokenized to read one tokenized sentence per line",
+        input_.path(), lines_read_, evidence);
+  }
   return true;
+}
+
+void SentenceSource::AddPending(std::vector<std::string> tokens) {
+  if (options_.convention) ApplyTokenConvention(*options_.convention, &tokens, &tokenizer_);
+  pending_.push_back(std::move(tokens));
 }
 
 void SentenceSource::FillPending(bool only_ready) {
@@ -65,14 +78,12 @@ void SentenceSource::FillPending(bool only_ready) {
       ended_ = true;
       break;
     }
-    if (form_ == InputForm::kTokenized) {
-      std::vector<std::string> tokens = SplitWhitespace(line);
-      for (std::string& token : tokens) token = EscapeBracketToken(token);
-      pending_.push_back(std::move(tokens));
+    if (options_.form == InputForm::kTokenized) {
+      AddPending(SplitWhitespace(line));
       return;
     }
-    if (form_ == InputForm::kSentencePerLine) {
-      pending_.push_back(tokenizer_.Tokenize(line));
+    if (options_.form == InputForm::kSentencePerLine) {
+      AddPending(tokenizer_.Tokenize(line));
       return;
     }
     if (!IsBlank(line)) {
@@ -85,7 +96,7 @@ void SentenceSource::FillPending(bool only_ready) {
   // A blank line or the end of input completed the paragraph: its sentences are known.
   if (paragraph_.empty()) return;
   for (const std::string& sentence : tokenizer_.SplitSentences(paragraph_)) {
-    pending_.push_back(tokenizer_.Tokenize(sentence));
+    AddPending(tokenizer_.Tokenize(sentence));
   }
   paragraph_.clear();
 }

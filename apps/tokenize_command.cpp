@@ -36,12 +36,13 @@ void RunTokenize(const TokenizeArgs& args) {
   StatusOr<std::unique_ptr<InputFile>> input = InputFile::Open(args.input);
   if (!input.ok()) Fail(input.status().message());
   auto source = SentenceSource::Create(
-      **input, args.sentence_per_line ? InputForm::kSentencePerLine : InputForm::kParagraphs,
-      options);
+      **input,
+      {.form = args.sentence_per_line ? InputForm::kSentencePerLine : InputForm::kParagraphs,
+       .tokenizer = options});
   if (!source.ok()) Fail(source.status().message());
   std::ofstream output_file;
   std::ostream& out = OpenOutput(args.output, output_file);
-  ResultWriter writer(out, FlushEachLine(args.output));
+  ResultWriter writer(out, FlushEachLine(args.output), args.output);
 
   long sentences = 0;
   std::vector<std::string> tokens;
@@ -54,8 +55,10 @@ void RunTokenize(const TokenizeArgs& args) {
     if (!(*source)->Ready()) writer.EndBatch();  // the input stalls: let the reader have these
   }
   writer.EndBatch();
-  if ((*input)->stream().bad()) Fail("error while reading '" + args.input + "'");
-  if (!out) Fail("error while writing '" + args.output + "'");
+  if (Status read = (*input)->ReadStatus(); !read.ok()) {
+    Fail(read.message() + " (after sentence " + std::to_string(sentences) + ")");
+  }
+  FinishOutput(out, output_file, args.output);
   spdlog::debug("{} sentences", sentences);
 }
 

@@ -19,6 +19,8 @@
 namespace cky::apps {
 namespace {
 
+constexpr size_t kMaxTrainingTreeDepth = 1000;
+
 struct TrainArgs {
   std::vector<std::string> treebanks;
   std::string output_prefix;
@@ -132,7 +134,17 @@ void RunTrain(const TrainArgs& args) {
   for (const std::string& path : args.treebanks) {
     auto file_trees = ReadTreebankFile(path);
     if (!file_trees.ok()) Fail(file_trees.status().message());
-    for (Tree& tree : *file_trees) trees.push_back(std::move(tree));
+    for (size_t i = 0; i < file_trees->size(); ++i) {
+      // The trainers walk trees recursively: one nested far deeper than any treebank's (a damaged
+      // file) is refused rather than left to overflow the stack.
+      const size_t depth = TreeDepth((*file_trees)[i]);
+      if (depth > kMaxTrainingTreeDepth) {
+        Fail(path + ": tree " + std::to_string(i + 1) + " is nested " + std::to_string(depth) +
+             " levels deep; training takes trees of at most " +
+             std::to_string(kMaxTrainingTreeDepth));
+      }
+      trees.push_back(std::move((*file_trees)[i]));
+    }
   }
   if (args.split_merge_cycles > 0) {
     RunSplitMerge(args, trees);
@@ -157,12 +169,14 @@ void AddTrainCommand(CLI::App& app) {
   args->split_merge.threads = 0;
   CLI::App* cmd = app.add_subcommand(
       "train",
-      "Estimate a plain (unsplit) PCFG by relative frequency from Penn Treebank files and write it "
-      "as a Berkeley WriteGrammarToTextFile export (PREFIX.grammar, .lexicon, .splits, .words) "
-      "for `cky parse --grammar PREFIX`. Empty elements (-NONE-) and "
-      "function tags are removed and the root is labelled ROOT; rules are binarized the Berkeley "
-      "way (X -> @X last) and unary chains closed.");
-  Shown(cmd->add_option("TREEBANK", args->treebanks,
+      "Train a grammar from Penn Treebank files: by default a plain PCFG by relative frequency, "
+      "or with --split-merge C a latent-annotation grammar by C cycles of split-merge EM, as the "
+      "Berkeley trainer does. Writes a Berkeley WriteGrammarToTextFile export (PREFIX.grammar, "
+      ".lexicon, .splits, .words) for `cky parse --grammar PREFIX`, and with --split-merge also "
+      "PREFIX.ckybin. Empty elements (-NONE-) and function tags are removed and the root is "
+      "labelled ROOT; rules are binarized the Berkeley way (X -> @X last) and unary chains "
+      "closed.");
+  Shown(cmd->add_option("TREEBANK,-i,--input", args->treebanks,
                         "Treebank files (bracketed trees, one or several lines each; plain, "
                         "gzip, bzip2, xz or zstd; - for stdin)")
             ->required(),
@@ -268,8 +282,9 @@ void AddTrainCommand(CLI::App& app) {
             ->capture_default_str(),
         "S");
   Shown(cmd->add_option(
-               "--threads", args->split_merge.threads,
+               "-t,--threads", args->split_merge.threads,
                "Split-merge: E-step threads (the result does not depend on it; 0 = all cores)")
+            ->check(Between(0, kMaxThreads))
             ->capture_default_str(),
         "N");
   Shown(cmd->add_option("-b,--backend", args->backend,

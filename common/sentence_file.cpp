@@ -29,7 +29,7 @@ StatusOr<std::vector<std::vector<std::string>>> ReadTokenizedSentences(const std
     std::vector<std::string> tokens = SplitWhitespace(line);
     if (!tokens.empty() || keep_empty) sentences.push_back(std::move(tokens));
   }
-  if ((*in)->stream().bad()) return Status::Error(path + ": read error");
+  CKY_RETURN_IF_ERROR((*in)->ReadStatus());
   return sentences;
 }
 

@@ -1,6 +1,7 @@
 #include "common/thread_pool.h"
 
 #include <algorithm>
+#include <system_error>
 
 namespace cky {
 
@@ -13,7 +14,17 @@ int ThreadPool::ResolveThreads(int requested) {
 }
 
 ThreadPool::ThreadPool(int threads) : threads_(ResolveThreads(threads)) {
-  for (int id = 1; id < threads_; ++id) workers_.emplace_back([this, id] { WorkerLoop(id); });
+  for (int id = 1; id < threads_; ++id) {
+    try {
+      workers_.emplace_back([this, id] { WorkerLoop(id); });
+    } catch (const std::system_error&) {
+      // "Resource temporarily unavailable": work with the threads there are (the caller, at
+      // least) rather than end the process.
+      threads_ = id;
+      started_fewer_ = true;
+      break;
+    }
+  }
 }
 
 ThreadPool::~ThreadPool() {

@@ -23,7 +23,9 @@ namespace cky {
 class ThreadPool {
  public:
   // threads <= 0: ThreadPool::DefaultThreads(). Starts threads - 1 threads (the caller of
-  // ParallelFor is the last worker); they wait idle between calls.
+  // ParallelFor is the last worker); they wait idle between calls. When the system refuses a
+  // thread (a process or memory limit), the pool keeps those it started: threads() says how many
+  // work, and started_fewer() that it is fewer than asked.
   explicit ThreadPool(int threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -35,6 +37,7 @@ class ThreadPool {
   static int ResolveThreads(int requested);
 
   int threads() const { return threads_; }
+  bool started_fewer() const { return started_fewer_; }
 
   void ParallelFor(int count, const std::function<void(int index, int worker)>& fn);
 
@@ -42,7 +45,8 @@ class ThreadPool {
   void RunItems(int worker);
   void WorkerLoop(int worker);
 
-  const int threads_;
+  int threads_;
+  bool started_fewer_ = false;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable start_, done_;

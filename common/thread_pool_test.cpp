@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <set>
 #include <vector>
+
+#include "common/test_limits.h"
 
 namespace cky {
 namespace {
@@ -47,6 +50,23 @@ TEST(ThreadPoolTest, NonPositiveMeansOnePerHardwareThread) {
   EXPECT_EQ(ThreadPool::ResolveThreads(7), 7);
   ThreadPool pool(0);
   EXPECT_EQ(pool.threads(), ThreadPool::DefaultThreads());
+}
+
+TEST(ThreadPoolTest, WorksWithTheThreadsTheSystemAllows) {
+  if (kAddressSanitizer) GTEST_SKIP() << "no address-space limit under AddressSanitizer";
+  // In a child process whose address space leaves room for a few thread stacks only: 1,000
+  // threads were an uncaught std::system_error (`cky parse --threads 100000` aborted).
+  auto child = [] {
+    LimitAddressSpaceToCurrentPlus(64 << 20);
+    ThreadPool pool(1000);
+    std::atomic<int> ran{0};
+    pool.ParallelFor(5000, [&](int, int worker) {
+      if (worker < pool.threads()) ++ran;
+    });
+    const bool fewer = pool.started_fewer() && pool.threads() >= 1 && pool.threads() < 1000;
+    std::exit(fewer && ran == 5000 ? 0 : 1);
+  };
+  EXPECT_EXIT(child(), ::testing::ExitedWithCode(0), "");
 }
 
 TEST(ThreadPoolTest, UsableFromAThreadOtherThanItsCreator) {

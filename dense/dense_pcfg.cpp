@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/input_file.h"
+#include "common/output_file.h"
 #include "grammar_io/berkeley_model.h"
 
 namespace cky {
@@ -156,7 +157,7 @@ StatusOr<DensePcfg> ReadDensePcfgText(const std::string& path) {
     }
     if (fields >> extra) return error("unexpected '" + extra + "' at the end of the line");
   }
-  if (in.bad()) return Status::Error(path + ": read error");
+  CKY_RETURN_IF_ERROR((*file)->ReadStatus());
   if (g.num_nonterminals == 0) return Status::Error(path + ": no 'dense-pcfg M' line");
   if (!have_unknown) return Status::Error(path + ": no 'unknown WORD' line");
   const int m = g.num_nonterminals;
@@ -183,12 +184,10 @@ void AppendRaw(std::string& out, const T& value) {
 }
 
 Status WriteStringToFile(const std::string& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return Status::Error(path + ": cannot open for writing");
-  out.write(content.data(), static_cast<std::streamsize>(content.size()));
-  out.close();
-  if (!out) return Status::Error(path + ": write error");
-  return Status();
+  return WriteFileAtomically(path, [&](std::ostream& out) {
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    return Status();
+  });
 }
 
 }  // namespace

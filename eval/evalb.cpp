@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string_view>
 #include <utility>
 
@@ -28,29 +29,33 @@ class SentenceBuilder {
  public:
   SentenceBuilder(const EvalbParams& params, EvalbSentence* out) : params_(params), out_(out) {}
 
-  void Visit(const Tree& node) {
-    if (!out_->error.empty()) return;
-    if (node.is_leaf()) {
-      out_->error = "Reading sentence (a word outside a preterminal: " + node.label + ")";
-      return;
-    }
-    if (node.is_preterminal()) {
-      AddTerminal(node.label, node.children[0].label);
-      return;
-    }
-    const int index = static_cast<int>(out_->brackets.size());
-    const int start = static_cast<int>(out_->terminals.size());
-    out_->brackets.push_back({start, start, node.label});
-    open_.push_back(index);
-    for (const Tree& child : node.children) {
-      if (child.is_leaf()) {
-        out_->error = "More than two elements in a bracket (" + node.label + ")";
-        return;
-      }
-      Visit(child);
-    }
-    open_.pop_back();
-    out_->brackets[index].end = static_cast<int>(out_->terminals.size());
+  // Adds the tree's terminals and brackets (preorder), or sets out_->error at the first node
+  // EVALB cannot read. Not recursive: a test tree may nest deeper than the stack allows.
+  void Visit(const Tree& tree) {
+    WalkTree(
+        tree,
+        [&](const Tree& node, size_t depth) {
+          if (!out_->error.empty()) return false;
+          if (node.is_leaf()) {
+            out_->error =
+                depth == 0 ? "Reading sentence (a word outside a preterminal: " + node.label + ")"
+                           : "More than two elements in a bracket (" +
+                                 out_->brackets[open_.back()].label + ")";
+            return false;
+          }
+          if (node.is_preterminal()) {
+            AddTerminal(node.label, node.children[0].label);
+            return false;
+          }
+          const int start = static_cast<int>(out_->terminals.size());
+          open_.push_back(static_cast<int>(out_->brackets.size()));
+          out_->brackets.push_back({start, start, node.label});
+          return true;
+        },
+        [&](const Tree&, size_t) {
+          out_->brackets[open_.back()].end = static_cast<int>(out_->terminals.size());
+          open_.pop_back();
+        });
   }
 
  private:
@@ -404,43 +409,50 @@ EvalbSentence ToSentence(TreeItem& item, const EvalbParams& params, bool strip_r
   return MakeEvalbSentence(trees, params);
 }
 
-void AppendJsonBlock(const char* name, const EvalbTotals& t, int cutoff, std::string* out) {
+// One block of the JSON summary (see FormatEvalbJsonSummary); `cutoff` < 0: none.
+nlohmann::ordered_json JsonBlock(const EvalbTotals& t, int cutoff) {
   const EvalbSummary s = SummarizeEvalb(t);
-  Append(out, "\"%s\":{", name);
-  if (cutoff >= 0) Append(out, "\"cutoff_length\":%d,", cutoff);
-  Append(out,
-         "\"sentences\":%d,\"error_sentences\":%d,\"skip_sentences\":%d,"
-         "\"valid_sentences\":%ld,",
-         s.sentences, s.error_sentences, s.skip_sentences, s.valid_sentences);
-  Append(out, "\"matched\":%ld,\"gold_brackets\":%ld,\"test_brackets\":%ld,", t.matched,
-         t.gold_brackets, t.test_brackets);
-  Append(out, "\"recall\":%.17g,\"precision\":%.17g,\"f1\":%.17g,", s.recall, s.precision,
-         s.f_measure);
-  Append(out, "\"complete_match\":%.17g,\"average_crossing\":%.17g,", s.complete_match,
-         s.average_crossing);
-  Append(out, "\"no_crossing\":%.17g,\"two_or_less_crossing\":%.17g,", s.no_crossing,
-         s.two_or_less_crossing);
-  Append(out, "\"tagging_accuracy\":%.17g}", s.tagging_accuracy);
+  nlohmann::ordered_json block;
+  if (cutoff >= 0) block["cutoff_length"] = cutoff;
+  block["sentences"] = s.sentences;
+  block["error_sentences"] = s.error_sentences;
+  block["skip_sentences"] = s.skip_sentences;
+  block["valid_sentences"] = s.valid_sentences;
+  block["matched"] = t.matched;
+  block["gold_brackets"] = t.gold_brackets;
+  block["test_brackets"] = t.test_brackets;
+  block["recall"] = s.recall;
+  block["precision"] = s.precision;
+  block["f1"] = s.f_measure;
+  block["complete_match"] = s.complete_match;
+  block["average_crossing"] = s.average_crossing;
+  block["no_crossing"] = s.no_crossing;
+  block["two_or_less_crossing"] = s.two_or_less_crossing;
+  block["tagging_accuracy"] = s.tagging_accuracy;
+  return block;
 }
 
 }  // namespace
 
 std::string FormatEvalbJsonSentence(const EvalbSentenceResult& r) {
-  std::string out;
-  Append(&out,
-         "{\"id\":%d,\"length\":%d,\"status\":%d,\"matched\":%d,\"gold_brackets\":%d,"
-         "\"test_brackets\":%d,\"crossing\":%d,\"words\":%d,\"correct_tags\":%d}",
-         r.id, r.length, r.status, r.matched, r.gold_brackets, r.test_brackets, r.crossing, r.words,
-         r.correct_tags);
-  return out;
+  const nlohmann::ordered_json sentence = {{"id", r.id},
+                                           {"length", r.length},
+                                           {"status", r.status},
+                                           {"matched", r.matched},
+                                           {"gold_brackets", r.gold_brackets},
+                                           {"test_brackets", r.test_brackets},
+                                           {"crossing", r.crossing},
+                                           {"words", r.words},
+                                           {"correct_tags", r.correct_tags}};
+  return sentence.dump();
 }
 
 std::string FormatEvalbJsonSummary(const EvalbRun& run) {
-  std::string out;
-  AppendJsonBlock("all", run.all(), -1, &out);
-  out += ",";
-  AppendJsonBlock("cutoff", run.up_to_cutoff(), run.params().cutoff_len, &out);
-  return out;
+  const nlohmann::ordered_json summary = {
+      {"all", JsonBlock(run.all(), -1)},
+      {"cutoff", JsonBlock(run.up_to_cutoff(), run.params().cutoff_len)}};
+  const std::string text = summary.dump();
+  return text.substr(1, text.size() - 2);  // the members, to close the report's object
 }
 
 bool ScoreEvalb(std::istream& gold, const std::string& gold_name, std::istream& test,

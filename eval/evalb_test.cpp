@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/input_file.h"
@@ -172,6 +173,34 @@ TEST(EvalbTest, SeveralTreesOnALineAreOneSentence) {
   EXPECT_TRUE(test.brackets.empty());
 }
 
+TEST(EvalbTest, ErrorMessagesNameTheNodeEvalbCannotRead) {
+  EvalbParams params = EvalbParams::Collins();
+  EXPECT_EQ(Sentence("(S (NP (NN a) b) (VP c))", params).error,
+            "More than two elements in a bracket (NP)");
+  const Tree word("b");  // the reader never gives one, but trees can be made by hand
+  EXPECT_EQ(MakeEvalbSentence({&word}, params).error,
+            "Reading sentence (a word outside a preterminal: b)");
+}
+
+TEST(EvalbTest, TreesDeeperThanTheStackAreScored) {
+  // 500,000 nested brackets over one word: the recursive walk overflowed the stack (`cky eval`
+  // died with SIGSEGV at 50,000).
+  constexpr int kDepth = 500000;
+  std::string deep;
+  for (int i = 0; i < kDepth; ++i) deep += "(X ";
+  deep += "(NN w)";
+  deep.append(kDepth, ')');
+  EvalbParams params = EvalbParams::Collins();
+  const EvalbSentence sentence = Sentence(deep, params);
+  EXPECT_TRUE(sentence.error.empty()) << sentence.error;
+  ASSERT_EQ(sentence.brackets.size(), size_t(kDepth));
+  EXPECT_EQ(sentence.brackets.back().end, 1);
+  auto r = ScoreEvalbSentence(1, Sentence("(X (NN w))", params), sentence, params);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.matched, 1);
+  EXPECT_EQ(r.test_brackets, kDepth);
+}
+
 TEST(EvalbReportTest, EvalbSampleIsIdentical) {
   auto params = ReadEvalbParamsFile(kData + "sample/sample.prm");
   ASSERT_TRUE(params.ok());
@@ -316,10 +345,15 @@ TEST(EvalbReportTest, JsonHasTheSummaryNumbers) {
   EXPECT_EQ(report.rfind("{\"sentences\":[\n{\"id\":1,", 0), 0u) << report;
   EXPECT_NE(report.find("\"all\":{\"sentences\":2,\"error_sentences\":0,\"skip_sentences\":0,"
                         "\"valid_sentences\":2,\"matched\":1,\"gold_brackets\":2,"
-                        "\"test_brackets\":2,\"recall\":50,\"precision\":50,\"f1\":50,"),
+                        "\"test_brackets\":2,\"recall\":50.0,\"precision\":50.0,\"f1\":50.0,"),
             std::string::npos)
       << report;
   EXPECT_NE(report.find("\"cutoff\":{\"cutoff_length\":40,"), std::string::npos) << report;
+  // One JSON document, whatever the sentences hold.
+  const auto parsed = nlohmann::json::parse(report);
+  EXPECT_EQ(parsed["sentences"].size(), 2u);
+  EXPECT_EQ(parsed["sentences"][1]["matched"], 0);
+  EXPECT_EQ(parsed["all"]["f1"], 50.0);
 }
 
 }  // namespace

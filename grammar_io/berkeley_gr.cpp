@@ -223,7 +223,7 @@ StatusOr<BerkeleyModel> ReadBerkeleyGrFile(const std::string& path, const LoadOp
                            " bytes once decompressed; refusing to read further");
     }
   }
-  if (in.bad()) return Status::Error(path + ": read error (corrupt or truncated gzip data)");
+  CKY_RETURN_IF_ERROR((*file)->ReadStatus());
   return BerkeleyModelFromSerialization(data, path, options);
 }
 

@@ -40,12 +40,21 @@ StatusOr<BerkeleyModel> ReadWriteGrammarTextFromStreams(std::istream& grammar,
 StatusOr<BerkeleyModel> ReadDumpGrammarFiles(const std::string& prefix,
                                              const LoadOptions& options = {});
 
-// Writes and reads the binary cache (magic "CKYMODEL", format version checked on load).
+// Writes and reads the binary cache: magic "CKYMODEL", format version (checked on load), the
+// model, and a checksum of all that (XXH3, 128 bits), verified before anything is read, so that a
+// damaged file is an error, never a different grammar. The file is written to a temporary name and
+// renamed into place (common/output_file.h). `unchecked_version_5` reads the previous format,
+// which has no checksum. The file read may be compressed (gzip, bzip2, xz or zstd:
+// FILE.ckybin.gz).
 Status WriteModelCache(const BerkeleyModel& model, const std::string& path);
-StatusOr<BerkeleyModel> ReadModelCache(const std::string& path);
+StatusOr<BerkeleyModel> ReadModelCache(const std::string& path, bool unchecked_version_5 = false);
 // The same from the cache file's bytes in memory (the built-in grammar); `name` stands for the
 // path in error messages.
 StatusOr<BerkeleyModel> ReadModelCacheFromMemory(std::string_view data, const std::string& name);
+// `unchecked` (a cache file's bytes without their checksum) with the checksum appended, as
+// WriteModelCache writes it: for tests and the fuzz target, which make damaged caches whose
+// checksum holds, to try what reads them behind it.
+std::string AppendCacheChecksum(std::string unchecked);
 
 // Writes the WriteGrammarToTextFile form: PREFIX.grammar (binary rules, then the closed unary
 // rules with an identity per state), PREFIX.lexicon, PREFIX.splits and PREFIX.words.
@@ -55,9 +64,9 @@ Status WriteGrammarTextFiles(const BerkeleyModel& model, const std::string& pref
 enum class GrammarFormat { kWriteGrammarText, kDumpGrammar, kCache, kJavaSerialized, kUnknown };
 GrammarFormat DetectGrammarFormat(const std::string& spec);
 
-// Loads whatever `spec` names: a .ckybin cache file, a Berkeley .gr file (gzipped Java
-// serialization: grammar_io/berkeley_gr.h), or a text export PREFIX. For text exports the
-// binary cache of the same content is used (see LoadOptions::use_cache).
+// Loads whatever `spec` names: a .ckybin cache file (plain or compressed), a Berkeley .gr file
+// (gzipped Java serialization: grammar_io/berkeley_gr.h), or a text export PREFIX. For text
+// exports the binary cache of the same content is used (see LoadOptions::use_cache).
 StatusOr<BerkeleyModel> LoadBerkeleyModel(const std::string& spec, const LoadOptions& options = {});
 
 }  // namespace cky

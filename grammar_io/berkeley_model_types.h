@@ -66,12 +66,20 @@ struct LoadOptions {
   // Binary rules with a smaller probability are dropped. The Berkeley parser drops p < 1e-10 before
   // parsing; 0 keeps every rule.
   double min_binary_prob = 0.0;
-  // Use (and refresh) the binary cache for text grammars: $XDG_CACHE_HOME/cky or ~/.cache/cky.
-  // A cache is found by the content of the grammar files (their sizes and SHA-1 hashes), the
-  // format and min_binary_prob, never by modification times.
+  // Use (and refresh) the binary cache for text grammars: $XDG_CACHE_HOME/cky, else ~/.cache/cky
+  // (from $HOME or the user's passwd entry; no cache without either). A cache is found by the
+  // content of the grammar files (their sizes and 128-bit hashes), the format and
+  // min_binary_prob, never by modification times. The directory is made 0700 and used only when
+  // it is this user's and no one else may write to it; a cache file is read only when it is this
+  // user's, and only when its checksum holds (else it is written again, with a warning).
   bool use_cache = true;
   // Called with the cache file's path after a cache was written (so that the caller can say so).
   std::function<void(const std::string& cache_path)> on_cache_written;
+  // Called with what went wrong with the cache (a damaged or foreign file ignored, a directory
+  // others may write to, a cache that could not be written); the grammar still loads.
+  std::function<void(const std::string& message)> on_cache_warning;
+  // Read a .ckybin of format version 5, which has no checksum (cky convert, to rewrite it).
+  bool unchecked_version_5 = false;
 };
 
 }  // namespace cky

@@ -14,6 +14,8 @@ LoadOptions GrammarArgumentLoadOptions(const std::string& argument,
   }
   load.use_cache = options.use_cache;
   load.on_cache_written = options.on_cache_written;
+  load.on_cache_warning = options.on_cache_warning;
+  load.unchecked_version_5 = options.unchecked_version_5;
   return load;
 }
 
@@ -23,8 +25,6 @@ StatusOr<BerkeleyModel> LoadGrammarArgument(const std::string& argument,
   // The built-in grammar is a binary cache: like a .ckybin file, it is read as it is.
   return argument.empty() ? LoadDefaultGrammar() : LoadBerkeleyModel(argument, load);
 }
-
-bool GrammarArgumentSplitsHyphens(const std::string& argument) { return argument.empty(); }
 
 std::string GrammarArgumentName(const std::string& argument) {
   return argument.empty() ? "(built-in)" : argument;

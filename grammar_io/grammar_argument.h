@@ -20,6 +20,10 @@ struct GrammarArgumentOptions {
   bool use_cache = true;
   // Called with the path of a cache file after it was written (LoadOptions::on_cache_written).
   std::function<void(const std::string& cache_path)> on_cache_written;
+  // Called with what went wrong with the cache (LoadOptions::on_cache_warning).
+  std::function<void(const std::string& message)> on_cache_warning;
+  // Read a .ckybin of the previous format, which has no checksum (LoadOptions).
+  bool unchecked_version_5 = false;
 };
 
 // The LoadOptions that `argument` is loaded with (min_rule_prob resolved for its format).
@@ -29,12 +33,6 @@ LoadOptions GrammarArgumentLoadOptions(const std::string& argument,
 // Loads the grammar that `argument` names (see above).
 StatusOr<BerkeleyModel> LoadGrammarArgument(const std::string& argument,
                                             const GrammarArgumentOptions& options = {});
-
-// Whether raw text should be tokenized with hyphenated words split for this grammar: true for the
-// built-in grammar (trained on GUM, which splits them), false otherwise (Berkeley's English
-// grammars were trained on the WSJ, which keeps them whole). `cky parse --hyphens auto` and the
-// Python package's parse_text follow it.
-bool GrammarArgumentSplitsHyphens(const std::string& argument);
 
 // How logs name the grammar: "(built-in)" for an empty argument, else the argument.
 std::string GrammarArgumentName(const std::string& argument);

@@ -10,7 +10,6 @@ TEST(GrammarArgumentTest, EmptyMeansTheBuiltInGrammar) {
   ASSERT_TRUE(model.ok()) << model.status().message();
   EXPECT_EQ(model->grammar.symbol_names[0], "ROOT");
   EXPECT_EQ(GrammarArgumentName(""), "(built-in)");
-  EXPECT_TRUE(GrammarArgumentSplitsHyphens(""));  // GUM's convention
 }
 
 TEST(GrammarArgumentTest, TextExportPrefixLoadsAndKeepsEveryRuleByDefault) {
@@ -20,7 +19,6 @@ TEST(GrammarArgumentTest, TextExportPrefixLoadsAndKeepsEveryRuleByDefault) {
   ASSERT_TRUE(model.ok()) << model.status().message();
   EXPECT_GT(model->grammar.num_binary_rules(), 0);
   EXPECT_EQ(GrammarArgumentName("tests/data/toy"), "tests/data/toy");
-  EXPECT_FALSE(GrammarArgumentSplitsHyphens("tests/data/toy"));
 }
 
 TEST(GrammarArgumentTest, ExplicitThresholdAndCacheSwitchPassThrough) {

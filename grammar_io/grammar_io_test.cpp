@@ -1,10 +1,16 @@
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "grammar_io/berkeley_model.h"
 
@@ -158,7 +164,7 @@ TEST_F(GrammarIoTest, MalformedLinesNameFileAndLine) {
   EXPECT_NE(model.status().message().find("g.grammar:1: bad state name 'NP'"), std::string::npos)
       << model.status().message();
 
-  Write("g.grammar", "S_0 -> NP_0 VP_0 0.5\n");
+  Write("g.grammar", "S_0 -> NP_0 VP_0 0.5\nNP_0 -> N_0 1.0\n");
   Write("g.lexicon", "N dogs [1.0]\nN cats 0.5\n");
   model = ReadWriteGrammarTextFiles(Prefix());
   ASSERT_FALSE(model.ok());
@@ -172,13 +178,52 @@ TEST_F(GrammarIoTest, MissingFilesAreReported) {
   EXPECT_NE(model.status().message().find("no grammar"), std::string::npos);
 }
 
-TEST_F(GrammarIoTest, EmptyGrammarFileGivesRootOnlyGrammar) {
+// Each of these loaded before (issue 39): an empty grammar parsed every sentence as (()), a
+// lexicon row of an unknown tag was dropped, a substate beyond the .splits was taken as a new one.
+TEST_F(GrammarIoTest, AnEmptyGrammarIsAnError) {
   Write("g.grammar", "");
-  Write("g.lexicon", "");
+  Write("g.lexicon", "N dogs [1.0]\n");
   auto model = ReadWriteGrammarTextFiles(Prefix());
-  ASSERT_TRUE(model.ok()) << model.status().message();
-  EXPECT_EQ(model->grammar.num_binary_rules(), 0);
-  EXPECT_EQ(model->grammar.num_states(), 1);
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.status().message().find("g.grammar: no rules"), std::string::npos)
+      << model.status().message();
+}
+
+TEST_F(GrammarIoTest, ALexiconRowOfAnUnknownTagIsAnError) {
+  Write("g.grammar", kGrammar);
+  Write("g.lexicon", "N dogs [0.5, 0.25]\nVBF barks [1.0]\n");
+  auto model = ReadWriteGrammarTextFiles(Prefix());
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.status().message().find("g.lexicon:2: tag 'VBF' occurs in no rule of"),
+            std::string::npos)
+      << model.status().message();
+}
+
+TEST_F(GrammarIoTest, SubstatesBeyondTheSplitsAreErrors) {
+  Write("g.grammar", std::string(kGrammar) + "S_0 -> NP_0 VP_99 0.25\n");
+  Write("g.lexicon", "N dogs [0.5, 0.25]\n");
+  Write("g.splits", "S\t0\nNP\t(0 0 1)\nVP\t(0 0 1)\nN\t(0 0 1)\nV\t0\n");
+  auto model = ReadWriteGrammarTextFiles(Prefix());
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.status().message().find(
+                "g.grammar:8: substate 99 of VP, which has 2 substates in " + Prefix() + ".splits"),
+            std::string::npos)
+      << model.status().message();
+  // A lexicon row with more probabilities than its tag's substates, and one with fewer.
+  Write("g.grammar", kGrammar);
+  Write("g.lexicon", "N dogs [0.5, 0.25]\nN cats [0.5, 0.25, 0.25]\n");
+  model = ReadWriteGrammarTextFiles(Prefix());
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.status().message().find("g.lexicon:2: 3 probabilities: substate 2 of N"),
+            std::string::npos)
+      << model.status().message();
+  fs::remove(dir_ / "g.splits");
+  Write("g.lexicon", "N dogs [0.5, 0.25]\nN cats [0.5]\n");
+  model = ReadWriteGrammarTextFiles(Prefix());
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.status().message().find("g.lexicon:2: 1 probabilities for N, which has 2"),
+            std::string::npos)
+      << model.status().message();
 }
 
 TEST_F(GrammarIoTest, MinBinaryProbDropsRules) {
@@ -244,6 +289,29 @@ TEST_F(GrammarIoTest, CacheRoundTripsAndRejectsDamage) {
   EXPECT_NE(bad.status().message().find("version"), std::string::npos);
 }
 
+// Every input may be compressed: the built-in grammar is kept as a gzipped cache, and `-g
+// FILE.ckybin.gz` was refused (issue 37). Tests run from the source root.
+TEST_F(GrammarIoTest, CompressedCacheLoads) {
+  const std::string gz = "data/default_grammar/gum.ckybin.gz";
+  EXPECT_EQ(DetectGrammarFormat(gz), GrammarFormat::kCache);
+  auto model = LoadBerkeleyModel(gz);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_EQ(model->grammar.symbol_names[0], "ROOT");
+  EXPECT_TRUE(model->lexicon_counts.has_value());
+  // Cut short, it fails with the file's name.
+  std::string bytes;
+  {
+    std::ifstream in(gz, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string cut = (dir_ / "cut.ckybin.gz").string();
+  std::ofstream(cut, std::ios::binary).write(bytes.data(), bytes.size() / 2);
+  auto bad = LoadBerkeleyModel(cut);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cut.ckybin.gz"), std::string::npos)
+      << bad.status().message();
+}
+
 TEST_F(GrammarIoTest, LoadUsesCacheOnSecondLoad) {
   Write("g.grammar", kGrammar);
   Write("g.lexicon", "N dogs [0.5, 0.25]\n");
@@ -288,6 +356,159 @@ TEST_F(GrammarIoTest, CacheFollowsContentNotModificationTime) {
   EXPECT_EQ(second->grammar.binary_log_prob, third->grammar.binary_log_prob);
   EXPECT_EQ(written.size(), 2u);
   unsetenv("XDG_CACHE_HOME");
+}
+
+// The cache file's bytes.
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+void Overwrite(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// A bit flipped anywhere in a cache loaded before, often as a different grammar (18 of 50 trees
+// changed in the reviewer's run): the checksum now catches every one.
+TEST_F(GrammarIoTest, ABitFlippedAnywhereInACacheIsAnError) {
+  Write("g.grammar", kGrammar);
+  Write("g.lexicon", "N dogs [0.5, 0.25]\nV bark [1.0]\n");
+  auto model = ReadWriteGrammarTextFiles(Prefix());
+  ASSERT_TRUE(model.ok());
+  const std::string cache = (dir_ / "g.ckybin").string();
+  ASSERT_TRUE(WriteModelCache(*model, cache).ok());
+  const std::string bytes = Slurp(cache);
+  // Past the magic number and the version, every flip is a checksum mismatch.
+  for (size_t at = 12; at < bytes.size(); ++at) {
+    for (int bit : {0, 5}) {
+      std::string damaged = bytes;
+      damaged[at] ^= static_cast<char>(1 << bit);
+      auto read = ReadModelCacheFromMemory(damaged, "g.ckybin");
+      ASSERT_FALSE(read.ok()) << "byte " << at << " bit " << bit;
+      EXPECT_NE(read.status().message().find("g.ckybin: damaged grammar cache (checksum"),
+                std::string::npos)
+          << read.status().message();
+    }
+  }
+}
+
+// The format before the checksum (version 5: the same bytes without it) is refused, naming the
+// way out, except where asked for (cky convert rewrites it).
+TEST_F(GrammarIoTest, TheFormatWithoutAChecksumIsReadOnlyWhenAskedFor) {
+  Write("g.grammar", kGrammar);
+  Write("g.lexicon", "N dogs [0.5, 0.25]\n");
+  auto model = ReadWriteGrammarTextFiles(Prefix());
+  ASSERT_TRUE(model.ok());
+  const std::string cache = (dir_ / "g.ckybin").string();
+  ASSERT_TRUE(WriteModelCache(*model, cache).ok());
+  std::string old = Slurp(cache);
+  old.resize(old.size() - 16);
+  old[8] = 5;
+  Overwrite(cache, old);
+  auto refused = LoadBerkeleyModel(cache);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("cky convert"), std::string::npos)
+      << refused.status().message();
+  LoadOptions options;
+  options.unchecked_version_5 = true;
+  auto read = LoadBerkeleyModel(cache, options);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->grammar.binary_log_prob, model->grammar.binary_log_prob);
+}
+
+class CacheDirectoryTest : public GrammarIoTest {
+ protected:
+  void SetUp() override {
+    GrammarIoTest::SetUp();
+    setenv("XDG_CACHE_HOME", (dir_ / "cache").c_str(), 1);
+    Write("g.grammar", kGrammar);
+    Write("g.lexicon", "N dogs [0.5, 0.25]\n");
+    options_.on_cache_written = [&](const std::string& path) { written_.push_back(path); };
+    options_.on_cache_warning = [&](const std::string& message) { warnings_.push_back(message); };
+  }
+  void TearDown() override { unsetenv("XDG_CACHE_HOME"); }
+  std::string CacheDir() const { return (dir_ / "cache" / "cky").string(); }
+  LoadOptions options_;
+  std::vector<std::string> written_, warnings_;
+};
+
+TEST_F(CacheDirectoryTest, ADamagedCacheIsRebuiltWithAWarning) {
+  auto first = LoadBerkeleyModel(Prefix(), options_);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(written_.size(), 1u);
+  std::string bytes = Slurp(written_[0]);
+  bytes[bytes.size() / 2] ^= 0x04;
+  Overwrite(written_[0], bytes);
+  auto second = LoadBerkeleyModel(Prefix(), options_);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->grammar.binary_log_prob, first->grammar.binary_log_prob);
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find("checksum"), std::string::npos) << warnings_[0];
+  EXPECT_EQ(written_.size(), 2u);  // written again
+  auto third = LoadBerkeleyModel(Prefix(), options_);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(warnings_.size(), 1u);
+  EXPECT_EQ(written_.size(), 2u);  // read from the repaired cache
+}
+
+TEST_F(CacheDirectoryTest, TheDirectoryIsPrivateAndOthersFilesAreNotRead) {
+  ASSERT_TRUE(LoadBerkeleyModel(Prefix(), options_).ok());
+  EXPECT_EQ(fs::status(CacheDir()).permissions() & fs::perms::all, fs::perms::owner_all);
+  EXPECT_EQ(fs::status(written_.at(0)).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  // A cache file others may write to is not read (and is replaced).
+  fs::permissions(written_[0], fs::perms::group_write, fs::perm_options::add);
+  ASSERT_TRUE(LoadBerkeleyModel(Prefix(), options_).ok());
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find("only its owner may write"), std::string::npos) << warnings_[0];
+  EXPECT_EQ(written_.size(), 2u);
+  // A directory others may write to is not used at all.
+  fs::permissions(CacheDir(), fs::perms::others_write, fs::perm_options::add);
+  ASSERT_TRUE(LoadBerkeleyModel(Prefix(), options_).ok());
+  ASSERT_EQ(warnings_.size(), 2u);
+  EXPECT_NE(warnings_[1].find("others may write to it"), std::string::npos) << warnings_[1];
+  EXPECT_EQ(written_.size(), 2u);
+  // A link in the place of a cache file is not followed.
+  fs::permissions(CacheDir(), fs::perms::others_write, fs::perm_options::remove);
+  const std::string elsewhere = Write("elsewhere.ckybin", Slurp(written_[0]));
+  fs::remove(written_[0]);
+  fs::create_symlink(elsewhere, written_[0]);
+  ASSERT_TRUE(LoadBerkeleyModel(Prefix(), options_).ok());
+  ASSERT_EQ(warnings_.size(), 3u);
+  EXPECT_EQ(written_.size(), 3u);
+  EXPECT_FALSE(fs::is_symlink(written_[0]));
+  if (::geteuid() == 0) {
+    // Owned by another user (only root can give a file away).
+    ASSERT_EQ(::chown(written_[0].c_str(), 65534, 65534), 0);
+    ASSERT_TRUE(LoadBerkeleyModel(Prefix(), options_).ok());
+    ASSERT_EQ(warnings_.size(), 4u);
+    EXPECT_NE(warnings_[3].find("owned by another user"), std::string::npos) << warnings_[3];
+  }
+}
+
+// A write that fails (here: over the file-size limit) leaves no temporary file behind; before,
+// `name.tmpNNNNN` files stayed in the cache directory and beside `cky convert`'s output.
+TEST_F(GrammarIoTest, AFailedCacheWriteLeavesNothingBehind) {
+  Write("g.grammar", kGrammar);
+  Write("g.lexicon", "N dogs [0.5, 0.25]\n");
+  auto model = ReadWriteGrammarTextFiles(Prefix());
+  ASSERT_TRUE(model.ok());
+  fs::create_directories(dir_ / "out");
+  const std::string target = (dir_ / "out" / "g.ckybin").string();
+  auto child = [&] {
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{100, 100};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    const Status written = WriteModelCache(*model, target);
+    std::exit(!written.ok() && written.message().find("File too large") != std::string::npos &&
+                      fs::is_empty(dir_ / "out")
+                  ? 0
+                  : 1);
+  };
+  EXPECT_EXIT(child(), ::testing::ExitedWithCode(0), "");
+  const Status unwritable = WriteModelCache(*model, (dir_ / "no" / "such" / "g.ckybin").string());
+  ASSERT_FALSE(unwritable.ok());
+  EXPECT_NE(unwritable.message().find("No such file or directory"), std::string::npos)
+      << unwritable.message();
 }
 
 // Found by fuzz/fuzz_model_cache (tests/FUZZING.md): a cache holding an empty array made the

@@ -24,6 +24,7 @@
 
 #include "common/input_file.h"
 #include "grammar_io/grammar_argument.h"
+#include "lexicon/berkeley_lexicon.h"
 
 namespace cky {
 namespace {
@@ -203,7 +204,9 @@ StatusOr<CnfGrammar> ParseCnfGrammar(std::istream& in, const std::string& file_n
 StatusOr<CnfGrammar> ReadCnfGrammarFile(const std::string& path) {
   auto file = InputFile::Open(path);
   if (!file.ok()) return file.status();
-  return ParseCnfGrammar((*file)->stream(), path);
+  auto grammar = ParseCnfGrammar((*file)->stream(), path);
+  CKY_RETURN_IF_ERROR((*file)->ReadStatus());  // damaged or truncated before the grammar's end
+  return grammar;
 }
 
 void WriteCnfGrammar(const CnfGrammar& grammar, std::ostream& out) {
@@ -225,9 +228,52 @@ void WriteCnfGrammar(const CnfGrammar& grammar, std::ostream& out) {
   }
 }
 
+namespace {
+
+// LexiconTerminalParents for a model with the lexicon's counts (a .gr file or a cache of one),
+// which has no rows: the tags the parser's exact scorer (lexicon/berkeley_lexicon.h, built as
+// lexicon/lexicon.h builds it) gives a positive score, for each seen word and, for the unknown
+// terminal, each signature. False when the scorer cannot be built.
+bool CountsTerminalParents(const BerkeleyModel& model, CnfGrammar* grammar) {
+  const BerkeleyLexiconCounts& counts = *model.lexicon_counts;
+  auto lexicon = BerkeleyLexicon::Build(model.grammar, counts);
+  if (!lexicon.ok()) return false;
+  const Grammar& g = model.grammar;
+  std::vector<double> scores;
+  auto positive_tags = [&](const std::string& word, bool is_signature,
+                           std::vector<int32_t>* parents) {
+    for (int32_t s = 0; s < g.num_symbols(); ++s) {
+      if (s >= static_cast<int32_t>(counts.lexical_symbols.size()) || !counts.lexical_symbols[s]) {
+        continue;
+      }
+      scores.assign(g.symbol_num_substates[s], 0.0);
+      lexicon->ScoreTag(word, 0, s, is_signature, scores);
+      if (std::any_of(scores.begin(), scores.end(), [](double p) { return p > 0.0; })) {
+        parents->push_back(s);
+      }
+    }
+  };
+  std::unordered_map<std::string, int32_t> index;
+  for (const BerkeleyLexiconCounts::Entry& entry : counts.seen) {
+    if (!index.emplace(entry.word, grammar->num_terminals()).second) continue;
+    grammar->terminal_names.push_back(entry.word);
+    grammar->terminal_parents.emplace_back();
+    positive_tags(entry.word, false, &grammar->terminal_parents.back());
+  }
+  std::unordered_map<std::string, bool> signatures;
+  for (const BerkeleyLexiconCounts::Entry& entry : counts.unseen) {
+    if (!signatures.emplace(entry.word, true).second) continue;
+    positive_tags(entry.word, true, &grammar->terminal_parents[CnfGrammar::kUnknownTerminal]);
+  }
+  return true;
+}
+
+}  // namespace
+
 void LexiconTerminalParents(const BerkeleyModel& model, CnfGrammar* grammar) {
   grammar->terminal_names.assign(1, "<unk>");
   grammar->terminal_parents.assign(1, {});
+  if (model.lexicon_counts && CountsTerminalParents(model, grammar)) return;
   std::unordered_map<std::string, int32_t> index;
   for (const LexiconRow& row : model.lexicon) {
     const bool positive =

@@ -81,9 +81,13 @@ void WriteCnfGrammar(const CnfGrammar& grammar, std::ostream& out);
 CnfGrammar ProjectBerkeleyModel(const BerkeleyModel& model);
 
 // The terminal mapping of ProjectBerkeleyModel: a word may be tagged with symbol T when the
-// lexicon has a row (T, word) with a positive value; an unknown word with every tag that has a row
-// for any signature beginning with "UNK". Fills grammar->terminal_names and
-// grammar->terminal_parents (symbol ids as in `model`).
+// lexicon gives it a positive score under T, as the parser scores words. A text export's rows: a
+// row (T, word) with a positive value; an unknown word takes every tag that has a row for any
+// signature beginning with "UNK". A model with the lexicon's counts (a .gr file, or a cache of
+// one), which has no rows: the tags its exact scorer (lexicon/berkeley_lexicon.h) scores above 0
+// for the word, smoothing included, and for an unknown word for any signature. Fills
+// grammar->terminal_names and grammar->terminal_parents (symbol ids as in `model`). Duplicate
+// parents are removed by CnfGrammar::Finish.
 void LexiconTerminalParents(const BerkeleyModel& model, CnfGrammar* grammar);
 
 // Loads `spec`: our text format when the file `spec` exists and is in no Berkeley format, else a

@@ -7,14 +7,40 @@
 // float widens them when it fills a chart.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
+
+#include "common/memory.h"
 
 namespace cky {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+// A sentence's charts grow with the square of its length (a 5,000-word sentence's can take more
+// memory than the machine has), so each backend estimates them before it allocates them and gives
+// a sentence that cannot fit kOutOfMemory (its line is "(())" with a warning) while the others are
+// parsed.
+//
+// The bytes of the charts of a `length`-word sentence holding `bytes_per_cell` bytes in each of
+// its length * (length + 1) / 2 cells (saturating at INT64_MAX).
+inline int64_t ChartBytes(int32_t length, double bytes_per_cell) {
+  const double cells = 0.5 * double(length) * (double(length) + 1);
+  return int64_t(std::min(cells * bytes_per_cell, 9.0e18));
+}
+// "" when `bytes` fit in the memory available now (common/memory.h); else the message of the
+// sentence's kOutOfMemory outcome.
+inline std::string ChartsDoNotFit(int32_t length, int64_t bytes) {
+  if (bytes < (int64_t(64) << 20)) return "";  // not worth reading /proc for
+  const int64_t available = AvailableMemoryBytes();
+  if (bytes <= available) return "";
+  return "the charts of its " + std::to_string(length) + " words would take " +
+         FormatBytes(double(bytes)) + ", more than the " + FormatBytes(double(available)) +
+         " of memory available";
+}
 
 class Chart {
  public:

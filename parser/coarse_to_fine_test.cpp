@@ -1,38 +1,29 @@
 // Grammar projections and coarse-to-fine pruning (parser/grammar_projection.h,
 // parser/coarse_to_fine.h): the finest projection is the grammar itself, projected rules are the
 // weighted sums of the fine ones, split trees map substates as Berkeley's hierarchy does,
-// max-marginals equal a brute-force maximum over every derivation, pruning with thresholds of
-// -infinity gives exactly the unpruned trees (Viterbi and max-rule; random grammars, lengths 1, 2
-// and 60), and with Berkeley's thresholds on small_sm2.gr the pruned trees agree with the exact
-// ones on nearly every reference sentence (skips without ../shared or $CKY_SHARED_DIR).
+// max-marginals equal a brute-force maximum over every derivation, fewer pre-parse levels keep more
+// items, and with Berkeley's thresholds on small_sm2.gr the pruned trees agree with the exact ones
+// on nearly every reference sentence (skips without ../shared or $CKY_SHARED_DIR). That pruning
+// without thresholds gives exactly the unpruned trees (Viterbi and max-rule, every level or one) is
+// a row of parser/backend_conformance_test.cpp.
 #include "parser/coarse_to_fine.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <set>
 
-#include "common/sentence_file.h"
-#include "lexicon/lexicon.h"
-#include "parser/max_rule.h"
-#include "parser/parser.h"
-#include "parser/random_grammar.h"
-#include "parser/viterbi_cpu.h"
 #include "parser/backend_factory.h"
+#include "parser/backend_test_support.h"
 #include "parser/cpu_backend.h"
+#include "parser/viterbi_cpu.h"
 
 namespace cky {
 namespace {
 
 BerkeleyModel RandomModel(uint64_t seed, int substates = 4) {
-  RandomGrammarOptions options;
-  options.phrasal_symbols = 5;
-  options.tags = 4;
-  options.substates = substates;
-  options.seed = seed;
-  return MakeRandomModel(options);
+  return MakeRandomModel(SplitShape(seed, substates));
 }
 
 TEST(GrammarProjectionTest, FinestLevelIsTheGrammarItself) {
@@ -152,11 +143,9 @@ TEST(GrammarProjectionTest, PrecomputedExpectedCountsGiveTheSameProjection) {
 }
 
 TEST(GrammarProjectionTest, LexicalScoresAreWeightedSums) {
-  BerkeleyModel model = RandomModel(5);
-  Lexicon lexicon = *Lexicon::Build(model);
-  Parser parser(model.grammar, lexicon, MakeCpuBackend(model.grammar, 1));
-  LexicalScores fine = parser.ScoreWords({"w1", "w2", "w5"});
-  auto p = ProjectGrammar(model.grammar, 1);
+  const TestGrammar grammar = MakeRandomTestGrammar(SplitShape(5));
+  const LexicalScores fine = ScoredInputs(grammar, {{"w1", "w2", "w5"}})[0].lexical;
+  auto p = ProjectGrammar(grammar.grammar(), 1);
   ASSERT_TRUE(p.ok());
   LexicalScores coarse;
   ProjectLexicalScores(*p, fine, &coarse);
@@ -176,73 +165,18 @@ TEST(GrammarProjectionTest, LexicalScoresAreWeightedSums) {
   }
 }
 
-// Every Viterbi derivation of a span, under chart.h's semantics (a cell offers each state directly,
-// or through one closed unary over another state's direct form): its score and the (span, state)
-// labels it uses.
-struct Derivation {
-  double score;
-  std::set<std::tuple<int32_t, int32_t, int32_t>> items;
-};
-
-class Enumerator {
- public:
-  Enumerator(const Grammar& g, const LexicalScores& lex) : g_(g), lex_(lex) {}
-  std::vector<Derivation> Direct(int32_t state, int32_t start, int32_t end) const {
-    std::vector<Derivation> out;
-    if (end - start == 1) {
-      const double s = lex_.word(start)[state];
-      if (s > kNegInf) out.push_back({s, {{start, end, state}}});
-      return out;
-    }
-    for (int32_t r = g_.binary_parent_begin[state]; r < g_.binary_parent_begin[state + 1]; ++r) {
-      for (int32_t split = start + 1; split < end; ++split) {
-        for (const Derivation& l : Any(g_.binary_left[r], start, split)) {
-          for (const Derivation& rr : Any(g_.binary_right[r], split, end)) {
-            Derivation d{g_.binary_log_prob[r] + l.score + rr.score, l.items};
-            d.items.insert(rr.items.begin(), rr.items.end());
-            d.items.insert({start, end, state});
-            out.push_back(std::move(d));
-          }
-        }
-      }
-    }
-    return out;
-  }
-  std::vector<Derivation> Any(int32_t state, int32_t start, int32_t end) const {
-    std::vector<Derivation> out = Direct(state, start, end);
-    for (int32_t u = g_.unary_parent_begin[state]; u < g_.unary_parent_begin[state + 1]; ++u) {
-      for (Derivation d : Direct(g_.unary_child[u], start, end)) {
-        d.score += g_.unary_log_prob[u];
-        d.items.insert({start, end, state});
-        out.push_back(std::move(d));
-      }
-    }
-    return out;
-  }
-
- private:
-  const Grammar& g_;
-  const LexicalScores& lex_;
-};
-
 // Both orders of additions (AdditionOrder): the same maxima up to rounding.
 TEST(CpuViterbiTest, MaxMarginalsEqualBruteForceMaximum) {
   int checked = 0;
   for (const AdditionOrder order : {AdditionOrder::kRuleFirst, AdditionOrder::kPairFirst})
   for (uint64_t seed : {2, 11}) {
-    RandomGrammarOptions options;
-    options.phrasal_symbols = 3;
-    options.tags = 2;
-    options.substates = 2;
-    options.vocabulary = 4;
-    options.seed = seed;
-    BerkeleyModel model = MakeRandomModel(options);
-    const Grammar& g = model.grammar;
-    Lexicon lexicon = *Lexicon::Build(model);
-    Parser parser(g, lexicon, MakeCpuBackend(g, 1));
+    const TestGrammar grammar = MakeRandomTestGrammar(
+        {.phrasal_symbols = 3, .tags = 2, .substates = 2, .vocabulary = 4, .seed = seed});
+    const Grammar& g = grammar.grammar();
     CpuViterbi viterbi(g, order);
-    for (const auto& words : MakeRandomSentences(model, 5, 1, 3, seed)) {
-      const LexicalScores lex = parser.ScoreWords(words);
+    const Sentences sentences = MakeRandomSentences(grammar.model, 5, 1, 3, seed);
+    for (const SentenceInput& input : ScoredInputs(grammar, sentences)) {
+      const LexicalScores& lex = input.lexical;
       Chart post, pre;
       viterbi.Inside(lex, nullptr, &post, &pre);
       const int32_t n = lex.length;
@@ -261,11 +195,11 @@ TEST(CpuViterbiTest, MaxMarginalsEqualBruteForceMaximum) {
           }
         }
       }
-      const auto derivations = Enumerator(g, lex).Any(Grammar::kRootState, 0, n);
+      const auto derivations = EnumerateViterbiDerivations(g, lex, Grammar::kRootState, 0, n);
       if (derivations.empty()) continue;
       std::map<std::tuple<int32_t, int32_t, int32_t>, double> best_through;
       double best = kNegInf;
-      for (const Derivation& d : derivations) {
+      for (const ViterbiDerivation& d : derivations) {
         best = std::max(best, d.score);
         for (const auto& item : d.items) {
           auto [it, inserted] = best_through.try_emplace(item, d.score);
@@ -295,57 +229,14 @@ TEST(CpuViterbiTest, MaxMarginalsEqualBruteForceMaximum) {
   EXPECT_GT(checked, 100);
 }
 
-class ExactPruningTest : public ::testing::TestWithParam<uint64_t> {};
-
-// Thresholds of -infinity keep every item some derivation uses: the trees are the unpruned ones.
-TEST_P(ExactPruningTest, GivesTheUnprunedTrees) {
-  BerkeleyModel model = RandomModel(GetParam());
-  const Grammar& g = model.grammar;
-  Lexicon lexicon = *Lexicon::Build(model);
-  auto sentences = MakeRandomSentences(model, 12, 1, 16, GetParam());
-  AddLengthEdgeCases(60, &sentences);
-  PruningOptions level_one = PruningOptions::Exact();  // a pre-parse at level 1 alone
-  level_one.levels = {1};
-  for (const std::string decoder : {"viterbi", "max-rule", "max-rule@1"}) {
-    auto exact = MakeBackend(g, {.device = DeviceKind::kCpu,
-                                 .threads = 1,
-                                 .decoder = *ParseDecoderKind(decoder.substr(0, 8)),
-                                 .prune = PruneMode::kOff});
-    ASSERT_TRUE(exact.ok());
-    auto pruned = MakePrunedCpuBackend(g, *ParseDecoderKind(decoder.substr(0, 8)),
-                                       decoder == "max-rule@1" ? level_one : PruningOptions::Exact(),
-                                       2);
-    ASSERT_TRUE(pruned.ok()) << pruned.status().message();
-    Parser exact_parser(g, lexicon, std::move(*exact));
-    Parser pruned_parser(g, lexicon, std::move(*pruned));
-    auto want = exact_parser.Parse(sentences);
-    auto got = pruned_parser.Parse(sentences);
-    int parsed = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      ASSERT_EQ(want[i].status, got[i].status) << decoder << " " << i;
-      EXPECT_EQ(want[i].tree, got[i].tree) << decoder << " " << i;
-      if (want[i].status != ParseStatus::kOk) continue;
-      ++parsed;
-      EXPECT_NEAR(want[i].log_score, got[i].log_score, 1e-9) << decoder << " " << i;
-      if (decoder != "viterbi") {
-        EXPECT_NEAR(want[i].log_likelihood, got[i].log_likelihood, 1e-9);
-      }
-    }
-    EXPECT_GT(parsed, 8) << decoder;
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Seeds, ExactPruningTest, ::testing::Values(1, 21, 33));
-
 // Pre-parsing at fewer levels prunes no more: the fine items the whole hierarchy keeps are kept
 // with level 0 alone and with level 1 alone (the later levels only remove items, and a level run
 // without the earlier ones' mask sees max-marginals at least as high).
 TEST(CoarseToFinePrunerTest, FewerLevelsKeepASupersetOfTheItems) {
-  BerkeleyModel model = RandomModel(5, 8);
-  const Grammar& g = model.grammar;
+  const TestGrammar grammar = MakeRandomTestGrammar(SplitShape(5, 8));
+  const Grammar& g = grammar.grammar();
   ASSERT_EQ(NumProjectionLevels(g), 3);
-  Lexicon lexicon = *Lexicon::Build(model);
-  Parser scorer(g, lexicon, MakeCpuBackend(g, 1));
+  Parser scorer(g, grammar.lexicon, MakeCpuBackend(g, 1));
   PruningOptions all;
   all.thresholds = {-1};
   all.min_rule_prob = 0;
@@ -353,15 +244,15 @@ TEST(CoarseToFinePrunerTest, FewerLevelsKeepASupersetOfTheItems) {
   ASSERT_TRUE(full.ok());
   EXPECT_EQ((*full)->num_levels(), 3);
   int64_t pruned_by_more_levels = 0, compared = 0;
-  for (const std::vector<int32_t>& levels : {std::vector<int32_t>{0}, std::vector<int32_t>{1},
-                                             std::vector<int32_t>{0, 2}}) {
+  for (const std::vector<int32_t>& levels :
+       {std::vector<int32_t>{0}, std::vector<int32_t>{1}, std::vector<int32_t>{0, 2}}) {
     PruningOptions fewer = all;
     fewer.levels = levels;
     auto subset = CoarseToFinePruner::Create(g, fewer);
     ASSERT_TRUE(subset.ok());
     ASSERT_EQ((*subset)->num_levels(), int32_t(levels.size()));
     EXPECT_EQ((*subset)->level(int32_t(levels.size()) - 1).level, levels.back());
-    for (const auto& words : MakeRandomSentences(model, 10, 3, 14, 5)) {
+    for (const auto& words : MakeRandomSentences(grammar.model, 10, 3, 14, 5)) {
       const LexicalScores lexical = scorer.ScoreWords(words);
       ItemMask want, got;
       if (!(*full)->Prune(lexical, &want) || !(*subset)->Prune(lexical, &got)) continue;
@@ -404,8 +295,10 @@ TEST(CoarseToFinePrunerTest, AutoLeavesSmallGrammarsUnprunedForViterbiOnly) {
   BerkeleyModel small = MakeRandomModel({.phrasal_symbols = 4, .substates = 2, .seed = 3});
   ASSERT_LT(small.grammar.num_binary_rules(), 50000);
   auto name = [&](const BerkeleyModel& m, const std::string& decoder) {
-    auto backend = MakeBackend(
-        m.grammar, {.device = DeviceKind::kCpu, .threads = 1, .decoder = *ParseDecoderKind(decoder), .prune = PruneMode::kAuto});
+    auto backend = MakeBackend(m.grammar, {.device = DeviceKind::kCpu,
+                                           .threads = 1,
+                                           .decoder = *ParseDecoderKind(decoder),
+                                           .prune = PruneMode::kAuto});
     EXPECT_TRUE(backend.ok()) << backend.status().message();
     return backend.ok() ? (*backend)->name() : std::string();
   };
@@ -417,34 +310,30 @@ TEST(CoarseToFinePrunerTest, AutoLeavesSmallGrammarsUnprunedForViterbiOnly) {
 }
 
 TEST(CoarseToFinePrunerTest, UnsplitGrammarHasNoLevelsAndPrunesNothing) {
-  BerkeleyModel model = RandomModel(4, 1);
-  auto pruner = CoarseToFinePruner::Create(model.grammar, PruningOptions::Berkeley(false));
+  const TestGrammar grammar = MakeRandomTestGrammar(SplitShape(4, 1));
+  auto pruner = CoarseToFinePruner::Create(grammar.grammar(), PruningOptions::Berkeley(false));
   ASSERT_TRUE(pruner.ok());
   EXPECT_EQ((*pruner)->num_levels(), 0);
-  Lexicon lexicon = *Lexicon::Build(model);
-  Parser parser(model.grammar, lexicon, MakeCpuBackend(model.grammar, 1));
   ItemMask mask;
-  ASSERT_TRUE((*pruner)->Prune(parser.ScoreWords({"w1", "w2"}), &mask));
-  EXPECT_EQ(mask.allowed, std::vector<uint8_t>(3 * model.grammar.num_states(), 1));
+  ASSERT_TRUE((*pruner)->Prune(ScoredInputs(grammar, {{"w1", "w2"}})[0].lexical, &mask));
+  EXPECT_EQ(mask.allowed, std::vector<uint8_t>(3 * grammar.grammar().num_states(), 1));
 }
 
 // Berkeley's thresholds on a real grammar: most items go, the trees stay.
 TEST(CoarseToFinePrunerTest, BerkeleyThresholdsKeepTheTreesOnSmallSm2) {
-  const std::string shared = SharedDataDir();
-  const std::string grammar_path = shared + "/grammars/berkeley-small/small_sm2";
-  if (!std::filesystem::exists(grammar_path + ".gr")) GTEST_SKIP() << "no " << grammar_path;
-  auto model = LoadBerkeleyModel(grammar_path + ".gr");
-  ASSERT_TRUE(model.ok()) << model.status().message();
-  const Grammar& g = model->grammar;
-  Lexicon lexicon = *Lexicon::Build(*model);
-  auto sentences = ReadTokenizedSentences(shared + "/grammars/reference/small_sm2/sentences.txt");
-  ASSERT_TRUE(sentences.ok());
+  std::string skip;
+  const TestFixture* fixture = FindTestFixture("small_sm2", &skip);
+  if (!fixture) GTEST_SKIP() << skip;
+  const Grammar& g = fixture->grammar->grammar();
+  const Lexicon& lexicon = fixture->grammar->lexicon;
+  const Sentences sentences = SharedReferenceSentences();  // the reference sentences alone
+  ASSERT_FALSE(sentences.empty());
   auto pruner = CoarseToFinePruner::Create(g, PruningOptions::Berkeley(false));
   ASSERT_TRUE(pruner.ok()) << pruner.status().message();
   EXPECT_EQ((*pruner)->num_levels(), 2);
   Parser scorer(g, lexicon, MakeCpuBackend(g, 1));
   PruningStats stats;
-  for (const auto& words : *sentences) {
+  for (const auto& words : sentences) {
     ItemMask mask;
     ASSERT_TRUE((*pruner)->Prune(scorer.ScoreWords(words), &mask, &stats));
   }
@@ -463,8 +352,8 @@ TEST(CoarseToFinePrunerTest, BerkeleyThresholdsKeepTheTreesOnSmallSm2) {
     ASSERT_TRUE(exact_backend.ok() && pruned_backend.ok());
     Parser exact(g, lexicon, std::move(*exact_backend));
     Parser pruned(g, lexicon, std::move(*pruned_backend));
-    auto want = exact.Parse(*sentences);
-    auto got = pruned.Parse(*sentences);
+    auto want = exact.Parse(sentences);
+    auto got = pruned.Parse(sentences);
     int same = 0;
     for (size_t i = 0; i < want.size(); ++i) {
       ASSERT_EQ(got[i].status, ParseStatus::kOk) << decoder << " " << i;

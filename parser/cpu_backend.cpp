@@ -1,6 +1,7 @@
 #include "parser/cpu_backend.h"
 
 #include <new>
+#include <string>
 
 #include "common/thread_pool.h"
 #include "parser/max_rule.h"
@@ -92,11 +93,12 @@ class MaxRuleDecoder : public SentenceDecoder {
 class CpuBackend : public Backend {
  public:
   CpuBackend(std::string name, std::unique_ptr<SentenceDecoder> decoder,
-             std::shared_ptr<const CoarseToFinePruner> pruner, int threads)
+             std::shared_ptr<const CoarseToFinePruner> pruner, int threads, double bytes_per_cell)
       : name_(std::move(name)),
         decoder_(std::move(decoder)),
         pruner_(std::move(pruner)),
-        pool_(threads) {}
+        pool_(threads),
+        bytes_per_cell_(bytes_per_cell) {}
   std::string name() const override { return name_; }
 
  protected:
@@ -116,6 +118,13 @@ class CpuBackend : public Backend {
     if (sentence.words.empty()) {
       outcome.status = ParseStatus::kNoParse;
       outcome.message = "empty sentence";
+      return outcome;
+    }
+    // Refused before anything is allocated (parser/chart.h): the others are parsed.
+    const auto n = static_cast<int32_t>(sentence.words.size());
+    if (std::string why = ChartsDoNotFit(n, ChartBytes(n, bytes_per_cell_)); !why.empty()) {
+      outcome.status = ParseStatus::kOutOfMemory;
+      outcome.message = why;
       return outcome;
     }
     try {
@@ -142,6 +151,7 @@ class CpuBackend : public Backend {
   std::unique_ptr<SentenceDecoder> decoder_;
   std::shared_ptr<const CoarseToFinePruner> pruner_;
   mutable ThreadPool pool_;
+  double bytes_per_cell_;  // of the charts a sentence's decoding allocates
 };
 
 }  // namespace
@@ -174,8 +184,14 @@ StatusOr<std::unique_ptr<Backend>> MakeCpuBackend(const Grammar& grammar,
   const std::string name = std::string(options.reference ? "reference" : "cpu") +
                            (pruner ? "/pruned" : "") +
                            (max_rule ? (pruner ? "-max-rule" : "/max-rule") : "");
+  // The charts per cell: Viterbi's scores, or max-rule's inside and outside scores and its chart
+  // over base symbols; with pruning also the fine mask, a byte an item.
+  const double states = grammar.num_states();
+  const double bytes_per_cell =
+      (max_rule ? 16.0 * states + 24.0 * grammar.num_symbols() + 40 : 8.0 * states) +
+      (pruner ? states : 0.0);
   return std::unique_ptr<Backend>(
-      new CpuBackend(name, std::move(decoder), std::move(pruner), threads));
+      new CpuBackend(name, std::move(decoder), std::move(pruner), threads, bytes_per_cell));
 }
 
 namespace {

@@ -147,7 +147,9 @@ void DeviceBackend::ParseOnCpu(std::span<const SentenceInput> sentences,
     if (outcome.status == ParseStatus::kOk) {
       outcome.message = "parsed on the CPU: a sentence of " + words + " " + which[k].second;
     } else if (outcome.status == ParseStatus::kOutOfMemory) {
-      outcome.message = "out of memory for the charts of " + words + ", on the device and on the CPU";
+      // The CPU backend's message says how much its charts would take, when it refused them.
+      outcome.message =
+          "a sentence of " + words + " " + which[k].second + "; on the CPU, " + outcome.message;
     }
     Done(i, outcome, false);
   }

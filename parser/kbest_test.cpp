@@ -1,3 +1,5 @@
+// K-best lists against a brute-force enumeration of the max-rule hypergraph; the backends' k-best
+// lists against the reference's are rows of parser/backend_conformance_test.cpp.
 #include "parser/kbest.h"
 
 #include <gtest/gtest.h>
@@ -8,12 +10,10 @@
 #include <set>
 #include <tuple>
 
-#include "lexicon/lexicon.h"
-#include "parser/max_rule.h"
-#include "parser/parser.h"
-#include "parser/random_grammar.h"
-#include "parser/tree_format.h"
+#include "parser/backend_test_support.h"
 #include "parser/cpu_backend.h"
+#include "parser/max_rule.h"
+#include "parser/tree_format.h"
 
 namespace cky {
 namespace {
@@ -43,7 +43,7 @@ class TreeEnumerator {
       }
       if (!(sum > 0)) continue;
       const int32_t middle = g_.UnaryIntermediate(symbol, child);
-        for (const auto& [score, tree] : Before(start, end, child)) {
+      for (const auto& [score, tree] : Before(start, end, child)) {
         Tree below = tree;
         if (middle > 0) below = Tree(g_.symbol_names[middle], {std::move(below)});
         out.push_back({score + std::log(sum), Tree(g_.symbol_names[symbol], {std::move(below)})});
@@ -89,9 +89,7 @@ class TreeEnumerator {
 
  private:
   double In(int32_t s, int32_t e, int32_t state) const { return c_.inside.LogScore(s, e, state); }
-  double Out(int32_t s, int32_t e, int32_t state) const {
-    return c_.outside.LogScore(s, e, state);
-  }
+  double Out(int32_t s, int32_t e, int32_t state) const { return c_.outside.LogScore(s, e, state); }
   double Exp(double log_value) const {
     return log_value > kNegInf ? std::exp(log_value - c_.log_likelihood) : 0.0;
   }
@@ -106,18 +104,17 @@ class TreeEnumerator {
 TEST(KBestTest, EqualsBruteForceTopKOfTheMaxRuleHypergraph) {
   int checked = 0, deep = 0;
   for (uint64_t seed = 1; seed <= 12; ++seed) {
-    RandomGrammarOptions options;
-    options.phrasal_symbols = 3;
-    options.tags = 2;
-    options.substates = 2;
-    options.base_rule_density = 0.3;
-    options.unary_density = seed % 2 ? 0.3 : 0.0;  // unary chains on odd seeds
-    options.seed = seed;
-    const BerkeleyModel model = MakeRandomModel(options);
-    const Grammar& g = model.grammar;
-    const Lexicon lexicon = *Lexicon::Build(model);
-    Parser parser(g, lexicon, MakeReferenceMaxRuleBackend(g));
-    for (const auto& words : MakeRandomSentences(model, 5, 1, 4, seed * 11)) {
+    const TestGrammar grammar = MakeRandomTestGrammar({
+        .phrasal_symbols = 3,
+        .tags = 2,
+        .substates = 2,
+        .base_rule_density = 0.3,
+        .unary_density = seed % 2 ? 0.3 : 0.0,  // unary chains on odd seeds
+        .seed = seed,
+    });
+    const Grammar& g = grammar.grammar();
+    Parser parser(g, grammar.lexicon, MakeReferenceMaxRuleBackend(g));
+    for (const auto& words : MakeRandomSentences(grammar.model, 5, 1, 4, seed * 11)) {
       LexicalScores lex = parser.ScoreWords(words);
       InsideOutsideCharts charts;
       ReferenceInsideOutside(g, lex, &charts);
@@ -176,42 +173,6 @@ TEST(KBestTest, EqualsBruteForceTopKOfTheMaxRuleHypergraph) {
   }
   EXPECT_GT(checked, 30);
   EXPECT_GT(deep, 15);
-}
-
-TEST(KBestTest, BackendsAgreeAndOneBestIsTheMaxRuleTree) {
-  RandomGrammarOptions options;
-  options.phrasal_symbols = 6;
-  options.tags = 4;
-  options.substates = 2;
-  options.seed = 9;
-  BerkeleyModel model = MakeRandomModel(options);
-  Lexicon lexicon = *Lexicon::Build(model);
-  Parser plain(model.grammar, lexicon, MakeCpuMaxRuleBackend(model.grammar, 2));
-  Parser reference(model.grammar, lexicon,
-                   MakeReferenceMaxRuleBackend(model.grammar, {.kbest = 5}));
-  Parser threaded(model.grammar, lexicon, MakeCpuMaxRuleBackend(model.grammar, 2, {.kbest = 5}));
-  auto sentences = MakeRandomSentences(model, 12, 1, 20, 4);
-  AddLengthEdgeCases(40, &sentences);
-  auto one = plain.Parse(sentences);
-  auto expected = reference.Parse(sentences);
-  auto actual = threaded.Parse(sentences);
-  int lists = 0;
-  for (size_t i = 0; i < sentences.size(); ++i) {
-    ASSERT_EQ(expected[i].status, one[i].status);
-    ASSERT_EQ(expected[i].status, actual[i].status);
-    if (expected[i].status != ParseStatus::kOk) continue;
-    EXPECT_TRUE(one[i].kbest.empty());
-    ASSERT_FALSE(expected[i].kbest.empty());
-    EXPECT_EQ(expected[i].kbest[0].tree, one[i].tree);
-    EXPECT_EQ(expected[i].tree, one[i].tree);
-    ASSERT_EQ(expected[i].kbest.size(), actual[i].kbest.size());
-    for (size_t r = 0; r < expected[i].kbest.size(); ++r) {
-      EXPECT_NEAR(expected[i].kbest[r].log_score, actual[i].kbest[r].log_score, 1e-9);
-      EXPECT_EQ(Leaves(expected[i].kbest[r].tree), sentences[i]);
-    }
-    if (expected[i].kbest.size() == 5) ++lists;
-  }
-  EXPECT_GT(lists, 5);
 }
 
 }  // namespace

@@ -29,9 +29,14 @@ StatusOr<std::unique_ptr<LoadedParser>> LoadedParser::Load(const LoadedParserOpt
     return MakeBackend(loaded->model_.grammar, options.backend);
   }();
   lexicon_thread.join();
-  if (!lexicon->ok()) return lexicon->status();
+  // These are faults of the grammar (a lexicon that does not match it, split trees that do not
+  // nest) found after it was read: the message names it.
+  const std::string name = GrammarArgumentName(options.grammar);
+  if (!lexicon->ok()) return Status::Error(name + ": " + lexicon->status().message());
   loaded->lexicon_ = std::move(**lexicon);
-  if (!backend.ok()) return backend.status();
+  if (!backend.ok()) {
+    return Status::Error(backend.status().message() + " (with the grammar " + name + ")");
+  }
   ParserOptions parser_options = options.parser;
   if (parser_options.binarization.empty())
     parser_options.binarization = loaded->model_.binarization;

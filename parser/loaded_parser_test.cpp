@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "parser/backend_factory.h"
 
 namespace cky {
@@ -71,8 +74,10 @@ TEST(LoadedParserTest, ErrorsSayWhatIsWrong) {
   auto level_too_fine = LoadedParser::Load(
       {.backend = {.device = DeviceKind::kCpu, .prune = PruneMode::kSafe, .prune_levels = {0, 4}}});
   ASSERT_FALSE(level_too_fine.ok());
+  // Backend errors name the grammar (issue 39).
   EXPECT_EQ(level_too_fine.status().message(),
-            "pruning level 4 is not a coarser level of this grammar's split hierarchy (0 to 3)");
+            "pruning level 4 is not a coarser level of this grammar's split hierarchy (0 to 3) "
+            "(with the grammar (built-in))");
   EXPECT_TRUE(LoadedParser::Load({.backend = {.device = DeviceKind::kCpu,
                                               .prune = PruneMode::kSafe,
                                               .prune_levels = {0, 3}}})
@@ -103,6 +108,29 @@ TEST(LoadedParserTest, DefaultsAreTheCommandLines) {
   // Without a GPU: the CPU's pruned max-rule (the built-in grammar is not small); with one, the
   // GPU's.
   EXPECT_TRUE(name == "cpu/pruned-max-rule" || name == "cuda/pruned-max-rule") << name;
+}
+
+// A split tree the grammar's reader cannot judge (it is parsed when the pruner is made) was an
+// error without the grammar's name before (issue 39).
+TEST(LoadedParserTest, GrammarFaultsFoundAfterReadingNameTheGrammar) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cky_loaded_parser";
+  std::filesystem::create_directories(dir);
+  for (const char* ext : {".grammar", ".lexicon"}) {
+    std::filesystem::copy_file(std::string("tests/data/toy") + ext,
+                               dir / (std::string("toy") + ext),
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  std::ofstream(dir / "toy.splits") << "NP\t(0 0 5)\n";
+  const std::string prefix = (dir / "toy").string();
+  auto loaded = LoadedParser::Load({.grammar = prefix,
+                                    .grammar_options = {.use_cache = false},
+                                    .backend = {.device = DeviceKind::kCpu,
+                                                .decoder = DecoderKind::kMaxRule,
+                                                .prune = PruneMode::kSafe}});
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("split tree '(0 0 5)'"), std::string::npos)
+      << loaded.status().message();
+  EXPECT_NE(loaded.status().message().find(prefix), std::string::npos) << loaded.status().message();
 }
 
 }  // namespace

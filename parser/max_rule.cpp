@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <tuple>
 
 #include "common/thread_pool.h"
@@ -222,6 +223,12 @@ ParseOutcome ParseMaxRuleWith(const Grammar& grammar, const SumProductRules& bas
     outcome.status = ParseStatus::kNoParse;
     outcome.message = "empty sentence";
     return outcome;
+  }
+  // Inside and outside scores of every state, and the max-rule chart over base symbols.
+  const int32_t n = static_cast<int32_t>(sentence.words.size());
+  const double per_cell = 16.0 * grammar.num_states() + 24.0 * grammar.num_symbols() + 40;
+  if (std::string why = ChartsDoNotFit(n, ChartBytes(n, per_cell)); !why.empty()) {
+    return {.status = ParseStatus::kOutOfMemory, .message = why};
   }
   InsideOutsideCharts charts;
   if (fast) {

@@ -1,3 +1,6 @@
+// The charts and trees of the reference inside-outside and max-rule passes against brute-force
+// enumeration, and the fast CPU path's charts against the reference's; the max-rule backends'
+// outcomes against the reference are rows of parser/backend_conformance_test.cpp.
 #include "parser/max_rule.h"
 
 #include <gtest/gtest.h>
@@ -7,12 +10,10 @@
 #include <map>
 #include <set>
 
-#include "lexicon/lexicon.h"
-#include "parser/inside_outside_cpu.h"
-#include "parser/parser.h"
-#include "parser/random_grammar.h"
-#include "parser/tree_format.h"
+#include "parser/backend_test_support.h"
 #include "parser/cpu_backend.h"
+#include "parser/inside_outside_cpu.h"
+#include "parser/tree_format.h"
 
 namespace cky {
 namespace {
@@ -27,16 +28,15 @@ void ExpectLogNear(double expected, double actual, double tolerance) {
 }
 
 struct Fixture {
-  BerkeleyModel model;
-  Lexicon lexicon;
-  std::unique_ptr<Parser> parser;
+  TestGrammar grammar;
+  BerkeleyModel& model = grammar.model;
+  Parser parser;
   explicit Fixture(const RandomGrammarOptions& options)
-      : model(MakeRandomModel(options)), lexicon(*Lexicon::Build(model)) {
-    parser = std::make_unique<Parser>(model.grammar, lexicon,
-                                      MakeReferenceMaxRuleBackend(model.grammar));
+      : grammar(MakeRandomTestGrammar(options)),
+        parser(grammar.grammar(), grammar.lexicon, MakeReferenceMaxRuleBackend(grammar.grammar())) {
   }
   LexicalScores Score(const std::vector<std::string>& words) const {
-    return parser->ScoreWords(words);
+    return parser.ScoreWords(words);
   }
 };
 
@@ -102,13 +102,7 @@ class Enumerator {
 TEST(InsideOutsideTest, LikelihoodEqualsBruteForceSumOverDerivations) {
   int checked = 0;
   for (uint64_t seed = 1; seed <= 8; ++seed) {
-    RandomGrammarOptions options;
-    options.phrasal_symbols = 2;
-    options.tags = 2;
-    options.substates = 2;
-    options.base_rule_density = 0.25;
-    options.seed = seed;
-    Fixture f(options);
+    Fixture f(TinyShape(seed));
     const Grammar& g = f.model.grammar;
     ASSERT_TRUE(g.sum_unaries_exact);
     for (const auto& words : MakeRandomSentences(f.model, 6, 1, 4, seed * 7)) {
@@ -133,12 +127,7 @@ TEST(InsideOutsideTest, LikelihoodEqualsBruteForceSumOverDerivations) {
 // Over every word, exactly one tag: the tag posteriors outpre(t) P(word | t) / P(w) sum to 1. This
 // holds only if every outside score is right, down to the words.
 TEST(InsideOutsideTest, TagPosteriorsSumToOneAtEveryWord) {
-  RandomGrammarOptions options;
-  options.phrasal_symbols = 5;
-  options.tags = 4;
-  options.substates = 3;
-  options.seed = 17;
-  Fixture f(options);
+  Fixture f({.phrasal_symbols = 5, .tags = 4, .substates = 3, .seed = 17});
   const Grammar& g = f.model.grammar;
   int checked = 0;
   auto sentences = MakeRandomSentences(f.model, 12, 1, 25, 3);
@@ -164,12 +153,7 @@ TEST(InsideOutsideTest, TagPosteriorsSumToOneAtEveryWord) {
 }
 
 TEST(InsideOutsideTest, FastCpuPathEqualsReference) {
-  RandomGrammarOptions options;
-  options.phrasal_symbols = 6;
-  options.tags = 4;
-  options.substates = 3;
-  options.seed = 5;
-  Fixture f(options);
+  Fixture f(StandardShape(5));
   const Grammar& g = f.model.grammar;
   SumProductRules rules(g);
   auto sentences = MakeRandomSentences(f.model, 10, 1, 18, 2);
@@ -200,14 +184,12 @@ TEST(InsideOutsideTest, FastCpuPathEqualsReference) {
 TEST(MaxRuleTest, EqualsBruteForceArgmaxOfRulePosteriors) {
   int checked = 0, unique = 0;
   for (uint64_t seed = 1; seed <= 10; ++seed) {
-    RandomGrammarOptions options;
-    options.phrasal_symbols = 3;
-    options.tags = 2;
-    options.substates = 2;
-    options.base_rule_density = 0.2;
-    options.unary_density = 0;
-    options.seed = seed;
-    Fixture f(options);
+    Fixture f({.phrasal_symbols = 3,
+               .tags = 2,
+               .substates = 2,
+               .base_rule_density = 0.2,
+               .unary_density = 0,
+               .seed = seed});
     const Grammar& g = f.model.grammar;
     for (const auto& words : MakeRandomSentences(f.model, 5, 1, 4, seed * 3)) {
       LexicalScores lex = f.Score(words);
@@ -247,43 +229,6 @@ TEST(MaxRuleTest, EqualsBruteForceArgmaxOfRulePosteriors) {
   EXPECT_GT(checked, 20);
   EXPECT_GT(unique, 10);
 }
-
-class MaxRuleBackendsTest : public ::testing::TestWithParam<uint64_t> {};
-
-TEST_P(MaxRuleBackendsTest, AgreeAndHandleLengthsOneTwoAndLong) {
-  RandomGrammarOptions options;
-  options.phrasal_symbols = 6;
-  options.tags = 4;
-  options.substates = 2;
-  options.seed = GetParam();
-  BerkeleyModel model = MakeRandomModel(options);
-  Lexicon lexicon = *Lexicon::Build(model);
-  Parser reference(model.grammar, lexicon, MakeReferenceMaxRuleBackend(model.grammar));
-  Parser threaded(model.grammar, lexicon, MakeCpuMaxRuleBackend(model.grammar, 2));
-  auto sentences = MakeRandomSentences(model, 16, 1, 20, 4);
-  AddLengthEdgeCases(60, &sentences);
-  sentences.push_back({});
-  auto expected = reference.Parse(sentences);
-  auto actual = threaded.Parse(sentences);
-  ASSERT_EQ(expected.size(), actual.size());
-  int parsed = 0;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_EQ(expected[i].status, actual[i].status) << i;
-    EXPECT_EQ(expected[i].tree, actual[i].tree) << i;
-    if (expected[i].status != ParseStatus::kOk) continue;
-    ++parsed;
-    EXPECT_NEAR(expected[i].log_score, actual[i].log_score, 1e-9);
-    EXPECT_NEAR(expected[i].log_likelihood, actual[i].log_likelihood, 1e-9);
-    // Each posterior is at most 1 (random grammars are not normalized, so P(w) may exceed 1).
-    EXPECT_LE(expected[i].log_score, 1e-9);
-    EXPECT_EQ(expected[i].tree.label, "ROOT");
-  }
-  EXPECT_GT(parsed, 10);
-  EXPECT_EQ(expected.back().status, ParseStatus::kNoParse);  // the empty sentence
-}
-
-// Seed 1 has states whose inside is 0 but whose outside reaches Berkeley's unary posterior.
-INSTANTIATE_TEST_SUITE_P(Seeds, MaxRuleBackendsTest, ::testing::Values(1, 21, 33));
 
 TEST(FormatJavaDoubleTest, PrintsLikeJava) {
   EXPECT_EQ(FormatJavaDouble(-87.86582921731302), "-87.86582921731302");

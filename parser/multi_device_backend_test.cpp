@@ -16,44 +16,27 @@
 
 #include "cuda/common/device.h"
 #include "cuda/common/fault_injection.h"
-#include "lexicon/lexicon.h"
-#include "parser/max_rule.h"
-#include "parser/parser.h"
-#include "parser/random_grammar.h"
-#include "parser/tree_format.h"
 #include "parser/backend_factory.h"
+#include "parser/backend_test_support.h"
 #include "parser/cpu_backend.h"
 
 namespace cky {
 namespace {
 
 struct Fixture {
-  BerkeleyModel model;
-  Lexicon lexicon;
-  std::vector<std::vector<std::string>> sentences;
+  TestGrammar grammar;
+  Sentences sentences;
+  const Grammar& g() const { return grammar.grammar(); }
 };
 
 Fixture MakeFixture(uint64_t seed) {
-  BerkeleyModel model = MakeRandomModel({.phrasal_symbols = 5, .substates = 2, .seed = seed});
-  auto lexicon = Lexicon::Build(model);
-  EXPECT_TRUE(lexicon.ok());
+  Fixture f{MakeRandomTestGrammar({.phrasal_symbols = 5, .substates = 2, .seed = seed}), {}};
   // Lengths 1 and 2, the longest here (30), and an empty sentence among many others.
-  auto sentences = MakeRandomSentences(model, 60, 1, 30, seed + 100);
-  sentences.push_back({});
-  sentences.push_back(MakeRandomSentences(model, 1, 1, 1, seed + 7)[0]);
-  sentences.push_back(MakeRandomSentences(model, 1, 2, 2, seed + 8)[0]);
-  return {std::move(model), std::move(*lexicon), std::move(sentences)};
-}
-
-// What `cky parse` would print: the tree (or "(())"), the status and both scores.
-std::vector<std::string> Printed(const std::vector<ParseOutcome>& outcomes) {
-  std::vector<std::string> lines;
-  for (const ParseOutcome& o : outcomes) {
-    lines.push_back(std::to_string(static_cast<int>(o.status)) + " " +
-                    (o.status == ParseStatus::kOk ? FormatTree(o.tree, {}) : "(())") + " " +
-                    std::to_string(o.log_score) + " " + std::to_string(o.log_likelihood));
-  }
-  return lines;
+  f.sentences = MakeRandomSentences(f.grammar.model, 60, 1, 30, seed + 100);
+  f.sentences.push_back({});
+  f.sentences.push_back(MakeRandomSentences(f.grammar.model, 1, 1, 1, seed + 7)[0]);
+  f.sentences.push_back(MakeRandomSentences(f.grammar.model, 1, 2, 2, seed + 8)[0]);
+  return f;
 }
 
 BackendFactory Cpu(const Grammar& g, const std::string& decoder) {
@@ -64,12 +47,10 @@ BackendFactory Cpu(const Grammar& g, const std::string& decoder) {
 }
 
 std::vector<ParseOutcome> ParseWith(const Fixture& f, std::unique_ptr<Backend> backend) {
-  Parser parser(f.model.grammar, f.lexicon, std::move(backend));
-  return parser.Parse(f.sentences);
+  return ParseWith(f.grammar, std::move(backend), f.sentences);
 }
 
-std::unique_ptr<Backend> Multi(std::vector<BackendSlot> slots,
-                                      MultiDeviceOptions options = {}) {
+std::unique_ptr<Backend> Multi(std::vector<BackendSlot> slots, MultiDeviceOptions options = {}) {
   auto made = MakeMultiDeviceBackend(std::move(slots), options);
   EXPECT_TRUE(made.ok()) << made.status().message();
   return made.ok() ? std::move(*made) : nullptr;
@@ -121,20 +102,19 @@ TEST_P(MultiDeviceDecoderTest, TwoAndThreeCpuBackendsPrintWhatOneDoes) {
       decoder == "max-rule" ? std::vector<uint64_t>{1} : std::vector<uint64_t>{1, 2, 3};
   for (uint64_t seed : seeds) {
     Fixture f = MakeFixture(seed);
-    auto expected = Printed(ParseWith(f, Cpu(f.model.grammar, decoder)().value()));
+    auto expected = PrintedOutcomes(ParseWith(f, Cpu(f.g(), decoder)().value()));
     int parsed = 0;
     for (const std::string& line : expected) parsed += line[0] == '0';
     EXPECT_GT(parsed, 10) << "the comparison needs sentences with a parse";
     for (int count : {1, 2, 3}) {
       std::vector<BackendSlot> slots;
       for (int k = 0; k < count; ++k) {
-        slots.push_back(
-            {.label = "cpu#" + std::to_string(k), .make = Cpu(f.model.grammar, decoder)});
+        slots.push_back({.label = "cpu#" + std::to_string(k), .make = Cpu(f.g(), decoder)});
       }
       auto multi = Multi(std::move(slots), {.chunks_per_slot = 3});
       ASSERT_TRUE(multi);
       EXPECT_NE(multi->name().find(" on cpu#0"), std::string::npos) << multi->name();
-      EXPECT_EQ(Printed(ParseWith(f, std::move(multi))), expected)
+      EXPECT_EQ(PrintedOutcomes(ParseWith(f, std::move(multi))), expected)
           << decoder << " seed " << seed << ", " << count << " backends";
     }
   }
@@ -206,8 +186,7 @@ class FlakyBackend : public Backend {
 
 BackendFactory Flaky(const Grammar& g, int fail_at, int fail_length = -1, int broken_from = 0,
                      Gate* failed = nullptr) {
-  return [&g, fail_at, fail_length, broken_from,
-          failed]() -> StatusOr<std::unique_ptr<Backend>> {
+  return [&g, fail_at, fail_length, broken_from, failed]() -> StatusOr<std::unique_ptr<Backend>> {
     return std::unique_ptr<Backend>(
         std::make_unique<FlakyBackend>(g, fail_at, fail_length, broken_from, failed));
   };
@@ -247,38 +226,37 @@ bool AnyContains(const std::vector<std::string>& warnings, const std::string& pa
 
 TEST(MultiDeviceBackendTest, AThrowingSlotHandsItsSentencesToTheOthers) {
   Fixture f = MakeFixture(4);
-  auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
+  auto expected = PrintedOutcomes(ParseWith(f, MakeCpuBackend(f.g(), 1)));
   Gate a_failed;  // b waits for it, so that a surely reaches its second batch
-  auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 2, -1, 0, &a_failed)},
-                      {.label = "b", .make = Gated(Cpu(f.model.grammar, "viterbi"), &a_failed)}});
+  auto multi = Multi({{.label = "a", .make = Flaky(f.g(), 2, -1, 0, &a_failed)},
+                      {.label = "b", .make = Gated(Cpu(f.g(), "viterbi"), &a_failed)}});
   Backend* raw = multi.get();
-  Parser parser(f.model.grammar, f.lexicon, std::move(multi));
-  EXPECT_EQ(Printed(parser.Parse(f.sentences)), expected);
+  Parser parser(f.g(), f.grammar.lexicon, std::move(multi));
+  EXPECT_EQ(PrintedOutcomes(parser.Parse(f.sentences)), expected);
   auto warnings = raw->TakeWarnings();
   EXPECT_TRUE(AnyContains(warnings, "a (flaky) failed: device lost")) << warnings.size();
   EXPECT_TRUE(raw->TakeWarnings().empty());
   // The retired slot stays retired: the next batch goes to the other alone.
-  EXPECT_EQ(Printed(parser.Parse(f.sentences)), expected);
+  EXPECT_EQ(PrintedOutcomes(parser.Parse(f.sentences)), expected);
   EXPECT_EQ(raw->name(), "cpu on b");
 }
 
 TEST(MultiDeviceBackendTest, ASlotFailingEverySentenceHandsItsWorkToTheOthers) {
   Fixture f = MakeFixture(9);
-  auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
+  auto expected = PrintedOutcomes(ParseWith(f, MakeCpuBackend(f.g(), 1)));
   int fallbacks = 0;
   MultiDeviceOptions options{.make_fallback = [&]() -> StatusOr<std::unique_ptr<Backend>> {
     ++fallbacks;
-    return MakeCpuBackend(f.model.grammar, 1);
+    return MakeCpuBackend(f.g(), 1);
   }};
   Gate a_broken;  // b waits for it, so that a surely reaches its second batch
-  auto multi =
-      Multi({{.label = "a", .make = Flaky(f.model.grammar, 0, -1, /*broken_from=*/2, &a_broken)},
-             {.label = "b", .make = Gated(Cpu(f.model.grammar, "viterbi"), &a_broken)}},
-            options);
+  auto multi = Multi({{.label = "a", .make = Flaky(f.g(), 0, -1, /*broken_from=*/2, &a_broken)},
+                      {.label = "b", .make = Gated(Cpu(f.g(), "viterbi"), &a_broken)}},
+                     options);
   Backend* raw = multi.get();
-  Parser parser(f.model.grammar, f.lexicon, std::move(multi));
+  Parser parser(f.g(), f.grammar.lexicon, std::move(multi));
   auto outcomes = parser.Parse(f.sentences);
-  EXPECT_EQ(Printed(outcomes), expected);
+  EXPECT_EQ(PrintedOutcomes(outcomes), expected);
   for (const ParseOutcome& o : outcomes) EXPECT_EQ(o.message.find("fallback"), std::string::npos);
   EXPECT_EQ(fallbacks, 0);  // the other device took the work, not the CPU
   EXPECT_TRUE(
@@ -289,19 +267,18 @@ TEST(MultiDeviceBackendTest, ASlotFailingEverySentenceHandsItsWorkToTheOthers) {
 
 TEST(MultiDeviceBackendTest, WhenEverySlotFailsTheFallbackParses) {
   Fixture f = MakeFixture(5);
-  auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
+  auto expected = PrintedOutcomes(ParseWith(f, MakeCpuBackend(f.g(), 1)));
   std::atomic<int> fallbacks = 0;
   MultiDeviceOptions options{.make_fallback = [&]() -> StatusOr<std::unique_ptr<Backend>> {
     ++fallbacks;
-    return MakeCpuBackend(f.model.grammar, 1);
+    return MakeCpuBackend(f.g(), 1);
   }};
-  auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 1)},
-                      {.label = "b", .make = Flaky(f.model.grammar, 2)}},
-                     options);
+  auto multi = Multi(
+      {{.label = "a", .make = Flaky(f.g(), 1)}, {.label = "b", .make = Flaky(f.g(), 2)}}, options);
   Backend* raw = multi.get();
-  Parser parser(f.model.grammar, f.lexicon, std::move(multi));
-  EXPECT_EQ(Printed(parser.Parse(f.sentences)), expected);
-  EXPECT_EQ(Printed(parser.Parse(f.sentences)), expected);
+  Parser parser(f.g(), f.grammar.lexicon, std::move(multi));
+  EXPECT_EQ(PrintedOutcomes(parser.Parse(f.sentences)), expected);
+  EXPECT_EQ(PrintedOutcomes(parser.Parse(f.sentences)), expected);
   EXPECT_EQ(fallbacks, 1);  // made once, kept
   auto warnings = raw->TakeWarnings();
   EXPECT_TRUE(AnyContains(warnings, "none left: the fallback backend"));
@@ -321,25 +298,24 @@ TEST(MultiDeviceBackendTest, ConcurrentCallsEachGetTheirOwnOutcomes) {
   batches[3].assign(f.sentences.begin() + half, f.sentences.end());
   std::vector<std::vector<std::string>> expected;
   {
-    Parser one(f.model.grammar, f.lexicon, MakeCpuBackend(f.model.grammar, 1));
-    for (const auto& batch : batches) expected.push_back(Printed(one.Parse(batch)));
+    Parser one(f.g(), f.grammar.lexicon, MakeCpuBackend(f.g(), 1));
+    for (const auto& batch : batches) expected.push_back(PrintedOutcomes(one.Parse(batch)));
   }
   for (bool retiring : {false, true}) {
     std::vector<BackendSlot> slots;
     for (int k = 0; k < 3; ++k) {
-      slots.push_back(
-          {.label = "s" + std::to_string(k),
-           .make = retiring ? Flaky(f.model.grammar, 2 + k) : Cpu(f.model.grammar, "viterbi")});
+      slots.push_back({.label = "s" + std::to_string(k),
+                       .make = retiring ? Flaky(f.g(), 2 + k) : Cpu(f.g(), "viterbi")});
     }
-    auto multi = Multi(std::move(slots), {.make_fallback = Cpu(f.model.grammar, "viterbi")});
+    auto multi = Multi(std::move(slots), {.make_fallback = Cpu(f.g(), "viterbi")});
     ASSERT_TRUE(multi);
     EXPECT_TRUE(multi->ParsesConcurrentBatches());
-    Parser parser(f.model.grammar, f.lexicon, std::move(multi));
+    Parser parser(f.g(), f.grammar.lexicon, std::move(multi));
     for (int round = 0; round < 3; ++round) {
       std::vector<std::vector<std::string>> printed(batches.size());
       std::vector<std::thread> callers;
       for (size_t b = 0; b < batches.size(); ++b) {
-        callers.emplace_back([&, b] { printed[b] = Printed(parser.Parse(batches[b])); });
+        callers.emplace_back([&, b] { printed[b] = PrintedOutcomes(parser.Parse(batches[b])); });
       }
       for (std::thread& t : callers) t.join();
       for (size_t b = 0; b < batches.size(); ++b) {
@@ -409,7 +385,7 @@ TEST(MultiDeviceBackendTest, CallsAheadGoBeforeQueuedBatchesInTheirOwnOrder) {
 
 TEST(MultiDeviceBackendTest, WithoutFallbackTheSentencesOfRetiredSlotsFail) {
   Fixture f = MakeFixture(5);
-  auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 1)}});
+  auto multi = Multi({{.label = "a", .make = Flaky(f.g(), 1)}});
   auto outcomes = ParseWith(f, std::move(multi));
   ASSERT_EQ(outcomes.size(), f.sentences.size());
   for (const ParseOutcome& o : outcomes) {
@@ -420,13 +396,13 @@ TEST(MultiDeviceBackendTest, WithoutFallbackTheSentencesOfRetiredSlotsFail) {
 
 TEST(MultiDeviceBackendTest, FailedSentencesAreParsedAgainByTheFallback) {
   Fixture f = MakeFixture(6);
-  auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
+  auto expected = PrintedOutcomes(ParseWith(f, MakeCpuBackend(f.g(), 1)));
   const int length = static_cast<int>(f.sentences[0].size());
-  auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 0, length)},
-                      {.label = "b", .make = Flaky(f.model.grammar, 0, length)}},
-                     {.make_fallback = Cpu(f.model.grammar, "viterbi")});
+  auto multi = Multi({{.label = "a", .make = Flaky(f.g(), 0, length)},
+                      {.label = "b", .make = Flaky(f.g(), 0, length)}},
+                     {.make_fallback = Cpu(f.g(), "viterbi")});
   auto outcomes = ParseWith(f, std::move(multi));
-  EXPECT_EQ(Printed(outcomes), expected);
+  EXPECT_EQ(PrintedOutcomes(outcomes), expected);
   int moved = 0;
   for (size_t i = 0; i < outcomes.size(); ++i) {
     if (static_cast<int>(f.sentences[i].size()) != length || outcomes[i].status != ParseStatus::kOk)
@@ -447,14 +423,14 @@ TEST(MultiDeviceBackendTest, FailuresOfOneLengthDoNotRetireTheDevices) {
   Fixture f = MakeFixture(6);
   f.sentences.assign(8, f.sentences[0]);
   const int length = static_cast<int>(f.sentences[0].size());
-  auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
-  auto multi = Multi({{.label = "a", .make = Flaky(f.model.grammar, 0, length)},
-                      {.label = "b", .make = Flaky(f.model.grammar, 0, length)}},
-                     {.make_fallback = Cpu(f.model.grammar, "viterbi")});
+  auto expected = PrintedOutcomes(ParseWith(f, MakeCpuBackend(f.g(), 1)));
+  auto multi = Multi({{.label = "a", .make = Flaky(f.g(), 0, length)},
+                      {.label = "b", .make = Flaky(f.g(), 0, length)}},
+                     {.make_fallback = Cpu(f.g(), "viterbi")});
   Backend* raw = multi.get();
-  Parser parser(f.model.grammar, f.lexicon, std::move(multi));
+  Parser parser(f.g(), f.grammar.lexicon, std::move(multi));
   const auto outcomes = parser.Parse(f.sentences);
-  EXPECT_EQ(Printed(outcomes), expected);
+  EXPECT_EQ(PrintedOutcomes(outcomes), expected);
   for (const ParseOutcome& o : outcomes) {
     if (o.status != ParseStatus::kOk) continue;
     EXPECT_NE(o.message.find("after the device's failure"), std::string::npos) << o.message;
@@ -465,14 +441,14 @@ TEST(MultiDeviceBackendTest, FailuresOfOneLengthDoNotRetireTheDevices) {
 
 TEST(MultiDeviceBackendTest, ASlotThatCannotBeMadeIsRetiredWithAWarning) {
   Fixture f = MakeFixture(7);
-  auto expected = Printed(ParseWith(f, MakeCpuBackend(f.model.grammar, 1)));
+  auto expected = PrintedOutcomes(ParseWith(f, MakeCpuBackend(f.g(), 1)));
   BackendFactory broken = []() -> StatusOr<std::unique_ptr<Backend>> {
     return Status::Error("out of memory for the grammar");
   };
-  auto multi = Multi(
-      {{.label = "a", .make = broken}, {.label = "b", .make = Cpu(f.model.grammar, "viterbi")}});
+  auto multi =
+      Multi({{.label = "a", .make = broken}, {.label = "b", .make = Cpu(f.g(), "viterbi")}});
   EXPECT_TRUE(AnyContains(multi->TakeWarnings(), "a: out of memory for the grammar; not used"));
-  EXPECT_EQ(Printed(ParseWith(f, std::move(multi))), expected);
+  EXPECT_EQ(PrintedOutcomes(ParseWith(f, std::move(multi))), expected);
 
   auto none =
       MakeMultiDeviceBackend({{.label = "a", .make = broken}, {.label = "b", .make = broken}});
@@ -488,32 +464,31 @@ TEST(MultiDeviceBackendTest, ASlotThatCannotBeMadeIsRetiredWithAWarning) {
 
 TEST(MultiDeviceBackendTest, DevicesNeedTheCudaBackend) {
   Fixture f = MakeFixture(8);
-  auto cpu = MakeBackend(f.model.grammar, {.device = DeviceKind::kCpu, .devices = {0}});
+  auto cpu = MakeBackend(f.g(), {.device = DeviceKind::kCpu, .devices = {0}});
   ASSERT_FALSE(cpu.ok());
   EXPECT_NE(cpu.status().message().find("--devices runs CUDA backends"), std::string::npos);
   if (cuda::DeviceAvailable()) return;
-  EXPECT_FALSE(MakeBackend(f.model.grammar, {.device = DeviceKind::kCuda, .devices = {0}}).ok());
+  EXPECT_FALSE(MakeBackend(f.g(), {.device = DeviceKind::kCuda, .devices = {0}}).ok());
 }
 
 // The fake multi-device setup of issue 18 on a real GPU: two backends on device 0 (and one, through
 // the same layer) print what one CUDA backend prints.
 TEST_P(MultiDeviceDecoderTest, TwoBackendsOnDeviceZeroPrintWhatOneDoes) {
-  if (!cuda::DeviceAvailable()) GTEST_SKIP() << "no CUDA device";
+  CKY_SKIP_WITHOUT_CUDA_DEVICE();
   const std::string decoder = GetParam();
   for (uint64_t seed : {1u, 2u}) {
     Fixture f = MakeFixture(seed);
-    auto single = MakeBackend(f.model.grammar, {.device = DeviceKind::kCuda,
-                                                .decoder = *ParseDecoderKind(decoder),
-                                                .prune = PruneMode::kOff});
+    auto single = MakeBackend(f.g(), {.device = DeviceKind::kCuda,
+                                      .decoder = *ParseDecoderKind(decoder),
+                                      .prune = PruneMode::kOff});
     ASSERT_TRUE(single.ok()) << single.status().message();
-    auto expected = Printed(ParseWith(f, std::move(*single)));
+    auto expected = PrintedOutcomes(ParseWith(f, std::move(*single)));
     for (std::vector<int> devices : {std::vector<int>{0}, std::vector<int>{0, 0}}) {
-      auto multi =
-          MakeBackend(f.model.grammar, {.device = DeviceKind::kCuda,
-                                        .decoder = *ParseDecoderKind(decoder),
-                                        .devices = devices});
+      auto multi = MakeBackend(
+          f.g(),
+          {.device = DeviceKind::kCuda, .decoder = *ParseDecoderKind(decoder), .devices = devices});
       ASSERT_TRUE(multi.ok()) << multi.status().message();
-      EXPECT_EQ(Printed(ParseWith(f, std::move(*multi))), expected)
+      EXPECT_EQ(PrintedOutcomes(ParseWith(f, std::move(*multi))), expected)
           << decoder << " seed " << seed << ", " << devices.size() << " backends on device 0";
     }
   }
@@ -526,24 +501,23 @@ TEST_P(MultiDeviceDecoderTest, EveryGpuOfTheHostPrintsWhatOneDoes) {
   if (gpus < 2) GTEST_SKIP() << "needs two CUDA devices; this host has " << gpus;
   const std::string decoder = GetParam();
   Fixture f = MakeFixture(3);
-  auto single = MakeBackend(f.model.grammar, {.device = DeviceKind::kCuda,
-                                                .decoder = *ParseDecoderKind(decoder),
-                                                .prune = PruneMode::kOff});
+  auto single = MakeBackend(f.g(), {.device = DeviceKind::kCuda,
+                                    .decoder = *ParseDecoderKind(decoder),
+                                    .prune = PruneMode::kOff});
   ASSERT_TRUE(single.ok()) << single.status().message();
-  const auto expected = Printed(ParseWith(f, std::move(*single)));
+  const auto expected = PrintedOutcomes(ParseWith(f, std::move(*single)));
   auto all = ParseDeviceList("all", gpus);
   ASSERT_TRUE(all.ok());
   std::vector<int> twice = *all;
   twice.insert(twice.end(), all->begin(), all->end());
   for (const std::vector<int>& devices : {*all, twice}) {
-    auto multi =
-        MakeBackend(f.model.grammar, {.device = DeviceKind::kCuda,
-                                        .decoder = *ParseDecoderKind(decoder),
-                                        .devices = devices});
+    auto multi = MakeBackend(
+        f.g(),
+        {.device = DeviceKind::kCuda, .decoder = *ParseDecoderKind(decoder), .devices = devices});
     ASSERT_TRUE(multi.ok()) << multi.status().message();
     const std::string last = "cuda:" + std::to_string(gpus - 1);
     EXPECT_NE((*multi)->name().find(last), std::string::npos) << (*multi)->name();
-    EXPECT_EQ(Printed(ParseWith(f, std::move(*multi))), expected)
+    EXPECT_EQ(PrintedOutcomes(ParseWith(f, std::move(*multi))), expected)
         << decoder << ", " << devices.size() << " backends on " << gpus << " GPUs";
   }
 }
@@ -553,13 +527,13 @@ TEST_P(MultiDeviceDecoderTest, EveryGpuOfTheHostPrintsWhatOneDoes) {
 // fallback through the layer, and a failed first batch on each device is retried there; either
 // way the output is what one CUDA backend with the same faults prints.
 TEST(MultiDeviceBackendTest, InjectedDeviceFaultsOnTwoBackendsOnDeviceZero) {
-  if (!cuda::DeviceAvailable()) GTEST_SKIP() << "no CUDA device";
+  CKY_SKIP_WITHOUT_CUDA_DEVICE();
   Fixture f = MakeFixture(10);
   // The faulty length is that of a sentence with a parse: a length fault on a sentence that has
   // none leaves no "parsed on the CPU" trace to check (fixture sentence 0 had none: the fault
   // fired, but this test saw nothing and skipped).
   int length = 0;
-  const auto on_cpu = ParseWith(f, Cpu(f.model.grammar, "viterbi")().value());
+  const auto on_cpu = ParseWith(f, Cpu(f.g(), "viterbi")().value());
   for (size_t i = 0; i < on_cpu.size() && length == 0; ++i) {
     if (on_cpu[i].status == ParseStatus::kOk && f.sentences[i].size() > 1)
       length = static_cast<int>(f.sentences[i].size());
@@ -568,20 +542,20 @@ TEST(MultiDeviceBackendTest, InjectedDeviceFaultsOnTwoBackendsOnDeviceZero) {
   int fired = 0;  // sentences the length fault sent to the CPU with one backend
   for (const std::string faults : {"length:" + std::to_string(length), std::string("launch:1")}) {
     setenv(cuda::FaultInjector::kEnvironmentVariable, faults.c_str(), 1);
-    auto single = MakeBackend(f.model.grammar, {.device = DeviceKind::kCuda, .decoder = DecoderKind::kViterbi,
-                                                .prune = PruneMode::kOff});
-    auto multi =
-        MakeBackend(f.model.grammar,
-                    {.device = DeviceKind::kCuda, .decoder = DecoderKind::kViterbi, .devices = {0, 0}});
+    auto single = MakeBackend(
+        f.g(),
+        {.device = DeviceKind::kCuda, .decoder = DecoderKind::kViterbi, .prune = PruneMode::kOff});
+    auto multi = MakeBackend(
+        f.g(), {.device = DeviceKind::kCuda, .decoder = DecoderKind::kViterbi, .devices = {0, 0}});
     unsetenv(cuda::FaultInjector::kEnvironmentVariable);
     ASSERT_TRUE(single.ok() && multi.ok()) << faults;
     const auto expected = ParseWith(f, std::move(*single));
     Backend* raw = multi->get();
-    Parser parser(f.model.grammar, f.lexicon, std::move(*multi));
+    Parser parser(f.g(), f.grammar.lexicon, std::move(*multi));
     const auto outcomes = parser.Parse(f.sentences);
     std::string warnings;
     for (const std::string& w : raw->TakeWarnings()) warnings += w + "; ";
-    EXPECT_EQ(Printed(outcomes), Printed(expected)) << faults;
+    EXPECT_EQ(PrintedOutcomes(outcomes), PrintedOutcomes(expected)) << faults;
     if (faults[0] != 'l') continue;
     // Where the fault made one backend parse a sentence on the CPU, the layer moved it too.
     for (size_t i = 0; i < outcomes.size(); ++i) {

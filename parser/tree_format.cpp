@@ -26,20 +26,33 @@ std::string BaseLabel(const std::string& label) {
   return cut == std::string::npos ? base : base.substr(0, cut);
 }
 
-void Transform(const Tree& node, const OutputForm& form, std::vector<Tree>* out) {
-  if (node.is_leaf()) {
-    out->push_back(node);
-    return;
-  }
-  if (!form.binarize && !node.label.empty() && node.label[0] == '@') {
-    for (const Tree& child : node.children) Transform(child, form, out);
-    return;
-  }
-  Tree copy(form.substates ? node.label
+// The children of `annotated` in the output form, under `root`: "@" nodes spliced out unless
+// binarized, labels shortened as the form asks. Not recursive (a long sentence's tree is deep).
+void TransformChildren(const Tree& annotated, const OutputForm& form, Tree* root) {
+  auto spliced = [&](const Tree& node) {
+    return !form.binarize && !node.label.empty() && node.label[0] == '@';
+  };
+  // The output node under construction for each node entered and not spliced out.
+  std::vector<Tree*> built{root};
+  WalkTree(
+      annotated,
+      [&](const Tree& node, size_t depth) {
+        if (depth == 0) return true;
+        if (node.is_leaf()) {
+          built.back()->children.push_back(node);
+          return false;
+        }
+        if (spliced(node)) return true;
+        Tree& copy = built.back()->children.emplace_back(
+            form.substates ? node.label
                            : (form.binarize ? WithoutSubstate(node.label) : BaseLabel(node.label)));
-  copy.score = node.score;
-  for (const Tree& child : node.children) Transform(child, form, &copy.children);
-  out->push_back(std::move(copy));
+        copy.score = node.score;
+        built.push_back(&copy);
+        return true;
+      },
+      [&](const Tree& node, size_t depth) {
+        if (depth > 0 && !spliced(node)) built.pop_back();
+      });
 }
 
 // Berkeley prints the unlabelled root as "( child child )".
@@ -58,14 +71,18 @@ std::string RootForm(const Tree& root, bool with_scores) {
 Tree Debinarize(const Tree& annotated) {
   Tree root("");
   root.score = annotated.score;
-  for (const Tree& child : annotated.children) Transform(child, OutputForm{}, &root.children);
+  TransformChildren(annotated, OutputForm{}, &root);
+  return root;
+}
+
+Tree FormTree(const Tree& annotated, const OutputForm& form) {
+  Tree root("");
+  TransformChildren(annotated, form, &root);
   return root;
 }
 
 std::string FormatTree(const Tree& annotated, const OutputForm& form) {
-  Tree root("");
-  for (const Tree& child : annotated.children) Transform(child, form, &root.children);
-  return RootForm(root, form.scores);
+  return RootForm(FormTree(annotated, form), form.scores);
 }
 
 std::string FormatBerkeley(const Tree& annotated) { return FormatTree(annotated, {}); }

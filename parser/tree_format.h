@@ -34,6 +34,9 @@ struct OutputForm {
   bool scores = false;
 };
 std::string FormatTree(const Tree& annotated, const OutputForm& form);
+// The tree FormatTree prints: an unlabelled root over the children in `form` (labels as printed,
+// node scores kept for form.scores), for printers of other layouts (`cky parse --format pretty`).
+Tree FormTree(const Tree& annotated, const OutputForm& form);
 
 // A double as Java's Double.toString prints it, as the Berkeley parser's score columns do: the
 // shortest digits that read back to the same double, "-87.86582921731302" between 1e-3 and 1e7,

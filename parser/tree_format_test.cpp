@@ -34,5 +34,24 @@ TEST(TreeFormatTest, BinarizedScoredForm) {
   EXPECT_EQ(FormatBerkeleyBinarized(root, false), "( (NP-0 (NN-1 dogs)) )");
 }
 
+TEST(TreeFormatTest, FormatsTreesDeeperThanTheStack) {
+  // A chain of 500,000 unary nodes (half of them binarization nodes, spliced out): the recursive
+  // transform overflowed the stack.
+  constexpr int kDepth = 500000;
+  Tree tree = Pre("NN-0", "w");
+  auto wrap = [&](const char* label) {  // not Node(): its initializer list would copy the tree
+    Tree parent(label);
+    parent.children.push_back(std::move(tree));
+    tree = std::move(parent);
+  };
+  for (int i = 0; i < kDepth; ++i) wrap(i % 2 ? "@X-0" : "X-1");
+  wrap("ROOT-0");
+  std::string expected = "(";
+  for (int i = 0; i < kDepth / 2; ++i) expected += " (X";
+  expected += " (NN w)" + std::string(kDepth / 2, ')') + " )";
+  EXPECT_TRUE(FormatBerkeley(tree) == expected);  // not printed when it fails
+  EXPECT_EQ(Debinarize(tree).children.size(), 1u);
+}
+
 }  // namespace
 }  // namespace cky

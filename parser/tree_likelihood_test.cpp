@@ -5,13 +5,11 @@
 #include <cmath>
 #include <set>
 
-#include "lexicon/lexicon.h"
+#include "parser/backend_test_support.h"
+#include "parser/cpu_backend.h"
 #include "parser/inside_outside_cpu.h"
 #include "parser/max_rule.h"
-#include "parser/parser.h"
-#include "parser/random_grammar.h"
 #include "treebank/reader.h"
-#include "parser/cpu_backend.h"
 
 namespace cky {
 namespace {
@@ -80,19 +78,16 @@ class TreeEnumerator {
 TEST(TreeLikelihoodTest, SumOverAllTreesIsTheSentenceLikelihood) {
   int checked = 0;
   for (uint64_t seed = 1; seed <= 6; ++seed) {
-    RandomGrammarOptions options;
-    options.phrasal_symbols = 3;
-    options.tags = 2;
-    options.substates = 2;
-    options.base_rule_density = 0.3;
-    options.unary_density = 0.4;
-    options.seed = seed;
-    BerkeleyModel model = MakeRandomModel(options);
-    const Grammar& g = model.grammar;
+    const TestGrammar grammar = MakeRandomTestGrammar({.phrasal_symbols = 3,
+                                                       .tags = 2,
+                                                       .substates = 2,
+                                                       .base_rule_density = 0.3,
+                                                       .unary_density = 0.4,
+                                                       .seed = seed});
+    const Grammar& g = grammar.grammar();
     ASSERT_TRUE(g.base_unaries_known);
-    Lexicon lexicon = *Lexicon::Build(model);
-    Parser parser(g, lexicon, MakeReferenceMaxRuleBackend(g));
-    for (const auto& words : MakeRandomSentences(model, 4, 1, 3, seed)) {
+    Parser parser(g, grammar.lexicon, MakeReferenceMaxRuleBackend(g));
+    for (const auto& words : MakeRandomSentences(grammar.model, 4, 1, 3, seed)) {
       LexicalScores lex = parser.ScoreWords(words);
       InsideOutsideCharts charts;
       ReferenceInsideOutside(g, lex, &charts);
@@ -127,21 +122,14 @@ TEST(TreeLikelihoodTest, RebinarizesAsTheBerkeleyParser) {
 }
 
 TEST(TreeLikelihoodTest, ParserAddsTreeLikelihoodAndConfidence) {
-  RandomGrammarOptions options;
-  options.phrasal_symbols = 5;
-  options.tags = 3;
-  options.substates = 2;
-  options.seed = 4;
-  BerkeleyModel model = MakeRandomModel(options);
-  Lexicon lexicon = *Lexicon::Build(model);
-  ParserOptions parser_options;
-  parser_options.tree_likelihood = true;
-  parser_options.confidence = true;
-  parser_options.binarization = "RIGHT";
-  Parser parser(model.grammar, lexicon, MakeCpuMaxRuleBackend(model.grammar, 1, {.kbest = 3}),
-                parser_options);
+  const TestGrammar grammar =
+      MakeRandomTestGrammar({.phrasal_symbols = 5, .tags = 3, .substates = 2, .seed = 4});
+  const ParserOptions parser_options{
+      .tree_likelihood = true, .confidence = true, .binarization = "RIGHT"};
   int checked = 0;
-  for (const auto& outcome : parser.Parse(MakeRandomSentences(model, 10, 1, 12, 8))) {
+  for (const auto& outcome :
+       ParseWith(grammar, MakeCpuMaxRuleBackend(grammar.grammar(), 1, {.kbest = 3}),
+                 MakeRandomSentences(grammar.model, 10, 1, 12, 8), parser_options)) {
     if (outcome.status != ParseStatus::kOk) continue;
     ++checked;
     ASSERT_TRUE(outcome.message.empty()) << outcome.message;

@@ -38,9 +38,13 @@ echo "[  PASSED  ] 1 test."
 EOF
 chmod +x "$tmp/fake-sanitizer"
 
-pruned='racecheck cuda_pruned_backend_test Shared/CudaPrunedSharedGrammarExactTest.MaxRuleWithoutThresholdsIsExact/gum_sm3 -'
+suite_test=Rows/BackendConformanceTest.AgreesWithItsOracle
+pruned="racecheck backend_conformance_test $suite_test/cuda_pruned_max_rule_exact__gum_sm3 -"
 bpbc='racecheck bpbc_test BpbcGpuTest.AgreesWithTheReference'
-eight='racecheck cuda_backend_test *EightHundred*'
+eight() {  # the 800-word job of kernel $1
+  echo "racecheck backend_conformance_test" \
+    "Rows/*/cuda_viterbi_kernel_$(echo "$1" | tr - _)__eight_hundred $1"
+}
 {
   echo "$pruned 1/3|rc=0|1s||"  # the sixths 1 and 4
   echo "$pruned 2/3|rc=0|1s||"  # the sixths 2 and 5
@@ -88,10 +92,10 @@ check "the cooperative configuration runs whole" ran "$bpbc v4 max-length-10"
 check "with short strings" grep -q "share= variants=v4 max_length=10" "$tmp/calls.txt"
 check "no probe without 800-word jobs" left_out "racecheck racecheck_probe"
 
-eight_jobs='^racecheck cuda_backend_test \*EightHundred\* (pair-seg-g8|block-reduce)$'
+eight_jobs='^racecheck backend_conformance_test Rows/\*/cuda_viterbi_kernel_(pair_seg_g8|block_reduce)__eight_hundred '
 run all "$eight_jobs"
 check "probe: window shown" ran "racecheck racecheck_probe launch-window -"
-check "800-word job runs" ran "$eight pair-seg-g8"
+check "800-word job runs" ran "$(eight pair-seg-g8)"
 # Span length 768's binary launch is launch 2 + 3 * 766 + 1; the 4th from there, 9 launches on.
 check "800-word job checks the binary kernel's window" \
   grep -q -- "--kernel-name kns=BlockReduceKernel --launch-skip 2301 --launch-count 10" \
@@ -101,7 +105,7 @@ run filtered "$eight_jobs"
 check "probe: window not shown" grep -qF "racecheck racecheck_probe launch-window -|rc=1|" \
   "$tmp/out/results.txt"
 check "800-word job not started" grep -qF \
-  "$eight pair-seg-g8|not started: racecheck's launch window not shown" "$tmp/out/results.txt"
+  "$(eight pair-seg-g8)|not started: racecheck's launch window not shown" "$tmp/out/results.txt"
 check "no 800-word process" test ! -s "$tmp/calls.txt"
 check "the summary counts it" grep -q "1 not .*2 not started" "$tmp/summary.txt"
 
@@ -112,10 +116,10 @@ COUNTING=all CALLS=$tmp/calls.txt CS=$tmp/fake-sanitizer BUILD=$build OUT=$tmp/o
   DEADLINE_S=120 RACE_START_GIB=0 DONE=$tmp/done.txt ONLY=$eight_jobs LAUNCH_LOG_LIB= \
   "$source/scripts/gpu-sanitize" racecheck > "$tmp/summary.txt" 2>&1
 check "800-word job without a launch log not started" grep -qF \
-  "$eight block-reduce|not started: no log of its launches" "$tmp/out/results.txt"
-check "the other one runs" ran "$eight pair-seg-g8"
+  "$(eight block-reduce)|not started: no log of its launches" "$tmp/out/results.txt"
+check "the other one runs" ran "$(eight pair-seg-g8)"
 
-{ echo "$eight pair-seg-g8|rc=0|1s||"; echo "$eight block-reduce|rc=0|1s||"; } >> "$tmp/done.txt"
+{ echo "$(eight pair-seg-g8)|rc=0|1s||"; echo "$(eight block-reduce)|rc=0|1s||"; } >> "$tmp/done.txt"
 run all "$eight_jobs"
 check "no probe when the 800-word jobs are clean" left_out "racecheck racecheck_probe"
 

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "common/output_file.h"
 #include "lexicon/signature.h"
 #include "treebank/transforms.h"
 
@@ -328,13 +329,13 @@ Status WriteBerkeleyTextExport(const BerkeleyTextExport& text, const std::string
                                                               {".lexicon", &text.lexicon},
                                                               {".splits", &text.splits},
                                                               {".words", &text.words}};
-  for (const auto& [ext, content] : parts) {
-    const std::string path = prefix + ext;
-    std::ofstream out(path, std::ios::binary);
-    if (!out) return Status::Error(path + ": cannot open for writing");
-    out << *content;
-    out.close();
-    if (!out) return Status::Error(path + ": write failed");
+  // Not a structured binding: clang 14 cannot capture one in the lambda.
+  for (const auto& part : parts) {
+    const std::string& content = *part.second;
+    CKY_RETURN_IF_ERROR(WriteFileAtomically(prefix + part.first, [&](std::ostream& out) {
+      out << content;
+      return Status();
+    }));
   }
   return Status();
 }

@@ -41,11 +41,19 @@ TreeReader::TreeReader(std::istream& in, std::string file_name, TreeReaderOption
       layout_(options.layout),
       several_trees_per_line_(options.several_trees_per_line) {}
 
+bool TreeReader::ReadRawLine(std::string* line) {
+  if (!std::getline(in_, *line)) return false;
+  // A byte-order mark (Windows editors write one) is no part of the first tree.
+  if (!read_a_line_) StripByteOrderMark(line);
+  read_a_line_ = true;
+  return true;
+}
+
 bool TreeReader::FetchLine() {
   if (!lookahead_.empty()) {
     line_ = std::move(lookahead_.front());
     lookahead_.pop_front();
-  } else if (!std::getline(in_, line_)) {
+  } else if (!ReadRawLine(&line_)) {
     have_line_ = false;
     return false;
   }
@@ -64,7 +72,7 @@ void TreeReader::ResolveLayout() {
   int non_blank = 0;
   bool previous_left_open = false;
   std::string line;
-  while (non_blank < kAutoLookaheadLines && std::getline(in_, line)) {
+  while (non_blank < kAutoLookaheadLines && ReadRawLine(&line)) {
     lookahead_.push_back(line);
     if (IsBlankLine(line)) continue;
     ++non_blank;
@@ -276,7 +284,10 @@ StatusOr<std::vector<Tree>> ReadTreebankFile(const std::string& path,
   auto file = InputFile::Open(path);
   if (!file.ok()) return file.status();
   TreeReader reader((*file)->stream(), path, options.reader);
-  return ReadAll(reader, options, errors);
+  auto trees = ReadAll(reader, options, errors);
+  if (!trees.ok()) return trees;
+  CKY_RETURN_IF_ERROR((*file)->ReadStatus());
+  return trees;
 }
 
 StatusOr<std::vector<Tree>> ReadTreesFromString(const std::string& text,

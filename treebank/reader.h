@@ -18,7 +18,8 @@
 //
 //   (())
 //
-// Tokens are "(", ")" and runs of other non-blank bytes (UTF-8 passes through untouched). As in
+// Tokens are "(", ")" and runs of other non-blank bytes (UTF-8 passes through untouched; a UTF-8
+// byte-order mark at the start of the input is dropped). As in
 // EVALB, a label is the token written directly after "(" ("( (S" has an empty root label; "(NP"
 // has label NP). Leaves are words; "(NN dog)" is a preterminal. A constituent without children,
 // "(X)" or "()", spans no words and is dropped; a tree left with no words reads as an empty item.
@@ -75,7 +76,8 @@ class TreeReader {
   TreeLayout layout() const { return layout_; }
 
  private:
-  bool FetchLine();  // loads the next line into line_; false at the end of input
+  bool ReadRawLine(std::string* line);  // from the stream, without a byte-order mark
+  bool FetchLine();                     // loads the next line into line_; false at the end of input
   void ResolveLayout();
   bool NextOnePerLine(TreeItem* item);
   bool NextMultiLine(TreeItem* item);
@@ -89,6 +91,7 @@ class TreeReader {
   size_t pos_ = 0;        // next unread byte of line_
   long line_number_ = 0;  // of line_
   bool have_line_ = false;
+  bool read_a_line_ = false;
 };
 
 struct ReadTreebankOptions {

@@ -32,6 +32,15 @@ TEST(TreeReaderTest, ReadsOneTreePerLine) {
   EXPECT_EQ(items[1].line, 2);
 }
 
+TEST(TreeReaderTest, DropsAByteOrderMark) {
+  for (TreeLayout layout : {TreeLayout::kAuto, TreeLayout::kOnePerLine, TreeLayout::kMultiLine}) {
+    auto items = ReadItems("\xef\xbb\xbf(S (NN dog))\n(S (NN cat))\n", layout);
+    ASSERT_EQ(items.size(), 2u);
+    ASSERT_TRUE(items[0].status.ok()) << items[0].status.message();
+    EXPECT_EQ(ToBracketString(items[0].tree), "(S (NN dog))");
+  }
+}
+
 TEST(TreeReaderTest, BlankLineIsAnEmptyItemInOnePerLineLayout) {
   auto items = ReadItems("(S (X a))\n\n(S (X b))\n(())\n");
   ASSERT_EQ(items.size(), 4u);

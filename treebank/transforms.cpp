@@ -1,42 +1,30 @@
 #include "treebank/transforms.h"
 
+#include <unordered_set>
 #include <utility>
 
 namespace cky {
 namespace {
 
-// Returns false when `tree` should be removed from its parent.
+// Removes -NONE- preterminals, then every constituent left without children, bottom-up. Returns
+// false when nothing is left.
 bool StripEmpty(Tree* tree, const std::string& empty_label) {
-  if (tree->is_leaf()) return true;
   if (tree->is_preterminal()) return tree->label != empty_label;
-  std::vector<Tree> kept;
-  kept.reserve(tree->children.size());
-  for (Tree& child : tree->children) {
-    if (StripEmpty(&child, empty_label)) kept.push_back(std::move(child));
-  }
-  tree->children = std::move(kept);
-  return !tree->children.empty();
-}
-
-void CollectTags(const Tree& tree, std::vector<std::string>* tags) {
-  if (tree.is_preterminal()) {
-    tags->push_back(tree.label);
-    return;
-  }
-  for (const Tree& child : tree.children) CollectTags(child, tags);
-}
-
-int CollectSpans(const Tree& tree, int start, bool include_preterminals,
-                 std::vector<LabeledSpan>* spans) {
-  if (tree.is_leaf()) return start + 1;
-  const bool keep = include_preterminals || !tree.is_preterminal();
-  size_t index = spans->size();
-  if (keep) spans->push_back({tree.label, start, start});
-  int end = start;
-  for (const Tree& child : tree.children)
-    end = CollectSpans(child, end, include_preterminals, spans);
-  if (keep) (*spans)[index].end = end;
-  return end;
+  // Constituents left without children: their parent (whose `leave` comes later) drops them.
+  std::unordered_set<const Tree*> emptied;
+  WalkTree(
+      *tree, [](const Tree& node, size_t) { return !node.is_leaf() && !node.is_preterminal(); },
+      [&](Tree& node, size_t) {
+        std::vector<Tree> kept;
+        kept.reserve(node.children.size());
+        for (Tree& child : node.children) {
+          const bool empty_element = child.is_preterminal() && child.label == empty_label;
+          if (!empty_element && emptied.erase(&child) == 0) kept.push_back(std::move(child));
+        }
+        node.children = std::move(kept);
+        if (node.children.empty()) emptied.insert(&node);
+      });
+  return emptied.empty();  // only the root can be left in it
 }
 
 }  // namespace
@@ -57,9 +45,14 @@ std::string StripFunctionTag(const std::string& label) {
 }
 
 void StripFunctionTags(Tree* tree, bool also_tags) {
-  if (tree->is_leaf()) return;
-  if (!tree->is_preterminal() || also_tags) tree->label = StripFunctionTag(tree->label);
-  for (Tree& child : tree->children) StripFunctionTags(&child, also_tags);
+  WalkTree(
+      *tree,
+      [&](Tree& node, size_t) {
+        if (node.is_leaf()) return false;
+        if (!node.is_preterminal() || also_tags) node.label = StripFunctionTag(node.label);
+        return !node.is_preterminal();
+      },
+      [](Tree&, size_t) {});
 }
 
 bool IsRootWrapperLabel(const std::string& label) {
@@ -86,13 +79,36 @@ void SetRootLabel(Tree* tree, const std::string& label) {
 
 std::vector<std::string> Tags(const Tree& tree) {
   std::vector<std::string> tags;
-  CollectTags(tree, &tags);
+  WalkTree(
+      tree,
+      [&](const Tree& node, size_t) {
+        if (node.is_preterminal()) tags.push_back(node.label);
+        return !node.is_preterminal();
+      },
+      [](const Tree&, size_t) {});
   return tags;
 }
 
 std::vector<LabeledSpan> Spans(const Tree& tree, bool include_preterminals) {
   std::vector<LabeledSpan> spans;
-  CollectSpans(tree, 0, include_preterminals, &spans);
+  std::vector<size_t> open;  // per node entered and not yet left: its span's index, or npos
+  int words = 0;
+  WalkTree(
+      tree,
+      [&](const Tree& node, size_t) {
+        if (node.is_leaf()) {
+          ++words;
+          return false;
+        }
+        const bool keep = include_preterminals || !node.is_preterminal();
+        open.push_back(keep ? spans.size() : std::string::npos);
+        if (keep) spans.push_back({node.label, words, words});
+        return true;
+      },
+      [&](const Tree&, size_t) {
+        if (open.back() != std::string::npos) spans[open.back()].end = words;
+        open.pop_back();
+      });
   return spans;
 }
 

@@ -10,19 +10,24 @@ bool IsFlat(const Tree& tree) {
   return true;
 }
 
-void WriteIndented(const Tree& tree, int indent, std::string* out) {
-  if (tree.is_leaf() || IsFlat(tree)) {
-    out->append(ToBracketString(tree));
-    return;
-  }
-  out->push_back('(');
-  out->append(tree.label);
-  for (const Tree& child : tree.children) {
-    out->push_back('\n');
-    out->append(static_cast<size_t>(indent + 2), ' ');
-    WriteIndented(child, indent + 2, out);
-  }
-  out->push_back(')');
+// Every child of a node that is not flat starts a new line, two columns deeper than its parent.
+void WriteIndented(const Tree& tree, std::string* out) {
+  WalkTree(
+      tree,
+      [&](const Tree& node, size_t depth) {
+        if (depth > 0) {
+          out->push_back('\n');
+          out->append(2 * depth, ' ');
+        }
+        if (node.is_leaf() || IsFlat(node)) {
+          out->append(ToBracketString(node));
+          return false;
+        }
+        out->push_back('(');
+        out->append(node.label);
+        return true;
+      },
+      [&](const Tree&, size_t) { out->push_back(')'); });
 }
 
 }  // namespace
@@ -30,7 +35,7 @@ void WriteIndented(const Tree& tree, int indent, std::string* out) {
 std::string FormatPennTree(const Tree& tree, WriteLayout layout) {
   if (layout == WriteLayout::kOneLine) return ToBracketString(tree);
   std::string out;
-  WriteIndented(tree, 0, &out);
+  WriteIndented(tree, &out);
   return out;
 }
 

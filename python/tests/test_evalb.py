@@ -102,3 +102,28 @@ def test_bad_inputs_raise_clear_errors(tmp_path):
         cky.evalb(["(S (X a))"], [42])
     with pytest.raises(ValueError, match="layout='lines'"):
         cky.evalb(GOLD, TEST, layout="lines")
+
+
+def test_strip_root_as_cky_eval(run_cky, tmp_path):
+    # GUM's gold trees carry a ROOT label the parser's output lacks.
+    gold = ["(ROOT (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)))",
+            "(ROOT (S (NP (PRP It)) (VP (VBD rained)) (. .)))"]
+    test = ["( (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)) )",
+            "( (S (NP (PRP It)) (VP (VBZ rained) (. .))) )"]
+    (tmp_path / "gold").write_text("\n".join(gold) + "\n")
+    (tmp_path / "test").write_text("\n".join(test) + "\n")
+    expected = summary_blocks(run_cky("eval", "--strip-root", str(tmp_path / "gold"),
+                                      str(tmp_path / "test")))
+    stripped = cky.evalb(gold, test, strip_root=True)
+    assert as_printed(stripped) == expected["all"]
+    assert cky.evalb(tmp_path / "gold", tmp_path / "test", strip_root=True)["f1"] == stripped["f1"]
+    assert cky.evalb(gold, test)["f1"] < stripped["f1"]  # ROOT counted as a missed bracket
+
+
+def test_nothing_to_score_is_an_error(tmp_path):
+    empty = tmp_path / "empty.mrg"
+    empty.write_text("")
+    with pytest.raises(cky.Error, match="empty.mrg: the file is empty"):
+        cky.evalb(str(GOLD), empty)
+    with pytest.raises(cky.Error, match="test: no trees"):
+        cky.evalb(["(S (A a))"], [])

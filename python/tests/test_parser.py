@@ -29,7 +29,7 @@ def test_parse_gives_the_trees_of_cky_parse(string_parser, run_cky):
     expected = cli_lines(run_cky("parse", "--tokenized", "-b", "cpu", "--no-progress",
                                  stdin="".join(" ".join(s) + "\n" for s in SENTENCES)))
     assert len(expected) == len(SENTENCES)
-    assert [string_parser.parse(s) for s in SENTENCES] == expected
+    assert [string_parser.parse_one(s) for s in SENTENCES] == expected
     assert expected[0] == "( (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)) )"
 
 
@@ -42,7 +42,7 @@ def test_exact_viterbi_gives_the_trees_of_cky_parse(run_cky):
 
 
 def test_parse_many_keeps_input_order(string_parser):
-    one_by_one = [string_parser.parse(s) for s in SENTENCES]
+    one_by_one = [string_parser.parse_one(s) for s in SENTENCES]
     assert string_parser.parse_many(SENTENCES) == one_by_one
     assert string_parser.parse_many(reversed(SENTENCES)) == one_by_one[::-1]
     # More than one internal batch (256), short sentences of different lengths interleaved.
@@ -68,12 +68,12 @@ def test_trees_are_nltk_trees_when_nltk_is_installed(tree_parser, string_parser)
     nltk_tree = pytest.importorskip("nltk.tree")
     assert cky.HAVE_NLTK and not tree_parser.returns_strings
     for tokens in SENTENCES:
-        tree = tree_parser.parse(tokens)
+        tree = tree_parser.parse_one(tokens)
         assert isinstance(tree, nltk_tree.Tree)
         # The same tree as the bracketed line, unlabelled root and all.
-        assert tree == nltk_tree.Tree.fromstring(string_parser.parse(tokens))
+        assert tree == nltk_tree.Tree.fromstring(string_parser.parse_one(tokens))
         assert tree.label() == "" and tree.leaves() == tokens
-    assert tree_parser.parse(SENTENCES[0])[0].label() == "S"
+    assert tree_parser.parse_one(SENTENCES[0])[0].label() == "S"
     assert all(isinstance(t, nltk_tree.Tree) for t in tree_parser.parse_text(TEXT))
 
 
@@ -91,7 +91,7 @@ def test_a_sentence_without_a_tree_gives_the_failure_line_and_a_warning():
 
 
 def test_bracket_tokens_give_balanced_trees(string_parser):
-    tree = string_parser.parse("He ( the man ) left .".split())
+    tree = string_parser.parse_one("He ( the man ) left .".split())
     assert tree.count("(") == tree.count(")")
     assert "-LRB- -LRB-" in tree and "-RRB- -RRB-" in tree
     nltk_tree = pytest.importorskip("nltk.tree")
@@ -146,11 +146,11 @@ def test_bad_arguments_raise_clear_errors(string_parser):
     with pytest.raises(ValueError, match="threads=-1"):
         cky.Parser(threads=-1)
     with pytest.raises(TypeError, match="parse_text"):
-        string_parser.parse("The cat sat .")
+        string_parser.parse_one("The cat sat .")
     with pytest.raises(TypeError, match="sentence 1, token 2: 3 is not a str"):
-        string_parser.parse(["The", 3])
+        string_parser.parse_one(["The", 3])
     with pytest.raises(ValueError, match="token 1: 'a b' is empty or holds whitespace"):
-        string_parser.parse(["a b"])
+        string_parser.parse_one(["a b"])
     with pytest.raises(TypeError, match="take a str"):
         string_parser.parse_text(["The", "cat"])
 
@@ -204,3 +204,73 @@ def test_kbest_needs_the_max_rule_decoder():
         cky.Parser(backend="cpu", decoder="viterbi", kbest=2)
     with pytest.raises(ValueError, match="kbest"):
         cky.Parser(backend="cpu", kbest=0)
+
+
+def test_parser_is_an_nltk_parser():
+    api = pytest.importorskip("nltk.parse.api")
+    nltk_tree = pytest.importorskip("nltk.tree")
+    parser = cky.Parser(backend="cpu")
+    assert isinstance(parser, api.ParserI)
+    assert parser.grammar() is None  # the built-in grammar
+    trees = list(parser.parse(SENTENCES[0]))  # ParserI.parse: an iterator over trees
+    assert len(trees) == 1 and isinstance(trees[0], nltk_tree.Tree)
+    assert trees[0] == parser.parse_one(SENTENCES[0]) == parser.parse_all(SENTENCES[0])[0]
+    sents = parser.parse_sents(SENTENCES)  # an iterator of iterators, in order
+    assert [next(trees) for trees in sents] == parser.parse_many(SENTENCES)
+    # With kbest, parse() yields the K best trees, best first.
+    kbest = list(cky.Parser(backend="cpu", kbest=3).parse(SENTENCES[1]))
+    assert len(kbest) == 3 and kbest[0] == parser.parse_one(SENTENCES[1])
+    # A sentence without a tree yields none (NLTK's way), with the warning.
+    short = cky.Parser(backend="cpu", max_length=3)
+    with pytest.warns(RuntimeWarning, match="over the limit of 3"):
+        assert list(short.parse(SENTENCES[1])) == []
+    with pytest.warns(RuntimeWarning):
+        assert short.parse_one(SENTENCES[1]) is None
+
+
+def test_the_options_of_cky_parse(run_cky):
+    stdin = "".join(" ".join(s) + "\n" for s in SENTENCES)
+    flags = ["--tokenized", "-b", "cpu", "--decoder", "viterbi", "--no-progress"]
+    for option, python in (("--binarize", {"binarize": True}), ("--substates", {"substates": True}),
+                           ("--scores", {"scores": True}), ("--no-retry", {"retry": False}),
+                           ("--backoff", {"backoff": True}), ("--batch-size=2", {"batch_size": 2})):
+        expected = cli_lines(run_cky("parse", *flags, option, stdin=stdin))
+        parser = cky.Parser(backend="cpu", decoder="viterbi", strings=True, **python)
+        assert parser.parse_many(SENTENCES) == expected, option
+    assert "(@" in cky.Parser(backend="cpu", decoder="viterbi", strings=True,
+                              binarize=True).parse_one(SENTENCES[1])
+    nltk_tree = pytest.importorskip("nltk.tree")
+    tree = cky.Parser(backend="cpu", decoder="viterbi", substates=True).parse_one(SENTENCES[0])
+    assert isinstance(tree, nltk_tree.Tree) and tree[0].label().startswith("S-")
+    with pytest.raises(ValueError, match="strings=True"):
+        cky.Parser(scores=True)
+    with pytest.raises(ValueError, match="devices='x'"):
+        cky.Parser(devices="x")
+    with pytest.raises(ValueError, match="batch_size=0"):
+        cky.Parser(batch_size=0)
+
+
+def test_a_lone_surrogate_is_a_clear_value_error(string_parser):
+    # pybind11 would raise a bare TypeError ("incompatible function arguments").
+    with pytest.raises(ValueError, match=r"sentence 1, token 2: 'a\\udc80' is not valid Unicode"):
+        string_parser.parse_one(["The", "a\udc80", "sat"])
+    with pytest.raises(ValueError, match=r"text: .* lone surrogate, '\\ud800'"):
+        string_parser.parse_text("It \ud800 rained.")
+    with pytest.raises(ValueError, match="test tree 1"):
+        cky.evalb(["(S (A a))"], ["(S (A \udc80))"])
+
+
+def test_trees_of_any_depth_convert():
+    # A 50,000-deep tree: the library's trees become nltk.Tree objects, and nltk.Tree objects
+    # become evalb's input, without recursion.
+    nltk_tree = pytest.importorskip("nltk.tree")
+    depth = 50_000
+    tree = cky._cky._chain_tree_for_test(depth, nltk_tree.Tree)
+    node, levels = tree, 0
+    while isinstance(node, nltk_tree.Tree):
+        assert node.label() == "X" and len(node) == 1
+        node, levels = node[0], levels + 1
+    assert (levels, node) == (depth, "w")
+    assert cky._tree_line(tree) == "(X " * depth + "w" + ")" * depth
+    assert cky._tree_line(nltk_tree.Tree.fromstring("( (S (NP (DT the) (NN cat)) (VP (VBD sat))))")) \
+        == "( (S (NP (DT the) (NN cat)) (VP (VBD sat))))"
