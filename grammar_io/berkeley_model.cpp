@@ -15,6 +15,7 @@
 #include <functional>
 #include <future>
 #include <istream>
+#include <sstream>
 #include <string_view>
 #include <vector>
 
@@ -463,82 +464,87 @@ std::string CacheFileName(const std::string& key) {
   return std::string(hex) + ".ckybin";
 }
 
+// The cache's bytes for `model` with `key`, onto `out`.
+void WriteCacheStream(const BerkeleyModel& model, const std::string& key, std::ostream& out) {
+  CacheWriter w(out);
+  out.write(kCacheMagic, sizeof(kCacheMagic));
+  w.Pod(kCacheVersion);
+  w.String(key);
+  const Grammar& g = model.grammar;
+  w.Strings(g.symbol_names);
+  w.Vector(g.symbol_num_substates);
+  w.Vector(g.symbol_first_state);
+  w.Vector(g.symbol_is_phrasal);
+  w.Strings(g.symbol_split_trees);
+  w.Vector(g.state_symbol);
+  w.Vector(g.state_substate);
+  w.Vector(g.binary_parent);
+  w.Vector(g.binary_left);
+  w.Vector(g.binary_right);
+  w.Vector(g.binary_log_prob);
+  w.Vector(g.binary_parent_begin);
+  w.Vector(g.unary_parent);
+  w.Vector(g.unary_child);
+  w.Vector(g.unary_log_prob);
+  w.Vector(g.unary_parent_begin);
+  w.Vector(g.sum_unary_parent);
+  w.Vector(g.sum_unary_child);
+  w.Vector(g.sum_unary_log_prob);
+  w.Vector(g.sum_unary_parent_begin);
+  w.Pod<uint8_t>(g.sum_unaries_exact ? 1 : 0);
+  w.Vector(g.unary_intermediate);
+  w.Vector(g.base_unary_parent);
+  w.Vector(g.base_unary_child);
+  w.Vector(g.base_unary_log_prob);
+  w.Vector(g.base_unary_parent_begin);
+  w.Pod<uint8_t>(g.base_unaries_known ? 1 : 0);
+  w.Pod<uint64_t>(model.lexicon.size());
+  for (const LexiconRow& row : model.lexicon) {
+    w.Pod(row.symbol);
+    w.String(row.word);
+    w.Vector(row.probs);
+  }
+  w.Strings(model.known_words);
+  w.Pod<int32_t>(model.h_markov);
+  w.Pod<int32_t>(model.v_markov);
+  w.String(model.binarization);
+  w.Pod<uint8_t>(model.lexicon_counts ? 1 : 0);
+  if (model.lexicon_counts) {
+    const BerkeleyLexiconCounts& c = *model.lexicon_counts;
+    for (const auto* entries : {&c.seen, &c.unseen}) {
+      w.Pod<uint64_t>(entries->size());
+      for (const auto& e : *entries) {
+        w.Pod(e.symbol);
+        w.String(e.word);
+        w.Vector(e.counts);
+      }
+    }
+    w.Pod<uint64_t>(c.word_counts.size());
+    for (const auto& [word, count] : c.word_counts) {
+      w.String(word);
+      w.Pod(count);
+    }
+    for (const auto* table : {&c.tag_counts, &c.unseen_tag_counts, &c.smoothing_weights}) {
+      w.Pod<uint64_t>(table->size());
+      for (const auto& row : *table) w.Vector(row);
+    }
+    w.Vector(c.lexical_symbols);
+    w.Pod(c.total_tokens);
+    w.Pod(c.total_unseen_tokens);
+    w.Pod(c.smooth_unseen);
+    w.Pod(c.smooth_seen);
+    w.Pod(c.smooth_in_unknowns_threshold);
+    w.Pod(c.unknown_level);
+  }
+}
+
 Status WriteCacheWithKey(const BerkeleyModel& model, const std::string& key,
                          const std::string& path) {
   std::string temp = path + ".tmp" + std::to_string(std::hash<std::string>{}(key)&0xffff);
   {
     std::ofstream out(temp, std::ios::binary);
     if (!out) return Status::Error(temp + ": cannot open for writing");
-    CacheWriter w(out);
-    out.write(kCacheMagic, sizeof(kCacheMagic));
-    w.Pod(kCacheVersion);
-    w.String(key);
-    const Grammar& g = model.grammar;
-    w.Strings(g.symbol_names);
-    w.Vector(g.symbol_num_substates);
-    w.Vector(g.symbol_first_state);
-    w.Vector(g.symbol_is_phrasal);
-    w.Strings(g.symbol_split_trees);
-    w.Vector(g.state_symbol);
-    w.Vector(g.state_substate);
-    w.Vector(g.binary_parent);
-    w.Vector(g.binary_left);
-    w.Vector(g.binary_right);
-    w.Vector(g.binary_log_prob);
-    w.Vector(g.binary_parent_begin);
-    w.Vector(g.unary_parent);
-    w.Vector(g.unary_child);
-    w.Vector(g.unary_log_prob);
-    w.Vector(g.unary_parent_begin);
-    w.Vector(g.sum_unary_parent);
-    w.Vector(g.sum_unary_child);
-    w.Vector(g.sum_unary_log_prob);
-    w.Vector(g.sum_unary_parent_begin);
-    w.Pod<uint8_t>(g.sum_unaries_exact ? 1 : 0);
-    w.Vector(g.unary_intermediate);
-    w.Vector(g.base_unary_parent);
-    w.Vector(g.base_unary_child);
-    w.Vector(g.base_unary_log_prob);
-    w.Vector(g.base_unary_parent_begin);
-    w.Pod<uint8_t>(g.base_unaries_known ? 1 : 0);
-    w.Pod<uint64_t>(model.lexicon.size());
-    for (const LexiconRow& row : model.lexicon) {
-      w.Pod(row.symbol);
-      w.String(row.word);
-      w.Vector(row.probs);
-    }
-    w.Strings(model.known_words);
-    w.Pod<int32_t>(model.h_markov);
-    w.Pod<int32_t>(model.v_markov);
-    w.String(model.binarization);
-    w.Pod<uint8_t>(model.lexicon_counts ? 1 : 0);
-    if (model.lexicon_counts) {
-      const BerkeleyLexiconCounts& c = *model.lexicon_counts;
-      for (const auto* entries : {&c.seen, &c.unseen}) {
-        w.Pod<uint64_t>(entries->size());
-        for (const auto& e : *entries) {
-          w.Pod(e.symbol);
-          w.String(e.word);
-          w.Vector(e.counts);
-        }
-      }
-      w.Pod<uint64_t>(c.word_counts.size());
-      for (const auto& [word, count] : c.word_counts) {
-        w.String(word);
-        w.Pod(count);
-      }
-      for (const auto* table : {&c.tag_counts, &c.unseen_tag_counts, &c.smoothing_weights}) {
-        w.Pod<uint64_t>(table->size());
-        for (const auto& row : *table) w.Vector(row);
-      }
-      w.Vector(c.lexical_symbols);
-      w.Pod(c.total_tokens);
-      w.Pod(c.total_unseen_tokens);
-      w.Pod(c.smooth_unseen);
-      w.Pod(c.smooth_seen);
-      w.Pod(c.smooth_in_unknowns_threshold);
-      w.Pod(c.unknown_level);
-    }
+    WriteCacheStream(model, key, out);
     if (!out) return Status::Error(temp + ": write failed");
   }
   std::error_code ec;
@@ -883,6 +889,12 @@ Status WriteGrammarTextFiles(const BerkeleyModel& model, const std::string& pref
 
 Status WriteModelCache(const BerkeleyModel& model, const std::string& path) {
   return WriteCacheWithKey(model, "", path);
+}
+
+std::string ModelCacheBytes(const BerkeleyModel& model) {
+  std::ostringstream out(std::ios::binary);
+  WriteCacheStream(model, "", out);
+  return std::move(out).str();
 }
 
 StatusOr<BerkeleyModel> ReadModelCache(const std::string& path) {

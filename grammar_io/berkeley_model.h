@@ -105,6 +105,8 @@ StatusOr<BerkeleyModel> ReadDumpGrammarFiles(const std::string& prefix,
 
 // Writes and reads the binary cache (magic "CKYMODEL", format version checked on load).
 Status WriteModelCache(const BerkeleyModel& model, const std::string& path);
+// The bytes WriteModelCache writes (a product grammar holds them: grammar_io/product_grammar.h).
+std::string ModelCacheBytes(const BerkeleyModel& model);
 StatusOr<BerkeleyModel> ReadModelCache(const std::string& path);
 // The same from the cache file's bytes in memory (the built-in grammar); `name` stands for the
 // path in error messages.
