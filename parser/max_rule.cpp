@@ -103,6 +103,24 @@ double UnaryRuleSums(const Grammar& g, const SumProductRules& base,
   return std::exp(out_scale + in_scale - charts.log_likelihood);
 }
 
+void OfferBinaryCandidate(const SumProductRules::BaseBinary& rule, int32_t start, int32_t split,
+                          int32_t end, double log_rule, int64_t key, std::vector<int64_t>* best_key,
+                          MaxRuleChart* maxc) {
+  const double l = maxc->score[maxc->Index(start, split, rule.left)];
+  const double r = maxc->score[maxc->Index(split, end, rule.right)];
+  if (!(l > kNegInf) || !(r > kNegInf)) return;
+  const double candidate = log_rule + l + r;
+  const int64_t at = maxc->Index(start, end, rule.parent);
+  if (candidate > maxc->score[at] ||
+      (candidate == maxc->score[at] && key < (*best_key)[rule.parent])) {
+    maxc->score[at] = candidate;
+    maxc->split[at] = split;
+    maxc->left[at] = rule.left;
+    maxc->right[at] = rule.right;
+    (*best_key)[rule.parent] = key;
+  }
+}
+
 namespace {
 
 void MaxRuleChartWith(const Grammar& g, const SumProductRules& base, const LexicalScores& lexical,
@@ -140,21 +158,8 @@ void MaxRuleChartWith(const Grammar& g, const SumProductRules& base, const Lexic
             const double b_sum = binary_sum[b];
             binary_sum[b] = 0;
             if (!(b_sum > 0)) continue;
-            const SumProductRules::BaseBinary& rule = base.base_binaries[b];
-            const double l = maxc->score[maxc->Index(start, split, rule.left)];
-            const double rr = maxc->score[maxc->Index(split, end, rule.right)];
-            if (!(l > kNegInf) || !(rr > kNegInf)) continue;
-            const double candidate = std::log(b_sum * factor) + l + rr;
-            const int64_t at = maxc->Index(start, end, rule.parent);
-            const int64_t key = int64_t(b) * n + split;
-            if (candidate > maxc->score[at] ||
-                (candidate == maxc->score[at] && key < best_key[rule.parent])) {
-              maxc->score[at] = candidate;
-              maxc->split[at] = split;
-              maxc->left[at] = rule.left;
-              maxc->right[at] = rule.right;
-              best_key[rule.parent] = key;
-            }
+            OfferBinaryCandidate(base.base_binaries[b], start, split, end, std::log(b_sum * factor),
+                                 int64_t(b) * n + split, &best_key, maxc);
           }
         }
       }

@@ -97,6 +97,13 @@ double AddBinaryRuleSums(const SumProductRules& rules, const InsideOutsideCharts
                          const std::vector<std::vector<int32_t>>& nonzero, int32_t start,
                          int32_t split, int32_t end, std::vector<double>* binary_sum,
                          std::vector<int32_t>* touched);
+// Offers the binary `rule` at `split` of [start, end), with rule score `log_rule` (log r), to the
+// chart: its candidate log_rule + score(left) + score(right) replaces the parent's when larger, or
+// when equal with a smaller `key` (base rule * sentence length + split: the tie order above);
+// (*best_key)[parent] holds the winner's key (INT64_MAX before any).
+void OfferBinaryCandidate(const SumProductRules::BaseBinary& rule, int32_t start, int32_t split,
+                          int32_t end, double log_rule, int64_t key, std::vector<int64_t>* best_key,
+                          MaxRuleChart* maxc);
 // The unary layer's sums of span [start, end): (*unary_sum)[base unary] (base_unaries order,
 // zeroed first) = sum outpre(A_a) p_sum(A_a -> C_c) in(C_c). Returns their factor exp(out_scale +
 // in_scale - log P(w)); 0 when the cell has no outside or no inside mass.

@@ -108,6 +108,19 @@ struct LogSum {
   }
 };
 
+// Resets `maxc` for the sentence (grammar 0's symbols, no derivation yet); false when there is
+// nothing to decode (no words, or a grammar without a parse).
+bool ResetProductChart(const GrammarProduct& product, std::span<const MemberCharts> members,
+                       MaxRuleChart* maxc) {
+  const int32_t n = members[0].lexical->length;
+  maxc->Reset(n, product.base().num_symbols());
+  maxc->score_before_unary.assign(maxc->score.size(), kNegInf);
+  if (n == 0) return false;
+  return std::all_of(members.begin(), members.end(), [](const MemberCharts& member) {
+    return member.charts->log_likelihood > kNegInf;
+  });
+}
+
 }  // namespace
 
 void ReferenceProductMaxRuleChart(const GrammarProduct& product,
@@ -116,12 +129,7 @@ void ReferenceProductMaxRuleChart(const GrammarProduct& product,
   const int m = static_cast<int>(members.size());
   const int32_t n = members[0].lexical->length;
   const int32_t symbols = g0.num_symbols();
-  maxc->Reset(n, symbols);
-  maxc->score_before_unary.assign(maxc->score.size(), kNegInf);
-  if (n == 0) return;
-  for (const MemberCharts& member : members) {
-    if (!(member.charts->log_likelihood > kNegInf)) return;
-  }
+  if (!ResetProductChart(product, members, maxc)) return;
   // exp(log_value - log P_k(w)): a posterior of grammar k from log-scores.
   auto posterior = [&](int k, double log_value) {
     return log_value > kNegInf ? std::exp(log_value - members[k].charts->log_likelihood) : 0.0;
@@ -233,12 +241,7 @@ void FastProductMaxRuleChart(const GrammarProduct& product, std::span<const Memb
   const int m = static_cast<int>(members.size());
   const int32_t n = members[0].lexical->length;
   const int32_t symbols = g0.num_symbols();
-  maxc->Reset(n, symbols);
-  maxc->score_before_unary.assign(maxc->score.size(), kNegInf);
-  if (n == 0) return;
-  for (const MemberCharts& member : members) {
-    if (!(member.charts->log_likelihood > kNegInf)) return;
-  }
+  if (!ResetProductChart(product, members, maxc)) return;
   // Per grammar: its base rules' sums at one split, the ones it touched, its unary sums and the
   // left children present per cell.
   std::vector<std::vector<double>> binary_sum(m), unary_sum(m);
@@ -291,21 +294,8 @@ void FastProductMaxRuleChart(const GrammarProduct& product, std::span<const Memb
             const LogSum total = combined[pb];
             combined[pb] = LogSum();
             if (total.count != m) continue;
-            const SumProductRules::BaseBinary& rule = rules0.base_binaries[pb];
-            const double l = maxc->score[maxc->Index(start, split, rule.left)];
-            const double r = maxc->score[maxc->Index(split, end, rule.right)];
-            if (!(l > kNegInf) || !(r > kNegInf)) continue;
-            const double candidate = total.sum + l + r;
-            const int64_t at = maxc->Index(start, end, rule.parent);
-            const int64_t key = int64_t(pb) * n + split;
-            if (candidate > maxc->score[at] ||
-                (candidate == maxc->score[at] && key < best_key[rule.parent])) {
-              maxc->score[at] = candidate;
-              maxc->split[at] = split;
-              maxc->left[at] = rule.left;
-              maxc->right[at] = rule.right;
-              best_key[rule.parent] = key;
-            }
+            OfferBinaryCandidate(rules0.base_binaries[pb], start, split, end, total.sum,
+                                 int64_t(pb) * n + split, &best_key, maxc);
           }
         }
       }
