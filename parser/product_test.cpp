@@ -449,5 +449,27 @@ TEST(ProductTest, BuiltInGrammarWithItself) {
   }
 }
 
+// Two different built-in grammars (the built-in product's first two members): the reference and
+// the threaded fast path give the same trees and scores (short sentences: the reference's plain
+// loops run over every rule of both grammars).
+TEST(ProductTest, BuiltInProductReferenceEqualsFast) {
+  auto members = LoadDefaultProductGrammar();
+  ASSERT_TRUE(members.ok()) << members.status().message();
+  ASSERT_GE(members->size(), 2u);
+  Model a(std::move((*members)[0].model)), b(std::move((*members)[1].model));
+  const std::vector<const Model*> models = {&a, &b};
+  auto product = Product(models);
+  const std::vector<std::vector<std::string>> sentences = {
+      {"The", "parser", "reads", "text", "."}, {"Researchers", "trained", "it", "twice", "."}};
+  const auto reference = ParseAll(*product, models, {.reference = true}, sentences);
+  const auto fast = ParseAll(*product, models, {.threads = 2}, sentences);
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    ASSERT_EQ(reference[i].status, ParseStatus::kOk) << reference[i].message;
+    ASSERT_EQ(fast[i].status, ParseStatus::kOk) << fast[i].message;
+    EXPECT_EQ(reference[i].tree, fast[i].tree);
+    EXPECT_NEAR(reference[i].log_score, fast[i].log_score, kTolerance);
+  }
+}
+
 }  // namespace
 }  // namespace cky
