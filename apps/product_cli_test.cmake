@@ -66,6 +66,19 @@ if(NOT (r_rc EQUAL 0 AND r_out MATCHES "\"kbest\":\\[\\{\"tree\":\"\\( \\(S [^\n
   fail("parse -g PRODUCT --kbest 2 --format json")
 endif()
 
+# A sentence the lexicon's tags cannot parse ("saw" is only a verb in the toy grammar) is parsed
+# again with the lexicon widened, as with one grammar; --no-retry turns that off for a product too.
+file(WRITE ${WORK}/retry.txt "the dog saw the saw .\n")
+set(toy2 -g ${DATA}/toy -g ${DATA}/toy --no-cache)
+run(r parse --tokenized --no-progress ${toy2} ${WORK}/retry.txt)
+if(NOT (r_rc EQUAL 0 AND r_out MATCHES "\\(NN saw\\)"))
+  fail("parse -g A -g B: a sentence is parsed again with the lexicon widened")
+endif()
+run(r parse --tokenized --no-progress ${toy2} --no-retry ${WORK}/retry.txt)
+if(NOT (r_rc EQUAL 0 AND r_out STREQUAL "(())\n" AND r_err MATCHES "no tree"))
+  fail("parse -g A -g B --no-retry: no second parse with the lexicon widened")
+endif()
+
 # What a product does not define, or does not do, is a usage error (exit 2) saying so.
 foreach(option --sentence-likelihood --tree-likelihood --confidence)
   run(r ${parse} -g ${WORK}/p.ckyprod ${option} ${WORK}/in.txt)

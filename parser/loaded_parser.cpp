@@ -68,6 +68,7 @@ StatusOr<std::unique_ptr<LoadedParser>> LoadedParser::LoadProduct(
   }
   auto product_options = ProductOptionsFor(options.backend);
   if (!product_options.ok()) return product_options.status();
+  product_options->retry_with_wider_lexicon = options.parser.retry_with_wider_lexicon;
   auto members = [&] {
     timeline::Scope scope("load: grammar");
     return LoadProductGrammarArguments(arguments, options.grammar_options);
@@ -111,7 +112,7 @@ StatusOr<std::unique_ptr<LoadedParser>> LoadedParser::LoadProduct(
   ParserOptions parser_options = options.parser;
   if (parser_options.binarization.empty())
     parser_options.binarization = loaded->model_.binarization;
-  // The product backend retries each grammar with a wider lexicon itself.
+  // The product backend retries each grammar with a wider lexicon itself (when asked: above).
   parser_options.retry_with_wider_lexicon = false;
   loaded->product_ = std::move(parts);
   loaded->parser_ = std::make_unique<Parser>(loaded->model_.grammar, loaded->lexicon_,

@@ -506,7 +506,8 @@ void ProductParser::Compute(int k, bool prune, Sentence* s) const {
     s->computed[k] = 1;
     s->lexical[k] = k == 0 && s->lexical0 ? *s->lexical0 : ScoreWords(g, *lexicons_[k], s->words);
     s->pruned[k] = run(s->lexical[k], &s->charts[k]);
-    if (!(s->charts[k].log_likelihood > kNegInf) && !lexicons_[k]->exact()) {
+    if (!(s->charts[k].log_likelihood > kNegInf) && options_.retry_with_wider_lexicon &&
+        !lexicons_[k]->exact()) {
       s->lexical[k] = ScoreWords(g, *lexicons_[k], s->words, /*widen=*/true);
       s->pruned[k] = run(s->lexical[k], &s->charts[k]);
     }
