@@ -379,8 +379,10 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
     std::sort(context_devices.begin(), context_devices.end());
     context_devices.erase(std::unique(context_devices.begin(), context_devices.end()),
                           context_devices.end());
+    // A product of grammars parses on the CPU (refused above with cuda or --devices).
     if (context_devices.empty() && (!link || link->size() == 1) &&
-        (args.backend == "cuda" || args.backend == "auto")) {
+        (args.backend == "cuda" || args.backend == "auto") &&
+        !GrammarArgumentsAreProduct(args.grammars)) {
       context_devices.push_back(0);
     }
     std::vector<std::thread> contexts;
