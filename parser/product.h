@@ -29,6 +29,13 @@
 // and its surviving items, or one mask shared by all: grammar 0's survivors projected to base
 // symbols, every substate of a surviving (span, symbol) allowed in every grammar. Which keeps the
 // exact product's trees better is measured in bench/RESULTS.md; kPerGrammar is the default.
+//
+// Backends: the CPU only (MakeProductBackend). A GPU backend fits in two places: each grammar's
+// (pruned) inside-outside charts, which ProductParser computes with FastInsideOutside one grammar
+// after another, and the combination, FastProductMaxRuleChart over MemberCharts. A device path
+// that fills InsideOutsideCharts (or a device port of the combination) is tested against
+// ReferenceProductMaxRuleChart as the CPU paths are; LoadedParser (loaded_parser.cpp,
+// ProductOptionsFor) is the one place that refuses the cuda backend for a product today.
 #pragma once
 
 #include <cstdint>
