@@ -80,8 +80,7 @@ TEST(LoadedParserTest, SeveralGrammarsMakeAProduct) {
   auto refused = [](const LoadedParserOptions& options, const std::string& says) {
     auto loaded = LoadedParser::Load(options);
     ASSERT_FALSE(loaded.ok()) << says;
-    EXPECT_NE(loaded.status().message().find(says), std::string::npos)
-        << loaded.status().message();
+    EXPECT_NE(loaded.status().message().find(says), std::string::npos) << loaded.status().message();
   };
   refused({.more_grammars = {""}, .backend = backend, .parser = {.tree_likelihood = true}},
           "a product of grammars defines neither");

@@ -141,11 +141,12 @@ struct ProductOptions {
 // Parses sentences with a product. Grammar k's words are scored by lexicons[k] (grammar 0's may
 // be given, as Parser computes them with lexicons[0]). A grammar that cannot parse a sentence
 // parses it again with its lexicon widened when that lexicon is not exact (lexicon/lexicon.h), as
-// Parser retries one grammar (unless options.retry_with_wider_lexicon is false). With pruning, a grammar whose pre-parses find nothing is parsed
-// unpruned, and a sentence whose pruned product has no tree is parsed again unpruned. A sentence
-// that the grammars parse but share no tree for (every tree of one uses a rule another gives
-// posterior 0) is kNoParse, saying so. `product` and `lexicons` must outlive the parser; Parse and
-// ParsePrefixes may be called from several threads at once.
+// Parser retries one grammar (unless options.retry_with_wider_lexicon is false). With pruning, a
+// grammar whose pre-parses find nothing is parsed unpruned, and a sentence whose pruned product has
+// no tree is parsed again unpruned. A sentence that the grammars parse but share no tree for (every
+// tree of one uses a rule another gives posterior 0) is kNoParse, saying so. `product` and
+// `lexicons` must outlive the parser; Parse and ParsePrefixes may be called from several threads at
+// once.
 class ProductParser {
  public:
   static StatusOr<std::unique_ptr<ProductParser>> Create(const GrammarProduct& product,
