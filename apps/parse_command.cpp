@@ -35,7 +35,8 @@ namespace cky::apps {
 namespace {
 
 struct ParseArgs {
-  std::string grammar;
+  std::vector<std::string> grammars;  // -g, once or more (several: their product)
+  std::string grammar;                // the first -g ("" = the built-in grammar)
   std::string input = "-";
   std::string output = "-";
   std::string backend = "auto";
@@ -328,6 +329,20 @@ void RunParse(const ParseArgs& args) {
   if (args.tokenized && args.sentence_per_line) {
     Fail("--tokenized input is already one sentence per line: give one of the two", 2);
   }
+  if (GrammarArgumentsAreProduct(args.grammars)) {
+    // parser/product.h: the product is a decoding rule over max-rule posteriors, not a model.
+    if (args.sentence_likelihood || args.tree_likelihood || args.confidence) {
+      Fail(
+          "--sentence-likelihood, --tree-likelihood and --confidence are probabilities under one "
+          "grammar, and a product of grammars defines none: parse with one grammar for them "
+          "(--model-score prints the product's score)",
+          2);
+    }
+    if (args.decoder != "max-rule") Fail("a product of grammars decodes max-rule trees only", 2);
+    if (args.backend == "cuda" || !args.devices.empty() || args.mpi) {
+      Fail("a product of grammars parses on the CPU for now: use --backend cpu (or auto)", 2);
+    }
+  }
   ResultFormatOptions format{
       .tree_form = {.binarize = args.binarize, .substates = args.substates, .scores = args.scores},
       .tree_likelihood = args.tree_likelihood,
@@ -387,9 +402,11 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
     std::sort(context_devices.begin(), context_devices.end());
     context_devices.erase(std::unique(context_devices.begin(), context_devices.end()),
                           context_devices.end());
-    // None on a machine without a GPU (a "cuda context" row in --timeline would mislead).
+    // None on a machine without a GPU (a "cuda context" row in --timeline would mislead), nor
+    // for a product of grammars, which parses on the CPU (refused above with cuda or --devices).
     if (context_devices.empty() && (!link || link->size() == 1) &&
-        (args.backend == "cuda" || args.backend == "auto") && cuda::DeviceCount() > 0) {
+        (args.backend == "cuda" || args.backend == "auto") && cuda::DeviceCount() > 0 &&
+        !GrammarArgumentsAreProduct(args.grammars)) {
       context_devices.push_back(0);
     }
     std::vector<std::thread> contexts;
@@ -401,6 +418,9 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
     }
     auto made = LoadedParser::Load(
         {.grammar = args.grammar,
+         .more_grammars = std::vector<std::string>(
+             args.grammars.begin() + std::min<size_t>(1, args.grammars.size()),
+             args.grammars.end()),
          .grammar_options = GrammarOptionsForCommand(args.min_rule_prob, !args.no_cache),
          .lexicon = {.backoff_unknown_words = args.backoff},
          .backend = backend,
@@ -476,13 +496,18 @@ void AddParseCommand(CLI::App& app) {
       "UTF-8 text (split into sentences and tokenized Penn Treebank style; blank lines separate "
       "paragraphs) or, with --tokenized, one tokenized sentence per line. A sentence that cannot "
       "be parsed (no parse, too long, out of memory) prints (()) and a warning on stderr.");
-  Shown(cmd->add_option("-g,--grammar", args->grammar,
+  Shown(cmd->add_option("-g,--grammar", args->grammars,
                         "Grammar: a Berkeley .gr file (the Berkeley parser's own grammar, read "
                         "directly, with its lexicon's exact scores), a Berkeley text export "
                         "PREFIX (PREFIX.grammar + PREFIX.lexicon from WriteGrammarToTextFile, or "
                         "PREFIX.binary + PREFIX.unary from DumpGrammar; files may be gzipped) or "
                         "a .ckybin cache written by `cky convert`; default: the built-in English "
-                        "grammar trained on GUM (data/README.md)"),
+                        "grammar trained on GUM (data/README.md). A product of grammars (Petrov "
+                        "2010: the sum of their log rule posteriors decides; max-rule on the CPU; "
+                        "parser/product.h): builtin-product (the built-in grammar's product), a "
+                        ".ckyprod file (`cky train --seeds`) or -g given several times")
+            ->allow_extra_args(false)  // -g A INPUT: INPUT is the input, not a grammar
+            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll),
         "FILE|PREFIX");
   Shown(cmd->add_option("-i,--input,INPUT", args->input,
                         "Input file (plain, gzip, bzip2, xz or zstd); - for stdin. Results are "
@@ -704,6 +729,7 @@ void AddParseCommand(CLI::App& app) {
       return;
     }
     if (args->timeline) timeline::Enable();
+    args->grammar = args->grammars.empty() ? "" : args->grammars.front();
     RunParse(*args);
   });
 }

@@ -2,8 +2,10 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <sstream>
 
 #include "apps/command_util.h"
 #include "apps/commands.h"
@@ -11,6 +13,7 @@
 #include "common/thread_pool.h"
 #include "cuda/common/device.h"
 #include "grammar_io/berkeley_model.h"
+#include "grammar_io/product_grammar.h"
 #include "parser/multi_device_backend.h"
 #include "train/pcfg_trainer.h"
 #include "train/split_merge_trainer.h"
@@ -30,11 +33,48 @@ struct TrainArgs {
   bool mpi = false;
   std::string backend = "cpu";  // of the split-merge E-step
   std::string devices;          // --devices: "" = the current device
+  std::string seeds;            // --seeds: "" = one grammar (--seed)
 };
 
-void TrainSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees,
-                     const SplitMergeOptions& options, std::chrono::steady_clock::time_point start,
-                     bool writes);
+// --seeds: "1,2,5" or "1-4" or a mix ("1-3,7"), each seed once.
+StatusOr<std::vector<uint64_t>> ParseSeedList(const std::string& text) {
+  std::vector<uint64_t> seeds;
+  const Status bad =
+      Status::Error("--seeds: expected seeds such as 1,2,3 or 1-8, got '" + text + "'");
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    const size_t dash = item.find('-', 1);
+    uint64_t first = 0, last = 0;
+    try {
+      size_t used = 0;
+      first = std::stoull(item.substr(0, dash), &used);
+      if (used != item.substr(0, dash).size() || item[0] == '-') return bad;
+      last = first;
+      if (dash != std::string::npos) {
+        const std::string tail = item.substr(dash + 1);
+        last = std::stoull(tail, &used);
+        if (used != tail.size() || tail.empty() || tail[0] == '-') return bad;
+      }
+    } catch (const std::exception&) {
+      return bad;
+    }
+    if (last < first || last - first >= kMaxProductMembers) return bad;
+    for (uint64_t seed = first; seed <= last; ++seed) {
+      if (std::find(seeds.begin(), seeds.end(), seed) != seeds.end()) {
+        return Status::Error("--seeds: seed " + std::to_string(seed) + " is listed twice");
+      }
+      seeds.push_back(seed);
+    }
+  }
+  if (seeds.empty()) return bad;
+  if (seeds.size() > kMaxProductMembers) {
+    return Status::Error("--seeds: at most " + std::to_string(kMaxProductMembers) +
+                         " grammars in a product");
+  }
+  return seeds;
+}
+
+BerkeleyModel TrainSplitMerge(const std::vector<Tree>& trees, const SplitMergeOptions& options);
 
 // SplitMergeOptions::exchange over MPI: a chunk's counts travel as one field of raw doubles.
 class MpiShardExchange : public ShardExchange {
@@ -60,9 +100,16 @@ class MpiShardExchange : public ShardExchange {
 };
 
 // Split-merge EM: progress per EM iteration on stderr; writes the text export and PREFIX.ckybin
-// (the binary cache, which also carries the lexicon's counts: exact Berkeley lexical scores).
+// (the binary cache, which also carries the lexicon's counts: exact Berkeley lexical scores), or
+// with --seeds the product grammar PREFIX.ckyprod.
 void RunSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees) {
   const auto start = std::chrono::steady_clock::now();
+  std::vector<uint64_t> seeds;
+  if (!args.seeds.empty()) {
+    auto parsed = ParseSeedList(args.seeds);
+    if (!parsed.ok()) Fail(parsed.status().message(), 2);
+    seeds = *parsed;
+  }
   SplitMergeOptions options = args.split_merge;
   options.cycles = args.split_merge_cycles;
   options.backend = args.backend == "cuda"   ? EStepBackend::kCuda
@@ -81,13 +128,45 @@ void RunSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees) {
       options.exchange = std::make_shared<MpiShardExchange>(*link);
       if (link->rank() > 0) spdlog::set_level(spdlog::level::warn);
     }
-    TrainSplitMerge(args, trees, options, start, !link || link->rank() == 0);
+    const bool writes = !link || link->rank() == 0;
+    auto seconds = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    if (!seeds.empty()) {
+      // A product grammar (grammar_io/product_grammar.h): one grammar per seed, in turn, from the
+      // same trees; each is the grammar `--seed S` alone trains, byte for byte.
+      std::vector<ProductGrammarMember> members;
+      for (uint64_t seed : seeds) {
+        SplitMergeOptions seeded = options;
+        seeded.seed = seed;
+        spdlog::info("product grammar: training seed {} ({} of {})", seed, members.size() + 1,
+                     seeds.size());
+        members.push_back({"seed " + std::to_string(seed), TrainSplitMerge(trees, seeded)});
+      }
+      if (!writes) return;
+      const std::string path = args.output_prefix + ".ckyprod";
+      Status written = WriteProductGrammar(members, path);
+      if (!written.ok()) Fail(written.message());
+      spdlog::info("trained {} grammars of {} split-merge cycles in {:.1f} s; wrote {}",
+                   members.size(), options.cycles, seconds(), path);
+      return;
+    }
+    BerkeleyModel model = TrainSplitMerge(trees, options);
+    if (!writes) return;
+    Status written = WriteGrammarTextFiles(model, args.output_prefix);
+    if (!written.ok()) Fail(written.message());
+    written = WriteModelCache(model, args.output_prefix + ".ckybin");
+    if (!written.ok()) Fail(written.message());
+    spdlog::info(
+        "trained {} split-merge cycles in {:.1f} s: {} symbols, {} substates, {} binary and {} "
+        "closed unary rules, {} lexicon rows; wrote {}.{{grammar,lexicon,splits,words,ckybin}}",
+        options.cycles, seconds(), model.grammar.num_symbols(), model.grammar.num_states(),
+        model.grammar.num_binary_rules(), model.grammar.num_unary_rules(), model.lexicon.size(),
+        args.output_prefix);
   });
 }
 
-void TrainSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees,
-                     const SplitMergeOptions& options, std::chrono::steady_clock::time_point start,
-                     bool writes) {
+BerkeleyModel TrainSplitMerge(const std::vector<Tree>& trees, const SplitMergeOptions& options) {
   auto trainer = SplitMergeTrainer::Create(trees, options);
   if (!trainer.ok()) Fail(trainer.status().message());
   const bool on_device = (*trainer)->estep_backend() == "cuda";
@@ -95,7 +174,7 @@ void TrainSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees,
                (*trainer)->trees().size(), (*trainer)->grammar().symbol_names.size(),
                ThreadPool::ResolveThreads(options.threads),
                on_device ? "cuda (" + cuda::DeviceDescription() + ")" : std::string("the cpu"));
-  if (args.backend == "auto" && !on_device) {
+  if (options.backend == EStepBackend::kAuto && !on_device) {
     spdlog::info("no CUDA E-step: {}", (*trainer)->estep_note());
   }
   Status trained = (*trainer)->Train([&](const SplitMergeProgress& p) {
@@ -111,23 +190,15 @@ void TrainSplitMerge(const TrainArgs& args, const std::vector<Tree>& trees,
   }
   auto model = (*trainer)->Export();
   if (!model.ok()) Fail(model.status().message());
-  if (!writes) return;
-  Status written = WriteGrammarTextFiles(*model, args.output_prefix);
-  if (!written.ok()) Fail(written.message());
-  written = WriteModelCache(*model, args.output_prefix + ".ckybin");
-  if (!written.ok()) Fail(written.message());
-  spdlog::info(
-      "trained {} split-merge cycles in {:.1f} s: {} symbols, {} substates, {} binary and {} "
-      "closed unary rules, {} lexicon rows; wrote {}.{{grammar,lexicon,splits,words,ckybin}}",
-      options.cycles,
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-      model->grammar.num_symbols(), model->grammar.num_states(), model->grammar.num_binary_rules(),
-      model->grammar.num_unary_rules(), model->lexicon.size(), args.output_prefix);
+  return std::move(*model);
 }
 
 void RunTrain(const TrainArgs& args) {
   if (args.mpi && args.split_merge_cycles == 0) {
     Fail("--mpi distributes split-merge training: add --split-merge CYCLES", 2);
+  }
+  if (!args.seeds.empty() && args.split_merge_cycles == 0) {
+    Fail("--seeds trains a product of split-merge grammars: add --split-merge CYCLES", 2);
   }
   const auto start = std::chrono::steady_clock::now();
   std::vector<Tree> trees;
@@ -277,10 +348,17 @@ void AddTrainCommand(CLI::App& app) {
             ->check(Between(0, 1000000))
             ->capture_default_str(),
         "N");
-  Shown(cmd->add_option("--seed", args->split_merge.seed,
-                        "Split-merge: seed of the split perturbation")
-            ->capture_default_str(),
-        "S");
+  auto* seed_option = cmd->add_option("--seed", args->split_merge.seed,
+                                      "Split-merge: seed of the split perturbation");
+  Shown(seed_option->capture_default_str(), "S");
+  Shown(cmd->add_option("--seeds", args->seeds,
+                        "Split-merge: train one grammar per seed (a list such as 1,2,3 or 1-8), "
+                        "in turn from the same trees, and write them as one product grammar, "
+                        "PREFIX.ckyprod (no text export), which `cky parse -g PREFIX.ckyprod` "
+                        "decodes as a product (Petrov 2010; grammar_io/product_grammar.h). Each "
+                        "member is the grammar --seed alone would train")
+            ->excludes(seed_option),
+        "LIST");
   Shown(cmd->add_option(
                "-t,--threads", args->split_merge.threads,
                "Split-merge: E-step threads (the result does not depend on it; 0 = all cores)")

@@ -1047,6 +1047,8 @@ Status WriteModelCache(const BerkeleyModel& model, const std::string& path) {
   return WriteCacheWithKey(model, "", path);
 }
 
+std::string ModelCacheBytes(const BerkeleyModel& model) { return SerializeCache(model, ""); }
+
 StatusOr<BerkeleyModel> ReadModelCache(const std::string& path, bool unchecked_version_5) {
   std::string key;
   // A compressed cache (FILE.ckybin.gz, as the built-in grammar is kept) is read whole through

@@ -48,6 +48,8 @@ StatusOr<BerkeleyModel> ReadDumpGrammarFiles(const std::string& prefix,
 // FILE.ckybin.gz).
 Status WriteModelCache(const BerkeleyModel& model, const std::string& path);
 StatusOr<BerkeleyModel> ReadModelCache(const std::string& path, bool unchecked_version_5 = false);
+// The bytes WriteModelCache writes (a product grammar holds them: grammar_io/product_grammar.h).
+std::string ModelCacheBytes(const BerkeleyModel& model);
 // The same from the cache file's bytes in memory (the built-in grammar); `name` stands for the
 // path in error messages.
 StatusOr<BerkeleyModel> ReadModelCacheFromMemory(std::string_view data, const std::string& name);

@@ -12,6 +12,9 @@
 // byte-array source to compile.
 extern "C" const unsigned char cky_default_grammar_data[];
 extern "C" const unsigned char cky_default_grammar_data_end[];
+// And of data/default_grammar/gum-product.ckyprod.gz, the built-in product.
+extern "C" const unsigned char cky_default_product_data[];
+extern "C" const unsigned char cky_default_product_data_end[];
 
 namespace cky {
 namespace {
@@ -43,6 +46,15 @@ StatusOr<BerkeleyModel> LoadDefaultGrammar() {
       static_cast<std::size_t>(cky_default_grammar_data_end - cky_default_grammar_data), name);
   if (!bytes.ok()) return bytes.status();
   return ReadModelCacheFromMemory(*bytes, name);
+}
+
+StatusOr<std::vector<ProductGrammarMember>> LoadDefaultProductGrammar() {
+  const std::string name = "<built-in product grammar>";
+  auto bytes = Inflate(
+      cky_default_product_data,
+      static_cast<std::size_t>(cky_default_product_data_end - cky_default_product_data), name);
+  if (!bytes.ok()) return bytes.status();
+  return ReadProductGrammarFromMemory(*bytes, name);
 }
 
 }  // namespace cky

@@ -7,12 +7,17 @@
 
 #include "common/status.h"
 #include "grammar_io/berkeley_model.h"
+#include "grammar_io/product_grammar.h"
 
 namespace cky {
 
 // Decompresses and reads the embedded grammar. Like a .ckybin file, it is read as it is (no rule is
 // dropped: LoadOptions do not apply).
 StatusOr<BerkeleyModel> LoadDefaultGrammar();
+
+// Decompresses and reads the embedded product grammar (grammar_io/product_grammar.h): K grammars
+// trained as the built-in one, with different seeds (data/README.md), `-g builtin-product`.
+StatusOr<std::vector<ProductGrammarMember>> LoadDefaultProductGrammar();
 
 // What the embedded grammar is, for logs and --help texts.
 inline constexpr const char* kDefaultGrammarDescription =

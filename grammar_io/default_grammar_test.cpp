@@ -32,5 +32,22 @@ TEST(DefaultGrammarTest, EmbeddedGrammarLoads) {
   }
 }
 
+// The built-in product: grammars trained as the built-in one with other seeds, the first the
+// built-in grammar itself, byte for byte; all over the same symbols.
+TEST(DefaultGrammarTest, EmbeddedProductLoads) {
+  auto members = LoadDefaultProductGrammar();
+  ASSERT_TRUE(members.ok()) << members.status().message();
+  ASSERT_GE(members->size(), 2u);
+  auto single = LoadDefaultGrammar();
+  ASSERT_TRUE(single.ok());
+  EXPECT_EQ(ModelCacheBytes(members->front().model), ModelCacheBytes(*single));
+  for (const ProductGrammarMember& member : *members) {
+    EXPECT_EQ(member.label.rfind("seed ", 0), 0u) << member.label;
+    EXPECT_EQ(member.model.grammar.symbol_names, single->grammar.symbol_names);
+    EXPECT_TRUE(member.model.lexicon_counts.has_value());
+  }
+  EXPECT_NE(ModelCacheBytes((*members)[1].model), ModelCacheBytes(*single));
+}
+
 }  // namespace
 }  // namespace cky

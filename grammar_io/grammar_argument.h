@@ -1,14 +1,19 @@
 // The one meaning of a command's -g/--grammar argument, for every `cky` command and benchmark:
 // empty = the built-in grammar (grammar_io/default_grammar.h); otherwise whatever
 // LoadBerkeleyModel reads: a Berkeley .gr file, a text-export PREFIX (WriteGrammarToTextFile or
-// DumpGrammar, plain or gzipped) or a .ckybin cache.
+// DumpGrammar, plain or gzipped) or a .ckybin cache. `cky parse` also takes products of grammars
+// (parser/product.h): a product file (grammar_io/product_grammar.h), "builtin-product" (the
+// built-in product) or several -g values.
 #pragma once
 
 #include <functional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "grammar_io/berkeley_model.h"
+#include "grammar_io/product_grammar.h"
 
 namespace cky {
 
@@ -30,11 +35,27 @@ struct GrammarArgumentOptions {
 LoadOptions GrammarArgumentLoadOptions(const std::string& argument,
                                        const GrammarArgumentOptions& options);
 
-// Loads the grammar that `argument` names (see above).
+// Loads the grammar that `argument` names (see above). A product (a product file or
+// "builtin-product") is an error that says so: only products' readers below take them.
 StatusOr<BerkeleyModel> LoadGrammarArgument(const std::string& argument,
                                             const GrammarArgumentOptions& options = {});
 
-// How logs name the grammar: "(built-in)" for an empty argument, else the argument.
+// The -g value that names the built-in product grammar (grammar_io/default_grammar.h). A file of
+// that name is not read: the name is reserved.
+inline constexpr const char* kBuiltinProductArgument = "builtin-product";
+
+// Whether the -g values `arguments` name a product of grammars: several values, "builtin-product",
+// or a product file.
+bool GrammarArgumentsAreProduct(std::span<const std::string> arguments);
+
+// The grammars of a product, in order: each argument's grammars (a product file's or the built-in
+// product's members in their order; any other argument one grammar, loaded as LoadGrammarArgument
+// loads it), labelled "ARGUMENT" or "ARGUMENT: LABEL" for a product's member.
+StatusOr<std::vector<ProductGrammarMember>> LoadProductGrammarArguments(
+    std::span<const std::string> arguments, const GrammarArgumentOptions& options = {});
+
+// How logs name the grammar: "(built-in)" for an empty argument, "(built-in product)" for
+// "builtin-product", else the argument.
 std::string GrammarArgumentName(const std::string& argument);
 
 }  // namespace cky

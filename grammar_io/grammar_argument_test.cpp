@@ -28,6 +28,34 @@ TEST(GrammarArgumentTest, ExplicitThresholdAndCacheSwitchPassThrough) {
   EXPECT_FALSE(load.use_cache);
 }
 
+TEST(GrammarArgumentTest, BuiltinProductNamesTheBuiltInProduct) {
+  const std::vector<std::string> builtin = {"builtin-product"};
+  EXPECT_TRUE(GrammarArgumentsAreProduct(builtin));
+  EXPECT_EQ(GrammarArgumentName("builtin-product"), "(built-in product)");
+  auto members = LoadProductGrammarArguments(builtin);
+  ASSERT_TRUE(members.ok()) << members.status().message();
+  ASSERT_GE(members->size(), 2u);
+  EXPECT_EQ(members->front().label, "(built-in product): seed 6");
+  // A reader of one grammar says that it was given a product.
+  auto single = LoadGrammarArgument("builtin-product");
+  ASSERT_FALSE(single.ok());
+  EXPECT_NE(single.status().message().find("is a product of grammars"), std::string::npos);
+}
+
+TEST(GrammarArgumentTest, SeveralArgumentsAreAProductOfTheirGrammars) {
+  const std::vector<std::string> one = {"tests/data/toy"};
+  EXPECT_FALSE(GrammarArgumentsAreProduct(one));
+  const std::vector<std::string> two = {"tests/data/toy", ""};
+  EXPECT_TRUE(GrammarArgumentsAreProduct(two));
+  auto members = LoadProductGrammarArguments(two, {.use_cache = false});
+  ASSERT_TRUE(members.ok()) << members.status().message();
+  ASSERT_EQ(members->size(), 2u);
+  EXPECT_EQ((*members)[0].label, "tests/data/toy");
+  EXPECT_EQ((*members)[1].label, "(built-in)");
+  const std::vector<std::string> missing = {"tests/data/toy", "tests/data/no_such_grammar"};
+  EXPECT_FALSE(LoadProductGrammarArguments(missing, {.use_cache = false}).ok());
+}
+
 TEST(GrammarArgumentTest, MissingGrammarIsAnError) {
   EXPECT_FALSE(LoadGrammarArgument("tests/data/no_such_grammar", {.use_cache = false}).ok());
 }

@@ -11,110 +11,66 @@
 namespace cky {
 namespace {
 
-// An incoming hyperedge of a node. Before nodes (span > 1): a binary rule at `split` over the after
-// nodes of `left` and `right`. After nodes: `child` is the before node below (the node's own
-// symbol for the identity edge, score 0, else a closed sum unary).
-struct Edge {
-  int32_t split = -1;
-  int32_t left = -1;  // binary: left child symbol; after nodes: the child symbol
-  int32_t right = -1;
-  double rule = 0;  // log rule score
-};
+using Edge = MaxRuleEdge;
 
-// The max-rule hypergraph's edges, computed from a sentence's charts.
-class EdgeSource {
- public:
-  EdgeSource(const Grammar& g, const InsideOutsideCharts& charts, const MaxRuleChart& maxc)
-      : g_(g), in_(charts.inside), out_(charts.outside), log_z_(charts.log_likelihood),
-        maxc_(maxc) {}
+// Score of a node's best derivation (-infinity: none).
+double Best(const MaxRuleChart& maxc, int32_t start, int32_t end, int32_t symbol, bool after) {
+  const int64_t index = maxc.Index(start, end, symbol);
+  return after ? maxc.score[index] : maxc.score_before_unary[index];
+}
 
-  // Score of a node's best derivation (-infinity: none).
-  double Best(int32_t start, int32_t end, int32_t symbol, bool after) const {
-    const int64_t index = maxc_.Index(start, end, symbol);
-    return after ? maxc_.score[index] : maxc_.score_before_unary[index];
+// The index among `edges` of the max-rule chart's own choice for the node (-1: none).
+int32_t ChartEdge(const MaxRuleChart& maxc, int32_t start, int32_t end, int32_t symbol, bool after,
+                  const std::vector<Edge>& edges) {
+  const int64_t index = maxc.Index(start, end, symbol);
+  for (size_t e = 0; e < edges.size(); ++e) {
+    const Edge& edge = edges[e];
+    const bool chosen =
+        after ? edge.left == (maxc.unary_child[index] < 0 ? symbol : maxc.unary_child[index])
+              : edge.split == maxc.split[index] && edge.left == maxc.left[index] &&
+                    edge.right == maxc.right[index];
+    if (chosen) return static_cast<int32_t>(e);
   }
+  return -1;
+}
 
-  // The incoming edges of node (start, end, symbol, after) into `edges`; returns the index of the
-  // max-rule chart's own choice among them (-1: none).
-  int32_t Compute(int32_t start, int32_t end, int32_t symbol, bool after,
-                  std::vector<Edge>* edges) const {
-    const int64_t index = maxc_.Index(start, end, symbol);
-    const double out_scale = out_.scale(start, end);
-    const double* outside = out_.cell(start, end);
-    const int32_t first = g_.symbol_first_state[symbol];
-    const int32_t substates = g_.symbol_num_substates[symbol];
-    int32_t chart_edge = -1;
+// The max-rule hypergraph's edges of one grammar, computed from a sentence's charts.
+class GrammarEdgeSource : public MaxRuleEdgeSource {
+ public:
+  GrammarEdgeSource(const Grammar& g, const InsideOutsideCharts& charts, const MaxRuleChart& maxc)
+      : g_(g), charts_(charts), maxc_(maxc) {}
+
+  void Compute(int32_t start, int32_t end, int32_t symbol, bool after,
+               std::vector<Edge>* edges) const override {
     if (!after) {
-      if (end - start == 1 || out_scale == kNegInf) return -1;
+      if (end - start == 1) return;
+      std::map<std::pair<int32_t, int32_t>, double> sums;
       for (int32_t split = start + 1; split < end; ++split) {
-        const double left_scale = in_.scale(start, split);
-        const double right_scale = in_.scale(split, end);
-        if (left_scale == kNegInf || right_scale == kNegInf) continue;
-        const double factor = std::exp(out_scale + left_scale + right_scale - log_z_);
-        const double* left = in_.cell(start, split);
-        const double* right = in_.cell(split, end);
-        std::map<std::pair<int32_t, int32_t>, double> sums;
-        for (int32_t a = first; a < first + substates; ++a) {
-          const double o = outside[a];
-          if (o == 0) continue;
-          for (int32_t r = g_.binary_parent_begin[a]; r < g_.binary_parent_begin[a + 1]; ++r) {
-            const double lv = left[g_.binary_left[r]];
-            const double rv = right[g_.binary_right[r]];
-            if (lv == 0 || rv == 0) continue;
-            sums[{g_.state_symbol[g_.binary_left[r]], g_.state_symbol[g_.binary_right[r]]}] +=
-                o * std::exp(g_.binary_log_prob[r]) * lv * rv;
-          }
-        }
+        sums.clear();
+        BinaryEdgePosteriors(g_, charts_, start, split, end, symbol, &sums);
         for (const auto& [children, sum] : sums) {
           const auto [l, r] = children;
-          if (!(sum > 0) || !(Best(start, split, l, true) > kNegInf) ||
-              !(Best(split, end, r, true) > kNegInf)) {
+          if (!(Best(maxc_, start, split, l, true) > kNegInf) ||
+              !(Best(maxc_, split, end, r, true) > kNegInf)) {
             continue;
           }
-          if (split == maxc_.split[index] && l == maxc_.left[index] && r == maxc_.right[index]) {
-            chart_edge = static_cast<int32_t>(edges->size());
-          }
-          edges->push_back({split, l, r, std::log(sum * factor)});
+          edges->push_back({split, l, r, std::log(sum)});
         }
       }
-    } else {
-      if (Best(start, end, symbol, false) > kNegInf) {
-        if (maxc_.unary_child[index] < 0) chart_edge = 0;
-        edges->push_back({-1, symbol, -1, 0.0});
-      }
-      const double in_scale = in_.scale(start, end);
-      if (out_scale > kNegInf && in_scale > kNegInf) {
-        const double factor = std::exp(out_scale + in_scale - log_z_);
-        const double* inside = in_.cell(start, end);
-        std::map<int32_t, double> sums;
-        for (int32_t a = first; a < first + substates; ++a) {
-          const double o = outside[a];
-          if (o == 0) continue;
-          for (int32_t u = g_.sum_unary_parent_begin[a]; u < g_.sum_unary_parent_begin[a + 1];
-               ++u) {
-            const double c = inside[g_.sum_unary_child[u]];
-            if (c == 0) continue;
-            sums[g_.state_symbol[g_.sum_unary_child[u]]] +=
-                o * std::exp(g_.sum_unary_log_prob[u]) * c;
-          }
-        }
-        for (const auto& [child, sum] : sums) {
-          if (child == symbol || !(sum > 0) || !(Best(start, end, child, false) > kNegInf)) {
-            continue;
-          }
-          if (child == maxc_.unary_child[index]) chart_edge = static_cast<int32_t>(edges->size());
-          edges->push_back({-1, child, -1, std::log(sum * factor)});
-        }
-      }
+      return;
     }
-    return chart_edge;
+    if (Best(maxc_, start, end, symbol, false) > kNegInf) edges->push_back({-1, symbol, -1, 0.0});
+    std::map<int32_t, double> sums;
+    UnaryEdgePosteriors(g_, charts_, start, end, symbol, &sums);
+    for (const auto& [child, sum] : sums) {
+      if (!(Best(maxc_, start, end, child, false) > kNegInf)) continue;
+      edges->push_back({-1, child, -1, std::log(sum)});
+    }
   }
 
  private:
   const Grammar& g_;
-  const ScaledChart& in_;
-  const ScaledChart& out_;
-  double log_z_;
+  const InsideOutsideCharts& charts_;
   const MaxRuleChart& maxc_;
 };
 
@@ -146,9 +102,9 @@ struct Node {
 
 class KBest {
  public:
-  KBest(const Grammar& g, const InsideOutsideCharts& charts, const MaxRuleChart& maxc,
+  KBest(const Grammar& g, const MaxRuleEdgeSource& edges, const MaxRuleChart& maxc,
         const std::vector<std::string>& words)
-      : g_(g), maxc_(maxc), words_(words), edges_(g, charts, maxc) {}
+      : g_(g), maxc_(maxc), words_(words), edges_(edges) {}
 
   Node& At(int32_t start, int32_t end, int32_t symbol, bool after) {
     const int64_t index = maxc_.Index(start, end, symbol);
@@ -212,7 +168,8 @@ class KBest {
   // every other edge with its children's best derivations.
   void Expand(Node& v) {
     v.expanded = true;
-    const int32_t chart_edge = edges_.Compute(v.start, v.end, v.symbol, v.after, &v.edges);
+    edges_.Compute(v.start, v.end, v.symbol, v.after, &v.edges);
+    const int32_t chart_edge = ChartEdge(maxc_, v.start, v.end, v.symbol, v.after, v.edges);
     if (chart_edge >= 0) {
       v.found[0].edge = chart_edge;
       v.seen.insert({chart_edge, 0, 0});
@@ -260,7 +217,7 @@ class KBest {
   const Grammar& g_;
   const MaxRuleChart& maxc_;
   const std::vector<std::string>& words_;
-  EdgeSource edges_;
+  const MaxRuleEdgeSource& edges_;
   std::unordered_map<int64_t, Node> nodes_;  // references stay valid as it grows
 };
 
@@ -298,9 +255,9 @@ struct BerkeleyNode {
 
 class BerkeleyKBest {
  public:
-  BerkeleyKBest(const Grammar& g, const InsideOutsideCharts& charts, const MaxRuleChart& maxc,
+  BerkeleyKBest(const Grammar& g, const MaxRuleEdgeSource& edges, const MaxRuleChart& maxc,
                 const std::vector<std::string>& words)
-      : g_(g), words_(words), edges_(g, charts, maxc) {}
+      : g_(g), words_(words), maxc_(maxc), edges_(edges) {}
 
   BerkeleyNode& At(int32_t start, int32_t end, int32_t symbol, bool after) {
     const int64_t key = (int64_t(start) * (words_.size() + 1) + end) * g_.num_symbols() * 2 +
@@ -363,24 +320,25 @@ class BerkeleyKBest {
     v.after = after;
     const int32_t span = end - start;
     if (!after && span == 1) {
-      const double best = edges_.Best(start, end, symbol, false);
+      const double best = Best(maxc_, start, end, symbol, false);
       if (best > kNegInf) {
         v.edges.push_back({start, -1, -1, best});
         Push(v, 0, 0, 0, best, true);
       }
       return;
     }
-    const int32_t chart_edge = edges_.Compute(start, end, symbol, after, &v.edges);
+    edges_.Compute(start, end, symbol, after, &v.edges);
+    const int32_t chart_edge = ChartEdge(maxc_, start, end, symbol, after, v.edges);
     auto score_of = [&](const Edge& e) {
       if (!after) {
-        return e.rule + edges_.Best(start, e.split, e.left, true) +
-               edges_.Best(e.split, end, e.right, true);
+        return e.rule + Best(maxc_, start, e.split, e.left, true) +
+               Best(maxc_, e.split, end, e.right, true);
       }
-      return e.rule + edges_.Best(start, end, e.left, false);
+      return e.rule + Best(maxc_, start, end, e.left, false);
     };
     if (!after && span == 2) {  // only the best binary edge
       if (chart_edge >= 0) {
-        Push(v, chart_edge, 0, 0, edges_.Best(start, end, symbol, false), true);
+        Push(v, chart_edge, 0, 0, Best(maxc_, start, end, symbol, false), true);
       }
       return;
     }
@@ -475,24 +433,89 @@ class BerkeleyKBest {
 
   const Grammar& g_;
   const std::vector<std::string>& words_;
-  EdgeSource edges_;
+  const MaxRuleChart& maxc_;
+  const MaxRuleEdgeSource& edges_;
   std::unordered_map<int64_t, BerkeleyNode> nodes_;
 };
 }  // namespace
+
+void BinaryEdgePosteriors(const Grammar& g, const InsideOutsideCharts& charts, int32_t start,
+                          int32_t split, int32_t end, int32_t parent,
+                          std::map<std::pair<int32_t, int32_t>, double>* posteriors) {
+  const ScaledChart& in = charts.inside;
+  const double out_scale = charts.outside.scale(start, end);
+  const double left_scale = in.scale(start, split);
+  const double right_scale = in.scale(split, end);
+  if (out_scale == kNegInf || left_scale == kNegInf || right_scale == kNegInf) return;
+  const double factor = std::exp(out_scale + left_scale + right_scale - charts.log_likelihood);
+  const double* outside = charts.outside.cell(start, end);
+  const double* left = in.cell(start, split);
+  const double* right = in.cell(split, end);
+  std::map<std::pair<int32_t, int32_t>, double> sums;
+  const int32_t first = g.symbol_first_state[parent];
+  for (int32_t a = first; a < first + g.symbol_num_substates[parent]; ++a) {
+    const double o = outside[a];
+    if (o == 0) continue;
+    for (int32_t r = g.binary_parent_begin[a]; r < g.binary_parent_begin[a + 1]; ++r) {
+      const double lv = left[g.binary_left[r]];
+      const double rv = right[g.binary_right[r]];
+      if (lv == 0 || rv == 0) continue;
+      sums[{g.state_symbol[g.binary_left[r]], g.state_symbol[g.binary_right[r]]}] +=
+          o * std::exp(g.binary_log_prob[r]) * lv * rv;
+    }
+  }
+  for (const auto& [children, sum] : sums) {
+    if (sum > 0) (*posteriors)[children] = sum * factor;
+  }
+}
+
+void UnaryEdgePosteriors(const Grammar& g, const InsideOutsideCharts& charts, int32_t start,
+                         int32_t end, int32_t parent, std::map<int32_t, double>* posteriors) {
+  const double out_scale = charts.outside.scale(start, end);
+  const double in_scale = charts.inside.scale(start, end);
+  if (out_scale == kNegInf || in_scale == kNegInf) return;
+  const double factor = std::exp(out_scale + in_scale - charts.log_likelihood);
+  const double* outside = charts.outside.cell(start, end);
+  const double* inside = charts.inside.cell(start, end);
+  std::map<int32_t, double> sums;
+  const int32_t first = g.symbol_first_state[parent];
+  for (int32_t a = first; a < first + g.symbol_num_substates[parent]; ++a) {
+    const double o = outside[a];
+    if (o == 0) continue;
+    for (int32_t u = g.sum_unary_parent_begin[a]; u < g.sum_unary_parent_begin[a + 1]; ++u) {
+      const double c = inside[g.sum_unary_child[u]];
+      if (c == 0) continue;
+      sums[g.state_symbol[g.sum_unary_child[u]]] += o * std::exp(g.sum_unary_log_prob[u]) * c;
+    }
+  }
+  for (const auto& [child, sum] : sums) {
+    if (child != parent && sum > 0) (*posteriors)[child] = sum * factor;
+  }
+}
 
 StatusOr<std::vector<ScoredTree>> KBestMaxRuleTrees(const Grammar& grammar,
                                                     const InsideOutsideCharts& charts,
                                                     const MaxRuleChart& maxc,
                                                     const std::vector<std::string>& words, int k,
                                                     KBestStyle style) {
-  if (maxc.length == 0 || !(maxc.root_score() > kNegInf) || !(charts.log_likelihood > kNegInf)) {
+  if (!(charts.log_likelihood > kNegInf)) return Status::Error("no max-rule derivation of ROOT");
+  GrammarEdgeSource edges(grammar, charts, maxc);
+  return KBestMaxRuleTrees(grammar, edges, maxc, words, k, style);
+}
+
+StatusOr<std::vector<ScoredTree>> KBestMaxRuleTrees(const Grammar& grammar,
+                                                    const MaxRuleEdgeSource& edges,
+                                                    const MaxRuleChart& maxc,
+                                                    const std::vector<std::string>& words, int k,
+                                                    KBestStyle style) {
+  if (maxc.length == 0 || !(maxc.root_score() > kNegInf)) {
     return Status::Error("no max-rule derivation of ROOT");
   }
   if (maxc.score_before_unary.size() != maxc.score.size()) {
     return Status::Error("k-best needs the max-rule chart of a CPU pass (scores before unaries)");
   }
   if (style == KBestStyle::kBerkeley) {
-    BerkeleyKBest kbest(grammar, charts, maxc, words);
+    BerkeleyKBest kbest(grammar, edges, maxc, words);
     std::vector<ScoredTree> trees;
     for (int rank = 0; rank < k; ++rank) {
       ScoredTree scored;
@@ -504,7 +527,7 @@ StatusOr<std::vector<ScoredTree>> KBestMaxRuleTrees(const Grammar& grammar,
     }
     return trees;
   }
-  KBest kbest(grammar, charts, maxc, words);
+  KBest kbest(grammar, edges, maxc, words);
   Node& root = kbest.At(0, maxc.length, Grammar::kRootState, true);
   std::vector<ScoredTree> trees;
   for (int rank = 0; rank < k; ++rank) {

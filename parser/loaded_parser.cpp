@@ -1,5 +1,6 @@
 #include "parser/loaded_parser.h"
 
+#include <future>
 #include <optional>
 #include <thread>
 
@@ -7,7 +8,118 @@
 
 namespace cky {
 
+struct LoadedParser::Product {
+  std::vector<BerkeleyModel> models;  // grammars 2..K (grammar 1 is model_)
+  std::vector<Lexicon> lexicons;      // theirs
+  std::unique_ptr<GrammarProduct> product;
+};
+
+LoadedParser::LoadedParser(BerkeleyModel model) : model_(std::move(model)) {}
+LoadedParser::~LoadedParser() = default;
+
+const GrammarProduct* LoadedParser::product() const {
+  return product_ ? product_->product.get() : nullptr;
+}
+
+namespace {
+
+// The product backend's options from the single grammar's (max-rule on the CPU only).
+StatusOr<ProductOptions> ProductOptionsFor(const BackendOptions& backend) {
+  if (backend.decoder != DecoderKind::kMaxRule) {
+    return Status::Error("a product of grammars decodes max-rule trees (decoder '" +
+                         std::string(NameOf(backend.decoder)) + "' asked for)");
+  }
+  if (!backend.devices.empty() || backend.device == DeviceKind::kCuda) {
+    return Status::Error("a product of grammars parses on the CPU for now: use the cpu backend");
+  }
+  ProductOptions options;
+  options.reference = backend.device == DeviceKind::kReference;
+  options.threads = backend.threads;
+  const PruneMode prune = backend.prune;
+  if (options.reference && prune != PruneMode::kOff && prune != PruneMode::kAuto) {
+    return Status::Error("the reference parses the product exactly: use --prune off");
+  }
+  if (!options.reference && prune != PruneMode::kOff) {
+    // auto: safe, each grammar its own mask (bench/RESULTS.md, "Products of grammars").
+    auto thresholds =
+        PruningOptions::Named(prune == PruneMode::kAuto ? "safe" : std::string(NameOf(prune)));
+    if (!thresholds.ok()) return thresholds.status();
+    options.pruning = *thresholds;
+    if (!backend.prune_levels.empty()) options.pruning->levels = backend.prune_levels;
+  } else if (!backend.prune_levels.empty()) {
+    return Status::Error("pruning levels were given, but pruning is off");
+  }
+  if (backend.kbest < 1) return Status::Error("k-best needs k >= 1");
+  options.decoder = {.kbest = backend.kbest, .kbest_style = backend.kbest_style};
+  return options;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<LoadedParser>> LoadedParser::LoadProduct(
+    const LoadedParserOptions& options, const std::vector<std::string>& arguments) {
+  if (options.parser.tree_likelihood || options.parser.confidence) {
+    return Status::Error(
+        "P(T, w) and P(T | w) are one grammar's; a product of grammars defines neither");
+  }
+  auto product_options = ProductOptionsFor(options.backend);
+  if (!product_options.ok()) return product_options.status();
+  product_options->retry_with_wider_lexicon = options.parser.retry_with_wider_lexicon;
+  auto members = [&] {
+    timeline::Scope scope("load: grammar");
+    return LoadProductGrammarArguments(arguments, options.grammar_options);
+  }();
+  if (!members.ok()) return members.status();
+  std::unique_ptr<LoadedParser> loaded(new LoadedParser(std::move(members->front().model)));
+  auto parts = std::make_unique<Product>();
+  parts->models.reserve(members->size() - 1);  // never moved again: the product points into it
+  for (size_t k = 1; k < members->size(); ++k)
+    parts->models.push_back(std::move((*members)[k].model));
+  {
+    timeline::Scope scope("load: lexicon");
+    std::vector<std::future<StatusOr<Lexicon>>> built;
+    for (const BerkeleyModel& model : parts->models) {
+      built.push_back(
+          std::async(std::launch::async, [&] { return Lexicon::Build(model, options.lexicon); }));
+    }
+    auto first = Lexicon::Build(loaded->model_, options.lexicon);
+    if (!first.ok()) return first.status();
+    loaded->lexicon_ = std::move(*first);
+    for (auto& lexicon : built) {
+      auto done = lexicon.get();
+      if (!done.ok()) return done.status();
+      parts->lexicons.push_back(std::move(*done));
+    }
+  }
+  std::vector<const Grammar*> grammars = {&loaded->model_.grammar};
+  std::vector<const Lexicon*> lexicons = {&loaded->lexicon_};
+  std::vector<std::string> labels;
+  for (size_t k = 0; k < members->size(); ++k) labels.push_back((*members)[k].label);
+  for (size_t k = 0; k < parts->models.size(); ++k) {
+    grammars.push_back(&parts->models[k].grammar);
+    lexicons.push_back(&parts->lexicons[k]);
+  }
+  timeline::Scope scope("load: backend");
+  auto product = GrammarProduct::Create(grammars, labels);
+  if (!product.ok()) return product.status();
+  parts->product = std::move(*product);
+  auto backend = MakeProductBackend(*parts->product, lexicons, *product_options);
+  if (!backend.ok()) return backend.status();
+  ParserOptions parser_options = options.parser;
+  if (parser_options.binarization.empty())
+    parser_options.binarization = loaded->model_.binarization;
+  // The product backend retries each grammar with a wider lexicon itself (when asked: above).
+  parser_options.retry_with_wider_lexicon = false;
+  loaded->product_ = std::move(parts);
+  loaded->parser_ = std::make_unique<Parser>(loaded->model_.grammar, loaded->lexicon_,
+                                             std::move(*backend), parser_options);
+  return loaded;
+}
+
 StatusOr<std::unique_ptr<LoadedParser>> LoadedParser::Load(const LoadedParserOptions& options) {
+  std::vector<std::string> arguments = {options.grammar};
+  arguments.insert(arguments.end(), options.more_grammars.begin(), options.more_grammars.end());
+  if (GrammarArgumentsAreProduct(arguments)) return LoadProduct(options, arguments);
   // The three parts of loading, each a phase of `cky parse --timeline`.
   auto model = [&] {
     timeline::Scope scope("load: grammar");

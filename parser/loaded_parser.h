@@ -19,6 +19,7 @@
 #include "lexicon/lexicon.h"
 #include "parser/backend_factory.h"
 #include "parser/parser.h"
+#include "parser/product.h"
 #include "parser/tree_format.h"
 
 namespace cky {
@@ -27,6 +28,10 @@ struct LoadedParserOptions {
   // The -g/--grammar argument (grammar_io/grammar_argument.h): "" = the built-in grammar, else a
   // Berkeley .gr file, a text-export PREFIX or a .ckybin cache.
   std::string grammar;
+  // Further -g values. With any, or when `grammar` names a product ("builtin-product", a product
+  // file), the parser decodes the product of all their grammars (parser/product.h) with max-rule
+  // on the CPU (backend cpu, auto or reference; prune auto = safe, each grammar's own mask).
+  std::vector<std::string> more_grammars;
   GrammarArgumentOptions grammar_options;
   LexiconOptions lexicon;
   BackendOptions backend;
@@ -41,6 +46,7 @@ class LoadedParser {
 
   LoadedParser(const LoadedParser&) = delete;
   LoadedParser& operator=(const LoadedParser&) = delete;
+  ~LoadedParser();
 
   // Parser::Parse: one outcome per sentence, in input order. Not thread-safe (one call at a time).
   std::vector<ParseOutcome> Parse(std::span<const std::vector<std::string>> sentences,
@@ -48,15 +54,22 @@ class LoadedParser {
     return parser_->Parse(sentences, listener);
   }
 
+  // For a product, model() and lexicon() are its first grammar's.
   const BerkeleyModel& model() const { return model_; }
   const Lexicon& lexicon() const { return lexicon_; }
   Parser& parser() { return *parser_; }
+  // The product of grammars when the arguments name one; null otherwise.
+  const GrammarProduct* product() const;
 
  private:
-  explicit LoadedParser(BerkeleyModel model) : model_(std::move(model)) {}
+  struct Product;  // the product's other grammars, their lexicons and the GrammarProduct
+  explicit LoadedParser(BerkeleyModel model);
+  static StatusOr<std::unique_ptr<LoadedParser>> LoadProduct(
+      const LoadedParserOptions& options, const std::vector<std::string>& arguments);
 
   BerkeleyModel model_;
-  Lexicon lexicon_;                 // built by Load from model_
+  Lexicon lexicon_;  // built by Load from model_
+  std::unique_ptr<Product> product_;
   std::unique_ptr<Parser> parser_;  // reads model_.grammar and lexicon_, so made after them
 };
 

@@ -133,5 +133,54 @@ TEST(LoadedParserTest, GrammarFaultsFoundAfterReadingNameTheGrammar) {
   EXPECT_NE(loaded.status().message().find(prefix), std::string::npos) << loaded.status().message();
 }
 
+// Two grammar arguments make a product (parser/product.h): the built-in grammar with itself keeps
+// its trees, with doubled scores; the parser's options still apply; what a product does not
+// define or do is refused, saying so.
+TEST(LoadedParserTest, SeveralGrammarsMakeAProduct) {
+  const BackendOptions backend{.device = DeviceKind::kCpu, .decoder = DecoderKind::kMaxRule};
+  auto single = LoadedParser::Load({.backend = backend});
+  auto product = LoadedParser::Load({.more_grammars = {""}, .backend = backend});
+  ASSERT_TRUE(single.ok()) << single.status().message();
+  ASSERT_TRUE(product.ok()) << product.status().message();
+  EXPECT_EQ((*single)->product(), nullptr);
+  ASSERT_NE((*product)->product(), nullptr);
+  EXPECT_EQ((*product)->product()->size(), 2);
+  EXPECT_NE((*product)->parser().backend().name().find("product of 2 grammars"), std::string::npos);
+  const std::vector<std::vector<std::string>> sentences = {
+      {"The", "dog", "barks", "at", "the", "mailman", "."}, {"Dogs", "bark", "."}};
+  const auto one = (*single)->Parse(sentences);
+  const auto two = (*product)->Parse(sentences);
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    ASSERT_EQ(one[i].status, ParseStatus::kOk) << one[i].message;
+    ASSERT_EQ(two[i].status, ParseStatus::kOk) << two[i].message;
+    EXPECT_EQ(one[i].tree, two[i].tree);
+    EXPECT_EQ(2 * one[i].log_score, two[i].log_score);
+  }
+  auto short_only =
+      LoadedParser::Load({.more_grammars = {""}, .backend = backend, .parser = {.max_length = 3}});
+  ASSERT_TRUE(short_only.ok()) << short_only.status().message();
+  const auto limited = (*short_only)->Parse(sentences);
+  EXPECT_EQ(limited[0].status, ParseStatus::kTooLong);
+  EXPECT_EQ(limited[1].status, ParseStatus::kOk);
+
+  auto refused = [](const LoadedParserOptions& options, const std::string& says) {
+    auto loaded = LoadedParser::Load(options);
+    ASSERT_FALSE(loaded.ok()) << says;
+    EXPECT_NE(loaded.status().message().find(says), std::string::npos) << loaded.status().message();
+  };
+  refused({.more_grammars = {""}, .backend = backend, .parser = {.tree_likelihood = true}},
+          "a product of grammars defines neither");
+  refused({.more_grammars = {""}, .backend = backend, .parser = {.confidence = true}},
+          "a product of grammars defines neither");
+  refused({.more_grammars = {""},
+           .backend = {.device = DeviceKind::kCpu, .decoder = DecoderKind::kViterbi}},
+          "decodes max-rule trees");
+  refused({.more_grammars = {""},
+           .backend = {.device = DeviceKind::kCuda, .decoder = DecoderKind::kMaxRule}},
+          "on the CPU for now");
+  refused({.more_grammars = {"tests/data/no_such_grammar"}, .backend = backend},
+          "tests/data/no_such_grammar");
+}
+
 }  // namespace
 }  // namespace cky

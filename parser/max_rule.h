@@ -64,4 +64,38 @@ void AddKBest(const Grammar& grammar, const std::vector<std::string>& words,
               const InsideOutsideCharts& charts, const MaxRuleChart& maxc,
               const DecoderOptions& decoder, ParseOutcome* outcome);
 
+// The pieces of the max-rule pass, shared with the product of grammars (parser/product.h), which
+// combines them over several grammars' charts. `charts` must have a finite log_likelihood.
+//
+// Per cell (Chart's order), the states with a positive inside score that are some binary rule's
+// left child: the only left children a binary posterior sum visits.
+std::vector<std::vector<int32_t>> NonzeroLeftStates(const SumProductRules& rules,
+                                                    const ScaledChart& inside);
+// The one-word formula above for tag symbol `tag` over word `start`: log sum_t outpre(T_t)
+// P(word | T_t) / P(w); -infinity for a phrasal symbol or a zero sum.
+double LogTagPosterior(const Grammar& grammar, const LexicalScores& lexical,
+                       const InsideOutsideCharts& charts, int32_t start, int32_t tag);
+// The binary rule sums of span [start, end) at `split`, before their common factor: adds
+// outpre(A_a) p(A_a -> B_b C_c) in(B_b) in(C_c) (cell-scaled values) into (*binary_sum)[base rule]
+// (SumProductRules::base_binaries order; the caller zeroes what it read), appending each base rule
+// it makes non-zero to `touched`. Returns the factor exp(out_scale + left_scale + right_scale -
+// log P(w)) that makes a sum a posterior r; 0, adding nothing, when a cell has no mass.
+double AddBinaryRuleSums(const SumProductRules& rules, const InsideOutsideCharts& charts,
+                         const std::vector<std::vector<int32_t>>& nonzero, int32_t start,
+                         int32_t split, int32_t end, std::vector<double>* binary_sum,
+                         std::vector<int32_t>* touched);
+// Offers the binary `rule` at `split` of [start, end), with rule score `log_rule` (log r), to the
+// chart: its candidate log_rule + score(left) + score(right) replaces the parent's when larger, or
+// when equal with a smaller `key` (base rule * sentence length + split: the tie order above);
+// (*best_key)[parent] holds the winner's key (INT64_MAX before any).
+void OfferBinaryCandidate(const SumProductRules::BaseBinary& rule, int32_t start, int32_t split,
+                          int32_t end, double log_rule, int64_t key, std::vector<int64_t>* best_key,
+                          MaxRuleChart* maxc);
+// The unary layer's sums of span [start, end): (*unary_sum)[base unary] (base_unaries order,
+// zeroed first) = sum outpre(A_a) p_sum(A_a -> C_c) in(C_c). Returns their factor exp(out_scale +
+// in_scale - log P(w)); 0 when the cell has no outside or no inside mass.
+double UnaryRuleSums(const Grammar& grammar, const SumProductRules& rules,
+                     const InsideOutsideCharts& charts, int32_t start, int32_t end,
+                     std::vector<double>* unary_sum);
+
 }  // namespace cky

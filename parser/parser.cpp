@@ -15,18 +15,23 @@ Parser::Parser(const Grammar& grammar, const Lexicon& lexicon, std::unique_ptr<B
                const ParserOptions& options)
     : grammar_(grammar), lexicon_(lexicon), backend_(std::move(backend)), options_(options) {}
 
-LexicalScores Parser::ScoreWords(const std::vector<std::string>& words, bool widen) const {
+LexicalScores ScoreWords(const Grammar& grammar, const Lexicon& lexicon,
+                         const std::vector<std::string>& words, bool widen) {
   LexicalScores lexical;
   lexical.length = static_cast<int32_t>(words.size());
-  lexical.num_states = grammar_.num_states();
-  lexical.scores.resize(words.size() * static_cast<size_t>(grammar_.num_states()));
+  lexical.num_states = grammar.num_states();
+  lexical.scores.resize(words.size() * static_cast<size_t>(grammar.num_states()));
   for (size_t i = 0; i < words.size(); ++i) {
-    lexicon_.Score(
+    lexicon.Score(
         words[i], static_cast<int>(i),
-        std::span<double>(lexical.scores.data() + i * grammar_.num_states(), grammar_.num_states()),
+        std::span<double>(lexical.scores.data() + i * grammar.num_states(), grammar.num_states()),
         widen);
   }
   return lexical;
+}
+
+LexicalScores Parser::ScoreWords(const std::vector<std::string>& words, bool widen) const {
+  return cky::ScoreWords(grammar_, lexicon_, words, widen);
 }
 
 void Parser::ScoreSentences(std::vector<SentenceInput>* inputs, bool widen) {

@@ -72,6 +72,10 @@ class Parser {
   std::unique_ptr<ThreadPool> scoring_pool_;  // made at the first batch
 };
 
+// Lexical scores of one sentence under `grammar` and its lexicon (Parser::ScoreWords).
+LexicalScores ScoreWords(const Grammar& grammar, const Lexicon& lexicon,
+                         const std::vector<std::string>& words, bool widen = false);
+
 // The Viterbi log-score of a binarized annotated tree ("NP-3" labels, as tree extraction and
 // Berkeley's -binarize -substates output give) under the grammar and lexicon: binary and closed
 // unary rule scores plus lexical scores. Fails naming the first rule or word the model lacks.

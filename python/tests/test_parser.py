@@ -274,3 +274,21 @@ def test_trees_of_any_depth_convert():
     assert cky._tree_line(tree) == "(X " * depth + "w" + ")" * depth
     assert cky._tree_line(nltk_tree.Tree.fromstring("( (S (NP (DT the) (NN cat)) (VP (VBD sat))))")) \
         == "( (S (NP (DT the) (NN cat)) (VP (VBD sat))))"
+
+
+def test_builtin_product_gives_the_trees_and_scores_of_cky_parse(run_cky):
+    import json
+    lines = cli_lines(run_cky("parse", "--tokenized", "-b", "cpu", "-g", "builtin-product",
+                              "--format", "json", "--model-score", "--kbest", "2", "--no-progress",
+                              stdin="".join(" ".join(s) + "\n" for s in SENTENCES[:2])))
+    expected = [json.loads(line) for line in lines]
+    parser = cky.Parser("builtin-product", backend="cpu", strings=True, kbest=2)
+    assert "product of 4 grammars" in parser.backend
+    got = parser.parse_many_scored(SENTENCES[:2])
+    for g, e in zip(got, expected):
+        assert g.tree == e["tree"]
+        assert g.model_score == pytest.approx(e["model_score"], rel=1e-12, abs=1e-12)
+        assert g.log_likelihood is None  # a product defines no P(w)
+        assert [k.tree for k in g.kbest] == [k["tree"] for k in e["kbest"]]
+    with pytest.raises(cky.Error, match="a product of grammars defines neither"):
+        cky.Parser("builtin-product", backend="cpu", tree_scores=True)
