@@ -143,8 +143,10 @@ TEST(CudaBackendTest, FallsBackToCpuForSentencesThatNeverFit) {
 
 class FakeDevice : public cuda::DeviceViterbi {
  public:
-  FakeDevice(const Grammar& grammar, const std::string& faults, std::vector<int32_t>* computed)
-      : grammar_(grammar), cpu_(grammar), computed_(computed) {
+  // `calls` counts InsideBatch calls; it outlives the device (which the backend owns).
+  FakeDevice(const Grammar& grammar, const std::string& faults, std::vector<int32_t>* computed,
+             int* calls)
+      : grammar_(grammar), cpu_(grammar), computed_(computed), calls_(calls) {
     std::string error;
     EXPECT_TRUE(cuda::FaultInjector::Parse(faults, &faults_, &error)) << error;
   }
@@ -157,7 +159,7 @@ class FakeDevice : public cuda::DeviceViterbi {
   std::string ProfileReport() const override { return ""; }
   cuda::BatchResult InsideBatch(const std::vector<cuda::SentenceRef>& batch,
                                 std::vector<const float*>* charts, std::string* error) override {
-    ++calls_;
+    ++*calls_;
     if (faults_.FailAllocation()) {
       *error = "injected allocation failure";
       return cuda::BatchResult::kOutOfMemory;
@@ -186,7 +188,6 @@ class FakeDevice : public cuda::DeviceViterbi {
     }
     return cuda::BatchResult::kOk;
   }
-  int calls() const { return calls_; }
 
  private:
   const Grammar& grammar_;
@@ -196,7 +197,7 @@ class FakeDevice : public cuda::DeviceViterbi {
   std::string name_ = "fake";
   std::vector<std::vector<float>> buffers_[2];
   int next_ = 0;
-  int calls_ = 0;
+  int* calls_;
 };
 
 struct FaultCase {
@@ -220,14 +221,13 @@ struct FaultCase {
 std::vector<ParseOutcome> ParseWithFakeDevice(const FaultCase& c, const std::string& faults,
                                               int max_batch_sentences, int* calls,
                                               std::vector<int32_t>* computed) {
-  auto device = std::make_unique<FakeDevice>(c.model.grammar, faults, computed);
-  FakeDevice* fake = device.get();
+  *calls = 0;
+  auto device = std::make_unique<FakeDevice>(c.model.grammar, faults, computed, calls);
   CudaBackendOptions options;
   options.device.max_batch_sentences = max_batch_sentences;
   std::vector<ParseOutcome> actual =
       ParseWith(c.grammar, MakeCudaBackendForDevice(c.model.grammar, std::move(device), options),
                 c.sentences, FaultCase::kOptions);
-  *calls = fake->calls();
   ExpectSameOutcomes(c.expected, actual, kOnDevice, faults, c.sentences);
   return actual;
 }
