@@ -80,13 +80,24 @@ struct ParseArgs {
 // unary pass 0.61 s instead of 0.82 s; bench/RESULTS.md). The pruned max-rule backend makes device
 // batches of up to 1,024 sentences itself: 2,416 WSJ-23 lengths with en_sm6s, --prune safe, took
 // 19.4 s whole process with 1,024 against 25.1 s with 256 (exact: 29.0 s; bench/RESULTS.md).
-int BatchSize(const ParseArgs& args) {
+int BatchSize(const ParseArgs& args, const BackendOptions& backend) {
   if (args.batch_size > 0) return args.batch_size;
-  const bool one_gpu =
-      args.devices.empty() && !args.mpi &&
-      (args.backend == "cuda" || (args.backend == "auto" && cuda::DeviceCount() > 0));
-  const bool pruned = args.accurate || args.prune != "off";
-  return one_gpu && (args.decoder == "viterbi" || pruned) ? 1024 : 256;
+  const bool one_gpu = args.devices.empty() && !args.mpi &&
+                       (backend.device == DeviceKind::kCuda ||
+                        (backend.device == DeviceKind::kAuto && cuda::DeviceCount() > 0));
+  const bool pruned = backend.prune != PruneMode::kOff;
+  return one_gpu && (backend.decoder == DecoderKind::kViterbi || pruned) ? 1024 : 256;
+}
+
+// The backend options, read from their strings once (parser/backend_factory.h); a bad value is a
+// usage error.
+BackendOptions ParsedBackend(const ParseArgs& args) {
+  auto parsed = ParseBackendOptions(
+      args.backend, args.decoder, args.accurate ? "accurate" : args.prune, args.kbest_style,
+      {.threads = args.threads, .kernel = args.kernel, .kbest = args.kbest});
+  if (!parsed.ok()) Fail(parsed.status().message(), 2);
+  parsed->prune_levels = args.prune_levels;
+  return *parsed;
 }
 
 InputForm ParseInputForm(const ParseArgs& args) {
@@ -261,10 +272,11 @@ void MpiCoordinate(const ParseArgs& args, MpiLink& link, SentenceSource& source,
   ProgressMeter progress("sentences", input.size(), ShowProgress(args.progress, args.no_progress));
   long read = 0, written = 0, failures = 0;
   std::vector<std::vector<std::string>> batch;
+  const int batch_size = BatchSize(args, ParsedBackend(args));
   DealShards(
       link,
       [&](std::vector<std::string>* shard) {
-        if (!ReadBatch(source, BatchSize(args), &batch)) return false;
+        if (!ReadBatch(source, batch_size, &batch)) return false;
         shard->push_back(std::to_string(read + 1));
         for (const auto& words : batch) shard->push_back(PackStrings(words));
         read += static_cast<long>(batch.size());
@@ -320,10 +332,12 @@ void PrintKernels() {
 }
 
 void RunParse(const ParseArgs& args) {
-  if (args.decoder != "viterbi" && (args.substates || args.scores)) {
+  const BackendOptions backend = ParsedBackend(args);
+  const bool viterbi = backend.decoder == DecoderKind::kViterbi;
+  if (!viterbi && (args.substates || args.scores)) {
     Fail("--substates and --scores print a Viterbi derivation: add --decoder viterbi", 2);
   }
-  if (args.decoder == "viterbi" && args.kbest > 1) {
+  if (viterbi && args.kbest > 1) {
     Fail("--kbest lists max-rule trees: use it with --decoder max-rule", 2);
   }
   if (args.tokenized && args.sentence_per_line) {
@@ -338,8 +352,8 @@ void RunParse(const ParseArgs& args) {
           "(--model-score prints the product's score)",
           2);
     }
-    if (args.decoder != "max-rule") Fail("a product of grammars decodes max-rule trees only", 2);
-    if (args.backend == "cuda" || !args.devices.empty() || args.mpi) {
+    if (viterbi) Fail("a product of grammars decodes max-rule trees only", 2);
+    if (backend.device == DeviceKind::kCuda || !args.devices.empty() || args.mpi) {
       Fail("a product of grammars parses on the CPU for now: use --backend cpu (or auto)", 2);
     }
   }
@@ -372,24 +386,19 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
   const bool reads_and_writes = !link || link->rank() == 0;
   const bool parses = !link || link->size() == 1 || link->rank() > 0;
 
-  auto parsed_backend = ParseBackendOptions(
-      args.backend, args.decoder, args.accurate ? "accurate" : args.prune, args.kbest_style,
-      {.threads = args.threads, .kernel = args.kernel, .kbest = args.kbest});
-  if (!parsed_backend.ok()) Fail(parsed_backend.status().message(), 2);
-  BackendOptions backend = *parsed_backend;
-  backend.prune_levels = args.prune_levels;
+  BackendOptions backend = ParsedBackend(args);
   if (!args.devices.empty()) {
     auto devices = ParseDeviceList(args.devices, cuda::DeviceCount());
     if (!devices.ok()) Fail(devices.status().message(), 2);
     backend.devices = *devices;
-  } else if (args.backend != "cpu" && args.backend != "reference") {
+  } else if (backend.device != DeviceKind::kCpu && backend.device != DeviceKind::kReference) {
     UseRankDevice(link);  // the ranks on one host share its GPUs: each takes the next
   }
   // With several devices a batch holds --batch-size sentences per chunk, two chunks per device
   // (MultiDeviceOptions::chunks_per_slot), so that each device's batches stay as large as one
   // device's.
   const int slots = static_cast<int>(backend.devices.size());
-  const int batch_size = BatchSize(args) * (slots > 1 ? 2 * slots : 1);
+  const int batch_size = BatchSize(args, backend) * (slots > 1 ? 2 * slots : 1);
 
   std::unique_ptr<LoadedParser> loaded;
   if (parses) {
@@ -405,8 +414,8 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
     // None on a machine without a GPU (a "cuda context" row in --timeline would mislead), nor
     // for a product of grammars, which parses on the CPU (refused above with cuda or --devices).
     if (context_devices.empty() && (!link || link->size() == 1) &&
-        (args.backend == "cuda" || args.backend == "auto") && cuda::DeviceCount() > 0 &&
-        !GrammarArgumentsAreProduct(args.grammars)) {
+        (backend.device == DeviceKind::kCuda || backend.device == DeviceKind::kAuto) &&
+        cuda::DeviceCount() > 0 && !GrammarArgumentsAreProduct(args.grammars)) {
       context_devices.push_back(0);
     }
     std::vector<std::thread> contexts;
@@ -432,15 +441,15 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
     if (!made.ok()) Fail(made.status().message());
     loaded = std::move(*made);
     const Grammar& grammar = loaded->model().grammar;
-    if ((args.tree_likelihood || args.confidence) && args.decoder == "max-rule" &&
-        !grammar.base_unaries_known) {
+    const bool max_rule = backend.decoder == DecoderKind::kMaxRule;
+    if ((args.tree_likelihood || args.confidence) && max_rule && !grammar.base_unaries_known) {
       Fail(
           "--tree-likelihood and --confidence need the grammar's base unary rules, which a "
           "Berkeley .gr file holds and this grammar (" +
               GrammarArgumentName(args.grammar) + ") lacks",
           2);
     }
-    if (args.confidence && args.decoder == "max-rule" &&
+    if (args.confidence && max_rule &&
         !RebinarizeTree(Tree("ROOT"), loaded->model().binarization).ok()) {
       Fail("--confidence re-binarizes trees the grammar's way, and this grammar's binarization ('" +
                loaded->model().binarization + "') is not supported (RIGHT and LEFT are)",
