@@ -39,8 +39,9 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     const size_t cells = size_t(NumCells(n));
     return cells * (size_t(num_states_) * sizeof(double) * 3 + 4 * sizeof(double) +
                     size_t(num_symbols_) * (2 + sizeof(double) + sizeof(int4)) + sizeof(CellItem)) +
-           size_t(n) * (size_t(num_states_) * sizeof(double) + num_chunks_ * sizeof(Candidate) +
-                        2 * num_symbols_ + size_t(MaxLivePairs(live_)) * sizeof(int));
+           size_t(n) * (size_t(num_states_) * sizeof(double) +
+                        num_chunks_ * (sizeof(Candidate) + sizeof(int2)) + 2 * num_symbols_ +
+                        size_t(MaxLivePairs(live_)) * sizeof(int));
   }
   size_t BatchBudget() const override { return budget_; }
   int32_t MaxLength() const override {
@@ -295,9 +296,11 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         !log_likelihood_.Reserve(num_sentences) || !top_.Reserve(num_sentences) ||
         !lexical_.Reserve(size_t(words) * num_states_) || !items_.Reserve(items.size()) ||
         !maxc_score_.Reserve(maxc) || !maxc_info_.Reserve(maxc) ||
-        !candidates_.Reserve(size_t(max_level) * num_chunks_)) {
+        !candidates_.Reserve(size_t(max_level) * num_chunks_) ||
+        (device_allowed != nullptr && masked_dispatch_ == 3 &&
+         (!maxc_list_.Reserve(size_t(max_level) * num_chunks_) || !maxc_counters_.Reserve(4)))) {
       in_.Free(), out_.Free(), acc_.Free(), scales_.Free(), present_.Free(), lexical_.Free();
-      items_.Free(), maxc_score_.Free(), maxc_info_.Free(), candidates_.Free();
+      items_.Free(), maxc_score_.Free(), maxc_info_.Free(), candidates_.Free(), maxc_list_.Free();
       *error = "cudaMalloc failed for a batch of " + std::to_string(num_sentences) + " sentences";
       return IoBatchResult::kOutOfMemory;
     }
@@ -340,13 +343,20 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     MaxcChart m{maxc_score_.get(), maxc_info_.get()};
 
     Mark(0);
-    // Lexical rows: pageable memory is fine (one copy a batch; the device waits for it).
-    std::vector<double> lex(size_t(words) * num_states_);
-    ForEachOnHostThreads(num_sentences, lex.size(), [&](int i) {
+    // Lexical rows, through a pinned buffer kept from batch to batch (a fresh pageable one cost
+    // page faults and a staged copy: most of the passes' setup). The previous batch's copy from it
+    // finished at that batch's synchronization.
+    const size_t lexical_values = size_t(words) * num_states_;
+    if (!host_lexical_.Reserve(lexical_values)) {
+      *error = "cudaMallocHost failed for the lexical rows";
+      return IoBatchResult::kOutOfMemory;
+    }
+    double* lex = host_lexical_.get();
+    ForEachOnHostThreads(num_sentences, lexical_values, [&](int i) {
       std::copy(batch[i].lexical, batch[i].lexical + size_t(batch[i].length) * num_states_,
-                lex.begin() + size_t(word[i]) * num_states_);
+                lex + size_t(word[i]) * num_states_);
     });
-    cudaMemcpyAsync(lexical_.get(), lex.data(), lex.size() * sizeof(double), cudaMemcpyHostToDevice,
+    cudaMemcpyAsync(lexical_.get(), lex, lexical_values * sizeof(double), cudaMemcpyHostToDevice,
                     stream_);
     cudaMemcpyAsync(items_.get(), items.data(), items.size() * sizeof(CellItem),
                     cudaMemcpyHostToDevice, stream_);
@@ -430,14 +440,45 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
             return IoBatchResult::kFailed;
           const int big = static_cast<int>(block_chunks_.size());
           const int small = static_cast<int>(warp_chunks_.size());
-          if (big > 0)
-            MaxcBinaryKernel<true><<<dim3(count, big), kThreads, shared, stream_>>>(
-                c, m, r, items_.get(), offset, span, max_q_, max_substates_, candidates_.get(),
-                num_chunks_, block_chunks_.get());
-          if (small > 0)
-            MaxcBinaryEntryKernel<4><<<dim3(count, small), warp_block_, entry_shared, stream_>>>(
-                c, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_,
-                warp_chunks_.get());
+          if (list_dispatch_) {
+            // Masked dispatch 3: only the (cell, chunk) blocks whose parent has an outpre.
+            cudaMemsetAsync(maxc_counters_.get(), 0, 4 * sizeof(int), stream_);
+            const auto list = [&](const int* chunk_list, int chunks, int* counters) {
+              const long long threads = (long long)count * chunks;
+              ListMaxcBlocksKernel<<<static_cast<int>((threads + 255) / 256), 256, 0, stream_>>>(
+                  c, r, items_.get(), offset, span, count, chunk_list, chunks, num_chunks_,
+                  candidates_.get(), maxc_list_.get(), counters);
+              return MaxcWork{maxc_list_.get(), counters, counters + 1};
+            };
+            // The blocks a launch starts: enough to fill the device; each takes list entries
+            // until none is left.
+            const auto grid = [&](int chunks, int per_sm) {
+              return static_cast<int>(
+                  std::min<long long>((long long)count * chunks, (long long)num_sms_ * per_sm));
+            };
+            if (big > 0) {
+              const MaxcWork work = list(block_chunks_.get(), big, maxc_counters_.get());
+              MaxcBinaryKernel<true><<<grid(big, 8), kThreads, shared, stream_>>>(
+                  c, m, r, items_.get(), offset, span, max_q_, max_substates_, candidates_.get(),
+                  num_chunks_, block_chunks_.get(), work);
+            }
+            if (small > 0) {
+              const MaxcWork work = list(warp_chunks_.get(), small, maxc_counters_.get() + 2);
+              MaxcBinaryEntryKernel<4>
+                  <<<grid(small, 2048 / warp_block_), warp_block_, entry_shared, stream_>>>(
+                      c, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_,
+                      warp_chunks_.get(), work);
+            }
+          } else {
+            if (big > 0)
+              MaxcBinaryKernel<true><<<dim3(count, big), kThreads, shared, stream_>>>(
+                  c, m, r, items_.get(), offset, span, max_q_, max_substates_, candidates_.get(),
+                  num_chunks_, block_chunks_.get());
+            if (small > 0)
+              MaxcBinaryEntryKernel<4><<<dim3(count, small), warp_block_, entry_shared, stream_>>>(
+                  c, m, r, items_.get(), offset, span, candidates_.get(), num_chunks_,
+                  warp_chunks_.get());
+          }
         } else if (max_rule_kernel_ == 1) {
           if (!AllowDynamicShared(MaxcBinaryWarpKernel, shared, max_shared_optin_, "max-rule",
                                   error))
@@ -667,6 +708,9 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<CellItem> items_;
   DeviceArray<int4> maxc_info_;
   DeviceArray<Candidate> candidates_;
+  PinnedArray<double> host_lexical_;  // the batch's lexical rows on their way to lexical_
+  DeviceArray<int2> maxc_list_;       // masked dispatch 3: a max-rule binary launch's work list
+  DeviceArray<int> maxc_counters_;    // its entry count and next entry, per launch kind
   DeviceArray<unsigned char> group_present_;  // masked dispatch 2: pair-sum group flags
   LiveBuffers live_buffers_;                  // masked dispatch 3
   bool list_dispatch_ = false;                // this batch runs masked dispatch 3

@@ -1,6 +1,6 @@
 // The max-rule (maxc) pass's kernels: per cell and base symbol the best binary or lexical
-// max-rule score, then the unary layer (cuda/inside_outside/inside_outside.h describes the mapping).
-// For cuda/inside_outside/inside_outside.cu only.
+// max-rule score, then the unary layer (cuda/inside_outside/inside_outside.h describes the
+// mapping). For cuda/inside_outside/inside_outside.cu only.
 #pragma once
 
 #include "cuda/inside_outside/charts.cuh"
@@ -125,19 +125,20 @@ struct MaxcBlock {
   Candidate* slot;
 };
 
-// The start of a max-rule binary block: false, with the block's candidate stored as none, when the
-// parent symbol has no outpre in the cell or the sentence no parse (uniform over the block); else
-// the parent's outpre values are copied to sh_out (the caller synchronizes before reading them).
-// The block's chunk is chunk_list[blockIdx.y] (variants 9, 11, 13 and 14: the launch's share of the
-// chunks), or blockIdx.y when chunk_list is null.
+// The start of a max-rule binary block (the launch's cell `item`, chunk index `j`): false, with the
+// block's candidate stored as none, when the parent symbol has no outpre in the cell or the
+// sentence no parse (uniform over the block); else the parent's outpre values are copied to sh_out
+// (the caller synchronizes before reading them). The block's chunk is chunk_list[j] (variants 9,
+// 11, 13 and 14: the launch's share of the chunks), or j when chunk_list is null.
 __device__ bool MaxcBlockStart(const Charts& c, const MaxRuleArrays& r, const CellItem* items,
                                int item_offset, int span, Candidate* candidates, int num_chunks,
-                               const int* chunk_list, double* sh_out, MaxcBlock* b) {
-  const int chunk = chunk_list ? __ldg(chunk_list + blockIdx.y) : int(blockIdx.y);
-  b->it = items[item_offset + blockIdx.x];
+                               const int* chunk_list, int item, int j, double* sh_out,
+                               MaxcBlock* b) {
+  const int chunk = chunk_list ? __ldg(chunk_list + j) : j;
+  b->it = items[item_offset + item];
   b->cell = b->it.base + ChartCellIndex(b->it.n, b->it.start, b->it.start + span);
   b->chunk = __ldg(r.chunk + chunk);
-  b->slot = candidates + size_t(blockIdx.x) * num_chunks + chunk;
+  b->slot = candidates + size_t(item) * num_chunks + chunk;
   const int a_sym = b->chunk.x;
   if (!c.present_out[size_t(b->cell) * c.num_symbols + a_sym] ||
       !(c.log_likelihood[b->it.sentence] > kNegInfD)) {
@@ -151,24 +152,81 @@ __device__ bool MaxcBlockStart(const Charts& c, const MaxRuleArrays& r, const Ce
   return true;
 }
 
+// Masked dispatch 3's max-rule binary work list: the (cell, chunk) blocks of one launch whose
+// parent symbol has an outpre in the cell, as (item, chunk index) pairs; `next` hands them out to
+// the launch's blocks (both counters zeroed before the list is built). list null: a block per
+// (blockIdx.x, blockIdx.y), every pair of the launch.
+struct MaxcWork {
+  const int2* list = nullptr;
+  const int* count = nullptr;
+  int* next = nullptr;
+};
+
+// Runs block(item, j) for the block's (cell, chunk) pair, or, with a work list, for list entries
+// taken one after another until none is left. block() ends with a barrier-free exit or a block
+// reduction; the two barriers here keep its shared memory from being reused too early.
+template <typename Block>
+__device__ __forceinline__ void ForEachMaxcBlock(const MaxcWork& work, Block&& block) {
+  if (!work.list) {
+    block(int(blockIdx.x), int(blockIdx.y));
+    return;
+  }
+  __shared__ int sh_entry;
+  const int count = *work.count;
+  for (;;) {
+    if (threadIdx.x == 0) sh_entry = atomicAdd(work.next, 1);
+    __syncthreads();
+    const int e = sh_entry;
+    __syncthreads();
+    if (e >= count) return;  // uniform over the block
+    const int2 entry = work.list[e];
+    block(entry.x, entry.y);
+  }
+}
+
+// Masked dispatch 3: lists the launch's (cell, chunk) pairs (count cells from item_offset, the
+// chunks chunk_list[0 .. list_chunks)) whose parent symbol has an outpre in the cell and whose
+// sentence has a parse, and stores the others' candidates as none (the blocks that would have
+// returned at once). A thread per pair.
+__global__ void ListMaxcBlocksKernel(Charts c, MaxRuleArrays r, const CellItem* items,
+                                     int item_offset, int span, int count, const int* chunk_list,
+                                     int list_chunks, int num_chunks, Candidate* candidates,
+                                     int2* list, int* list_count) {
+  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= (long long)count * list_chunks) return;
+  const int item = static_cast<int>(t / list_chunks), j = static_cast<int>(t % list_chunks);
+  const int chunk = chunk_list ? __ldg(chunk_list + j) : j;
+  const CellItem it = items[item_offset + item];
+  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+  const int a_sym = __ldg(r.chunk + chunk).x;
+  if (c.present_out[size_t(cell) * c.num_symbols + a_sym] &&
+      c.log_likelihood[it.sentence] > kNegInfD) {
+    list[atomicAdd(list_count, 1)] = make_int2(item, j);
+  } else {
+    candidates[size_t(item) * num_chunks + chunk] = Candidate{kNegInfD, -1, -1};
+  }
+}
+
 // A block per (cell, chunk of one parent symbol's base rules). Dynamic shared: max_q doubles (Q),
 // span doubles (per-split candidates), the parent symbol's outpre values.
 // kEntryQ (variants 9, 11, 13 and 14, the chunks of big base rules): a sparse base rule's Q is
 // built from its entries (a thread per distinct (b, c), summing its parent substates in registers)
 // instead of shared-memory atomics per substate rule (compare-and-swap loops for doubles).
 template <bool kEntryQ>
-__global__ void __launch_bounds__(kThreads)
-    MaxcBinaryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items, int item_offset,
-                     int span, int max_q, int max_substates, Candidate* candidates, int num_chunks,
-                     const int* chunk_list) {
+__device__ __forceinline__ void MaxcBinaryBlock(const Charts& c, const MaxcChart& m,
+                                                const MaxRuleArrays& r, const CellItem* items,
+                                                int item_offset, int span, int max_q,
+                                                int max_substates, Candidate* candidates,
+                                                int num_chunks, const int* chunk_list, int item,
+                                                int j) {
   extern __shared__ double shared[];
   double* sh_q = shared;                     // Q[b][c], rows of stride s_c | 1
   double* sh_out = sh_q + max_q;             // the parent symbol's outpre values
   double* sh_rows = sh_out + max_substates;  // [split][b]: in_L(b) sum_c Q[b][c] in_R(c)
   int* sh_valid = reinterpret_cast<int*>(sh_rows + size_t(span) * max_substates);  // [split]
   MaxcBlock block;
-  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, chunk_list, sh_out,
-                      &block))
+  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, chunk_list, item, j,
+                      sh_out, &block))
     return;  // uniform over the block
   const CellItem& it = block.it;
   const int cell = block.cell;
@@ -273,6 +331,17 @@ __global__ void __launch_bounds__(kThreads)
   StoreBlockBest(best, block.slot);
 }
 
+template <bool kEntryQ>
+__global__ void __launch_bounds__(kThreads)
+    MaxcBinaryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items, int item_offset,
+                     int span, int max_q, int max_substates, Candidate* candidates, int num_chunks,
+                     const int* chunk_list, MaxcWork work = {}) {
+  ForEachMaxcBlock(work, [&](int item, int j) {
+    MaxcBinaryBlock<kEntryQ>(c, m, r, items, item_offset, span, max_q, max_substates, candidates,
+                             num_chunks, chunk_list, item, j);
+  });
+}
+
 // Variant 7 (kR = 4): a warp per base rule, no block barrier between rules. Measured slower than
 // variant 2 on en_sm6s (14.4 s against 11.1; kR = 8 21.2 s; 4 usable splits a step 14.5 s:
 // bench/RESULTS.md), kept as the base of the next step named there (big rules over all warps).
@@ -290,15 +359,16 @@ __global__ void __launch_bounds__(kThreads)
 // Variants 9, 11, 13 and 14 launch it over the chunks of small base rules only (chunk_list; 13 and
 // 14 in r.warp_order, blocks of 64 threads for 13 and 14).
 template <int kR>
-__global__ void __launch_bounds__(kThreads)
-    MaxcBinaryEntryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
-                          int item_offset, int span, Candidate* candidates, int num_chunks,
-                          const int* chunk_list) {
+__device__ __forceinline__ void MaxcBinaryEntryBlock(const Charts& c, const MaxcChart& m,
+                                                     const MaxRuleArrays& r, const CellItem* items,
+                                                     int item_offset, int span,
+                                                     Candidate* candidates, int num_chunks,
+                                                     const int* chunk_list, int item, int j) {
   extern __shared__ double sh_out[];
   __shared__ int sh_next;
   MaxcBlock block;
-  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, chunk_list, sh_out,
-                      &block))
+  if (!MaxcBlockStart(c, r, items, item_offset, span, candidates, num_chunks, chunk_list, item, j,
+                      sh_out, &block))
     return;  // uniform over the block
   const CellItem& it = block.it;
   const int cell = block.cell;
@@ -378,6 +448,17 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   StoreBlockBest(best, block.slot);
+}
+
+template <int kR>
+__global__ void __launch_bounds__(kThreads)
+    MaxcBinaryEntryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
+                          int item_offset, int span, Candidate* candidates, int num_chunks,
+                          const int* chunk_list, MaxcWork work = {}) {
+  ForEachMaxcBlock(work, [&](int item, int j) {
+    MaxcBinaryEntryBlock<kR>(c, m, r, items, item_offset, span, candidates, num_chunks, chunk_list,
+                             item, j);
+  });
 }
 
 // The first version (option max_rule_kernel = 1): a warp per split point, lanes over b, and
