@@ -444,14 +444,12 @@ TEST_P(BackendConformanceTest, AgreesWithItsOracle) {
     EXPECT_GE(full_lists, fixture->min_full_kbest_lists) << what;
   }
   // The max-rule oracles: each posterior is at most 1 (random grammars are not normalized, so P(w)
-  // may exceed 1), and the tree is rooted at ROOT. Not for pruned oracles: their outside scores
-  // flow through pruned items, so their rule scores are not posteriors
-  // (parser/inside_outside_cpu.h) and can exceed 0 (gum_sm3 with `fast`: 0.88).
-  const bool posteriors = row.oracle.key.rfind("cpu/pruned/", 0) != 0;
+  // may exceed 1), and the tree is rooted at ROOT. Pruned ones too: their charts are those of the
+  // allowed items (parser/inside_outside_cpu.h).
   if (row.compare.likelihood) {
     for (const ParseOutcome& o : expected) {
       if (o.status != ParseStatus::kOk) continue;
-      if (posteriors) EXPECT_LE(o.log_score, 1e-9) << row.oracle.key << " on " << fixture->name;
+      EXPECT_LE(o.log_score, 1e-9) << row.oracle.key << " on " << fixture->name;
       EXPECT_EQ(o.tree.label, "ROOT") << row.oracle.key << " on " << fixture->name;
     }
   }

@@ -179,8 +179,13 @@ void FastInsideOutside(const Grammar& g, const SumProductRules& rules, const Lex
       const int32_t end = start + span;
       const int64_t index = in.CellIndex(start, end);
       std::vector<double>& above = gather(start, end);
+      // Pruned items get outside 0 too, above and below the unary layer: no outside flows through
+      // an item that no derivation of the pruned chart uses (the Berkeley parser's constrained
+      // outside pass), so the rule scores are posteriors of the pruned chart's trees.
+      mask_cell(index, above);
       std::vector<double> below;
       SparseOutsideUnaryLayer(g, rules, above, &below);
+      mask_cell(index, below);
       double* cell = out.cell(start, end);
       std::copy(below.begin(), below.end(), cell);
       NormalizeScaledCell(cell, states, outpost_scale[index], &out.log_scale[index]);

@@ -101,12 +101,9 @@ struct SumProductRules {
 // The multi-threaded CPU path's inside-outside for one sentence: the reference's quantities (equal
 // up to the order of floating-point sums), skipping zero children. When `allowed` is given (per
 // cell in Chart's order, num_states entries, 1 = usable: coarse-to-fine pruning), every other item
-// has inside 0, below and above the unary layer, so that no inside derivation uses it. Outside
-// scores are not masked: they follow the unpruned recursion over the pruned inside chart, so an
-// allowed item's outside also gathers what flows to it through pruned parents (closer to the exact
-// outside than masking it too, which measured less accurate: bench/RESULTS-LOG.md, "Masked outside
-// scores"). Rule scores are then not posteriors of the pruned chart's trees: a max-rule score can
-// exceed 0, and a max-rule tree can use a parent pruned at a span whose children survived.
+// has inside and outside 0, below and above the unary layer: the charts are those of the grammar
+// restricted to the allowed items, and the max-rule pass's rule scores posteriors of the pruned
+// chart's trees (at most 1).
 void FastInsideOutside(const Grammar& grammar, const SumProductRules& rules,
                        const LexicalScores& lexical, InsideOutsideCharts* charts,
                        const std::vector<uint8_t>* allowed = nullptr);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <random>
 #include <set>
 
 #include "parser/backend_test_support.h"
@@ -92,6 +93,47 @@ TEST(InsideOutsideTest, TagPosteriorsSumToOneAtEveryWord) {
     }
   }
   EXPECT_GT(checked, 5);
+}
+
+// Under a pruning mask the charts are those of the grammar restricted to the allowed items: pruned
+// items have neither inside nor outside scores, and the tag posteriors still sum to 1 at every
+// word. Both fail when outside scores flow through pruned items (a pruned parent's outside
+// reaching its children).
+TEST(InsideOutsideTest, PosteriorsStayWithinThePrunedChart) {
+  Fixture f({.phrasal_symbols = 5, .tags = 4, .substates = 3, .seed = 29});
+  const Grammar& g = f.model.grammar;
+  SumProductRules rules(g);
+  std::mt19937_64 random(5);
+  int checked = 0;
+  for (const auto& words : MakeRandomSentences(f.model, 40, 1, 14, 11)) {
+    LexicalScores lex = f.Score(words);
+    const int32_t n = lex.length;
+    std::vector<uint8_t> allowed(size_t(Chart::NumCells(n)) * g.num_states());
+    for (uint8_t& a : allowed) a = random() % 4 != 0;  // keep 3 items of 4
+    allowed[size_t(Chart::NumCells(n) - 1) * g.num_states() + Grammar::kRootState] = 1;  // the top
+    InsideOutsideCharts charts;
+    FastInsideOutside(g, rules, lex, &charts, &allowed);
+    if (!(charts.log_likelihood > kNegInf)) continue;
+    ++checked;
+    for (int32_t span = 1; span <= n; ++span)
+      for (int32_t start = 0; start + span <= n; ++start) {
+        double tags = 0;
+        for (int32_t s = 0; s < g.num_states(); ++s) {
+          const double o = charts.outside.LogScore(start, start + span, s);
+          const bool kept =
+              allowed[size_t(charts.inside.CellIndex(start, start + span)) * g.num_states() + s];
+          if (!kept) {
+            EXPECT_EQ(o, kNegInf) << "a pruned item has an outside score";
+            EXPECT_EQ(charts.inside.LogScore(start, start + span, s), kNegInf);
+          }
+          if (span == 1 && o > kNegInf && lex.word(start)[s] > kNegInf) {
+            tags += std::exp(o + lex.word(start)[s] - charts.log_likelihood);
+          }
+        }
+        if (span == 1) EXPECT_NEAR(tags, 1.0, 1e-9) << n << " words, word " << start;
+      }
+  }
+  EXPECT_GT(checked, 10);
 }
 
 TEST(InsideOutsideTest, FastCpuPathEqualsReference) {

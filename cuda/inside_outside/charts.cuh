@@ -164,12 +164,12 @@ __global__ void UnaryNormalizeKernel(Charts c, const CellItem* items, int item_o
   const CellItem it = items[item_offset + blockIdx.x];
   const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
   const double* acc = c.acc + size_t(cell) * c.num_states;
-  const unsigned char* allowed =
-      !outside && c.allowed ? c.allowed + size_t(cell) * c.num_states : nullptr;
+  // Pruned items are zero inside and outside (parser/inside_outside_cpu.h's FastInsideOutside).
+  const unsigned char* allowed = c.allowed ? c.allowed + size_t(cell) * c.num_states : nullptr;
   double* values = (outside ? c.out : c.in) + size_t(cell) * c.num_states;
   if (c.dead_cells) {
-    // Masked dispatch 2: a cell without partners (reference scale -infinity) or, inside, without
-    // an allowed state ends empty whatever its sums: all zero, scale -infinity, no presence flag.
+    // Masked dispatch 2: a cell without partners (reference scale -infinity) or without an allowed
+    // state ends empty whatever its sums: all zero, scale -infinity, no presence flag.
     bool live = c.ref_scale[cell] > kNegInfD;
     if (live && allowed) {
       bool any = false;

@@ -175,10 +175,9 @@ class DeviceInsideOutside {
   // The same passes restricted to allowed items (coarse-to-fine pruning): `device_allowed` is
   // device memory holding, for the batch's cells in order (sentence after sentence, each in
   // parser/chart.h's cell order), num_states bytes a cell, 1 = usable, 0 = pruned (as
-  // cuda/pruning/pruned_viterbi.h's FineMask leaves it). A pruned item's inside value is zero below
-  // and above the unary layer, its outside not masked, as parser/inside_outside_cpu.h's
-  // FastInsideOutside with `allowed`, so results match the CPU pruned max-rule path within the
-  // tolerance above.
+  // cuda/pruning/pruned_viterbi.h's FineMask leaves it). A pruned item's inside and outside values
+  // are zero below and above the unary layer, as parser/inside_outside_cpu.h's FastInsideOutside
+  // with `allowed`, so results match the CPU pruned max-rule path within the tolerance above.
   // device_allowed null: MaxRuleBatch.
   virtual IoBatchResult MaskedMaxRuleBatch(const std::vector<IoSentence>& batch,
                                            const uint8_t* device_allowed, bool keep_charts,
