@@ -539,8 +539,10 @@ void AddParseCommand(CLI::App& app) {
                         "grammars), split them at hyphens (GUM/OntoNotes style), or auto: as the "
                         "grammar's training treebank did, read from the words its lexicon knows "
                         "(split for the built-in grammar and GUM-trained ones, whole for "
-                        "WSJ-trained ones). When split, hyphenated tokens of --tokenized input "
-                        "that the grammar does not know whole are split too")
+                        "WSJ-trained ones). Tokens of --tokenized input stay as given (a tree's "
+                        "leaves are the input's tokens, as EVALB needs to score against gold "
+                        "trees) unless this is split: then hyphenated tokens the grammar does not "
+                        "know whole are split too")
             ->check(OneOf({"auto", "keep", "split"}))
             ->capture_default_str(),
         "{auto,keep,split}");

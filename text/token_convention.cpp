@@ -119,6 +119,7 @@ StatusOr<TokenConvention> ResolveTokenConvention(std::string_view token_style,
     convention.rewrite = token_style != "given";
   }
   if (hyphens != "auto") convention.split_hyphens = hyphens == "split";
+  convention.split_given_tokens = hyphens == "split";
   if (convention.split_hyphens) {
     const WordWeights weights(model);
     for (const auto& [word, weight] : weights.all()) {
@@ -144,7 +145,7 @@ void ApplyTokenConvention(const TokenConvention& convention, std::vector<std::st
     }
     return;
   }
-  if (convention.split_hyphens && splitter) {
+  if (convention.split_hyphens && convention.split_given_tokens && splitter) {
     std::vector<std::string> split;
     split.reserve(tokens->size());
     for (std::string& token : *tokens) {

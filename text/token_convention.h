@@ -36,6 +36,10 @@ struct TokenConvention {
   bool escaped_curly = true;
   // Hyphenated words are split at their hyphens (TokenizerOptions::split_hyphens).
   bool split_hyphens = false;
+  // Hyphenated tokens from elsewhere (--tokenized input, token lists) are split too, as raw text's
+  // are. Only when asked (--hyphens split): otherwise tokens keep their number, so that a tree's
+  // leaves are the tokens given (EVALB pairs them with gold trees; NLTK's parse(tokens)).
+  bool split_given_tokens = false;
   // Hyphenated words the grammar knows whole (its treebank kept them: "non-white", "Ka-chun"):
   // never split in tokens from elsewhere. Filled by ResolveTokenConvention.
   std::unordered_set<std::string> whole_words;
@@ -60,7 +64,8 @@ TokenConvention GrammarTokenConvention(const BerkeleyModel& model);
 
 // The convention that `cky parse --token-style STYLE --hyphens HYPHENS` means: "auto" takes that
 // part from `model` (GrammarTokenConvention), "ptb"/"gum" and "keep"/"split" set it; "given" is
-// "ptb" for raw text and rewrites no token but ( ). whole_words holds the model's known
+// "ptb" for raw text and rewrites no token but ( ). Only "split" splits given tokens too
+// (split_given_tokens). whole_words holds the model's known
 // hyphenated words. Fails for another value, naming it.
 StatusOr<TokenConvention> ResolveTokenConvention(std::string_view token_style,
                                                  std::string_view hyphens,
@@ -73,8 +78,8 @@ TokenizerOptions TokenizerOptionsFor(const TokenConvention& convention);
 // -LSB- -RSB- -LCB- -RCB-; `` '' " “ ” „ -> " (kGum), or “ „ -> ``, ” -> '' and " -> `` or ''
 // (kPtb: opening when an even number of double quotes precede it in the sentence); ‘ -> ` or ',
 // ’ -> ', ` -> ' without backtick; only ( ) without convention.rewrite. With
-// convention.split_hyphens and a `splitter` (a Tokenizer
-// made with TokenizerOptionsFor(convention)), a hyphenated token (letters and digits between
+// convention.split_hyphens, convention.split_given_tokens and a `splitter` (a Tokenizer made
+// with TokenizerOptionsFor(convention)), a hyphenated token (letters and digits between
 // hyphens) that is not one of convention.whole_words is split as raw text's are ("well-known" ->
 // "well - known"; "non-white" stays); split ones are never joined. Other tokens stay as they
 // are.

@@ -64,7 +64,8 @@ TEST(TokenConventionTest, PtbAndGumStylesRewriteEachOthersTokens) {
 
 // Tokens of another tokenizer (`cky tokenize`, NLTK) get the hyphen splits raw text gets.
 TEST(TokenConventionTest, HyphenatedTokensAreSplitAsRawTextIs) {
-  const TokenConvention gum = ConventionOfStyle(TokenStyle::kGum, true);
+  TokenConvention gum = ConventionOfStyle(TokenStyle::kGum, true);
+  gum.split_given_tokens = true;
   auto splitter = Tokenizer::Create(TokenizerOptionsFor(gum));
   ASSERT_TRUE(splitter.ok());
   std::vector<std::string> tokens = Split(
@@ -84,12 +85,32 @@ TEST(TokenConventionTest, HyphenatedTokensAreSplitAsRawTextIs) {
   EXPECT_EQ(tokens, Split("Ka-chun well - known"));
   EXPECT_EQ(splitter->Tokenize("The well-known non-white man"),
             Split("The well - known non-white man"));
-  // Without split_hyphens, or without a splitter, they stay.
+  // Without split_hyphens, split_given_tokens or a splitter, they stay.
   tokens = Split("well-known");
   ApplyTokenConvention(ConventionOfStyle(TokenStyle::kGum, false), &tokens, &*splitter);
   EXPECT_EQ(tokens, Split("well-known"));
+  ApplyTokenConvention(ConventionOfStyle(TokenStyle::kGum, true), &tokens, &*splitter);
+  EXPECT_EQ(tokens, Split("well-known"));
   ApplyTokenConvention(gum, &tokens);
   EXPECT_EQ(tokens, Split("well-known"));
+}
+
+// Given tokens keep their number unless --hyphens split asks otherwise: a GUM-trained grammar
+// splits raw text's hyphenated words, and a gold-tokenized "Mof-Ávvi" stays one leaf.
+TEST(TokenConventionTest, OnlyHyphensSplitSplitsGivenTokens) {
+  const BerkeleyModel gum_model = ModelKnowing({"\"", "[", "-", "well", "known", "the"});
+  for (const char* hyphens : {"auto", "keep", "split"}) {
+    auto c = ResolveTokenConvention("auto", hyphens, gum_model);
+    ASSERT_TRUE(c.ok()) << hyphens;
+    EXPECT_EQ(c->split_given_tokens, std::string(hyphens) == "split") << hyphens;
+    auto splitter = Tokenizer::Create(TokenizerOptionsFor(*c));
+    ASSERT_TRUE(splitter.ok());
+    std::vector<std::string> tokens = Split("in Mof-Ávvi , well-known");
+    ApplyTokenConvention(*c, &tokens, &*splitter);
+    EXPECT_EQ(tokens, Split(std::string(hyphens) == "split" ? "in Mof - Ávvi , well - known"
+                                                            : "in Mof-Ávvi , well-known"))
+        << hyphens;
+  }
 }
 
 TEST(TokenConventionTest, DetectedFromTheWordsTheGrammarKnows) {

@@ -122,7 +122,9 @@ class Parser(_ParserBase):
         hyphenated words for WSJ-trained ones); "ptb" or "gum", "keep" or "split" force them;
         "given" takes tokens as they are but for ( ) (as the Berkeley parser does).
         Tokens of every method, parse() included, are rewritten into them (`` '' " “ ”,
-        -LSB- [ ...), so NLTK's tokens get the trees parse_text gives.
+        -LSB- [ ...), so NLTK's tokens get the trees parse_text gives; given tokens keep their
+        number (a tree's leaves are the tokens given) unless hyphens="split", which splits
+        hyphenated ones as parse_text does.
     use_cache, min_rule_prob, backoff, retry, kernel, devices: as `cky parse --no-cache`,
         `--min-rule-prob` (None: the default for the grammar's format), `--backoff`, `--no-retry`
         (retry=False), `--kernel` and `--devices` ("all" or "0,1": several GPUs at once).

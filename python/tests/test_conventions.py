@@ -1,7 +1,8 @@
 """One convention whatever door the text comes in by (issue 37): the same raw text through `cky
 parse`, `cky tokenize | cky parse --tokenized`, Parser.parse_text and Parser.parse_many with
 NLTK's tokens gives the same tokens and the same trees, with the built-in grammar, a GUM-trained
-.gr and a WSJ-trained .gr; the words are those each grammar's lexicon knows."""
+.gr and a WSJ-trained .gr; the words are those each grammar's lexicon knows. Given tokens are
+never split unless hyphens="split" (`--hyphens split`): a tree's leaves are the tokens given."""
 
 import json
 import os
@@ -35,10 +36,10 @@ FIRST = {"gum": ['"', "Hi", ",", '"', "she", "said", "[", "twice", "]", "."],
 WELL_KNOWN = {"gum": ["well", "-", "known"], "wsj": ["well-known"]}
 
 
-def cli_json(cky_binary, grammar, *commands):
+def cli_json(cky_binary, grammar, *commands, extra=()):
     """The JSON lines of `cky parse` (with the tokens of a pipe of `commands` before it)."""
     parse = [cky_binary, "parse", "-b", "cpu", "--decoder", "viterbi", "--no-progress",
-             "--format", "json"] + ([] if grammar is None else ["-g", str(grammar)])
+             "--format", "json", *extra] + ([] if grammar is None else ["-g", str(grammar)])
     text = TEXT
     for command in commands:
         text = subprocess.run([cky_binary, *command], input=text, capture_output=True, text=True,
@@ -54,17 +55,28 @@ def test_every_door_gives_the_same_tokens_and_trees(grammar, treebank, cky_binar
     from nltk.tokenize import TreebankWordTokenizer
 
     raw = cli_json(cky_binary, grammar)
-    piped = cli_json(cky_binary, grammar, ["tokenize"])
+    # Given tokens keep their number: hyphenated words come split only when asked, from `cky
+    # tokenize --split-hyphens` or with --hyphens split (hyphens="split").
+    split = ["--split-hyphens"] if treebank == "gum" else []
+    piped = cli_json(cky_binary, grammar, ["tokenize", *split])
+    piped_split = cli_json(cky_binary, grammar, ["tokenize"], extra=["--hyphens", "split"]
+                           if treebank == "gum" else [])
     parser = cky.Parser(grammar, backend="cpu", decoder="viterbi", strings=True)
     python_text = parser.parse_text(TEXT)
     nltk_tokens = [TreebankWordTokenizer().tokenize(s) for s in SENTENCES]
-    python_nltk = parser.parse_many(nltk_tokens)
+    python_nltk = cky.Parser(grammar, backend="cpu", decoder="viterbi", strings=True,
+                             hyphens="split" if treebank == "gum" else "auto").parse_many(
+                                 nltk_tokens)
+    python_nltk_given = parser.parse_many(nltk_tokens)
 
     tokens = [r["tokens"] for r in raw]
     trees = [r["tree"] for r in raw]
     assert len(trees) == 2 and all(r["ok"] for r in raw)
     assert [r["tokens"] for r in piped] == tokens
     assert [r["tree"] for r in piped] == trees
+    assert [r["tokens"] for r in piped_split] == tokens
+    # NLTK keeps "well-known" whole; without hyphens="split" it stays so, one leaf.
+    assert nltk_tree.Tree.fromstring(python_nltk_given[1]).leaves()[1] == "well-known"
     assert parser.tokenize(TEXT) == tokens
     assert python_text == trees
     assert python_nltk == trees
