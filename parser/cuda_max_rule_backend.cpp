@@ -21,11 +21,11 @@ namespace {
 // outside charts (when the batch kept them).
 void FillMaxRuleChart(const cuda::IoResult& r, int32_t length, int32_t symbols,
                       MaxRuleChart* maxc) {
-  maxc->Reset(length, symbols);
-  const size_t entries = maxc->score.size();
-  std::copy(r.score, r.score + entries, maxc->score.begin());
-  for (size_t e = 0; e < entries; ++e) {
-    const int32_t* info = r.split_left_right_unary + 4 * e;
+  maxc->Reset(length, symbols);  // every entry -infinity, -1
+  for (size_t j = 0; j < r.entries; ++j) {
+    const int32_t e = r.entry_index[j];
+    const int32_t* info = r.entry_split_left_right_unary + 4 * j;
+    maxc->score[e] = r.entry_score[j];
     maxc->split[e] = info[0];
     maxc->left[e] = info[1];
     maxc->right[e] = info[2];

@@ -297,6 +297,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     if (!in_.Reserve(chart) || !out_.Reserve(chart) || !acc_.Reserve(chart) ||
         !scales_.Reserve(3 * size_t(cells)) || !present_.Reserve(2 * maxc) ||
         !log_likelihood_.Reserve(num_sentences) || !top_.Reserve(num_sentences) ||
+        !sentence_base_.Reserve(num_sentences) || !entry_slots_.Reserve(num_sentences) ||
         !lexical_.Reserve(size_t(words) * num_states_) || !items_.Reserve(items.size()) ||
         !maxc_score_.Reserve(maxc) || !maxc_info_.Reserve(maxc) ||
         !candidates_.Reserve(size_t(max_level) * num_chunks_) ||
@@ -309,8 +310,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     }
     HostBuffers& host = host_[next_host_];
     next_host_ = 1 - next_host_;
-    if (!host.score.Reserve(maxc) || !host.info.Reserve(maxc) ||
-        !host.log_likelihood.Reserve(num_sentences) ||
+    if (!host.entry_count.Reserve(num_sentences) || !host.log_likelihood.Reserve(num_sentences) ||
         (keep_charts && (!host.in.Reserve(chart) || !host.out.Reserve(chart) ||
                          !host.scales.Reserve(2 * size_t(cells))))) {
       *error = "cudaMallocHost failed";
@@ -370,6 +370,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                     cudaMemcpyHostToDevice, stream_);
     cudaMemcpyAsync(top_.get(), top.data(), top.size() * sizeof(int), cudaMemcpyHostToDevice,
                     stream_);
+    cudaMemcpyAsync(sentence_base_.get(), base.data(), base.size() * sizeof(int),
+                    cudaMemcpyHostToDevice, stream_);
     cudaMemsetAsync(acc_.get(), 0, chart * sizeof(double), stream_);
     cudaMemsetAsync(present_.get(), 0, 2 * maxc, stream_);
     Mark(1);
@@ -516,10 +518,41 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     Kind(kKindOther);
     Mark(4);
 
-    cudaMemcpyAsync(host.score.get(), maxc_score_.get(), maxc * sizeof(double),
+    // Only the max-rule arrays' finite entries come back (a pruned chart's are a few percent of
+    // them; the dense arrays were gigabytes of pinned memory and copies): counted per sentence,
+    // then, once the counts are on the host, written sentence after sentence and copied.
+    const int entry_blocks = static_cast<int>((maxc + 255) / 256);
+    cudaMemsetAsync(entry_slots_.get(), 0, num_sentences * sizeof(int), stream_);
+    MaxcEntriesKernel<<<entry_blocks, 256, 0, stream_>>>(
+        m, maxc, num_symbols_, sentence_base_.get(), num_sentences, entry_slots_.get(), false,
+        nullptr, nullptr, nullptr);
+    cudaMemcpyAsync(host.entry_count.get(), entry_slots_.get(), num_sentences * sizeof(int),
                     cudaMemcpyDeviceToHost, stream_);
-    cudaMemcpyAsync(host.info.get(), maxc_info_.get(), maxc * sizeof(int4), cudaMemcpyDeviceToHost,
-                    stream_);
+    if (cudaStreamSynchronize(stream_) != cudaSuccess) {
+      *error = std::string("CUDA error: ") + cudaGetErrorString(cudaGetLastError());
+      return IoBatchResult::kFailed;
+    }
+    host.entry_begin.assign(num_sentences + 1, 0);
+    for (int i = 0; i < num_sentences; ++i)
+      host.entry_begin[i + 1] = host.entry_begin[i] + host.entry_count.get()[i];
+    const size_t entries = host.entry_begin[num_sentences];
+    if (!entry_index_.Reserve(entries) || !entry_score_.Reserve(entries) ||
+        !entry_info_.Reserve(entries) || !host.entry_index.Reserve(entries) ||
+        !host.entry_score.Reserve(entries) || !host.entry_info.Reserve(entries)) {
+      *error = "cudaMalloc failed for " + std::to_string(entries) + " max-rule entries";
+      return IoBatchResult::kOutOfMemory;
+    }
+    cudaMemcpyAsync(entry_slots_.get(), host.entry_begin.data(), num_sentences * sizeof(int),
+                    cudaMemcpyHostToDevice, stream_);
+    MaxcEntriesKernel<<<entry_blocks, 256, 0, stream_>>>(
+        m, maxc, num_symbols_, sentence_base_.get(), num_sentences, entry_slots_.get(), true,
+        entry_index_.get(), entry_score_.get(), entry_info_.get());
+    cudaMemcpyAsync(host.entry_index.get(), entry_index_.get(), entries * sizeof(int),
+                    cudaMemcpyDeviceToHost, stream_);
+    cudaMemcpyAsync(host.entry_score.get(), entry_score_.get(), entries * sizeof(double),
+                    cudaMemcpyDeviceToHost, stream_);
+    cudaMemcpyAsync(host.entry_info.get(), entry_info_.get(), entries * sizeof(int4),
+                    cudaMemcpyDeviceToHost, stream_);
     cudaMemcpyAsync(host.log_likelihood.get(), log_likelihood_.get(),
                     num_sentences * sizeof(double), cudaMemcpyDeviceToHost, stream_);
     if (keep_charts) {
@@ -541,9 +574,12 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     for (int i = 0; i < num_sentences; ++i) {
       IoResult& res = (*results)[i];
       res.log_likelihood = host.log_likelihood.get()[i];
-      res.score = host.score.get() + size_t(base[i]) * num_symbols_;
-      res.split_left_right_unary =
-          reinterpret_cast<const int32_t*>(host.info.get() + size_t(base[i]) * num_symbols_);
+      const int first = host.entry_begin[i];
+      res.entries = size_t(host.entry_begin[i + 1] - first);
+      res.entry_index = host.entry_index.get() + first;
+      res.entry_score = host.entry_score.get() + first;
+      res.entry_split_left_right_unary =
+          reinterpret_cast<const int32_t*>(host.entry_info.get() + first);
       if (keep_charts) {
         res.inside = host.in.get() + size_t(base[i]) * num_states_;
         res.outside = host.out.get() + size_t(base[i]) * num_states_;
@@ -667,8 +703,12 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   }
 
   struct HostBuffers {
-    PinnedArray<double> score;
-    PinnedArray<int4> info;
+    // The max-rule arrays' finite entries (MaxcEntriesKernel), sentence after sentence from
+    // entry_begin[sentence].
+    PinnedArray<int> entry_count, entry_index;
+    PinnedArray<double> entry_score;
+    PinnedArray<int4> entry_info;
+    std::vector<int> entry_begin;
     PinnedArray<double> log_likelihood;
     PinnedArray<double> in, out, scales;
   };
@@ -717,6 +757,10 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<CellItem> items_;
   DeviceArray<int4> maxc_info_;
   DeviceArray<Candidate> candidates_;
+  DeviceArray<int> sentence_base_, entry_slots_;  // the batch sentences' first cells; per sentence
+  DeviceArray<int> entry_index_;                  // the max-rule arrays' finite entries
+  DeviceArray<double> entry_score_;
+  DeviceArray<int4> entry_info_;
   PinnedArray<double> host_lexical_;  // the batch's lexical rows on their way to lexical_
   DeviceArray<int2> maxc_list_;       // masked dispatch 3: a max-rule binary launch's work list
   DeviceArray<int> maxc_counters_;    // its entry count and next entry, per launch kind

@@ -13,8 +13,8 @@
 //                          by child (outpre), then normalization;
 //   max-rule span 1 .. n:  per cell and base symbol: the best binary (or lexical) max-rule score,
 //                          its split and children, then the unary layer.
-// and copies back only the max-rule arrays (cells x base symbols) and log P(w) per sentence (plus,
-// on request, the inside and outside charts, for tests).
+// and copies back only the max-rule arrays' finite entries (of cells x base symbols) and log P(w)
+// per sentence (plus, on request, the inside and outside charts, for tests).
 //
 // Precision and scaling: doubles throughout (probabilities, not logs). Each cell holds values in
 // [0, 1] (largest 1) and one natural-log scale, as parser/inside_outside_cpu.h's ScaledChart. A
@@ -132,10 +132,15 @@ struct IoSentence {
 // computes the next). Arrays are in parser/chart.h's cell order (span length, then start).
 struct IoResult {
   double log_likelihood = 0;  // log P(w); -infinity when the grammar derives no tree
-  // parser/max_rule.h's MaxRuleChart arrays: NumCells(length) * num_symbols entries each.
-  const double* score = nullptr;
-  // Per cell and symbol: split (-1: none), left and right child symbols, unary child (-1: none).
-  const int32_t* split_left_right_unary = nullptr;  // 4 ints per entry
+  // parser/max_rule.h's MaxRuleChart arrays (NumCells(length) * num_symbols entries each), as their
+  // finite entries only: entry_index[j] (cell * num_symbols + symbol) has score entry_score[j] and
+  // split (-1: none), left and right child symbols and unary child (-1: none) at
+  // entry_split_left_right_unary[4 j ..]; in no particular order. Every other entry's score is
+  // -infinity (and its other fields -1).
+  size_t entries = 0;
+  const int32_t* entry_index = nullptr;
+  const double* entry_score = nullptr;
+  const int32_t* entry_split_left_right_unary = nullptr;
   // With keep_charts only (else null): NumCells(length) * num_states values, NumCells scales.
   const double* inside = nullptr;
   const double* inside_scale = nullptr;

@@ -629,5 +629,35 @@ __global__ void MaxcUnaryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const Ce
     }
   }
 }
+// The max-rule arrays' finite entries, for the copy back (most entries of a pruned chart are
+// -infinity). A thread per (cell, symbol) entry of the batch; the entry's sentence is the last one
+// whose first cell (sentence_base, ascending) is at most its cell. Counting (fill false): per
+// sentence into slots[sentence]; filling: at slots[sentence]++ (each sentence's first slot), the
+// entry's index within its sentence's arrays, its score and its info, in no particular order.
+__global__ void MaxcEntriesKernel(MaxcChart m, long long entries, int num_symbols,
+                                  const int* sentence_base, int num_sentences, int* slots,
+                                  bool fill, int* out_index, double* out_score, int4* out_info) {
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= entries) return;
+  const double score = m.score[e];
+  if (!(score > kNegInfD)) return;
+  const int cell = static_cast<int>(e / num_symbols);
+  int lo = 0, hi = num_sentences - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (__ldg(sentence_base + mid) <= cell) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  const int slot = atomicAdd(slots + lo, 1);
+  if (fill) {
+    out_index[slot] = static_cast<int>(e - (long long)__ldg(sentence_base + lo) * num_symbols);
+    out_score[slot] = score;
+    out_info[slot] = m.info[e];
+  }
+}
+
 }  // namespace
 }  // namespace cky::cuda::io
