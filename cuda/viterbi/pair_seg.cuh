@@ -157,23 +157,6 @@ __device__ __forceinline__ void LaneRulesAnyL(const Source& source, int rule_uni
     LaneRulesMulti<G, 8>(source, rule_units, items, sh_best, region, sh_target, pre);
 }
 
-// The block's tile (blockIdx.y of the launch's size class) and its run of cell groups
-// [group_begin, group_end) (blockIdx.x's groups_per_block groups of G cells).
-struct TileBlock {
-  int pair;
-  PairTile tile;
-  int group_begin, group_end;
-};
-template <int G>
-__device__ __forceinline__ TileBlock LoadTileBlock(const PairArrays& pairs, int num_items,
-                                                   int groups_per_block) {
-  const int pair = __ldg(pairs.class_pairs + blockIdx.y);
-  const PairTile tile = LoadPairTile(pairs, pair);
-  const int num_groups = (num_items + G - 1) / G;
-  const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
-  return {pair, tile, int(blockIdx.x) * groups_per_block, group_end};
-}
-
 // The bodies of kernel 9, one parameter list (CKY_PAIR_SEG_PARAMS): PairSegBody and
 // PairSegPipeBody in pair_seg.cu, PairSegMultiBody (-g) in pair_seg_multi.cu; each file
 // instantiates the kernels of the variants whose body it has.
@@ -326,16 +309,14 @@ std::unique_ptr<BinaryPass> NewPairSegPass() {
 // not; else null.
 template <bool kMulti>
 std::unique_ptr<BinaryPass> FindPairSegPass(const std::string& name) {
-  std::unique_ptr<BinaryPass> pass;
-  ForEachVariant([&](const auto& variant) {
-    using V = PolicyOf<decltype(variant)>;
-    if constexpr (V::kFamily == Family::kPairSeg) {
-      if constexpr (V::kMultiGroup == kMulti) {
-        if (!pass && name == variant.name) pass = NewPairSegPass<V>();
-      }
+  return FindFamilyPass<Family::kPairSeg>(name, [](auto policy) -> std::unique_ptr<BinaryPass> {
+    using V = decltype(policy);
+    if constexpr (V::kMultiGroup == kMulti) {
+      return NewPairSegPass<V>();
+    } else {
+      return nullptr;
     }
   });
-  return pass;
 }
 
 }  // namespace cky::cuda::viterbi

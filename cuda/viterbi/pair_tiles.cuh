@@ -60,6 +60,23 @@ __device__ __forceinline__ PairTile LoadPairTile(const PairArrays& pairs, int pa
   return t;
 }
 
+// Kernels 7 and 9: the block's tile (blockIdx.y of the launch's size class) and its run of cell
+// groups [group_begin, group_end) (blockIdx.x's groups_per_block groups of G cells).
+struct TileBlock {
+  int pair;
+  PairTile tile;
+  int group_begin, group_end;
+};
+template <int G>
+__device__ __forceinline__ TileBlock LoadTileBlock(const PairArrays& pairs, int num_items,
+                                                   int groups_per_block) {
+  const int pair = __ldg(pairs.class_pairs + blockIdx.y);
+  const PairTile tile = LoadPairTile(pairs, pair);
+  const int num_groups = (num_items + G - 1) / G;
+  const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
+  return {pair, tile, int(blockIdx.x) * groups_per_block, group_end};
+}
+
 // Where the split maxima of substate pair `pair` start in sh_best ([substate pair][G], cell g at
 // + g). kPad (kernel 9) adds 4 floats of padding after every 4 pairs, against bank conflicts.
 template <int G, bool kPad>
@@ -273,6 +290,27 @@ __device__ __forceinline__ void RuleIntoCells(float (&acc)[kCells], float w, con
       acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
     }
   }
+}
+
+// The split phase of kernels 7 and 8 for one tile and the group of G cells at first_item: after
+// a barrier (the previous tile or group is done with shared memory), the counts are reset and the
+// usable split points gathered (GatherSplits); when there are any (the same answer for every
+// thread), their maxima go to sh_best (SplitMaxima) and it returns true.
+template <int G>
+__device__ __forceinline__ bool FusedSplitPhase(const LevelArgs& a, const PairTile& tile,
+                                                const unsigned char* present, int num_symbols,
+                                                int num_items, int first_item, int max_splits,
+                                                int* sh_left, int* sh_right, int* sh_count,
+                                                int* sh_total, float* sh_best) {
+  __syncthreads();
+  if (threadIdx.x < G) sh_count[threadIdx.x] = 0;
+  if (threadIdx.x == 0) *sh_total = 0;
+  __syncthreads();
+  GatherSplits<G>(a, tile.sym, present, num_symbols, num_items, first_item, max_splits, sh_left,
+                  sh_right, sh_count, sh_total);
+  if (*sh_total == 0) return false;
+  SplitMaxima<G, 0, false, false, false>(a, tile, sh_left, sh_right, sh_count, max_splits, sh_best);
+  return true;
 }
 
 // The rule phase of kernels 7 and 8 for one parent-of-tile pl (a warp): lanes over its rules, G
