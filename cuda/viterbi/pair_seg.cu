@@ -230,7 +230,7 @@ __device__ __forceinline__ void SplitMaximaPar(const LevelArgs& a, const PairTil
         const float4 rv =
             __ldg(reinterpret_cast<const float4*>(rbase + size_t(right[s]) * a.row_stride + c0));
         const float l[kQuad] = {lv.x, lv.y, lv.z, lv.w}, r[kQuad] = {rv.x, rv.y, rv.z, rv.w};
-        MaxPlusQuads(l, r, best);  // (not MaxPlusRows: that changed -s's instructions)
+        MaxPlusQuads(l, r, best);  // (MaxPlusRows here compiles to other instructions)
       }
     }
     for (int offset = p >> 1; offset > 0; offset >>= 1)

@@ -86,8 +86,9 @@ __device__ __forceinline__ QuadUnit QuadUnitByMagic(int unit, const PairTile& t,
 
 // Where the lane-rules phase reads a tile's units and rules: global memory (through the
 // read-only cache, the rules with -k's eviction hint under kKeep) or shared memory (kStageRules).
-// Unit(item, skipped) is the tile's unit item - skipped, each source with the index arithmetic
-// its kernels had before they shared LaneRulesMulti (the same instructions and registers).
+// Unit(item, skipped) is the tile's unit item - skipped: global memory subtracts in the pointer
+// arithmetic, shared memory in the index (each the addressing its kernels' registers are tuned
+// with; one int index for both compiles to other instructions).
 template <bool kKeep>
 struct GlobalLaneRules {
   const int4* units;  // LaneArrays::units
