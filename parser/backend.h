@@ -5,12 +5,14 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "grammar_io/grammar.h"
+#include "parser/chart.h"
 #include "parser/viterbi_reference.h"
 #include "treebank/tree.h"
 
@@ -69,6 +71,21 @@ struct SentenceInput {
   std::vector<std::string> words;
   LexicalScores lexical;  // lexical.length == words.size()
 };
+
+// The outcome of a sentence that a CPU decoder refuses before it allocates anything: kNoParse
+// ("empty sentence") without words, kOutOfMemory when its charts, bytes_per_cell bytes a cell,
+// would not fit in the memory available (parser/chart.h); nullopt for a sentence to parse.
+inline std::optional<ParseOutcome> RefuseBeforeParsing(const SentenceInput& sentence,
+                                                       double bytes_per_cell) {
+  if (sentence.words.empty()) {
+    return ParseOutcome{.status = ParseStatus::kNoParse, .message = "empty sentence"};
+  }
+  const auto n = static_cast<int32_t>(sentence.words.size());
+  if (std::string why = ChartsDoNotFit(n, ChartBytes(n, bytes_per_cell)); !why.empty()) {
+    return ParseOutcome{.status = ParseStatus::kOutOfMemory, .message = std::move(why)};
+  }
+  return std::nullopt;
+}
 
 // Told each sentence's outcome as soon as it is known: `index` into the span ParseBatch was given.
 // Called from any of the backend's threads, possibly several at once, once per sentence, before

@@ -114,19 +114,11 @@ class CpuBackend : public Backend {
 
  private:
   ParseOutcome ParseOne(const SentenceInput& sentence, int worker) const {
+    // Refused before anything is allocated: the others are parsed.
+    if (std::optional<ParseOutcome> refused = RefuseBeforeParsing(sentence, bytes_per_cell_)) {
+      return *std::move(refused);
+    }
     ParseOutcome outcome;
-    if (sentence.words.empty()) {
-      outcome.status = ParseStatus::kNoParse;
-      outcome.message = "empty sentence";
-      return outcome;
-    }
-    // Refused before anything is allocated (parser/chart.h): the others are parsed.
-    const auto n = static_cast<int32_t>(sentence.words.size());
-    if (std::string why = ChartsDoNotFit(n, ChartBytes(n, bytes_per_cell_)); !why.empty()) {
-      outcome.status = ParseStatus::kOutOfMemory;
-      outcome.message = why;
-      return outcome;
-    }
     try {
       if (pruner_) {
         ItemMask mask;

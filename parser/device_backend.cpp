@@ -35,28 +35,34 @@ void DeviceBackend::Done(size_t index, const ParseOutcome& outcome, bool pruned)
   if (listener_ && *listener_) (*listener_)(index, outcome);
 }
 
-void DeviceBackend::ParseUnpruned(std::span<const SentenceInput> sentences,
-                                  std::vector<size_t> which, std::vector<ParseOutcome>* outcomes) {
-  const Limits limits = BatchLimits();
-  std::vector<std::pair<size_t, std::string>> on_cpu;
+void DeviceBackend::RunOnDevice(std::span<const SentenceInput> sentences, std::vector<size_t> order,
+                                bool pruned, const Limits& limits,
+                                std::vector<ParseOutcome>* outcomes,
+                                std::vector<std::pair<size_t, std::string>>* on_cpu) {
   RunInDeviceBatches(
-      std::move(which), [&](size_t i) { return Length(sentences[i]); }, limits.bytes,
+      std::move(order), [&](size_t i) { return Length(sentences[i]); }, limits.bytes,
       {.max_sentences = options_.max_batch_sentences,
        .budget = limits.budget,
        .also_budget = limits.also_budget,
        .also_bytes = limits.also_bytes},
       [&](const std::vector<size_t>& batch) {
-        return RunBatch(sentences, batch, /*pruned=*/false, outcomes);
+        return RunBatch(sentences, batch, pruned, outcomes);
       },
       [&](size_t i, const DeviceFailure& failure) {
         if (options_.cpu_fallback) {
-          on_cpu.emplace_back(i, failure.Why());
+          on_cpu->emplace_back(i, failure.Why());
         } else {
           (*outcomes)[i] = DeviceFailureOutcome(failure);
           Done(i, (*outcomes)[i], false);
         }
       });
   FinishExtraction();
+}
+
+void DeviceBackend::ParseUnpruned(std::span<const SentenceInput> sentences,
+                                  std::vector<size_t> which, std::vector<ParseOutcome>* outcomes) {
+  std::vector<std::pair<size_t, std::string>> on_cpu;
+  RunOnDevice(sentences, std::move(which), /*pruned=*/false, BatchLimits(), outcomes, &on_cpu);
   ParseOnCpu(sentences, on_cpu, outcomes);
 }
 
@@ -84,25 +90,7 @@ std::vector<ParseOutcome> DeviceBackend::Parse(std::span<const SentenceInput> se
       order.push_back(i);
     }
   }
-  const bool pruned = Pruned();
-  RunInDeviceBatches(
-      std::move(order), [&](size_t i) { return Length(sentences[i]); }, limits.bytes,
-      {.max_sentences = options_.max_batch_sentences,
-       .budget = limits.budget,
-       .also_budget = limits.also_budget,
-       .also_bytes = limits.also_bytes},
-      [&](const std::vector<size_t>& batch) {
-        return RunBatch(sentences, batch, pruned, &outcomes);
-      },
-      [&](size_t i, const DeviceFailure& failure) {
-        if (options_.cpu_fallback) {
-          on_cpu.emplace_back(i, failure.Why());
-        } else {
-          outcomes[i] = DeviceFailureOutcome(failure);
-          Done(i, outcomes[i], false);
-        }
-      });
-  FinishExtraction();
+  RunOnDevice(sentences, std::move(order), Pruned(), limits, &outcomes, &on_cpu);
   if (!unpruned_.empty()) {
     // As the CPU pruned backend: a sentence pruning lost is parsed without pruning.
     std::vector<size_t> which = std::move(unpruned_);

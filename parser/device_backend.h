@@ -89,6 +89,12 @@ class DeviceBackend : public Backend {
  private:
   std::vector<ParseOutcome> Parse(std::span<const SentenceInput> sentences,
                                   const OutcomeListener& listener, bool ahead) final;
+  // Runs sentences[order] on the device in batches of `limits` (RunBatch, pruned or not), then
+  // waits for their extraction. A sentence the device fails goes to *on_cpu with why
+  // (options.cpu_fallback) or gets the failure as its outcome.
+  void RunOnDevice(std::span<const SentenceInput> sentences, std::vector<size_t> order, bool pruned,
+                   const Limits& limits, std::vector<ParseOutcome>* outcomes,
+                   std::vector<std::pair<size_t, std::string>>* on_cpu);
   // Sentences the device cannot take, each with why, parsed by the CPU fallback.
   void ParseOnCpu(std::span<const SentenceInput> sentences,
                   const std::vector<std::pair<size_t, std::string>>& which,

@@ -1,5 +1,5 @@
 // How the CUDA backends cut the sentences of one ParseBatch call into device batches, and how a
-// device failure stays local to the sentences it concerns (issue 16): one policy for the Viterbi,
+// device failure stays local to the sentences it concerns: one policy for the Viterbi,
 // max-rule and pruned backends.
 //
 // Batches: the sentences longest first (equal lengths keep their input order), cut into

@@ -70,32 +70,39 @@ SumProductRules::SumProductRules(const Grammar& g) {
 
 namespace {
 
-// The unary layers of inside_outside_cpu.h visiting only the nonzero states' rules; each sum
-// receives its terms in the reference's order (InsideUnaryLayer, OutsideUnaryLayer), so the values
-// are equal.
-void SparseInsideUnaryLayer(const Grammar& g, const SumProductRules& rules,
-                            const std::vector<double>& pre, std::vector<double>* post) {
-  *post = pre;
-  for (int32_t c = 0; c < int32_t(pre.size()); ++c) {
-    const double child = pre[c];
-    if (child == 0) continue;
-    for (int32_t i = rules.unary_child_begin[c]; i < rules.unary_child_begin[c + 1]; ++i) {
-      const int32_t u = rules.unary_by_child[i];
-      (*post)[g.sum_unary_parent[u]] += rules.unary_prob[u] * child;
+// The unary layers of inside_outside_cpu.h visiting only the nonzero states' rules: out = in,
+// plus prob[u] in[x] at target[u] for each state x with in[x] != 0 and each of its rules
+// u = rule_at(i), i in [begin[x], begin[x + 1]). Each sum receives its terms in the reference's
+// order (InsideUnaryLayer, OutsideUnaryLayer), so the values are equal.
+template <typename RuleAt>
+void SparseUnaryLayer(const std::vector<int32_t>& begin, RuleAt rule_at,
+                      const std::vector<int32_t>& target, const std::vector<double>& prob,
+                      const std::vector<double>& in, std::vector<double>* out) {
+  *out = in;
+  for (int32_t x = 0; x < int32_t(in.size()); ++x) {
+    const double value = in[x];
+    if (value == 0) continue;
+    for (int32_t i = begin[x]; i < begin[x + 1]; ++i) {
+      const int32_t u = rule_at(i);
+      (*out)[target[u]] += prob[u] * value;
     }
   }
 }
 
+// Inside: x is the child, its rules in ascending parent order.
+void SparseInsideUnaryLayer(const Grammar& g, const SumProductRules& rules,
+                            const std::vector<double>& pre, std::vector<double>* post) {
+  SparseUnaryLayer(
+      rules.unary_child_begin, [&](int32_t i) { return rules.unary_by_child[i]; },
+      g.sum_unary_parent, rules.unary_prob, pre, post);
+}
+
+// Outside: x is the parent.
 void SparseOutsideUnaryLayer(const Grammar& g, const SumProductRules& rules,
                              const std::vector<double>& above, std::vector<double>* below) {
-  *below = above;
-  for (int32_t p = 0; p < int32_t(above.size()); ++p) {
-    const double parent = above[p];
-    if (parent == 0) continue;
-    for (int32_t u = g.sum_unary_parent_begin[p]; u < g.sum_unary_parent_begin[p + 1]; ++u) {
-      (*below)[g.sum_unary_child[u]] += rules.unary_prob[u] * parent;
-    }
-  }
+  SparseUnaryLayer(
+      g.sum_unary_parent_begin, [](int32_t i) { return i; }, g.sum_unary_child, rules.unary_prob,
+      above, below);
 }
 
 }  // namespace

@@ -254,17 +254,10 @@ namespace {
 ParseOutcome ParseMaxRuleWith(const Grammar& grammar, const SumProductRules& base,
                               const SentenceInput& sentence, bool fast,
                               const std::vector<uint8_t>* allowed, const DecoderOptions& decoder) {
-  ParseOutcome outcome;
-  if (sentence.words.empty()) {
-    outcome.status = ParseStatus::kNoParse;
-    outcome.message = "empty sentence";
-    return outcome;
-  }
   // Inside and outside scores of every state, and the max-rule chart over base symbols.
-  const int32_t n = static_cast<int32_t>(sentence.words.size());
   const double per_cell = 16.0 * grammar.num_states() + 24.0 * grammar.num_symbols() + 40;
-  if (std::string why = ChartsDoNotFit(n, ChartBytes(n, per_cell)); !why.empty()) {
-    return {.status = ParseStatus::kOutOfMemory, .message = why};
+  if (std::optional<ParseOutcome> refused = RefuseBeforeParsing(sentence, per_cell)) {
+    return *std::move(refused);
   }
   InsideOutsideCharts charts;
   if (fast) {
@@ -276,7 +269,7 @@ ParseOutcome ParseMaxRuleWith(const Grammar& grammar, const SumProductRules& bas
   if (charts.log_likelihood > kNegInf) {
     MaxRuleChartWith(grammar, base, sentence.lexical, charts, &maxc);
   }
-  outcome = MaxRuleOutcome(grammar, sentence.words, charts.log_likelihood, maxc);
+  ParseOutcome outcome = MaxRuleOutcome(grammar, sentence.words, charts.log_likelihood, maxc);
   AddKBest(grammar, sentence.words, charts, maxc, decoder, &outcome);
   return outcome;
 }

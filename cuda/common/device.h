@@ -8,6 +8,15 @@
 
 namespace cky::cuda {
 
+// What a build without CUDA says wherever a device is asked for.
+inline constexpr char kNoCudaSupport[] = "this build has no CUDA support";
+
+// The Create functions of a build without CUDA: *error = kNoCudaSupport, and no object.
+inline std::nullptr_t NoCudaSupport(std::string* error) {
+  *error = kNoCudaSupport;
+  return nullptr;
+}
+
 // True when this build has CUDA support compiled in.
 bool BuiltWithCuda();
 

@@ -23,14 +23,19 @@ __host__ __device__ __forceinline__ int ChartCellIndex(int n, int start, int end
   return (span - 1) * (2 * n - span + 2) / 2 + start;
 }
 
+// The base of the holders below: each owns a CUDA resource that it frees once, so none is copied.
+class NoCopy {
+ public:
+  NoCopy() = default;
+  NoCopy(const NoCopy&) = delete;
+  NoCopy& operator=(const NoCopy&) = delete;
+};
+
 // A buffer that only grows (contents are not kept): device memory, or pinned host memory for
 // kPinned. Reserve is false when the allocation fails.
 template <typename T, bool kPinned>
-class CudaBuffer {
+class CudaBuffer : NoCopy {
  public:
-  CudaBuffer() = default;
-  CudaBuffer(const CudaBuffer&) = delete;
-  CudaBuffer& operator=(const CudaBuffer&) = delete;
   ~CudaBuffer() { Free(); }
   void Free() {
     if (data_) kPinned ? cudaFreeHost(data_) : cudaFree(data_);
@@ -94,11 +99,8 @@ inline size_t DefaultBatchBudget(size_t requested, double share = 0.85) {
 }
 
 // A stream owned by one device object (destroyed with it).
-class CudaStream {
+class CudaStream : NoCopy {
  public:
-  CudaStream() = default;
-  CudaStream(const CudaStream&) = delete;
-  CudaStream& operator=(const CudaStream&) = delete;
   ~CudaStream() {
     if (stream_) cudaStreamDestroy(stream_);
   }
@@ -127,11 +129,8 @@ inline bool WaitForStream(cudaStream_t stream, std::string* error) {
 
 // Events for timing phases on a stream, by index (created when first recorded, destroyed with
 // the object): Record(i) at each phase boundary, Elapsed(i, j) once the stream is done.
-class EventMarks {
+class EventMarks : NoCopy {
  public:
-  EventMarks() = default;
-  EventMarks(const EventMarks&) = delete;
-  EventMarks& operator=(const EventMarks&) = delete;
   ~EventMarks() {
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
   }

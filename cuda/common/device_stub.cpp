@@ -5,12 +5,12 @@ namespace cky::cuda {
 
 bool BuiltWithCuda() { return false; }
 bool DeviceAvailable() { return false; }
-std::string DeviceDescription() { return "this build has no CUDA support"; }
+std::string DeviceDescription() { return kNoCudaSupport; }
 void DeviceMemory(size_t* free_bytes, size_t* total_bytes) { *free_bytes = *total_bytes = 0; }
 
 int DeviceCount() { return 0; }
 bool SetDevice(int device, std::string* error) {
-  *error = "no CUDA device " + std::to_string(device) + " (this build has no CUDA support)";
+  *error = "no CUDA device " + std::to_string(device) + " (" + kNoCudaSupport + ")";
   return false;
 }
 

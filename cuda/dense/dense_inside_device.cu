@@ -91,18 +91,25 @@ __device__ __forceinline__ float WarpMax(float value) {
   return value;
 }
 
+// The kernels with a warp per span: the warp's index in the grid (its span's), and its lane.
+__device__ __forceinline__ int GridWarp() { return (blockIdx.x * blockDim.x + threadIdx.x) >> 5; }
+__device__ __forceinline__ int WarpLane() { return threadIdx.x & 31; }
+
+// The chart cell of the span of `width` words from `start` in sentence s.
+__device__ __forceinline__ long long CellOf(const SentenceInfo& s, int start, int width) {
+  return s.cell_offset + static_cast<long long>(start) * (s.n + 1) + start + width;
+}
+
 // Width-1 cells: C[i,i+1,:] = T[word_i, :], rescaled. One warp per span.
 __global__ void WordCellsKernel(const int2* spans, int span_count, const SentenceInfo* sentences,
                                 const int* words, const float* terminals, int m, float* values,
                                 double* log_scale) {
-  const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-  const int lane = threadIdx.x & 31;
+  const int warp = GridWarp(), lane = WarpLane();
   if (warp >= span_count) return;
   const int2 span = spans[warp];
   const SentenceInfo s = sentences[span.x];
-  const int i = span.y;
-  const int word = words[s.word_offset + i];
-  const long long cell = s.cell_offset + static_cast<long long>(i) * (s.n + 1) + i + 1;
+  const int word = words[s.word_offset + span.y];
+  const long long cell = CellOf(s, span.y, 1);
   float largest = 0.f;
   for (int a = lane; a < m; a += 32)
     largest = fmaxf(largest, terminals[static_cast<long long>(word) * m + a]);
@@ -213,13 +220,10 @@ __global__ void FinishKernel(const float* partial, int splits, int span_count,
                              const double* span_offset, const int2* spans,
                              const SentenceInfo* sentences, int width, int m, float* values,
                              double* log_scale) {
-  const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-  const int lane = threadIdx.x & 31;
+  const int warp = GridWarp(), lane = WarpLane();
   if (warp >= span_count) return;
   const int2 span = spans[warp];
-  const SentenceInfo s = sentences[span.x];
-  const long long cell =
-      s.cell_offset + static_cast<long long>(span.y) * (s.n + 1) + span.y + width;
+  const long long cell = CellOf(sentences[span.x], span.y, width);
   const double offset = span_offset[warp];
   float largest = 0.f;
   for (int a = lane; a < m; a += 32) {

@@ -28,9 +28,9 @@
 // |x - y| <= 1e-9 max(1, |x| + |y|); chart values are compared where the reference's exceeds 1e-250
 // of its cell's largest (below that both must be under 1e-240), outside values only for states
 // with a positive inside (the others are unspecified; a cell whose inside is all zero gets no
-// outside here). Measured differences are about 1e-12 (bench/RESULTS.md). Sums are taken in
+// outside here; bench/RESULTS-LOG.md has the differences measured on devices). Sums are taken in
 // another order than on the CPU, so results are not bit-identical; max-rule trees could differ
-// only where two candidates tie within rounding (none seen in the tests).
+// only where two candidates tie within rounding.
 //
 // Kernel mapping (inside_outside.cu):
 //   pair-sum (inside and both outside directions, one kernel, mode by template): per tile of
@@ -55,8 +55,8 @@
 //     symbol).
 //   max-rule binary, variant 7: the same blocks; each warp takes the chunk's next base rule
 //     (a shared counter). Per group of 32 splits a lane per split flags the usable ones (ballot);
-//     then per pass over 128 of the rule's entries (its distinct (b, c) substate pairs, 27% of
-//     the s_B x s_C pairs on en_sm6s), each lane computes q(b, c) = sum_a outpre(A_a) p(a, b, c)
+//     then per pass over 128 of the rule's entries (its distinct (b, c) substate pairs, a fraction
+//     of the s_B x s_C pairs), each lane computes q(b, c) = sum_a outpre(A_a) p(a, b, c)
 //     for 4 entries in registers and, for each usable split, sum q in_L(b) in_R(c) over them; a
 //     warp reduction hands each split's sum to its lane, which keeps the first best (rule, split).
 //   max-rule binary, variants 9, 11, 13 (the default) and 14: the big base rules (more than 2,048
@@ -82,30 +82,25 @@ struct DeviceInsideOutsideOptions {
   // cells; fewer groups at long spans).
   int cells_per_group = 8;
   // Pair-sum kernel: 5 (default) variant 3 with the S phase on FP64 tensor cores (m8n8k4 DMMA, a
-  // warp per cell and 8 x 8 tile of S, 4 partners a step; 14-16% faster than 3, bench/RESULTS.md);
-  // 3 variant 2 with the S tile's rows padded to G + 1 doubles a substate pair (its stores had
-  // 20-way shared bank conflicts, ncu); 2 the rule phase a thread
-  // per (target state, cell); 1 the first version, a warp per target state with lanes over its
-  // rules (1 to 3 kept for measuring). Variants 4 (3 under four blocks an SM) and 6 (5 with each
-  // rule's key and probability in one 16-byte load: no faster) were removed (bench/RESULTS.md).
+  // warp per cell and 8 x 8 tile of S, 4 partners a step); 3 variant 2 with the S tile's rows
+  // padded to G + 1 doubles a substate pair (against shared-memory bank conflicts of its stores);
+  // 2 the rule phase a thread per (target state, cell); 1 a warp per target state with lanes over
+  // its rules. 1 to 3 are kept for measuring; the numbers not listed were variants since removed.
+  // bench/RESULTS-LOG.md has the figures of all of them.
   int pair_sum_kernel = 5;
   // Max-rule binary kernel: 13 (default) a hybrid of 2 and 7 by base rule size: a base rule with
-  // more than 2,048 distinct (b, c) substate pairs ("entries"; 12 on en_sm6s) gets a chunk of its
-  // own, run block-wide as variant 2 with its Q built from its entries (a thread per (b, c)
-  // instead of shared double atomics); the other rules are chunked together (chunks a quarter of
-  // variant 2's work) and run as variant 7 in blocks of 64 threads, a warp per rule, each chunk's
-  // rules taken most entries first. Two launches per span length, one per kind of chunk. On
-  // en_sm6s: max-rule binary 11.2 -> 5.4 s, 114 -> 154 sentences/s end to end, same trees
-  // (bench/RESULTS.md, branch maxrule3). 14: 13 with every base rule in a warp chunk (as fast on
-  // en_sm6s, within noise; a very big rule would hold one warp). 11: 13 with blocks of 256
-  // threads, full-size warp chunks in grammar order (135.6 sentences/s); 9: 11 with 128 entries
-  // as the threshold (slower on en_sm6s, 11.4 s; kept because it runs the block-wide path on the
-  // test grammars, whose rules have fewer than 2,048 entries). Earlier: 2 a thread per
-  // (split, b) then per split (the default before, 11.1 s); 1 the first version, a warp per
-  // split with lanes over b; 7 a warp per base rule over its entries in chunks of variant 2's
-  // cut, 4 entries a lane per pass (14.4 s: a big rule held one warp while the block's other
-  // seven waited). Removed after measuring (bench/RESULTS.md): 3 to 6, 8, 10, 12 (11 with 512
-  // as the size threshold, or 11 with the ordering alone).
+  // more than 2,048 distinct (b, c) substate pairs ("entries") gets a chunk of its own, run
+  // block-wide as variant 2 with its Q built from its entries (a thread per (b, c) instead of
+  // shared double atomics); the other rules are chunked together (chunks a quarter of variant 2's
+  // work) and run as variant 7 in blocks of 64 threads, a warp per rule, each chunk's rules taken
+  // most entries first. Two launches per span length, one per kind of chunk. 14: 13 with every
+  // base rule in a warp chunk (a very big rule would hold one warp). 11: 13 with blocks of 256
+  // threads, full-size warp chunks in grammar order; 9: 11 with 128 entries as the threshold (it
+  // runs the block-wide path on the test grammars, whose rules have fewer than 2,048 entries).
+  // 2 a thread per (split, b) then per split; 1 a warp per split with lanes over b; 7 a warp per
+  // base rule over its entries in chunks of variant 2's cut, 4 entries a lane per pass. The
+  // variants other than 13 are kept for measuring and testing; the numbers not listed were
+  // variants since removed. bench/RESULTS-LOG.md has the figures of all of them.
   int max_rule_kernel = 13;
   // MaskedMaxRuleBatch's dispatch: 3 (default) work lists: per pair-sum launch, the symbol
   // pairs (X, Y) live for each target cell (X and Y present at one partner, and one of the pair's

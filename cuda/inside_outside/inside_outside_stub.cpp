@@ -1,13 +1,14 @@
 // CUDA-less builds: no DeviceInsideOutside can be created.
 #include "cuda/inside_outside/inside_outside.h"
 
+#include "cuda/common/device.h"
+
 namespace cky::cuda {
 
 std::unique_ptr<DeviceInsideOutside> DeviceInsideOutside::Create(const GrammarView&,
                                                                  const DeviceInsideOutsideOptions&,
                                                                  std::string* error) {
-  *error = "this build has no CUDA support";
-  return nullptr;
+  return NoCudaSupport(error);
 }
 
 }  // namespace cky::cuda

@@ -1,12 +1,13 @@
 // CUDA-less builds: no DeviceSplitMergeEStep can be created.
 #include "cuda/train/split_merge_estep.h"
 
+#include "cuda/common/device.h"
+
 namespace cky::cuda {
 
 std::unique_ptr<DeviceSplitMergeEStep> DeviceSplitMergeEStep::Create(const SplitMergeTreebank&,
                                                                      std::string* error) {
-  *error = "this build has no CUDA support";
-  return nullptr;
+  return NoCudaSupport(error);
 }
 
 }  // namespace cky::cuda

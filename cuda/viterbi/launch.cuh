@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cuda/viterbi/device_common.cuh"
+#include "cuda/viterbi/variants.h"
 #include "cuda/viterbi/viterbi.h"
 
 namespace cky::cuda::viterbi {
@@ -68,6 +69,20 @@ class BinaryPass {
   virtual const int2* tile_symbols() const { return nullptr; }
   virtual int num_tiles() const { return 0; }
 };
+
+// The pass of variant `name` when it is one of kFamily's: make(policy), a value of the variant's
+// policy type, builds it (and may return null to leave it to another file); else null.
+template <Family kFamily, typename Make>
+std::unique_ptr<BinaryPass> FindFamilyPass(const std::string& name, Make make) {
+  std::unique_ptr<BinaryPass> pass;
+  ForEachVariant([&](const auto& variant) {
+    using P = PolicyOf<decltype(variant)>;
+    if constexpr (P::kFamily == kFamily) {
+      if (!pass && name == variant.name) pass = make(P{});
+    }
+  });
+  return pass;
+}
 
 // Each family file's part of the registry: the pass of variant `name` when it is one of the
 // family's, else null.

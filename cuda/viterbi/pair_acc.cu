@@ -42,15 +42,9 @@ __global__ void __launch_bounds__(kThreads)
   for (int t = blockIdx.y; t < num_tiles; t += gridDim.y) {
     const int pair = __ldg(pairs.class_pairs + t);
     const PairTile tile = LoadPairTile(pairs, pair);
-    __syncthreads();  // the previous tile is done with shared memory
-    if (threadIdx.x < G) sh_count[threadIdx.x] = 0;
-    if (threadIdx.x == 0) sh_total = 0;
-    __syncthreads();
-    GatherSplits<G>(a, tile.sym, present, num_symbols, num_items, first_item, max_splits, sh_left,
-                    sh_right, sh_count, &sh_total);
-    if (sh_total == 0) continue;  // uniform
-    SplitMaxima<G, 0, false, false, false>(a, tile, sh_left, sh_right, sh_count, max_splits,
-                                           sh_best);
+    if (!FusedSplitPhase<G>(a, tile, present, num_symbols, num_items, first_item, max_splits,
+                            sh_left, sh_right, sh_count, &sh_total, sh_best))
+      continue;
     const int pl_end = __ldg(pairs.pl_begin + pair + 1);
     for (int pl = __ldg(pairs.pl_begin + pair) + warp; pl < pl_end; pl += blockDim.x / 32) {
       const float mine = WarpRuleMaxima<G>(pairs, sh_best, pl, lane);
@@ -95,18 +89,12 @@ bool LaunchPairAcc(const SpanLaunch& s, const PairTiles& tiles, std::string* err
 }  // namespace
 
 std::unique_ptr<BinaryPass> MakePairAccPass(const std::string& name) {
-  std::unique_ptr<BinaryPass> pass;
-  ForEachVariant([&](const auto& variant) {
-    using P = PolicyOf<decltype(variant)>;
-    if constexpr (P::kFamily == Family::kPairAcc) {
-      if (!pass && name == variant.name) {
-        TileOptions tiles;
-        tiles.band_limit = P::kBandLimit;
-        pass = std::make_unique<TilePass>(PassTraits{}, tiles, &LaunchPairAcc<P::kGroup>);
-      }
-    }
+  return FindFamilyPass<Family::kPairAcc>(name, [](auto policy) {
+    using P = decltype(policy);
+    TileOptions tiles;
+    tiles.band_limit = P::kBandLimit;
+    return std::make_unique<TilePass>(PassTraits{}, tiles, &LaunchPairAcc<P::kGroup>);
   });
-  return pass;
 }
 
 }  // namespace cky::cuda::viterbi

@@ -31,24 +31,16 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ int sh_count[G];
   __shared__ int sh_total;
 
-  const int pair = __ldg(pairs.class_pairs + blockIdx.y);
-  const PairTile tile = LoadPairTile(pairs, pair);
-  const int num_groups = (num_items + G - 1) / G;
-  const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
+  const auto [pair, tile, group_begin, group_end] =
+      LoadTileBlock<G>(pairs, num_items, groups_per_block);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int pl_first = __ldg(pairs.pl_begin + pair), pl_end = __ldg(pairs.pl_begin + pair + 1);
 
-  for (int group = blockIdx.x * groups_per_block; group < group_end; ++group) {
+  for (int group = group_begin; group < group_end; ++group) {
     const int first_item = group * G;
-    __syncthreads();  // the previous group is done with shared memory
-    if (threadIdx.x < G) sh_count[threadIdx.x] = 0;
-    if (threadIdx.x == 0) sh_total = 0;
-    __syncthreads();
-    GatherSplits<G>(a, tile.sym, present, num_symbols, num_items, first_item, max_splits, sh_left,
-                    sh_right, sh_count, &sh_total);
-    if (sh_total == 0) continue;  // uniform: every thread read it before the next barrier
-    SplitMaxima<G, 0, false, false, false>(a, tile, sh_left, sh_right, sh_count, max_splits,
-                                           sh_best);
+    if (!FusedSplitPhase<G>(a, tile, present, num_symbols, num_items, first_item, max_splits,
+                            sh_left, sh_right, sh_count, &sh_total, sh_best))
+      continue;
     for (int pl = pl_first + warp; pl < pl_end; pl += blockDim.x / 32) {
       const float mine = WarpRuleMaxima<G>(pairs, sh_best, pl, lane);
       if (lane < G && mine > kNegInfF && first_item + lane < num_items) {
@@ -85,19 +77,13 @@ bool LaunchPairFused(const SpanLaunch& s, const PairTiles& tiles, std::string* e
 }  // namespace
 
 std::unique_ptr<BinaryPass> MakePairFusedPass(const std::string& name) {
-  std::unique_ptr<BinaryPass> pass;
-  ForEachVariant([&](const auto& variant) {
-    using P = PolicyOf<decltype(variant)>;
-    if constexpr (P::kFamily == Family::kPairFused) {
-      if (!pass && name == variant.name) {
-        TileOptions tiles;
-        tiles.band_limit = P::kBandLimit;
-        tiles.size_classes = P::kSizeClasses;
-        pass = std::make_unique<TilePass>(PassTraits{}, tiles, &LaunchPairFused<P::kGroup>);
-      }
-    }
+  return FindFamilyPass<Family::kPairFused>(name, [](auto policy) {
+    using P = decltype(policy);
+    TileOptions tiles;
+    tiles.band_limit = P::kBandLimit;
+    tiles.size_classes = P::kSizeClasses;
+    return std::make_unique<TilePass>(PassTraits{}, tiles, &LaunchPairFused<P::kGroup>);
   });
-  return pass;
 }
 
 }  // namespace cky::cuda::viterbi

@@ -128,22 +128,14 @@ __device__ __forceinline__ void SegRulesForCount(const PairArrays& pairs, const 
   const int rule_begin = __ldg(pairs.pl_rule_begin + pl);
   const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
   const int count = rule_end - rule_begin;
-  if constexpr (G == 8) {
-    if (count <= 12)
-      SegRules<8, 4, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
-    else if (count <= 40)
-      SegRules<8, 8, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
-    else
-      SegRules<8, 16, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
-  } else {
-    static_assert(G == 16, "pair-seg: G is 8 or 16");
-    if (count <= 24)
-      SegRules<16, 4, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
-    else if (count <= 96)
-      SegRules<16, 8, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
-    else
-      SegRules<16, 16, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
-  }
+  static_assert(G == 8 || G == 16, "pair-seg: G is 8 or 16");
+  constexpr int kMost4 = G == 8 ? 12 : 24, kMost8 = G == 8 ? 40 : 96;  // rules for R = 4, 8
+  if (count <= kMost4)
+    SegRules<G, 4, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
+  else if (count <= kMost8)
+    SegRules<G, 8, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
+  else
+    SegRules<G, 16, kPad>(pairs, sh_best, sh_target, pre, pl, rule_begin, rule_end, lane);
 }
 
 // GatherSplits from the split table (kTable): the same split points, cells and counts.
@@ -183,14 +175,9 @@ __device__ __forceinline__ void SplitMaximaQuad(const LevelArgs& a, const PairTi
   const int s_c4 = t.quads * kQuad;
   const int row_floats = s_c4 * (G + 1);  // BestOffset of pair + s_c4 minus that of pair
   for (int e = threadIdx.x; e < G * t.band_items; e += blockDim.x) {
-    const int g = DivBy(e, magic_items), rem = e - g * t.band_items;
-    const int qb = DivBy(rem, magic_quads), qc = rem - qb * t.quads;
-    const int b0 = qb * kQuad, c0 = qc * kQuad;
+    const auto [g, b0, c0] = QuadUnitByMagic(e, t, magic_items, magic_quads);
     float best[kQuad][kQuad];
-#pragma unroll
-    for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-      for (int j = 0; j < kQuad; ++j) best[i][j] = kNegInfF;
+    InitBest(best);
     const int count = sh_count[g];
     const int* left = sh_left + g * max_splits;
     const int* right = sh_right + g * max_splits;
@@ -198,13 +185,7 @@ __device__ __forceinline__ void SplitMaximaQuad(const LevelArgs& a, const PairTi
     for (int s = 0; s < count; ++s) {
       const float* lp = a.aligned_chart + (size_t(left[s]) * a.row_stride + loff);
       const float* rp = a.aligned_chart + (size_t(right[s]) * a.row_stride + roff);
-      const float4 lv = kKeep ? LoadRowOnce(lp) : __ldg(reinterpret_cast<const float4*>(lp));
-      const float4 rv = kKeep ? LoadRowOnce(rp) : __ldg(reinterpret_cast<const float4*>(rp));
-      const float l[kQuad] = {lv.x, lv.y, lv.z, lv.w}, r[kQuad] = {rv.x, rv.y, rv.z, rv.w};
-#pragma unroll
-      for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-        for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
+      MaxPlusRows(LoadRow<kKeep>(lp), LoadRow<kKeep>(rp), best);
     }
     // BestOffset<G, true>(p + j) = p (G + 1) + j G for p = (b0 + i) s_c4 + c0, a multiple of 4.
     float* dst = sh_best + (b0 * s_c4 + c0) * (G + 1) + g;
@@ -236,13 +217,9 @@ __device__ __forceinline__ void SplitMaximaPar(const LevelArgs& a, const PairTil
     const int e = base + threadIdx.x;
     const bool active = e < (units << log_p);
     const int unit = e >> log_p, part = e & (p - 1);
-    const int g = unit / t.band_items, rem = unit % t.band_items;
-    const int b0 = (rem / t.quads) * kQuad, c0 = (rem % t.quads) * kQuad;
+    const auto [g, b0, c0] = QuadUnitOf(unit, t);
     float best[kQuad][kQuad];
-#pragma unroll
-    for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-      for (int j = 0; j < kQuad; ++j) best[i][j] = kNegInfF;
+    InitBest(best);
     if (active) {
       const int count = sh_count[g];
       const int* left = sh_left + g * max_splits;
@@ -253,10 +230,7 @@ __device__ __forceinline__ void SplitMaximaPar(const LevelArgs& a, const PairTil
         const float4 rv =
             __ldg(reinterpret_cast<const float4*>(rbase + size_t(right[s]) * a.row_stride + c0));
         const float l[kQuad] = {lv.x, lv.y, lv.z, lv.w}, r[kQuad] = {rv.x, rv.y, rv.z, rv.w};
-#pragma unroll
-        for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-          for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
+        MaxPlusQuads(l, r, best);  // (MaxPlusRows here compiles to other instructions)
       }
     }
     for (int offset = p >> 1; offset > 0; offset >>= 1)
@@ -265,50 +239,24 @@ __device__ __forceinline__ void SplitMaximaPar(const LevelArgs& a, const PairTil
 #pragma unroll
         for (int j = 0; j < kQuad; ++j)
           best[i][j] = fmaxf(best[i][j], __shfl_xor_sync(0xffffffffu, best[i][j], offset));
-    if (active && part == 0) {
-#pragma unroll
-      for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-        for (int j = 0; j < kQuad; ++j)
-          if (b0 + i < t.info.y && c0 + j < t.s_c)
-            sh_best[BestOffset<G, true>((b0 + i) * t.s_c + c0 + j) + g] = best[i][j];
-    }
+    if (active && part == 0) StoreBest<G, true>(best, t, b0, c0, g, sh_best);
   }
   __syncthreads();
 }
 
-// LaneRulesMulti for one group.
-template <int G, int L, bool kKeep>
-__device__ __forceinline__ void LaneRulesL(const LaneArrays& lanes, int unit_first, int unit_end,
-                                           const float* sh_best, const long long* sh_target,
-                                           float* pre) {
-  const int units = unit_end - unit_first;
-  LaneRulesMulti<G, L, kKeep>(lanes, unit_first, units, units, sh_best, 0, sh_target, pre);
-}
-
+// The lane-rules phase of one group (LaneRulesAnyL over the tile's units).
 template <int G, bool kKeep = false>
 __device__ __forceinline__ void LaneRules(const LaneArrays& lanes, int pair, const float* sh_best,
                                           const long long* sh_target, float* pre) {
   static_assert(G == 8, "lane rules: G is 8");
   const int first = __ldg(lanes.unit_begin + pair), end = __ldg(lanes.unit_begin + pair + 1);
   const int units = end - first;
-  if (units * 2 > int(blockDim.x))
-    LaneRulesL<G, 1, kKeep>(lanes, first, end, sh_best, sh_target, pre);
-  else if (units * 4 > int(blockDim.x))
-    LaneRulesL<G, 2, kKeep>(lanes, first, end, sh_best, sh_target, pre);
-  else if (units * 8 > int(blockDim.x))
-    LaneRulesL<G, 4, kKeep>(lanes, first, end, sh_best, sh_target, pre);
-  else
-    LaneRulesL<G, 8, kKeep>(lanes, first, end, sh_best, sh_target, pre);
+  LaneRulesAnyL<G>(GlobalLaneRules<kKeep>{lanes.units, lanes.rules, first}, units, units, sh_best,
+                   0, sh_target, pre);
 }
 
 template <typename P>
-__device__ __forceinline__ void PairSegBody(LevelArgs a, PairArrays pairs,
-                                            const unsigned char* present, int num_symbols,
-                                            int num_items, int max_splits, int max_bc,
-                                            int groups_per_block, const unsigned* left_mask,
-                                            const unsigned* right_mask, int mask_words,
-                                            LaneArrays lanes) {
+__device__ __forceinline__ void PairSegBody(CKY_PAIR_SEG_PARAMS) {
   constexpr int G = P::kGroup, kSplitUnroll = P::kSplitUnroll;
   constexpr bool kPad = P::kPad, kAligned = P::kAligned, kMask = P::kMask;
   static_assert(!P::kAnyOption || (kAligned && kPad && kMask), "-r, -s, -t extend pair-seg-*-a4-m");
@@ -323,10 +271,8 @@ __device__ __forceinline__ void PairSegBody(LevelArgs a, PairArrays pairs,
   __shared__ long long sh_target[G];  // the cell's first score in pre, or -1 past the items
   __shared__ int sh_total;
 
-  const int pair = __ldg(pairs.class_pairs + blockIdx.y);
-  const PairTile tile = LoadPairTile(pairs, pair);
-  const int num_groups = (num_items + G - 1) / G;
-  const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
+  const auto [pair, tile, group_begin, group_end] =
+      LoadTileBlock<G>(pairs, num_items, groups_per_block);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int pl_first = __ldg(pairs.pl_begin + pair), pl_end = __ldg(pairs.pl_begin + pair + 1);
   unsigned magic_items = 0, magic_quads = 0;
@@ -335,7 +281,7 @@ __device__ __forceinline__ void PairSegBody(LevelArgs a, PairArrays pairs,
     magic_quads = DivMagic(tile.quads);
   }
 
-  for (int group = blockIdx.x * groups_per_block; group < group_end; ++group) {
+  for (int group = group_begin; group < group_end; ++group) {
     // kMask: skip before any load or barrier when no split point of the group can hold B and C
     // (the same for every thread of the block).
     if constexpr (kMask) {
@@ -391,11 +337,7 @@ __device__ __forceinline__ void PairSegBody(LevelArgs a, PairArrays pairs,
 //   barrier.
 // Groups the masks skip are never visited (the next group is the next one the masks allow).
 template <typename P>
-__device__ __forceinline__ void PairSegPipeBody(LevelArgs a, PairArrays pairs, int num_items,
-                                                int max_splits, int max_bc, int groups_per_block,
-                                                const unsigned* left_mask,
-                                                const unsigned* right_mask, int mask_words,
-                                                LaneArrays lanes) {
+__device__ __forceinline__ void PairSegPipeBody(CKY_PAIR_SEG_PARAMS) {
   constexpr int G = P::kGroup;
   static_assert(G == 8 && P::kLaneRules && P::kTable && P::kQuadPad && P::kPipe);
   constexpr bool kKeep = P::kKeepRules;
@@ -407,12 +349,11 @@ __device__ __forceinline__ void PairSegPipeBody(LevelArgs a, PairArrays pairs, i
   __shared__ long long sh_target[2][G];
   __shared__ int sh_total[2];
 
-  const int pair = __ldg(pairs.class_pairs + blockIdx.y);
-  const PairTile tile = LoadPairTile(pairs, pair);
+  const TileBlock block = LoadTileBlock<G>(pairs, num_items, groups_per_block);
+  const int pair = block.pair, group_end = block.group_end;  // named: the lambdas capture them
+  const PairTile tile = block.tile;
   const unsigned magic_items = DivMagic(tile.band_items);
   const unsigned magic_quads = DivMagic(tile.quads);
-  const int num_groups = (num_items + G - 1) / G;
-  const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
   auto next_group = [&](int group) {  // the same for every thread
     while (group < group_end &&
            !GroupMayHavePair(left_mask, right_mask, mask_words, group, tile.sym))
@@ -436,7 +377,7 @@ __device__ __forceinline__ void PairSegPipeBody(LevelArgs a, PairArrays pairs, i
                                 max_splits, sh_left + buf * G * max_splits,
                                 sh_right + buf * G * max_splits, sh_count[buf], &sh_total[buf]);
   };
-  int cur = next_group(blockIdx.x * groups_per_block);
+  int cur = next_group(block.group_begin);
   if (cur >= group_end) return;  // uniform
   init(0, cur);
   __syncthreads();

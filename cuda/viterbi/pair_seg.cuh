@@ -62,29 +62,6 @@ using WithoutRowOffsets = PairSegKernelPolicy<P::kGroup, P::kSplitUnroll, P::kPa
 constexpr int kMaxGroupsInFlight = 4;  // -g: most cell groups a block takes at once
 constexpr int kRingSlots = 2;          // -c: split points in flight per thread
 
-// One rule for kCells adjacent cells: acc[c] = max(acc[c], w + best[c]) (best[] in shared memory,
-// 8- or 16-byte aligned for 2 or 4 and more cells).
-template <int kCells>
-__device__ __forceinline__ void RuleIntoCells(float (&acc)[kCells], float w, const float* best) {
-  static_assert(kCells == 1 || kCells == 2 || kCells % 4 == 0);
-  if constexpr (kCells == 1) {
-    acc[0] = fmaxf(acc[0], w + best[0]);
-  } else if constexpr (kCells == 2) {
-    const float2 v = *reinterpret_cast<const float2*>(best);
-    acc[0] = fmaxf(acc[0], w + v.x);
-    acc[1] = fmaxf(acc[1], w + v.y);
-  } else {
-#pragma unroll
-    for (int q = 0; q < kCells / 4; ++q) {
-      const float4 v = reinterpret_cast<const float4*>(best)[q];
-      acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
-      acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
-      acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
-      acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
-    }
-  }
-}
-
 struct LaneArrays {
   const int4* units;            // per unit: parent state, first rule, end rule (in rules), 0
   const int* unit_begin;        // per tile: its units [unit_begin[t], unit_begin[t + 1])
@@ -99,27 +76,61 @@ __device__ __forceinline__ unsigned DivMagic(unsigned d) { return ((1u << 31) + 
 __device__ __forceinline__ int DivBy(int n, unsigned magic) {
   return int(__umulhi(unsigned(n) << 1, magic));
 }
+// QuadUnitOf by multiplications: magic_items, magic_quads = DivMagic(band_items), DivMagic(quads).
+__device__ __forceinline__ QuadUnit QuadUnitByMagic(int unit, const PairTile& t,
+                                                    unsigned magic_items, unsigned magic_quads) {
+  const int g = DivBy(unit, magic_items), rem = unit - g * t.band_items;
+  const int qb = DivBy(rem, magic_quads), qc = rem - qb * t.quads;
+  return {g, qb * kQuad, qc * kQuad};
+}
+
+// Where the lane-rules phase reads a tile's units and rules: global memory (through the
+// read-only cache, the rules with -k's eviction hint under kKeep) or shared memory (kStageRules).
+// Unit(item, skipped) is the tile's unit item - skipped: global memory subtracts in the pointer
+// arithmetic, shared memory in the index (each the addressing its kernels' registers are tuned
+// with; one int index for both compiles to other instructions).
+template <bool kKeep>
+struct GlobalLaneRules {
+  const int4* units;  // LaneArrays::units
+  const int2* rules;  // LaneArrays::rules
+  int unit_first;     // the tile's first unit
+  __device__ __forceinline__ int4 Unit(int item, int skipped) const {
+    return __ldg(units + unit_first + item - skipped);
+  }
+  __device__ __forceinline__ int2 Rule(int r) const {
+    return kKeep ? LoadRuleKeep(rules + r) : __ldg(rules + r);
+  }
+};
+// units[u]: the tile's unit u, its rules' indices relative to `rules`.
+struct StagedLaneRules {
+  const int4* units;
+  const int2* rules;
+  __device__ __forceinline__ int4 Unit(int item, int skipped) const {
+    return units[item - skipped];
+  }
+  __device__ __forceinline__ int2 Rule(int r) const { return rules[r]; }
+};
 
 // The lane-rules phase (kLaneRules) with L lanes per unit, G / L cells per lane, over nk groups at
 // once (kMultiGroup; else nk = 1): item = k x rule_units + unit, group k's maxima at sh_best +
 // k x region, its target cells at sh_target[k G ..].
-template <int G, int L, bool kKeep>
-__device__ __forceinline__ void LaneRulesMulti(const LaneArrays& lanes, int unit_first,
-                                               int rule_units, int items, const float* sh_best,
-                                               int region, const long long* sh_target, float* pre) {
+template <int G, int L, typename Source>
+__device__ __forceinline__ void LaneRulesMulti(const Source& source, int rule_units, int items,
+                                               const float* sh_best, int region,
+                                               const long long* sh_target, float* pre) {
   constexpr int kCells = G / L;
   static_assert(kCells * L == G && (kCells == 1 || kCells == 2 || kCells % 4 == 0));
   const int part = threadIdx.x % L;
   for (int item = threadIdx.x / L; item < items; item += blockDim.x / L) {
     const int k = item / rule_units;
-    const int4 unit = __ldg(lanes.units + unit_first + item - k * rule_units);
+    const int4 unit = source.Unit(item, k * rule_units);
     const float* group_best = sh_best + k * region + part * kCells;
     float acc[kCells];
 #pragma unroll
     for (int c = 0; c < kCells; ++c) acc[c] = kNegInfF;
 #pragma unroll 4
     for (int r = unit.y; r < unit.z; ++r) {
-      const int2 rule = kKeep ? LoadRuleKeep(lanes.rules + r) : __ldg(lanes.rules + r);
+      const int2 rule = source.Rule(r);
       const float w = __int_as_float(rule.y);
       RuleIntoCells<kCells>(acc, w, group_best + rule.x);
     }
@@ -131,30 +142,25 @@ __device__ __forceinline__ void LaneRulesMulti(const LaneArrays& lanes, int unit
   }
 }
 
-// LaneRulesMulti reading the tile's units and rules from shared memory (kStageRules): units[u]
+// LaneRulesMulti with L by the items' count: the fewest lanes per unit that still spread the
+// items over the block (1 when there are more than blockDim.x / 2 of them, else 2, 4 or 8).
+template <int G, typename Source>
+__device__ __forceinline__ void LaneRulesAnyL(const Source& source, int rule_units, int items,
+                                              const float* sh_best, int region,
+                                              const long long* sh_target, float* pre) {
+  if (items * 2 > int(blockDim.x))
+    LaneRulesMulti<G, 1>(source, rule_units, items, sh_best, region, sh_target, pre);
+  else if (items * 4 > int(blockDim.x))
+    LaneRulesMulti<G, 2>(source, rule_units, items, sh_best, region, sh_target, pre);
+  else if (items * 8 > int(blockDim.x))
+    LaneRulesMulti<G, 4>(source, rule_units, items, sh_best, region, sh_target, pre);
+  else
+    LaneRulesMulti<G, 8>(source, rule_units, items, sh_best, region, sh_target, pre);
+}
 
-// The bodies of kernel 9: PairSegBody and PairSegPipeBody in pair_seg.cu, PairSegMultiBody (-g)
-// in pair_seg_multi.cu; each file instantiates the kernels of the variants whose body it has.
-template <typename P>
-__device__ __forceinline__ void PairSegBody(LevelArgs a, PairArrays pairs,
-                                            const unsigned char* present, int num_symbols,
-                                            int num_items, int max_splits, int max_bc,
-                                            int groups_per_block, const unsigned* left_mask,
-                                            const unsigned* right_mask, int mask_words,
-                                            LaneArrays lanes);
-template <typename P>
-__device__ __forceinline__ void PairSegPipeBody(LevelArgs a, PairArrays pairs, int num_items,
-                                                int max_splits, int max_bc, int groups_per_block,
-                                                const unsigned* left_mask,
-                                                const unsigned* right_mask, int mask_words,
-                                                LaneArrays lanes);
-template <typename P>
-__device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, int num_items,
-                                                 int max_splits, int max_bc, int groups_per_block,
-                                                 const unsigned* left_mask,
-                                                 const unsigned* right_mask, int mask_words,
-                                                 LaneArrays lanes);
-
+// The bodies of kernel 9, one parameter list (CKY_PAIR_SEG_PARAMS): PairSegBody and
+// PairSegPipeBody in pair_seg.cu, PairSegMultiBody (-g) in pair_seg_multi.cu; each file
+// instantiates the kernels of the variants whose body it has.
 #define CKY_PAIR_SEG_PARAMS                                                                    \
   LevelArgs a, PairArrays pairs, const unsigned char *present, int num_symbols, int num_items, \
       int max_splits, int max_bc, int groups_per_block, const unsigned *left_mask,             \
@@ -162,31 +168,38 @@ __device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, 
 #define CKY_PAIR_SEG_ARGS                                                                     \
   a, pairs, present, num_symbols, num_items, max_splits, max_bc, groups_per_block, left_mask, \
       right_mask, mask_words, lanes
-
 template <typename P>
-__global__ void __launch_bounds__(kThreads) PairSegKernel(CKY_PAIR_SEG_PARAMS) {
+__device__ __forceinline__ void PairSegBody(CKY_PAIR_SEG_PARAMS);
+template <typename P>
+__device__ __forceinline__ void PairSegPipeBody(CKY_PAIR_SEG_PARAMS);
+template <typename P>
+__device__ __forceinline__ void PairSegMultiBody(CKY_PAIR_SEG_PARAMS);
+
+// Policy P's body.
+template <typename P>
+__device__ __forceinline__ void PairSegAnyBody(CKY_PAIR_SEG_PARAMS) {
   if constexpr (P::kMultiGroup) {
-    PairSegMultiBody<P>(a, pairs, num_items, max_splits, max_bc, groups_per_block, left_mask,
-                        right_mask, mask_words, lanes);
+    PairSegMultiBody<P>(CKY_PAIR_SEG_ARGS);
+  } else if constexpr (P::kPipe) {
+    PairSegPipeBody<P>(CKY_PAIR_SEG_ARGS);
   } else {
     PairSegBody<P>(CKY_PAIR_SEG_ARGS);
   }
+}
+
+template <typename P>
+__global__ void __launch_bounds__(kThreads) PairSegKernel(CKY_PAIR_SEG_PARAMS) {
+  static_assert(!P::kPipe);
+  PairSegAnyBody<P>(CKY_PAIR_SEG_ARGS);
 }
 
 // -q and -5 variants: at least 5 blocks per SM, the ordinary variants' occupancy (48 registers;
 // nvcc gives these 57-58 unbounded, i.e. 4 blocks).
 template <typename P>
 __global__ void __launch_bounds__(kThreads, 5) PairSegKernelQuad(CKY_PAIR_SEG_PARAMS) {
-  if constexpr (P::kMultiGroup) {
-    PairSegMultiBody<P>(a, pairs, num_items, max_splits, max_bc, groups_per_block, left_mask,
-                        right_mask, mask_words, lanes);
-  } else if constexpr (P::kPipe) {
-    PairSegPipeBody<P>(a, pairs, num_items, max_splits, max_bc, groups_per_block, left_mask,
-                       right_mask, mask_words, lanes);
-  } else {
-    static_assert(P::kSplitUnroll == 1 && P::kPad && P::kAligned && P::kMask);
-    PairSegBody<P>(CKY_PAIR_SEG_ARGS);
-  }
+  static_assert(P::kMultiGroup || P::kPipe ||
+                (P::kSplitUnroll == 1 && P::kPad && P::kAligned && P::kMask));
+  PairSegAnyBody<P>(CKY_PAIR_SEG_ARGS);
 }
 
 // -p variants: at most 64 registers (4 blocks per SM, as the default's 61). (-l
@@ -194,8 +207,7 @@ __global__ void __launch_bounds__(kThreads, 5) PairSegKernelQuad(CKY_PAIR_SEG_PA
 template <typename P>
 __global__ void __launch_bounds__(kThreads, 4) PairSegKernelMin4(CKY_PAIR_SEG_PARAMS) {
   static_assert(P::kMultiGroup);
-  PairSegMultiBody<P>(a, pairs, num_items, max_splits, max_bc, groups_per_block, left_mask,
-                      right_mask, mask_words, lanes);
+  PairSegAnyBody<P>(CKY_PAIR_SEG_ARGS);
 }
 
 // -oN: at least N = P::kMinBlocks blocks per SM: the compiler caps the registers to fit them
@@ -206,11 +218,8 @@ template <typename P>
 __global__ void __launch_bounds__(kThreads, P::kMinBlocks)
     PairSegKernelMinBlocks(CKY_PAIR_SEG_PARAMS) {
   static_assert(!P::kAnyOption);
-  PairSegBody<P>(CKY_PAIR_SEG_ARGS);
+  PairSegAnyBody<P>(CKY_PAIR_SEG_ARGS);
 }
-
-#undef CKY_PAIR_SEG_PARAMS
-#undef CKY_PAIR_SEG_ARGS
 
 // Kernel 9's launch for one span length, with the kernel of policy P's launch bounds: -oN
 // (PairSegKernelMinBlocks), -q or -5 (PairSegKernelQuad), -p (PairSegKernelMin4), else
@@ -301,16 +310,14 @@ std::unique_ptr<BinaryPass> NewPairSegPass() {
 // not; else null.
 template <bool kMulti>
 std::unique_ptr<BinaryPass> FindPairSegPass(const std::string& name) {
-  std::unique_ptr<BinaryPass> pass;
-  ForEachVariant([&](const auto& variant) {
-    using V = PolicyOf<decltype(variant)>;
-    if constexpr (V::kFamily == Family::kPairSeg) {
-      if constexpr (V::kMultiGroup == kMulti) {
-        if (!pass && name == variant.name) pass = NewPairSegPass<V>();
-      }
+  return FindFamilyPass<Family::kPairSeg>(name, [](auto policy) -> std::unique_ptr<BinaryPass> {
+    using V = decltype(policy);
+    if constexpr (V::kMultiGroup == kMulti) {
+      return NewPairSegPass<V>();
+    } else {
+      return nullptr;
     }
   });
-  return pass;
 }
 
 }  // namespace cky::cuda::viterbi

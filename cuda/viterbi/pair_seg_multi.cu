@@ -13,48 +13,7 @@
 
 namespace cky::cuda::viterbi {
 
-// is the tile's unit u, its rules' indices relative to `rules`.
-template <int G, int L>
-__device__ __forceinline__ void LaneRulesStaged(const int4* units, const int2* rules,
-                                                int rule_units, int items, const float* sh_best,
-                                                int region, const long long* sh_target,
-                                                float* pre) {
-  constexpr int kCells = G / L;
-  static_assert(kCells * L == G && (kCells == 1 || kCells == 2 || kCells % 4 == 0));
-  const int part = threadIdx.x % L;
-  for (int item = threadIdx.x / L; item < items; item += blockDim.x / L) {
-    const int k = item / rule_units;
-    const int4 unit = units[item - k * rule_units];
-    const float* group_best = sh_best + k * region + part * kCells;
-    float acc[kCells];
-#pragma unroll
-    for (int c = 0; c < kCells; ++c) acc[c] = kNegInfF;
-#pragma unroll 4
-    for (int r = unit.y; r < unit.z; ++r) {
-      const int2 rule = rules[r];
-      RuleIntoCells<kCells>(acc, __int_as_float(rule.y), group_best + rule.x);
-    }
-#pragma unroll
-    for (int c = 0; c < kCells; ++c) {
-      const long long target = sh_target[k * G + part * kCells + c];
-      if (acc[c] > kNegInfF && target >= 0) AtomicMaxFloat(pre + target + unit.x, acc[c]);
-    }
-  }
-}
-
-// The split loop of kRowOffsets (-o): float4 rows at base + a 32-bit offset (aligned chart).
-template <bool kKeep>
-__device__ __forceinline__ float4 LoadRow(const float* p) {
-  return kKeep ? LoadRowOnce(p) : __ldg(reinterpret_cast<const float4*>(p));
-}
-__device__ __forceinline__ void MaxPlusRows(float4 lv, float4 rv, float (&best)[kQuad][kQuad]) {
-  const float l[kQuad] = {lv.x, lv.y, lv.z, lv.w}, r[kQuad] = {rv.x, rv.y, rv.z, rv.w};
-#pragma unroll
-  for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-    for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
-}
-
+// The split loops of kRowOffsets (-o): float4 rows at base + a 32-bit offset (aligned chart).
 // -p: split s + 1's rows are loaded before split s's max-plus.
 template <bool kKeep>
 __device__ __forceinline__ void SplitLoopPrefetch(const float* lbase, const float* rbase,
@@ -125,11 +84,7 @@ __device__ __forceinline__ void SplitLoopRing(const float* lbase, const float* r
 // rounded to 4 floats) inside the BestFloats(G, max_bc) of one group of the widest tile, and
 // max_k lists of split points (LaunchPairSeg picks max_k so that 5 blocks still fit per SM).
 template <typename P>
-__device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, int num_items,
-                                                 int max_splits, int max_bc, int groups_per_block,
-                                                 const unsigned* left_mask,
-                                                 const unsigned* right_mask, int mask_words,
-                                                 LaneArrays lanes) {
+__device__ __forceinline__ void PairSegMultiBody(CKY_PAIR_SEG_PARAMS) {
   constexpr int G = P::kGroup;
   const int max_k = lanes.max_k;
   static_assert(G == 8 && P::kLaneRules && P::kTable && P::kMultiGroup &&
@@ -306,14 +261,9 @@ __device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, 
     if (sh_total == 0) continue;  // uniform
     // Split maxima (SplitMaxima's aligned path), group k's into region k.
     for (int e = threadIdx.x; e < nk * units_per_group; e += blockDim.x) {
-      const int c = DivBy(e, magic_items), rem = e - c * tile.band_items;
-      const int qb = DivBy(rem, magic_quads), qc = rem - qb * tile.quads;
-      const int b0 = qb * kQuad, c0 = qc * kQuad;
+      const auto [c, b0, c0] = QuadUnitByMagic(e, tile, magic_items, magic_quads);
       float best[kQuad][kQuad];
-#pragma unroll
-      for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-        for (int j = 0; j < kQuad; ++j) best[i][j] = kNegInfF;
+      InitBest(best);
       const int count = sh_count[c];
       const int* left = sh_left + c * max_splits;
       const int* right = sh_right + c * max_splits;
@@ -335,47 +285,20 @@ __device__ __forceinline__ void PairSegMultiBody(LevelArgs a, PairArrays pairs, 
         for (int s = 0; s < count; ++s)
           MaxPlusSplit<true, true, kKeep>(a, tile, left[s], right[s], b0, c0, best);
       }
-      float* region_best = sh_best + (c / G) * region;
-      const int g = c % G;
-#pragma unroll
-      for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-        for (int j = 0; j < kQuad; ++j)
-          if (b0 + i < tile.info.y && c0 + j < tile.s_c)
-            region_best[BestOffset<G, true>((b0 + i) * tile.s_c + c0 + j) + g] = best[i][j];
+      StoreBest<G, true>(best, tile, b0, c0, c % G, sh_best + (c / G) * region);
     }
     __syncthreads();
     // Rule phase: nk x rule_units items, L lanes each (LaneRules' choice of L on the total).
     const int items = nk * rule_units;
     if constexpr (P::kStageRules) {
       if (staged) {
-        if (items * 2 > int(blockDim.x))
-          LaneRulesStaged<G, 1>(sh_units, sh_rules, rule_units, items, sh_best, region, sh_target,
-                                a.pre);
-        else if (items * 4 > int(blockDim.x))
-          LaneRulesStaged<G, 2>(sh_units, sh_rules, rule_units, items, sh_best, region, sh_target,
-                                a.pre);
-        else if (items * 8 > int(blockDim.x))
-          LaneRulesStaged<G, 4>(sh_units, sh_rules, rule_units, items, sh_best, region, sh_target,
-                                a.pre);
-        else
-          LaneRulesStaged<G, 8>(sh_units, sh_rules, rule_units, items, sh_best, region, sh_target,
-                                a.pre);
+        LaneRulesAnyL<G>(StagedLaneRules{sh_units, sh_rules}, rule_units, items, sh_best, region,
+                         sh_target, a.pre);
         continue;
       }
     }
-    if (items * 2 > int(blockDim.x))
-      LaneRulesMulti<G, 1, kKeep>(lanes, unit_first, rule_units, items, sh_best, region, sh_target,
-                                  a.pre);
-    else if (items * 4 > int(blockDim.x))
-      LaneRulesMulti<G, 2, kKeep>(lanes, unit_first, rule_units, items, sh_best, region, sh_target,
-                                  a.pre);
-    else if (items * 8 > int(blockDim.x))
-      LaneRulesMulti<G, 4, kKeep>(lanes, unit_first, rule_units, items, sh_best, region, sh_target,
-                                  a.pre);
-    else
-      LaneRulesMulti<G, 8, kKeep>(lanes, unit_first, rule_units, items, sh_best, region, sh_target,
-                                  a.pre);
+    LaneRulesAnyL<G>(GlobalLaneRules<kKeep>{lanes.units, lanes.rules, unit_first}, rule_units,
+                     items, sh_best, region, sh_target, a.pre);
   }
 }
 

@@ -60,6 +60,23 @@ __device__ __forceinline__ PairTile LoadPairTile(const PairArrays& pairs, int pa
   return t;
 }
 
+// Kernels 7 and 9: the block's tile (blockIdx.y of the launch's size class) and its run of cell
+// groups [group_begin, group_end) (blockIdx.x's groups_per_block groups of G cells).
+struct TileBlock {
+  int pair;
+  PairTile tile;
+  int group_begin, group_end;
+};
+template <int G>
+__device__ __forceinline__ TileBlock LoadTileBlock(const PairArrays& pairs, int num_items,
+                                                   int groups_per_block) {
+  const int pair = __ldg(pairs.class_pairs + blockIdx.y);
+  const PairTile tile = LoadPairTile(pairs, pair);
+  const int num_groups = (num_items + G - 1) / G;
+  const int group_end = min(num_groups, int(blockIdx.x + 1) * groups_per_block);
+  return {pair, tile, int(blockIdx.x) * groups_per_block, group_end};
+}
+
 // Where the split maxima of substate pair `pair` start in sh_best ([substate pair][G], cell g at
 // + g). kPad (kernel 9) adds 4 floats of padding after every 4 pairs, against bank conflicts.
 template <int G, bool kPad>
@@ -69,6 +86,50 @@ __device__ __forceinline__ int BestOffset(int pair) {
 // Floats of sh_best for max_bc substate pairs (BestOffset's padding included, G of them spare).
 __host__ __device__ constexpr int BestFloats(int g, int max_bc) {
   return g * max_bc + 4 * ((max_bc + 3) / 4) + g;
+}
+
+// A thread's 4 x 4 block of split maxima before the first split point.
+__device__ __forceinline__ void InitBest(float (&best)[kQuad][kQuad]) {
+#pragma unroll
+  for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+    for (int j = 0; j < kQuad; ++j) best[i][j] = kNegInfF;
+}
+
+// One split point's max-plus update of a 4 x 4 block from 4 scores of each child row:
+// best[i][j] = max(best[i][j], l[i] + r[j]).
+__device__ __forceinline__ void MaxPlusQuads(const float (&l)[kQuad], const float (&r)[kQuad],
+                                             float (&best)[kQuad][kQuad]) {
+#pragma unroll
+  for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+    for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
+}
+__device__ __forceinline__ void MaxPlusRows(float4 lv, float4 rv, float (&best)[kQuad][kQuad]) {
+  const float l[kQuad] = {lv.x, lv.y, lv.z, lv.w}, r[kQuad] = {rv.x, rv.y, rv.z, rv.w};
+  MaxPlusQuads(l, r, best);
+}
+
+// Stores a thread's 4 x 4 block (b0.., c0..) of cell g at sh_best[BestOffset<G, kPad>(b x s_c + c)
+// + g], the substate pairs inside the tile's band only.
+template <int G, bool kPad>
+__device__ __forceinline__ void StoreBest(const float (&best)[kQuad][kQuad], const PairTile& t,
+                                          int b0, int c0, int g, float* sh_best) {
+#pragma unroll
+  for (int i = 0; i < kQuad; ++i)
+#pragma unroll
+    for (int j = 0; j < kQuad; ++j)
+      if (b0 + i < t.info.y && c0 + j < t.s_c)
+        sh_best[BestOffset<G, kPad>((b0 + i) * t.s_c + c0 + j) + g] = best[i][j];
+}
+
+// A unit of the split phase: cell g of the group and the 4 x 4 block (b0.., c0..) of the band.
+struct QuadUnit {
+  int g, b0, c0;
+};
+__device__ __forceinline__ QuadUnit QuadUnitOf(int unit, const PairTile& t) {
+  const int g = unit / t.band_items, rem = unit % t.band_items;
+  return {g, (rem / t.quads) * kQuad, (rem % t.quads) * kQuad};
 }
 
 // Split points where both child symbols are present (sparse-aware skipping): for each cell g of
@@ -123,6 +184,13 @@ __device__ __forceinline__ float4 LoadRowOnce(const float* p) {
   return v;
 }
 
+// 4 scores of an aligned row (a multiple of 4 floats) through the read-only cache, evict-first
+// with kOnce.
+template <bool kOnce>
+__device__ __forceinline__ float4 LoadRow(const float* p) {
+  return kOnce ? LoadRowOnce(p) : __ldg(reinterpret_cast<const float4*>(p));
+}
+
 // One split point's max-plus update of a thread's 4 x 4 block of substate pairs (b0.., c0..):
 // best[i][j] = max(best[i][j], left[b0 + i] + right[c0 + j]). kAligned reads the aligned chart
 // copy with two float4 loads; kReadOnly reads the chart through the read-only cache.
@@ -136,10 +204,8 @@ __device__ __forceinline__ void MaxPlusSplit(const LevelArgs& a, const PairTile&
     // the band or the symbol read the next band or padding; those pairs are not stored.
     const float* lrow = a.aligned_chart + size_t(left_cell) * a.row_stride + t.info.x;
     const float* rrow = a.aligned_chart + size_t(right_cell) * a.row_stride + t.info.z;
-    const float4 lv =
-        kOnce ? LoadRowOnce(lrow + b0) : __ldg(reinterpret_cast<const float4*>(lrow + b0));
-    const float4 rv =
-        kOnce ? LoadRowOnce(rrow + c0) : __ldg(reinterpret_cast<const float4*>(rrow + c0));
+    const float4 lv = LoadRow<kOnce>(lrow + b0);
+    const float4 rv = LoadRow<kOnce>(rrow + c0);
     l[0] = lv.x, l[1] = lv.y, l[2] = lv.z, l[3] = lv.w;
     r[0] = rv.x, r[1] = rv.y, r[2] = rv.z, r[3] = rv.w;
   } else {
@@ -151,10 +217,7 @@ __device__ __forceinline__ void MaxPlusSplit(const LevelArgs& a, const PairTile&
       r[q] = c0 + q < t.s_c ? LoadScore<kReadOnly>(rrow + c0 + q) : kNegInfF;
     }
   }
-#pragma unroll
-  for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-    for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
+  MaxPlusQuads(l, r, best);
 }
 
 // Max over split points per substate pair (b, c) of the tile, for each cell g of the group:
@@ -168,13 +231,9 @@ __device__ __forceinline__ void SplitMaxima(const LevelArgs& a, const PairTile& 
                                             const int* sh_left, const int* sh_right,
                                             const int* sh_count, int max_splits, float* sh_best) {
   for (int e = threadIdx.x; e < G * t.band_items; e += blockDim.x) {
-    const int g = e / t.band_items, rem = e % t.band_items;
-    const int b0 = (rem / t.quads) * kQuad, c0 = (rem % t.quads) * kQuad;
+    const auto [g, b0, c0] = QuadUnitOf(e, t);
     float best[kQuad][kQuad];
-#pragma unroll
-    for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-      for (int j = 0; j < kQuad; ++j) best[i][j] = kNegInfF;
+    InitBest(best);
     const int count = sh_count[g];
     const int* left = sh_left + g * max_splits;
     const int* right = sh_right + g * max_splits;
@@ -193,10 +252,7 @@ __device__ __forceinline__ void SplitMaxima(const LevelArgs& a, const PairTile& 
           float4 next_l = lv, next_r = rv;
           if (s < count) next_l = load(lbase, left[s]), next_r = load(rbase, right[s]);
           const float l[kQuad] = {lv.x, lv.y, lv.z, lv.w}, r[kQuad] = {rv.x, rv.y, rv.z, rv.w};
-#pragma unroll
-          for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-            for (int j = 0; j < kQuad; ++j) best[i][j] = fmaxf(best[i][j], l[i] + r[j]);
+          MaxPlusQuads(l, r, best);
           lv = next_l, rv = next_r;
         }
       }
@@ -208,14 +264,53 @@ __device__ __forceinline__ void SplitMaxima(const LevelArgs& a, const PairTile& 
       for (int s = 0; s < count; ++s)
         MaxPlusSplit<kAligned, kReadOnly, kOnce>(a, t, left[s], right[s], b0, c0, best);
     }
-#pragma unroll
-    for (int i = 0; i < kQuad; ++i)
-#pragma unroll
-      for (int j = 0; j < kQuad; ++j)
-        if (b0 + i < t.info.y && c0 + j < t.s_c)
-          sh_best[BestOffset<G, kPad>((b0 + i) * t.s_c + c0 + j) + g] = best[i][j];
+    StoreBest<G, kPad>(best, t, b0, c0, g, sh_best);
   }
   __syncthreads();
+}
+
+// One rule for kCells adjacent cells: acc[c] = max(acc[c], w + best[c]) (best[] in shared memory,
+// 8- or 16-byte aligned for 2 or 4 and more cells).
+template <int kCells>
+__device__ __forceinline__ void RuleIntoCells(float (&acc)[kCells], float w, const float* best) {
+  static_assert(kCells == 1 || kCells == 2 || kCells % 4 == 0);
+  if constexpr (kCells == 1) {
+    acc[0] = fmaxf(acc[0], w + best[0]);
+  } else if constexpr (kCells == 2) {
+    const float2 v = *reinterpret_cast<const float2*>(best);
+    acc[0] = fmaxf(acc[0], w + v.x);
+    acc[1] = fmaxf(acc[1], w + v.y);
+  } else {
+#pragma unroll
+    for (int q = 0; q < kCells / 4; ++q) {
+      const float4 v = reinterpret_cast<const float4*>(best)[q];
+      acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
+      acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
+      acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
+      acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
+    }
+  }
+}
+
+// The split phase of kernels 7 and 8 for one tile and the group of G cells at first_item: after
+// a barrier (the previous tile or group is done with shared memory), the counts are reset and the
+// usable split points gathered (GatherSplits); when there are any (the same answer for every
+// thread), their maxima go to sh_best (SplitMaxima) and it returns true.
+template <int G>
+__device__ __forceinline__ bool FusedSplitPhase(const LevelArgs& a, const PairTile& tile,
+                                                const unsigned char* present, int num_symbols,
+                                                int num_items, int first_item, int max_splits,
+                                                int* sh_left, int* sh_right, int* sh_count,
+                                                int* sh_total, float* sh_best) {
+  __syncthreads();
+  if (threadIdx.x < G) sh_count[threadIdx.x] = 0;
+  if (threadIdx.x == 0) *sh_total = 0;
+  __syncthreads();
+  GatherSplits<G>(a, tile.sym, present, num_symbols, num_items, first_item, max_splits, sh_left,
+                  sh_right, sh_count, sh_total);
+  if (*sh_total == 0) return false;
+  SplitMaxima<G, 0, false, false, false>(a, tile, sh_left, sh_right, sh_count, max_splits, sh_best);
+  return true;
 }
 
 // The rule phase of kernels 7 and 8 for one parent-of-tile pl (a warp): lanes over its rules, G
@@ -231,15 +326,7 @@ __device__ __forceinline__ float WarpRuleMaxima(const PairArrays& pairs, const f
   for (int r = __ldg(pairs.pl_rule_begin + pl) + lane; r < rule_end; r += 32) {
     const int key = __ldg(pairs.key + r);
     const float w = __ldg(pairs.w + r);
-    const float4* best4 = reinterpret_cast<const float4*>(sh_best + key * G);
-#pragma unroll
-    for (int q = 0; q < G / 4; ++q) {
-      const float4 v = best4[q];
-      acc[4 * q + 0] = fmaxf(acc[4 * q + 0], w + v.x);
-      acc[4 * q + 1] = fmaxf(acc[4 * q + 1], w + v.y);
-      acc[4 * q + 2] = fmaxf(acc[4 * q + 2], w + v.z);
-      acc[4 * q + 3] = fmaxf(acc[4 * q + 3], w + v.w);
-    }
+    RuleIntoCells<G>(acc, w, sh_best + key * G);
   }
 #pragma unroll
   for (int g = 0; g < G; ++g) {

@@ -275,14 +275,8 @@ class PaperPass : public BinaryPass {
 }  // namespace
 
 std::unique_ptr<BinaryPass> MakePaperPass(const std::string& name) {
-  std::unique_ptr<BinaryPass> pass;
-  ForEachVariant([&](const auto& variant) {
-    using P = PolicyOf<decltype(variant)>;
-    if constexpr (P::kFamily == Family::kPaper) {
-      if (!pass && name == variant.name) pass = std::make_unique<PaperPass>(P::kMapping);
-    }
-  });
-  return pass;
+  return FindFamilyPass<Family::kPaper>(
+      name, [](auto policy) { return std::make_unique<PaperPass>(decltype(policy)::kMapping); });
 }
 
 }  // namespace cky::cuda::viterbi

@@ -51,7 +51,7 @@ struct ViterbiKernelInfo {
   bool production = false;
 };
 
-// Every registered variant; the first is the default (the fastest measured).
+// Every registered variant; the first is the default, the production variant (bench/RESULTS.md).
 const std::vector<ViterbiKernelInfo>& ViterbiKernels();
 // Their names, in the same order.
 std::vector<std::string> ViterbiKernelNames();

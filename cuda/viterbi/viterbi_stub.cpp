@@ -2,13 +2,14 @@
 // created.
 #include "cuda/viterbi/viterbi.h"
 
+#include "cuda/common/device.h"
+
 namespace cky::cuda {
 
 std::unique_ptr<DeviceViterbi> DeviceViterbi::Create(const GrammarView&,
                                                      const DeviceViterbiOptions&,
                                                      std::string* error) {
-  *error = "this build has no CUDA support";
-  return nullptr;
+  return NoCudaSupport(error);
 }
 
 }  // namespace cky::cuda
