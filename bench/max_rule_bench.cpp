@@ -249,10 +249,15 @@ int main(int argc, char** argv) {
             return false;
           for (size_t k = 0; k < batch.size(); ++k) {  // FNV-1a over the max-rule arrays
             const int64_t n = batch[k].length;
-            const int32_t* a = results[k].split_left_right_unary;
+            const cuda::IoResult& r = results[k];
+            // The finite entries come in no particular order: laid out densely first (-1 else).
+            std::vector<int32_t> a(size_t(n * (n + 1) / 2 * g.num_symbols() * 4), -1);
+            for (size_t j = 0; j < r.entries; ++j)
+              std::copy(r.entry_split_left_right_unary + 4 * j,
+                        r.entry_split_left_right_unary + 4 * j + 4,
+                        a.begin() + 4 * size_t(r.entry_index[j]));
             uint64_t h = 1469598103934665603ull;
-            for (int64_t e = 0; e < n * (n + 1) / 2 * g.num_symbols() * 4; ++e)
-              h = (h ^ static_cast<uint32_t>(a[e])) * 1099511628211ull;
+            for (const int32_t v : a) h = (h ^ static_cast<uint32_t>(v)) * 1099511628211ull;
             hashes[order[first + k]] = h;
           }
         }

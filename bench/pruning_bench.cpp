@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 
 #include "common/sentence_file.h"
@@ -239,8 +240,11 @@ int main(int argc, char** argv) {
             io_seconds += Seconds(io_start);
             for (size_t j = 0; ok && j < batch.indices.size(); ++j) {
               const size_t n = refs[j].length, top = n * (n + 1) / 2 - 1;  // ROOT: symbol 0
-              scores[batch.indices[j]] = {results[j].log_likelihood,
-                                          results[j].score[top * g.num_symbols()]};
+              const cuda::IoResult& r = results[j];
+              double root = -std::numeric_limits<double>::infinity();
+              for (size_t e = 0; e < r.entries; ++e)
+                if (size_t(r.entry_index[e]) == top * g.num_symbols()) root = r.entry_score[e];
+              scores[batch.indices[j]] = {r.log_likelihood, root};
             }
           };
           (*device)->Run(std::span(pointers).first(std::min<size_t>(64, pointers.size())), visit,
