@@ -27,6 +27,10 @@ namespace {
 
 using Failure = std::optional<DeviceFailure>;
 
+// BatchLimits' budget: every budget scaled to it.
+constexpr size_t kUnitBytes = size_t{1} << 40;
+constexpr double kUnit = double(kUnitBytes);
+
 // One batch on the host, per sentence b (a position in the batch) and grammar k.
 struct BatchCharts {
   std::vector<size_t> which;  // the sentences, indices into the call's span
@@ -77,12 +81,11 @@ class CudaProductBackend : public DeviceBackend {
   Limits BatchLimits() const override {
     // Every device object's budget and the host's: a sentence takes the largest share of any, in
     // units of 2^40 (a batch within the unit fits all).
-    constexpr double kUnit = double(size_t{1} << 40);
     int32_t longest = std::numeric_limits<int32_t>::max();
     for (const Member& m : members_) longest = std::min(longest, m.device->MaxLength());
-    return {.budget = size_t{1} << 40,
+    return {.budget = kUnitBytes,
             .bytes =
-                [this, kUnit](int32_t n) {
+                [this](int32_t n) {
                   double share = HostBytes(n) / host_budget_;
                   for (const Member& m : members_) {
                     share = std::max(share, double(m.device->BytesForSentence(n)) /

@@ -44,8 +44,9 @@ struct CudaProductOptions {
   DeviceBackendOptions device;
   // Pruning, mask, k-best lists and the wider-lexicon retry (`reference` and `threads` are unused).
   ProductOptions product;
-  // Host bytes a batch's charts may take, counted four times (the device objects' two buffers,
-  // the copies of this batch and of the one being extracted); 0: 40% of the physical memory.
+  // Host bytes a batch's charts may take: per sentence and grammar NumCells(n) x (num_states + 1)
+  // doubles, inside and outside, counted four times (the device objects' two buffers, the copies
+  // of this batch and of the one being extracted); 0: 40% of the physical memory.
   size_t host_chart_bytes = 0;
 };
 

@@ -143,10 +143,10 @@ TEST(CudaProductBackendTest, LongSentencesMatchTheFastCpuPath) {
   EXPECT_GT(parsed, 10);
 }
 
-// A product of one grammar: the CUDA max-rule backend's trees and scores (within the tolerance:
-// its best score is the device's max-rule pass, the product's the host's over the device's
-// charts), and the same k-best lists bit for bit (both decode them on the host from the same
-// device charts with the same sums).
+// A product of one grammar: the CUDA max-rule backend's trees, scores and k-best lists (within the
+// device tolerance: its best score is the device's max-rule pass, the product's the host's over the
+// device's charts; the k-best lists both decode on the host from device charts, whose sums the
+// device's atomics may order differently from run to run).
 TEST(CudaProductBackendTest, ProductOfOneGrammarIsItsCudaMaxRule) {
   CKY_SKIP_WITHOUT_CUDA_DEVICE();
   int parsed = 0;
@@ -172,7 +172,9 @@ TEST(CudaProductBackendTest, ProductOfOneGrammarIsItsCudaMaxRule) {
       for (size_t r = 0; r < expected[i].kbest.size(); ++r) {
         EXPECT_EQ(ToBracketString(expected[i].kbest[r].tree),
                   ToBracketString(actual[i].kbest[r].tree));
-        EXPECT_EQ(expected[i].kbest[r].log_score, actual[i].kbest[r].log_score);
+        EXPECT_TRUE(
+            kDeviceSumTolerance.Holds(expected[i].kbest[r].log_score, actual[i].kbest[r].log_score))
+            << i << " rank " << r;
       }
     }
   }
@@ -231,13 +233,14 @@ TEST(CudaProductBackendTest, SentencesOverTheBudgetAreParsedOnTheCpu) {
   const Product p = MakeProduct({a.get(), b.get()});
   const Sentences sentences = RandomTestSentences(a->model, 10, 4, 14, 4, /*longest=*/20);
   // The header's count: per grammar NumCells(n) x (states + 1) doubles, inside and outside, four
-  // times; sentences up to 10 words fit.
+  // times; sentences up to 10 words fit (1% over their count, against rounding; 11 words need 20%
+  // more).
   double bytes = 0;
   for (const TestGrammar* g : p.grammars) {
     bytes += 4 * 2.0 * double(Chart::NumCells(10)) * (g->grammar().num_states() + 1) * 8;
   }
   const auto expected = ParseCpu(p, {.threads = 2}, sentences);
-  const auto actual = ParseCuda(p, {.host_chart_bytes = size_t(bytes)}, sentences);
+  const auto actual = ParseCuda(p, {.host_chart_bytes = size_t(1.01 * bytes)}, sentences);
   ExpectSameOutcomes(expected, actual, {.score = kProductDeviceTolerance}, "budget", sentences);
   int on_cpu = 0;
   for (size_t i = 0; i < sentences.size(); ++i) {
