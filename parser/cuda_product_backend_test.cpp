@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,20 +82,30 @@ Sentences WithEmpty(Sentences sentences) {
   return sentences;
 }
 
+// Three random grammars of one shape (seeds seed, seed + 100, seed + 200) and the products of the
+// first 1, 2 and 3 of them.
+struct ThreeGrammars {
+  ThreeGrammars(const std::function<RandomGrammarOptions(uint64_t)>& shape, uint64_t seed)
+      : a(Random(shape(seed))), b(Random(shape(seed + 100))), c(Random(shape(seed + 200))) {}
+  std::vector<std::vector<const TestGrammar*>> Prefixes(int from = 1) const {
+    const std::vector<const TestGrammar*> all = {a.get(), b.get(), c.get()};
+    std::vector<std::vector<const TestGrammar*>> prefixes;
+    for (int k = from; k <= 3; ++k) prefixes.emplace_back(all.begin(), all.begin() + k);
+    return prefixes;
+  }
+  std::unique_ptr<TestGrammar> a, b, c;
+};
+
 // Products of 1, 2 and 3 grammars against the CPU reference (sentences up to 16 words: the
 // reference's plain loops are slow), with and without k-best lists, in batches of 5 sentences.
 TEST(CudaProductBackendTest, MatchesTheCpuReference) {
   CKY_SKIP_WITHOUT_CUDA_DEVICE();
   int parsed = 0;
   for (uint64_t seed : {1, 7}) {
-    auto a = Random(StandardShape(seed)), b = Random(StandardShape(seed + 100)),
-         c = Random(StandardShape(seed + 200));
+    const ThreeGrammars three(StandardShape, seed);
     const Sentences sentences =
-        WithEmpty(RandomTestSentences(a->model, 10, 1, 12, seed, /*longest=*/16));
-    for (const std::vector<const TestGrammar*>& grammars :
-         {std::vector<const TestGrammar*>{a.get()},
-          {a.get(), b.get()},
-          {a.get(), b.get(), c.get()}}) {
+        WithEmpty(RandomTestSentences(three.a->model, 10, 1, 12, seed, /*longest=*/16));
+    for (const std::vector<const TestGrammar*>& grammars : three.Prefixes()) {
       const Product p = MakeProduct(grammars);
       for (int kbest : {1, 3}) {
         const DecoderOptions decoder{.kbest = kbest};
@@ -188,12 +199,10 @@ TEST(CudaProductBackendTest, PrunedMatchesTheCpuPrunedProduct) {
   CKY_SKIP_WITHOUT_CUDA_DEVICE();
   int parsed = 0;
   for (uint64_t seed : {1, 21}) {
-    auto a = Random(SplitShape(seed)), b = Random(SplitShape(seed + 100)),
-         c = Random(SplitShape(seed + 200));
+    const ThreeGrammars three([](uint64_t s) { return SplitShape(s); }, seed);
     const Sentences sentences =
-        WithEmpty(RandomTestSentences(a->model, 12, 1, 16, seed, /*longest=*/24));
-    for (const std::vector<const TestGrammar*>& grammars :
-         {std::vector<const TestGrammar*>{a.get(), b.get()}, {a.get(), b.get(), c.get()}}) {
+        WithEmpty(RandomTestSentences(three.a->model, 12, 1, 16, seed, /*longest=*/24));
+    for (const std::vector<const TestGrammar*>& grammars : three.Prefixes(/*from=*/2)) {
       const Product p = MakeProduct(grammars);
       for (ProductPruning mask : {ProductPruning::kPerGrammar, ProductPruning::kShared}) {
         for (const std::string pruning : {"tight", "exact"}) {
@@ -373,15 +382,11 @@ std::vector<ParseOutcome> ParseStandIn(const Product& p, const CudaProductOption
 TEST(CudaProductBackendHostTest, EqualsTheCpuProductOverCpuStandIns) {
   int parsed = 0;
   for (uint64_t seed : {3, 8}) {
-    auto a = Random(StandardShape(seed)), b = Random(StandardShape(seed + 100)),
-         c = Random(StandardShape(seed + 200));
+    const ThreeGrammars three(StandardShape, seed);
     // Up to 30 words: those over the stand-in's MaxLength (25) are parsed on the CPU.
     const Sentences sentences =
-        WithEmpty(RandomTestSentences(a->model, 14, 1, 14, seed, /*longest=*/30));
-    for (const std::vector<const TestGrammar*>& grammars :
-         {std::vector<const TestGrammar*>{a.get()},
-          {a.get(), b.get()},
-          {a.get(), b.get(), c.get()}}) {
+        WithEmpty(RandomTestSentences(three.a->model, 14, 1, 14, seed, /*longest=*/30));
+    for (const std::vector<const TestGrammar*>& grammars : three.Prefixes()) {
       const Product p = MakeProduct(grammars);
       const DecoderOptions decoder{.kbest = 3};
       const auto expected = ParseCpu(p, {.threads = 2, .decoder = decoder}, sentences);
