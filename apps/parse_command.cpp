@@ -353,8 +353,11 @@ void RunParse(const ParseArgs& args) {
           2);
     }
     if (viterbi) Fail("a product of grammars decodes max-rule trees only", 2);
-    if (backend.device == DeviceKind::kCuda || !args.devices.empty() || args.mpi) {
-      Fail("a product of grammars parses on the CPU for now: use --backend cpu (or auto)", 2);
+    if (!args.devices.empty() || args.mpi) {
+      Fail(
+          "a product of grammars parses on one process and one device: use --backend cuda (or cpu) "
+          "without --devices and --mpi",
+          2);
     }
   }
   ResultFormatOptions format{
@@ -412,10 +415,11 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
     context_devices.erase(std::unique(context_devices.begin(), context_devices.end()),
                           context_devices.end());
     // None on a machine without a GPU (a "cuda context" row in --timeline would mislead), nor
-    // for a product of grammars, which parses on the CPU (refused above with cuda or --devices).
+    // for a product of grammars on the CPU (auto parses a product on the CPU).
     if (context_devices.empty() && (!link || link->size() == 1) &&
-        (backend.device == DeviceKind::kCuda || backend.device == DeviceKind::kAuto) &&
-        cuda::DeviceCount() > 0 && !GrammarArgumentsAreProduct(args.grammars)) {
+        (backend.device == DeviceKind::kCuda ||
+         (backend.device == DeviceKind::kAuto && !GrammarArgumentsAreProduct(args.grammars))) &&
+        cuda::DeviceCount() > 0) {
       context_devices.push_back(0);
     }
     std::vector<std::thread> contexts;
@@ -512,8 +516,9 @@ void AddParseCommand(CLI::App& app) {
                         "PREFIX.binary + PREFIX.unary from DumpGrammar; files may be gzipped) or "
                         "a .ckybin cache written by `cky convert`; default: the built-in English "
                         "grammar trained on GUM (data/README.md). A product of grammars (Petrov "
-                        "2010: the sum of their log rule posteriors decides; max-rule on the CPU; "
-                        "parser/product.h): builtin-product (the built-in grammar's product), a "
+                        "2010: the sum of their log rule posteriors decides; max-rule, on the CPU "
+                        "or with -b cuda on one GPU; parser/product.h): builtin-product (the "
+                        "built-in grammar's product), a "
                         ".ckyprod file (`cky train --seeds`) or -g given several times")
             ->allow_extra_args(false)  // -g A INPUT: INPUT is the input, not a grammar
             ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll),
@@ -571,8 +576,9 @@ void AddParseCommand(CLI::App& app) {
             ->capture_default_str(),
         "{penn,pretty,json}");
   Shown(cmd->add_option("-b,--backend", args->backend,
-                        "auto: CUDA when a GPU is present, else cpu; cpu: all cores; reference: "
-                        "the plain single-threaded reference; cuda: the GPU")
+                        "auto: CUDA when a GPU is present, else cpu (a product of grammars: cpu); "
+                        "cpu: all cores; reference: the plain single-threaded reference; cuda: "
+                        "the GPU")
             ->check(OneOf({"auto", "cpu", "reference", "cuda"}))
             ->capture_default_str(),
         "{auto,cpu,reference,cuda}");

@@ -90,9 +90,28 @@ run(r ${parse} -g ${WORK}/p.ckyprod --decoder viterbi ${WORK}/in.txt)
 if(NOT (r_rc EQUAL 2 AND r_err MATCHES "max-rule trees only"))
   fail("parse -g PRODUCT --decoder viterbi")
 endif()
-run(r ${parse} -g ${WORK}/p.ckyprod -b cuda ${WORK}/in.txt)
-if(NOT (r_rc EQUAL 2 AND r_err MATCHES "on the CPU"))
+# -b cuda: the CUDA product backend where there is a GPU (the cpu backend's trees, unpruned both),
+# else an error that says to use the cpu backend; --devices is refused (a product parses on one).
+run(r parse --tokenized --no-progress -g ${WORK}/s1.ckybin -g ${WORK}/s3.ckybin --prune off
+    ${WORK}/in.txt)
+set(cpu_trees "${r_out}")
+run(r parse --tokenized --no-progress -g ${WORK}/s1.ckybin -g ${WORK}/s3.ckybin --prune off -b cuda
+    -v ${WORK}/in.txt)
+if(r_rc EQUAL 0)
+  if(NOT (r_out STREQUAL cpu_trees AND r_err MATCHES "cuda/max-rule-product of 2 grammars"))
+    fail("parse -g A -g B -b cuda gives the cpu backend's trees")
+  endif()
+elseif(NOT (r_rc EQUAL 1 AND r_err MATCHES "use --backend cpu"))
+  fail("parse -g A -g B -b cuda without a GPU says to use the cpu backend")
+endif()
+run(r parse --tokenized --no-progress -g ${WORK}/p.ckyprod -b cuda -v ${WORK}/in.txt)
+if(NOT ((r_rc EQUAL 0 AND r_err MATCHES "cuda/pruned-max-rule-product of 2 grammars") OR
+        (r_rc EQUAL 1 AND r_err MATCHES "use --backend cpu")))
   fail("parse -g PRODUCT -b cuda")
+endif()
+run(r ${parse} -g ${WORK}/p.ckyprod -b cuda --devices 0 ${WORK}/in.txt)
+if(NOT (r_rc EQUAL 2 AND r_err MATCHES "one process and one device"))
+  fail("parse -g PRODUCT --devices")
 endif()
 
 # Grammars over other symbols are refused, naming both; a damaged product names its member; a

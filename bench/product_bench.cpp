@@ -1,17 +1,23 @@
-// Products of grammars (parser/product.h) on the CPU: speed side by side with the single grammar,
-// and the trees of the products of the first K grammars of one product, for accuracy against K.
+// Products of grammars (parser/product.h) on the CPU or a GPU: speed side by side with the single
+// grammar, and the trees of the products of the first K grammars of one product, for accuracy
+// against K.
 //
 //   product_bench --product P.ckyprod --sentences words.txt --sizes 1,2,4,8 --out OUT
 //       parses every sentence (one tokenized sentence a line) once per grammar and decodes the
 //       product of the first K grammars for each K (ProductParser::ParsePrefixes: the same trees
 //       as `cky parse -g` a product of those grammars, tested), writing OUT.K.parsed (one tree a
 //       line, as `cky parse` prints them, "(())" for none) for `cky eval`.
-//   product_bench --product P.ckyprod --single G --sentences words.txt --speed
+//   product_bench --product P.ckyprod --single G --sentences words.txt --speed [--backend cuda]
 //       times the single grammar G's max-rule backend (as `cky parse -b cpu` makes it: pruned,
-//       safe) and the product's (the same pruning, each grammar's own mask) over the same
-//       sentences, lexical scores included, and prints sentences/s side by side.
+//       safe; with --backend cuda as `cky parse -b cuda` does: the GPU, safe at every other level)
+//       and the product's (the same pruning, each grammar's own mask; with --backend cuda
+//       parser/cuda_product_backend.h on one GPU) over the same sentences, lexical scores
+//       included, and prints sentences/s side by side. Each is warmed up on the first 8
+//       sentences first (the GPU's first batch allocates its buffers). --threads: the CPU
+//       threads (with cuda, the host threads that combine the grammars' charts: give all cores).
 //
-// --prune off|fast|accurate|safe and --mask per-grammar|shared choose the product's pruning.
+// --prune auto|off|fast|accurate|safe and --mask per-grammar|shared choose the product's pruning
+// (auto: safe; with --backend cuda at the GPU's automatic levels, as cky parse -b cuda).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -24,6 +30,8 @@
 #include "grammar_io/grammar_argument.h"
 #include "lexicon/lexicon.h"
 #include "parser/coarse_to_fine.h"
+#include "parser/cuda_product_backend.h"
+#include "parser/grammar_projection.h"
 #include "parser/loaded_parser.h"
 #include "parser/parser.h"
 #include "parser/product.h"
@@ -61,9 +69,10 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Products of grammars on the CPU: trees per K, and speed against one grammar"};
+  CLI::App app{"Products of grammars: trees per K, and speed against one grammar (CPU or GPU)"};
   std::vector<std::string> product_args;
-  std::string single, sentences_file, out_prefix, prune = "safe", mask = "per-grammar";
+  std::string single, sentences_file, out_prefix, prune = "safe", mask = "per-grammar",
+                                                  backend_name = "cpu";
   std::vector<int> sizes;
   int threads = 2;
   bool speed = false;
@@ -74,7 +83,9 @@ int main(int argc, char** argv) {
   app.add_option("--sizes", sizes, "products of the first K grammars to decode")->delimiter(',');
   app.add_option("--out", out_prefix, "write OUT.K.parsed per size");
   app.add_option("--threads", threads, "CPU threads (sentences in parallel)");
-  app.add_option("--prune", prune, "the product's pruning: off, fast, accurate or safe");
+  app.add_option("--prune", prune, "the product's pruning: auto, off, fast, accurate or safe");
+  app.add_option("--backend", backend_name, "--speed: cpu or cuda (one GPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--mask", mask, "per-grammar or shared");
   app.add_flag("--speed", speed, "time the single grammar and the product side by side");
   CLI11_PARSE(app, argc, argv);
@@ -102,10 +113,14 @@ int main(int argc, char** argv) {
   ProductOptions options{
       .threads = threads,
       .mask = mask == "shared" ? ProductPruning::kShared : ProductPruning::kPerGrammar};
+  const bool cuda = backend_name == "cuda";
   if (prune != "off") {
-    auto thresholds = PruningOptions::Named(prune);
+    auto thresholds = PruningOptions::Named(prune == "auto" ? "safe" : prune);
     if (!thresholds.ok()) Die(thresholds.status().message());
     options.pruning = *thresholds;
+    if (prune == "auto" && cuda) {
+      options.pruning->levels = AutoPruningLevels(DeviceKind::kCuda, *grammars[0]);
+    }
   }
   auto parser = ProductParser::Create(**product, lexicon_ptrs, options);
   if (!parser.ok()) Die(parser.status().message());
@@ -145,13 +160,17 @@ int main(int argc, char** argv) {
   }
 
   if (speed) {
-    auto loaded = LoadedParser::Load({.grammar = single,
-                                      .backend = {.device = DeviceKind::kCpu,
-                                                  .threads = threads,
-                                                  .decoder = DecoderKind::kMaxRule,
-                                                  .prune = PruneMode::kAuto}});
+    auto loaded =
+        LoadedParser::Load({.grammar = single,
+                            .backend = {.device = cuda ? DeviceKind::kCuda : DeviceKind::kCpu,
+                                        .threads = threads,
+                                        .decoder = DecoderKind::kMaxRule,
+                                        .prune = PruneMode::kAuto}});
     if (!loaded.ok()) Die(loaded.status().message());
-    auto backend = MakeProductBackend(**product, lexicon_ptrs, options);
+    auto backend = cuda ? MakeCudaProductBackend(
+                              **product, lexicon_ptrs,
+                              {.device = {.extraction_threads = threads}, .product = options})
+                        : MakeProductBackend(**product, lexicon_ptrs, options);
     if (!backend.ok()) Die(backend.status().message());
     Parser product_parser(*grammars[0], lexicons[0], std::move(*backend),
                           {.retry_with_wider_lexicon = false});
@@ -161,7 +180,10 @@ int main(int argc, char** argv) {
       int parsed;
     };
     std::vector<Row> rows;
+    const std::vector<std::vector<std::string>> warmup(
+        sentences.begin(), sentences.begin() + std::min<size_t>(8, sentences.size()));
     auto time = [&](const std::string& name, Parser& p) {
+      p.Parse(warmup);
       const auto start = std::chrono::steady_clock::now();
       const auto outcomes = p.Parse(sentences);
       Row row{name, Seconds(start), 0};

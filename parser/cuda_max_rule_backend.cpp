@@ -17,8 +17,7 @@ namespace cky {
 
 namespace {
 
-// One sentence's device results as the host's structures: the max-rule arrays, and the inside and
-// outside charts (when the batch kept them).
+// One sentence's device max-rule arrays as the host's MaxRuleChart.
 void FillMaxRuleChart(const cuda::IoResult& r, int32_t length, int32_t symbols,
                       MaxRuleChart* maxc) {
   maxc->Reset(length, symbols);  // every entry -infinity, -1
@@ -33,8 +32,10 @@ void FillMaxRuleChart(const cuda::IoResult& r, int32_t length, int32_t symbols,
   }
 }
 
-void FillCharts(const cuda::IoResult& r, int32_t length, int32_t states,
-                InsideOutsideCharts* charts) {
+}  // namespace
+
+void DeviceInsideOutsideCharts(const cuda::IoResult& r, int32_t length, int32_t states,
+                               InsideOutsideCharts* charts) {
   charts->log_likelihood = r.log_likelihood;
   for (auto [chart, values, scales] : {std::tuple{&charts->inside, r.inside, r.inside_scale},
                                        std::tuple{&charts->outside, r.outside, r.outside_scale}}) {
@@ -43,8 +44,6 @@ void FillCharts(const cuda::IoResult& r, int32_t length, int32_t states,
     std::copy(scales, scales + chart->log_scale.size(), chart->log_scale.begin());
   }
 }
-
-}  // namespace
 
 ParseOutcome DeviceMaxRuleOutcome(const Grammar& grammar, const SentenceInput& sentence,
                                   const cuda::IoResult& result, const SumProductRules* host_rules,
@@ -55,7 +54,7 @@ ParseOutcome DeviceMaxRuleOutcome(const Grammar& grammar, const SentenceInput& s
   ParseOutcome outcome = MaxRuleOutcome(grammar, sentence.words, result.log_likelihood, maxc);
   if (host_rules != nullptr && outcome.status == ParseStatus::kOk) {
     InsideOutsideCharts io;
-    FillCharts(result, length, grammar.num_states(), &io);
+    DeviceInsideOutsideCharts(result, length, grammar.num_states(), &io);
     MaxRuleChart host;
     FastMaxRuleChart(grammar, *host_rules, sentence.lexical, io, &host);
     AddKBest(grammar, sentence.words, io, host, decoder, &outcome);
@@ -177,7 +176,9 @@ class CudaMaxRuleBackend : public DeviceBackend {
   std::unique_ptr<SumProductRules> host_rules_;  // k-best only: the host max-rule pass's index
 };
 
-StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>> CreateDevice(
+}  // namespace
+
+StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>> CreateDeviceInsideOutside(
     const Grammar& grammar, const cuda::DeviceInsideOutsideOptions& options) {
   if (!cuda::BuiltWithCuda()) {
     return Status::Error("this build has no CUDA support; use --backend cpu");
@@ -188,8 +189,6 @@ StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>> CreateDevice(
   if (!device) return Status::Error("CUDA max-rule backend: " + error);
   return device;
 }
-
-}  // namespace
 
 StatusOr<std::unique_ptr<Backend>> MakeCudaMaxRuleBackend(const Grammar& grammar,
                                                           const CudaMaxRuleOptions& options) {
@@ -204,7 +203,7 @@ StatusOr<std::unique_ptr<Backend>> MakeCudaMaxRuleBackend(const Grammar& grammar
   if (options.max_rule_kernel > 0) device_options.max_rule_kernel = options.max_rule_kernel;
   if (options.masked_dispatch > 0) device_options.masked_dispatch = options.masked_dispatch;
   if (!options.pruning) {
-    auto device = CreateDevice(grammar, device_options);
+    auto device = CreateDeviceInsideOutside(grammar, device_options);
     if (!device.ok()) return device.status();
     return std::unique_ptr<Backend>(
         std::make_unique<CudaMaxRuleBackend>(grammar, std::move(*device), nullptr, made));
@@ -221,7 +220,8 @@ StatusOr<std::unique_ptr<Backend>> MakeCudaMaxRuleBackend(const Grammar& grammar
     made.device.max_batch_sentences = 1024;
   }
   std::optional<StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>>> device;
-  std::thread io_thread([&] { device.emplace(CreateDevice(grammar, device_options)); });
+  std::thread io_thread(
+      [&] { device.emplace(CreateDeviceInsideOutside(grammar, device_options)); });
   auto pruner = CudaCoarseToFine::Create(grammar, *options.pruning,
                                          {.max_batch_bytes = size_t((given ? 0.4 : 0.3) * pool),
                                           .threads = options.device.extraction_threads,
@@ -237,7 +237,7 @@ StatusOr<std::unique_ptr<Backend>> MakeCudaMaxRuleBackend(const Grammar& grammar
 StatusOr<std::vector<CudaInsideOutsideResult>> CudaInsideOutsideBatch(
     const Grammar& grammar, const std::vector<const LexicalScores*>& sentences,
     const cuda::DeviceInsideOutsideOptions& options) {
-  auto device = CreateDevice(grammar, options);
+  auto device = CreateDeviceInsideOutside(grammar, options);
   if (!device.ok()) return device.status();
   std::vector<cuda::IoSentence> refs;
   for (const LexicalScores* s : sentences) refs.push_back({s->length, s->scores.data()});
@@ -252,7 +252,7 @@ StatusOr<std::vector<CudaInsideOutsideResult>> CudaInsideOutsideBatch(
     const int32_t n = sentences[i]->length;
     const cuda::IoResult& r = results[i];
     CudaInsideOutsideResult& o = out[i];
-    FillCharts(r, n, states, &o.charts);
+    DeviceInsideOutsideCharts(r, n, states, &o.charts);
     FillMaxRuleChart(r, n, grammar.num_symbols(), &o.maxc);
   }
   return out;

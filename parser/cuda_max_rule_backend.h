@@ -57,6 +57,14 @@ ParseOutcome DeviceMaxRuleOutcome(const Grammar& grammar, const SentenceInput& s
                                   const cuda::IoResult& result, const SumProductRules* host_rules,
                                   const DecoderOptions& decoder);
 
+// A sentence's inside and outside charts from its device results (the batch kept its charts).
+void DeviceInsideOutsideCharts(const cuda::IoResult& result, int32_t length, int32_t states,
+                               InsideOutsideCharts* charts);
+// The device passes of a grammar (the max-rule backends' and the product's); fails without CUDA
+// support or a device.
+StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>> CreateDeviceInsideOutside(
+    const Grammar& grammar, const cuda::DeviceInsideOutsideOptions& options);
+
 StatusOr<std::unique_ptr<Backend>> MakeCudaMaxRuleBackend(const Grammar& grammar,
                                                           const CudaMaxRuleOptions& options = {});
 

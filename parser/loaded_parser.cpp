@@ -1,10 +1,13 @@
 #include "parser/loaded_parser.h"
 
+#include <algorithm>
 #include <future>
 #include <optional>
 #include <thread>
 
 #include "common/timeline.h"
+#include "parser/cuda_product_backend.h"
+#include "parser/grammar_projection.h"
 
 namespace cky {
 
@@ -23,14 +26,17 @@ const GrammarProduct* LoadedParser::product() const {
 
 namespace {
 
-// The product backend's options from the single grammar's (max-rule on the CPU only).
+// The product backend's options from the single grammar's (max-rule; on the CPU, or on one CUDA
+// device with the cuda backend).
 StatusOr<ProductOptions> ProductOptionsFor(const BackendOptions& backend) {
   if (backend.decoder != DecoderKind::kMaxRule) {
     return Status::Error("a product of grammars decodes max-rule trees (decoder '" +
                          std::string(NameOf(backend.decoder)) + "' asked for)");
   }
-  if (!backend.devices.empty() || backend.device == DeviceKind::kCuda) {
-    return Status::Error("a product of grammars parses on the CPU for now: use the cpu backend");
+  if (!backend.devices.empty()) {
+    return Status::Error(
+        "a product of grammars parses on one device: use --backend cuda without --devices (or the "
+        "cpu backend)");
   }
   ProductOptions options;
   options.reference = backend.device == DeviceKind::kReference;
@@ -103,7 +109,25 @@ StatusOr<std::unique_ptr<LoadedParser>> LoadedParser::LoadProduct(
   auto product = GrammarProduct::Create(grammars, labels);
   if (!product.ok()) return product.status();
   parts->product = std::move(*product);
-  auto backend = MakeProductBackend(*parts->product, lexicons, *product_options);
+  StatusOr<std::unique_ptr<Backend>> backend = Status::Error("no backend");
+  if (options.backend.device == DeviceKind::kCuda) {
+    // Automatic pruning on a GPU pre-parses at every other level (AutoPruningLevels) when the
+    // grammars have the same levels.
+    const Grammar& g0 = parts->product->base();
+    if (product_options->pruning && options.backend.prune == PruneMode::kAuto &&
+        options.backend.prune_levels.empty() &&
+        std::all_of(grammars.begin(), grammars.end(), [&](const Grammar* g) {
+          return NumProjectionLevels(*g) == NumProjectionLevels(g0);
+        })) {
+      product_options->pruning->levels = AutoPruningLevels(DeviceKind::kCuda, g0);
+    }
+    backend = MakeCudaProductBackend(
+        *parts->product, lexicons,
+        {.device = {.extraction_threads = options.backend.threads}, .product = *product_options});
+  } else {
+    // The CPU: cpu, reference, and auto (the CUDA product backend is chosen with cuda).
+    backend = MakeProductBackend(*parts->product, lexicons, *product_options);
+  }
   if (!backend.ok()) return backend.status();
   ParserOptions parser_options = options.parser;
   if (parser_options.binarization.empty())

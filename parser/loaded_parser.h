@@ -29,8 +29,9 @@ struct LoadedParserOptions {
   // Berkeley .gr file, a text-export PREFIX or a .ckybin cache.
   std::string grammar;
   // Further -g values. With any, or when `grammar` names a product ("builtin-product", a product
-  // file), the parser decodes the product of all their grammars (parser/product.h) with max-rule
-  // on the CPU (backend cpu, auto or reference; prune auto = safe, each grammar's own mask).
+  // file), the parser decodes the product of all their grammars (parser/product.h) with max-rule:
+  // on the CPU with backend cpu, auto or reference, on one CUDA device with cuda
+  // (parser/cuda_product_backend.h; not --devices); prune auto = safe, each grammar's own mask.
   std::vector<std::string> more_grammars;
   GrammarArgumentOptions grammar_options;
   LexiconOptions lexicon;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cuda/common/device.h"
 #include "parser/backend_factory.h"
 
 namespace cky {
@@ -176,8 +177,31 @@ TEST(LoadedParserTest, SeveralGrammarsMakeAProduct) {
            .backend = {.device = DeviceKind::kCpu, .decoder = DecoderKind::kViterbi}},
           "decodes max-rule trees");
   refused({.more_grammars = {""},
-           .backend = {.device = DeviceKind::kCuda, .decoder = DecoderKind::kMaxRule}},
-          "on the CPU for now");
+           .backend = {.device = DeviceKind::kCuda,
+                       .decoder = DecoderKind::kMaxRule,
+                       .devices = {0, 0}}},
+          "parses on one device");
+  // The cuda backend: the CUDA product backend on a GPU (unpruned: the CPU's unpruned trees),
+  // else a clear refusal.
+  auto on_gpu = LoadedParser::Load(
+      {.more_grammars = {""}, .backend = {.device = DeviceKind::kCuda, .prune = PruneMode::kOff}});
+  if (cuda::BuiltWithCuda() && cuda::DeviceAvailable()) {
+    ASSERT_TRUE(on_gpu.ok()) << on_gpu.status().message();
+    EXPECT_EQ((*on_gpu)->parser().backend().name(), "cuda/max-rule-product of 2 grammars");
+    auto exact = LoadedParser::Load(
+        {.more_grammars = {""}, .backend = {.device = DeviceKind::kCpu, .prune = PruneMode::kOff}});
+    ASSERT_TRUE(exact.ok()) << exact.status().message();
+    const auto cpu = (*exact)->Parse(sentences);
+    const auto gpu = (*on_gpu)->Parse(sentences);
+    ASSERT_EQ(gpu.size(), cpu.size());
+    for (size_t i = 0; i < gpu.size(); ++i) {
+      EXPECT_EQ(FormatOutcome(gpu[i]), FormatOutcome(cpu[i])) << i;
+    }
+  } else {
+    ASSERT_FALSE(on_gpu.ok());
+    EXPECT_NE(on_gpu.status().message().find("use --backend cpu"), std::string::npos)
+        << on_gpu.status().message();
+  }
   refused({.more_grammars = {"tests/data/no_such_grammar"}, .backend = backend},
           "tests/data/no_such_grammar");
 }

@@ -405,6 +405,95 @@ StatusOr<std::vector<ScoredTree>> ProductKBestTrees(const GrammarProduct& produc
   return KBestMaxRuleTrees(product.base(), edges, maxc, words, k, style);
 }
 
+LexicalScores ProductLexicalScores(const GrammarProduct& product, int k, const Lexicon& lexicon,
+                                   const std::vector<std::string>& words,
+                                   const LexicalScores* given, bool widen) {
+  if (k == 0 && given != nullptr && !widen) return *given;
+  return ScoreWords(product.grammar(k), lexicon, words, widen);
+}
+
+bool ProductRetriesWiderLexicon(const ProductOptions& options, const Lexicon& lexicon) {
+  return options.retry_with_wider_lexicon && !lexicon.exact();
+}
+
+std::vector<uint8_t> SharedProductMask(const Grammar& g0, const ItemMask& fine) {
+  const int64_t cells = Chart::NumCells(fine.length);
+  std::vector<uint8_t> shared(cells * g0.num_symbols(), 0);
+  for (int64_t c = 0; c < cells; ++c) {
+    for (int32_t state = 0; state < g0.num_states(); ++state) {
+      if (fine.cell(c)[state]) shared[c * g0.num_symbols() + g0.state_symbol[state]] = 1;
+    }
+  }
+  return shared;
+}
+
+ItemMask MemberMaskFromShared(const GrammarProduct& product, int k,
+                              const std::vector<uint8_t>& shared, int32_t length) {
+  const Grammar& g = product.grammar(k);
+  const int64_t cells = Chart::NumCells(length);
+  const int32_t symbols = product.base().num_symbols();
+  ItemMask mask;
+  mask.length = length;
+  mask.num_states = g.num_states();
+  mask.allowed.resize(cells * g.num_states());
+  for (int64_t c = 0; c < cells; ++c) {
+    for (int32_t state = 0; state < g.num_states(); ++state) {
+      mask.allowed[c * g.num_states() + state] =
+          shared[c * symbols + product.product_symbol(k, g.state_symbol[state])];
+    }
+  }
+  return mask;
+}
+
+ParseOutcome ProductMemberHasNoTree(const GrammarProduct& product, int k) {
+  ParseOutcome outcome;
+  outcome.status = ParseStatus::kNoParse;
+  outcome.message = "grammar " + std::to_string(k + 1) + " of the product (" + product.label(k) +
+                    ") derives no tree for the sentence";
+  return outcome;
+}
+
+void ProductMaxRuleChart(const GrammarProduct& product, std::span<const MemberCharts> members,
+                         bool reference, MaxRuleChart* maxc) {
+  if (reference) {
+    ReferenceProductMaxRuleChart(product, members, maxc);
+  } else {
+    FastProductMaxRuleChart(product, members, maxc);
+  }
+}
+
+ParseOutcome ProductOutcome(const GrammarProduct& product, std::span<const MemberCharts> members,
+                            const MaxRuleChart& maxc, const std::vector<std::string>& words,
+                            const DecoderOptions& decoder) {
+  ParseOutcome outcome;
+  outcome.status = ParseStatus::kNoParse;
+  if (!(maxc.root_score() > kNegInf)) {
+    outcome.message = "the " + std::to_string(members.size()) +
+                      " grammars of the product each parse the sentence but share no tree";
+    return outcome;
+  }
+  auto tree = ExtractMaxRuleTree(product.base(), maxc, words);
+  if (!tree.ok()) {
+    outcome.message = tree.status().message();
+    return outcome;
+  }
+  outcome.status = ParseStatus::kOk;
+  outcome.tree = std::move(*tree);
+  outcome.log_score = maxc.root_score();
+  outcome.log_likelihood = kNegInf;  // a product defines no P(w)
+  if (decoder.kbest > 1) {
+    auto trees =
+        ProductKBestTrees(product, members, maxc, words, decoder.kbest, decoder.kbest_style);
+    if (!trees.ok()) {
+      outcome.status = ParseStatus::kFailed;
+      outcome.message = "k-best: " + trees.status().message();
+      return outcome;
+    }
+    outcome.kbest = std::move(*trees);
+  }
+  return outcome;
+}
+
 // Per member, what one sentence has computed so far.
 struct ProductParser::Sentence {
   explicit Sentence(const std::vector<std::string>& w, const LexicalScores* given, int members)
@@ -469,29 +558,11 @@ void ProductParser::Compute(int k, bool prune, Sentence* s) const {
       if (!s->shared_done) {
         s->shared_done = true;
         ItemMask fine;
-        if (pruners_[0]->Prune(s->lexical[0], &fine)) {
-          const Grammar& g0 = product_.base();
-          const int64_t cells = Chart::NumCells(fine.length);
-          s->shared.assign(cells * g0.num_symbols(), 0);
-          for (int64_t c = 0; c < cells; ++c) {
-            for (int32_t state = 0; state < g0.num_states(); ++state) {
-              if (fine.cell(c)[state]) s->shared[c * g0.num_symbols() + g0.state_symbol[state]] = 1;
-            }
-          }
-        }
+        if (pruners_[0]->Prune(s->lexical[0], &fine))
+          s->shared = SharedProductMask(product_.base(), fine);
       }
       if (!s->shared.empty()) {
-        const int64_t cells = Chart::NumCells(lexical.length);
-        const int32_t symbols = product_.base().num_symbols();
-        mask.length = lexical.length;
-        mask.num_states = g.num_states();
-        mask.allowed.resize(cells * g.num_states());
-        for (int64_t c = 0; c < cells; ++c) {
-          for (int32_t state = 0; state < g.num_states(); ++state) {
-            mask.allowed[c * g.num_states() + state] =
-                s->shared[c * symbols + product_.product_symbol(k, g.state_symbol[state])];
-          }
-        }
+        mask = MemberMaskFromShared(product_, k, s->shared, lexical.length);
         masked = true;
       }
     }
@@ -504,11 +575,13 @@ void ProductParser::Compute(int k, bool prune, Sentence* s) const {
   };
   if (!s->computed[k]) {
     s->computed[k] = 1;
-    s->lexical[k] = k == 0 && s->lexical0 ? *s->lexical0 : ScoreWords(g, *lexicons_[k], s->words);
+    s->lexical[k] =
+        ProductLexicalScores(product_, k, *lexicons_[k], s->words, s->lexical0, /*widen=*/false);
     s->pruned[k] = run(s->lexical[k], &s->charts[k]);
-    if (!(s->charts[k].log_likelihood > kNegInf) && options_.retry_with_wider_lexicon &&
-        !lexicons_[k]->exact()) {
-      s->lexical[k] = ScoreWords(g, *lexicons_[k], s->words, /*widen=*/true);
+    if (!(s->charts[k].log_likelihood > kNegInf) &&
+        ProductRetriesWiderLexicon(options_, *lexicons_[k])) {
+      s->lexical[k] =
+          ProductLexicalScores(product_, k, *lexicons_[k], s->words, s->lexical0, /*widen=*/true);
       s->pruned[k] = run(s->lexical[k], &s->charts[k]);
     }
   }
@@ -519,19 +592,15 @@ void ProductParser::Compute(int k, bool prune, Sentence* s) const {
 }
 
 ParseOutcome ProductParser::Decode(int m, Sentence* s) const {
-  ParseOutcome outcome;
-  outcome.status = ParseStatus::kNoParse;
   if (s->words.empty()) {
+    ParseOutcome outcome;
+    outcome.status = ParseStatus::kNoParse;
     outcome.message = "empty sentence";
     return outcome;
   }
   for (int k = 0; k < m; ++k) {
     Compute(k, /*prune=*/true, s);
-    if (!(s->charts[k].log_likelihood > kNegInf)) {
-      outcome.message = "grammar " + std::to_string(k + 1) + " of the product (" +
-                        product_.label(k) + ") derives no tree for the sentence";
-      return outcome;
-    }
+    if (!(s->charts[k].log_likelihood > kNegInf)) return ProductMemberHasNoTree(product_, k);
   }
   std::vector<MemberCharts> members(m);
   auto gather = [&](bool exact) {
@@ -539,48 +608,17 @@ ParseOutcome ProductParser::Decode(int m, Sentence* s) const {
       members[k] = {&s->lexical[k], exact && s->pruned[k] ? &s->exact[k] : &s->charts[k]};
     }
   };
-  auto decode = [&](MaxRuleChart* maxc) {
-    if (options_.reference) {
-      ReferenceProductMaxRuleChart(product_, members, maxc);
-    } else {
-      FastProductMaxRuleChart(product_, members, maxc);
-    }
-  };
   MaxRuleChart maxc;
   gather(false);
-  decode(&maxc);
+  ProductMaxRuleChart(product_, members, options_.reference, &maxc);
   if (!(maxc.root_score() > kNegInf) &&
       std::any_of(s->pruned.begin(), s->pruned.begin() + m, [](uint8_t p) { return p != 0; })) {
     // The pruned charts share no tree: parse without pruning, as a pruned grammar alone would.
     for (int k = 0; k < m; ++k) Compute(k, /*prune=*/false, s);
     gather(true);
-    decode(&maxc);
+    ProductMaxRuleChart(product_, members, options_.reference, &maxc);
   }
-  if (!(maxc.root_score() > kNegInf)) {
-    outcome.message = "the " + std::to_string(m) +
-                      " grammars of the product each parse the sentence but share no tree";
-    return outcome;
-  }
-  auto tree = ExtractMaxRuleTree(product_.base(), maxc, s->words);
-  if (!tree.ok()) {
-    outcome.message = tree.status().message();
-    return outcome;
-  }
-  outcome.status = ParseStatus::kOk;
-  outcome.tree = std::move(*tree);
-  outcome.log_score = maxc.root_score();
-  outcome.log_likelihood = kNegInf;  // a product defines no P(w)
-  if (options_.decoder.kbest > 1) {
-    auto trees = ProductKBestTrees(product_, members, maxc, s->words, options_.decoder.kbest,
-                                   options_.decoder.kbest_style);
-    if (!trees.ok()) {
-      outcome.status = ParseStatus::kFailed;
-      outcome.message = "k-best: " + trees.status().message();
-      return outcome;
-    }
-    outcome.kbest = std::move(*trees);
-  }
-  return outcome;
+  return ProductOutcome(product_, members, maxc, s->words, options_.decoder);
 }
 
 ParseOutcome ProductParser::Parse(const std::vector<std::string>& words,

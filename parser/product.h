@@ -30,12 +30,11 @@
 // symbols, every substate of a surviving (span, symbol) allowed in every grammar. Which keeps the
 // exact product's trees better is measured in bench/RESULTS.md; kPerGrammar is the default.
 //
-// Backends: the CPU only (MakeProductBackend). A GPU backend fits in two places: each grammar's
-// (pruned) inside-outside charts, which ProductParser computes with FastInsideOutside one grammar
-// after another, and the combination, FastProductMaxRuleChart over MemberCharts. A device path
-// that fills InsideOutsideCharts (or a device port of the combination) is tested against
-// ReferenceProductMaxRuleChart as the CPU paths are; LoadedParser (loaded_parser.cpp,
-// ProductOptionsFor) is the one place that refuses the cuda backend for a product today.
+// Backends: the CPU (MakeProductBackend: the reference, or the fast path on threads) and CUDA
+// (parser/cuda_product_backend.h: each grammar's pruned inside-outside passes on the device, its
+// charts copied back, and the combination, FastProductMaxRuleChart over MemberCharts, on host
+// threads). Both decide lexical scores, retries, masks and outcomes with the functions below
+// ProductParser, and are tested against ReferenceProductMaxRuleChart.
 #pragma once
 
 #include <cstdint>
@@ -180,6 +179,35 @@ class ProductParser {
   ProductOptions options_;
   std::vector<std::unique_ptr<CoarseToFinePruner>> pruners_;  // per grammar, or grammar 0's only
 };
+
+// What the product's backends share (ProductParser, parser/cuda_product_backend.h), so that they
+// decide alike.
+//
+// Grammar k's lexical scores of `words`: grammar 0's `given` ones (the SentenceInput's) when given
+// and not widened, else lexicon k's (widened when asked).
+LexicalScores ProductLexicalScores(const GrammarProduct& product, int k, const Lexicon& lexicon,
+                                   const std::vector<std::string>& words,
+                                   const LexicalScores* given, bool widen);
+// Whether a grammar that derives nothing is parsed again with its lexicon widened.
+bool ProductRetriesWiderLexicon(const ProductOptions& options, const Lexicon& lexicon);
+// The kShared mask: grammar 0's survivors (fine, its states) projected to its base symbols, per
+// cell NumSymbols bytes (1: some substate survives).
+std::vector<uint8_t> SharedProductMask(const Grammar& g0, const ItemMask& fine);
+// Grammar k's items that `shared` (SharedProductMask, a sentence of `length` words) allows.
+ItemMask MemberMaskFromShared(const GrammarProduct& product, int k,
+                              const std::vector<uint8_t>& shared, int32_t length);
+// The outcome of a sentence whose grammar k derives no tree (kNoParse, saying which).
+ParseOutcome ProductMemberHasNoTree(const GrammarProduct& product, int k);
+// The product max-rule chart of the members (all with a tree): the reference's or the fast one.
+void ProductMaxRuleChart(const GrammarProduct& product, std::span<const MemberCharts> members,
+                         bool reference, MaxRuleChart* maxc);
+// The outcome from the product's chart: the max-rule tree, its score, log_likelihood -infinity,
+// the k best trees when `decoder` asks; kNoParse saying that the grammars share no tree when the
+// chart has none. (A backend whose members' charts were pruned parses such a sentence again
+// unpruned first.)
+ParseOutcome ProductOutcome(const GrammarProduct& product, std::span<const MemberCharts> members,
+                            const MaxRuleChart& maxc, const std::vector<std::string>& words,
+                            const DecoderOptions& decoder);
 
 // A backend (parser/backend.h) over a ProductParser: sentences in parallel on options.threads
 // threads (the reference: one after another), grammar 0's lexical scores the SentenceInput's.

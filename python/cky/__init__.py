@@ -102,8 +102,9 @@ class Parser(_ParserBase):
 
     grammar: None for the built-in English grammar (trained on GUM; see the project's README), or
         the path of a Berkeley .gr file, a Berkeley text-export prefix or a .ckybin cache (plain or
-        compressed: what `cky parse -g` takes); also a product of grammars (max-rule on the CPU
-        only; no likelihoods): a .ckyprod file (`cky train --seeds`) or "builtin-product".
+        compressed: what `cky parse -g` takes); also a product of grammars (max-rule, on the CPU,
+        or on the GPU with backend "cuda"; no likelihoods): a .ckyprod file (`cky train
+        --seeds`) or "builtin-product".
     backend: "auto" (the GPU when one is present, else "cpu"), "cpu" (all cores, or `threads`),
         "reference" (the plain single-threaded reference) or "cuda".
     decoder: "max-rule" (the Berkeley parser's default, from exact inside-outside posteriors) or

@@ -292,3 +292,14 @@ def test_builtin_product_gives_the_trees_and_scores_of_cky_parse(run_cky):
         assert [k.tree for k in g.kbest] == [k["tree"] for k in e["kbest"]]
     with pytest.raises(cky.Error, match="a product of grammars defines neither"):
         cky.Parser("builtin-product", backend="cpu", tree_scores=True)
+
+
+def test_builtin_product_on_the_gpu_gives_the_cpu_trees_or_says_why_not():
+    try:
+        gpu = cky.Parser("builtin-product", backend="cuda", prune="off", strings=True)
+    except cky.Error as e:  # no GPU here, or a build without CUDA
+        assert "use --backend cpu" in str(e)
+        return
+    assert gpu.backend == "cuda/max-rule-product of 4 grammars"
+    cpu = cky.Parser("builtin-product", backend="cpu", prune="off", strings=True)
+    assert gpu.parse_many(SENTENCES[:2]) == cpu.parse_many(SENTENCES[:2])
