@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -93,46 +94,66 @@ struct ThreeGrammars {
     for (int k = from; k <= 3; ++k) prefixes.emplace_back(all.begin(), all.begin() + k);
     return prefixes;
   }
+  // `count` random sentences of grammar a (1 to max_words words, then one of `longest`), and an
+  // empty one.
+  Sentences SentencesOf(uint64_t seed, int count, int max_words, int longest) const {
+    return WithEmpty(RandomTestSentences(a->model, count, 1, max_words, seed, longest));
+  }
   std::unique_ptr<TestGrammar> a, b, c;
 };
+
+using Grammars = std::vector<const TestGrammar*>;
+
+// Runs body(seed, grammars, product, sentences) for each seed and each product of the first k
+// (from `from` to 3) of the seed's three grammars, over the seed's sentences (SentencesOf with
+// sentences = {count, max_words, longest}).
+template <typename Body>
+void ForEachProduct(const std::function<RandomGrammarOptions(uint64_t)>& shape,
+                    std::initializer_list<uint64_t> seeds, int from, std::array<int, 3> sentences,
+                    Body&& body) {
+  for (uint64_t seed : seeds) {
+    const ThreeGrammars three(shape, seed);
+    const Sentences of_seed = three.SentencesOf(seed, sentences[0], sentences[1], sentences[2]);
+    for (const Grammars& grammars : three.Prefixes(from)) {
+      const Product p = MakeProduct(grammars);
+      body(seed, grammars, p, of_seed);
+    }
+  }
+}
 
 // Products of 1, 2 and 3 grammars against the CPU reference (sentences up to 16 words: the
 // reference's plain loops are slow), with and without k-best lists, in batches of 5 sentences.
 TEST(CudaProductBackendTest, MatchesTheCpuReference) {
   CKY_SKIP_WITHOUT_CUDA_DEVICE();
   int parsed = 0;
-  for (uint64_t seed : {1, 7}) {
-    const ThreeGrammars three(StandardShape, seed);
-    const Sentences sentences =
-        WithEmpty(RandomTestSentences(three.a->model, 10, 1, 12, seed, /*longest=*/16));
-    for (const std::vector<const TestGrammar*>& grammars : three.Prefixes()) {
-      const Product p = MakeProduct(grammars);
-      for (int kbest : {1, 3}) {
-        const DecoderOptions decoder{.kbest = kbest};
-        const std::string what = "seed " + std::to_string(seed) + ", " +
-                                 std::to_string(grammars.size()) + " grammars, k " +
-                                 std::to_string(kbest);
-        const auto expected = ParseCpu(p, {.reference = true, .decoder = decoder}, sentences);
-        std::string name;
-        const auto actual =
-            ParseCuda(p, {.device = {.max_batch_sentences = 5}, .product = {.decoder = decoder}},
-                      sentences, &name);
-        EXPECT_EQ(name,
-                  "cuda/max-rule-product of " + std::to_string(grammars.size()) + " grammars");
-        parsed += ExpectSameOutcomes(expected, actual,
-                                     {.score = kProductDeviceTolerance,
-                                      .likelihood = true,
-                                      .kbest = kbest > 1,
-                                      .kbest_score = kProductDeviceTolerance},
-                                     what, sentences);
-        ASSERT_EQ(actual.size(), sentences.size());
-        EXPECT_EQ(actual.back().status, ParseStatus::kNoParse);  // the empty sentence
-        for (const ParseOutcome& o : actual) {
-          EXPECT_EQ(o.message.find("CPU"), std::string::npos) << what << ": " << o.message;
+  ForEachProduct(
+      StandardShape, {1, 7}, 1, {10, 12, 16},
+      [&](uint64_t seed, const Grammars& grammars, const Product& p, const Sentences& sentences) {
+        for (int kbest : {1, 3}) {
+          const DecoderOptions decoder{.kbest = kbest};
+          const std::string what = "seed " + std::to_string(seed) + ", " +
+                                   std::to_string(grammars.size()) + " grammars, k " +
+                                   std::to_string(kbest);
+          const auto expected = ParseCpu(p, {.reference = true, .decoder = decoder}, sentences);
+          std::string name;
+          const auto actual =
+              ParseCuda(p, {.device = {.max_batch_sentences = 5}, .product = {.decoder = decoder}},
+                        sentences, &name);
+          EXPECT_EQ(name,
+                    "cuda/max-rule-product of " + std::to_string(grammars.size()) + " grammars");
+          parsed += ExpectSameOutcomes(expected, actual,
+                                       {.score = kProductDeviceTolerance,
+                                        .likelihood = true,
+                                        .kbest = kbest > 1,
+                                        .kbest_score = kProductDeviceTolerance},
+                                       what, sentences);
+          ASSERT_EQ(actual.size(), sentences.size());
+          EXPECT_EQ(actual.back().status, ParseStatus::kNoParse);  // the empty sentence
+          for (const ParseOutcome& o : actual) {
+            EXPECT_EQ(o.message.find("CPU"), std::string::npos) << what << ": " << o.message;
+          }
         }
-      }
-    }
-  }
+      });
   EXPECT_GT(parsed, 60);
 }
 
@@ -200,39 +221,37 @@ TEST(CudaProductBackendTest, ProductOfOneGrammarIsItsCudaMaxRule) {
 TEST(CudaProductBackendTest, PrunedMatchesTheCpuPrunedProduct) {
   CKY_SKIP_WITHOUT_CUDA_DEVICE();
   int parsed = 0;
-  for (uint64_t seed : {1, 21}) {
-    const ThreeGrammars three([](uint64_t s) { return SplitShape(s); }, seed);
-    const Sentences sentences =
-        WithEmpty(RandomTestSentences(three.a->model, 12, 1, 16, seed, /*longest=*/24));
-    for (const std::vector<const TestGrammar*>& grammars : three.Prefixes(/*from=*/2)) {
-      const Product p = MakeProduct(grammars);
-      for (ProductPruning mask : {ProductPruning::kPerGrammar, ProductPruning::kShared}) {
-        for (const std::string pruning : {"tight", "exact"}) {
-          const std::string what = std::string(mask == ProductPruning::kShared ? "shared" : "own") +
-                                   " masks, " + pruning + ", seed " + std::to_string(seed) + ", " +
-                                   std::to_string(grammars.size()) + " grammars";
-          const ProductOptions options{.pruning = TestPruning(pruning), .mask = mask};
-          ProductOptions cpu = options;
-          cpu.threads = 2;
-          const auto expected = ParseCpu(p, cpu, sentences);
-          std::string name;
-          const auto actual = ParseCuda(
-              p, {.device = {.max_batch_sentences = 4}, .product = options}, sentences, &name);
-          EXPECT_EQ(name, "cuda/pruned-max-rule-product of " + std::to_string(grammars.size()) +
-                              " grammars");
-          parsed += ExpectSameOutcomes(expected, actual,
-                                       {.score = kProductDeviceTolerance, .likelihood = true}, what,
-                                       sentences);
-          if (pruning == "exact" && mask == ProductPruning::kPerGrammar) {
-            // Pruning without thresholds keeps the exact product's trees.
-            ExpectSameOutcomes(ParseCpu(p, {.threads = 2}, sentences), actual,
-                               {.score = kProductDeviceTolerance}, what + " against exact",
-                               sentences);
+  const auto split = [](uint64_t s) { return SplitShape(s); };
+  ForEachProduct(
+      split, {1, 21}, /*from=*/2, {12, 16, 24},
+      [&](uint64_t seed, const Grammars& grammars, const Product& p, const Sentences& sentences) {
+        for (ProductPruning mask : {ProductPruning::kPerGrammar, ProductPruning::kShared}) {
+          for (const std::string pruning : {"tight", "exact"}) {
+            const std::string what =
+                std::string(mask == ProductPruning::kShared ? "shared" : "own") + " masks, " +
+                pruning + ", seed " + std::to_string(seed) + ", " +
+                std::to_string(grammars.size()) + " grammars";
+            const ProductOptions options{.pruning = TestPruning(pruning), .mask = mask};
+            ProductOptions cpu = options;
+            cpu.threads = 2;
+            const auto expected = ParseCpu(p, cpu, sentences);
+            std::string name;
+            const auto actual = ParseCuda(
+                p, {.device = {.max_batch_sentences = 4}, .product = options}, sentences, &name);
+            EXPECT_EQ(name, "cuda/pruned-max-rule-product of " + std::to_string(grammars.size()) +
+                                " grammars");
+            parsed += ExpectSameOutcomes(expected, actual,
+                                         {.score = kProductDeviceTolerance, .likelihood = true},
+                                         what, sentences);
+            if (pruning == "exact" && mask == ProductPruning::kPerGrammar) {
+              // Pruning without thresholds keeps the exact product's trees.
+              ExpectSameOutcomes(ParseCpu(p, {.threads = 2}, sentences), actual,
+                                 {.score = kProductDeviceTolerance}, what + " against exact",
+                                 sentences);
+            }
           }
         }
-      }
-    }
-  }
+      });
   EXPECT_GT(parsed, 50);  // sentences with a tree, over the 16 settings (56 on the CPU)
 }
 
@@ -383,39 +402,36 @@ std::vector<ParseOutcome> ParseStandIn(const Product& p, const CudaProductOption
 // compute with the fast CPU path: the CPU product's outcomes bit for bit, k-best lists included.
 TEST(CudaProductBackendHostTest, EqualsTheCpuProductOverCpuStandIns) {
   int parsed = 0;
-  for (uint64_t seed : {3, 8}) {
-    const ThreeGrammars three(StandardShape, seed);
-    // Up to 30 words: those over the stand-in's MaxLength (25) are parsed on the CPU.
-    const Sentences sentences =
-        WithEmpty(RandomTestSentences(three.a->model, 14, 1, 14, seed, /*longest=*/30));
-    for (const std::vector<const TestGrammar*>& grammars : three.Prefixes()) {
-      const Product p = MakeProduct(grammars);
-      const DecoderOptions decoder{.kbest = 3};
-      const auto expected = ParseCpu(p, {.threads = 2, .decoder = decoder}, sentences);
-      for (int fail_over : {1 << 20, 2}) {
-        const std::string what = std::to_string(grammars.size()) + " grammars, seed " +
-                                 std::to_string(seed) + ", failing over " +
-                                 std::to_string(fail_over);
-        const auto actual =
-            ParseStandIn(p,
-                         {.device = {.max_batch_sentences = 5, .extraction_threads = 2},
-                          .product = {.decoder = decoder}},
-                         sentences, fail_over);
-        parsed += ExpectSameOutcomes(expected, actual,
-                                     {.score = kIdenticalScores,
-                                      .likelihood = true,
-                                      .kbest = true,
-                                      .kbest_score = kIdenticalScores},
-                                     what, sentences);
-        ASSERT_EQ(actual.size(), sentences.size());
-        for (size_t i = 0; i < sentences.size(); ++i) {
-          if (actual[i].status != ParseStatus::kOk) continue;
-          EXPECT_EQ(actual[i].message.rfind("parsed on the CPU", 0) == 0, sentences[i].size() > 25)
-              << what << ", sentence " << i << ": " << actual[i].message;
+  // Up to 30 words: those over the stand-in's MaxLength (25) are parsed on the CPU.
+  ForEachProduct(
+      StandardShape, {3, 8}, 1, {14, 14, 30},
+      [&](uint64_t seed, const Grammars& grammars, const Product& p, const Sentences& sentences) {
+        const DecoderOptions decoder{.kbest = 3};
+        const auto expected = ParseCpu(p, {.threads = 2, .decoder = decoder}, sentences);
+        for (int fail_over : {1 << 20, 2}) {
+          const std::string what = std::to_string(grammars.size()) + " grammars, seed " +
+                                   std::to_string(seed) + ", failing over " +
+                                   std::to_string(fail_over);
+          const auto actual =
+              ParseStandIn(p,
+                           {.device = {.max_batch_sentences = 5, .extraction_threads = 2},
+                            .product = {.decoder = decoder}},
+                           sentences, fail_over);
+          parsed += ExpectSameOutcomes(expected, actual,
+                                       {.score = kIdenticalScores,
+                                        .likelihood = true,
+                                        .kbest = true,
+                                        .kbest_score = kIdenticalScores},
+                                       what, sentences);
+          ASSERT_EQ(actual.size(), sentences.size());
+          for (size_t i = 0; i < sentences.size(); ++i) {
+            if (actual[i].status != ParseStatus::kOk) continue;
+            EXPECT_EQ(actual[i].message.rfind("parsed on the CPU", 0) == 0,
+                      sentences[i].size() > 25)
+                << what << ", sentence " << i << ": " << actual[i].message;
+          }
         }
-      }
-    }
-  }
+      });
   EXPECT_GT(parsed, 60);
 }
 
