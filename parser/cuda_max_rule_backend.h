@@ -1,16 +1,17 @@
 // The CUDA max-rule backends (Berkeley's default decoding, parser/max_rule.h) on
 // parser/device_backend.h's skeleton (batches, retries, the CPU fallback, background extraction):
 // the device runs cuda/inside_outside/inside_outside.h's inside, outside and max-rule passes and
-// copies back the max-rule arrays (cells x base symbols) and log P(w); trees are extracted on host
-// threads (ExtractMaxRuleTree), overlapped with the device's next batch. With pruning, each batch
-// first runs parser/cuda_pruner.h's pre-parses, which leave the fine grammar's allowed items on the
-// device, and the passes run restricted to them (as the CPU pruned max-rule backend: the same
-// items; results within cuda/inside_outside/inside_outside.h's tolerance); a sentence whose pruned
-// chart has no parse is parsed again by the same passes unpruned. What the device cannot take (too
-// long for the kernels' shared memory, over the budget, failing alone) is parsed on the CPU by the
-// fast CPU max-rule path (with pruning: the CPU pruned one, sharing the pruner). ParseOutcome: tree
-// = the max-rule tree, log_score = the max-rule score, log_likelihood = log P(w), kbest = the k
-// best trees when DecoderOptions ask (decoded on the host from the device's charts).
+// copies back the max-rule arrays' finite entries (of cells x base symbols) and log P(w); trees are
+// extracted on host threads (ExtractMaxRuleTree), overlapped with the device's next batch. With
+// pruning, each batch first runs parser/cuda_pruner.h's pre-parses, which leave the fine grammar's
+// allowed items on the device, and the passes run restricted to them (as the CPU pruned max-rule
+// backend: the same items; results within cuda/inside_outside/inside_outside.h's tolerance); a
+// sentence whose pruned chart has no parse is parsed again by the same passes unpruned. What the
+// device cannot take (too long for the kernels' shared memory, over the budget, failing alone) is
+// parsed on the CPU by the fast CPU max-rule path (with pruning: the CPU pruned one, sharing the
+// pruner). ParseOutcome: tree = the max-rule tree, log_score = the max-rule score, log_likelihood =
+// log P(w), kbest = the k best trees when DecoderOptions ask (decoded on the host from the device's
+// charts).
 #pragma once
 
 #include <cstddef>
