@@ -274,7 +274,9 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
       *error = "batch needs " + std::to_string(bytes) + " device bytes, over the budget";
       return IoBatchResult::kOutOfMemory;
     }
-    if (cells >= std::numeric_limits<int>::max() / 2) {
+    // Cells, and the max-rule entries that come back (counted and placed with 32-bit offsets).
+    if (cells >= std::numeric_limits<int>::max() / 2 ||
+        cells * num_symbols_ >= std::numeric_limits<int>::max()) {
       *error = "batch has too many cells";
       return IoBatchResult::kOutOfMemory;
     }
