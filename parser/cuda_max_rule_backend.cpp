@@ -220,8 +220,10 @@ StatusOr<std::unique_ptr<Backend>> MakeCudaMaxRuleBackend(const Grammar& grammar
     made.device.max_batch_sentences = 1024;
   }
   std::optional<StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>>> device;
-  std::thread io_thread(
-      [&] { device.emplace(CreateDeviceInsideOutside(grammar, device_options)); });
+  std::thread io_thread([&] {
+    timeline::Scope scope("load: the passes' grammar on the device");
+    device.emplace(CreateDeviceInsideOutside(grammar, device_options));
+  });
   auto pruner = CudaCoarseToFine::Create(grammar, *options.pruning,
                                          {.max_batch_bytes = size_t((given ? 0.4 : 0.3) * pool),
                                           .threads = options.device.extraction_threads,

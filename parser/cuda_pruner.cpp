@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/thread_pool.h"
+#include "common/timeline.h"
 #include "cuda/common/device.h"
 #include "cuda/pruning/pruned_viterbi.h"
 #include "parser/cuda_grammar_view.h"
@@ -40,7 +41,10 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
       options.pruning_kernels > 0 ? options.pruning_kernels : cuda::kDefaultPruningKernels;
   PruningOptions ordered = pruning;
   ordered.order = kernels >= 4 ? AdditionOrder::kPairFirst : AdditionOrder::kRuleFirst;
-  auto pruner = CoarseToFinePruner::Create(fine, ordered);
+  StatusOr<std::unique_ptr<CoarseToFinePruner>> pruner = [&] {
+    timeline::Scope scope("load: pre-parse grammars (projections)");
+    return CoarseToFinePruner::Create(fine, ordered);
+  }();
   if (!pruner.ok()) return pruner.status();
   auto impl = std::make_unique<Impl>(options);
   impl->pruner = std::move(*pruner);
@@ -59,7 +63,10 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
       .keep_level_survivors = options.keep_level_survivors,
       .fine_mask_only = options.fine_mask_only};
   device_options.pruning_kernels = kernels;
-  impl->device = cuda::DevicePrunedViterbi::Create(levels, device_options, &error);
+  {
+    timeline::Scope scope("load: pre-parse grammars on the device");
+    impl->device = cuda::DevicePrunedViterbi::Create(levels, device_options, &error);
+  }
   if (!impl->device) return Status::Error("CUDA pruned backend: " + error);
   return std::unique_ptr<CudaCoarseToFine>(new CudaCoarseToFine(std::move(impl)));
 }

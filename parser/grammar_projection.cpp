@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <utility>
 
 namespace cky {
 namespace {
@@ -99,11 +101,25 @@ struct Projected {
   double prob;
 };
 
-// Sums weighted fine rules that fall on the same projected rule (in place: the sorted rules
-// compacted, so that no second vector grows by copies).
+// Sums weighted fine rules that fall on the same projected rule, in key order; the rules of one
+// key are added in their input (fine grammar) order. A stable least-significant-digit radix sort
+// of the keys, 16 bits a pass (a comparison sort of the 1.7M rules of en_sm6s took a fifth of the
+// pruner's set-up).
 std::vector<Projected> Aggregate(std::vector<Projected> rules) {
-  std::sort(rules.begin(), rules.end(),
-            [](const Projected& a, const Projected& b) { return a.key < b.key; });
+  int64_t largest = 0;
+  for (const Projected& r : rules) largest = std::max(largest, r.key);
+  std::vector<Projected> sorted(rules.size());
+  constexpr int kDigitBits = 16;
+  constexpr size_t kBuckets = size_t(1) << kDigitBits;
+  std::vector<size_t> place(kBuckets);
+  for (int shift = 0; shift == 0 || (largest >> shift) > 0; shift += kDigitBits) {
+    std::fill(place.begin(), place.end(), 0);
+    for (const Projected& r : rules) ++place[(r.key >> shift) & (kBuckets - 1)];
+    size_t next = 0;
+    for (size_t& p : place) next += std::exchange(p, next);
+    for (const Projected& r : rules) sorted[place[(r.key >> shift) & (kBuckets - 1)]++] = r;
+    rules.swap(sorted);
+  }
   size_t kept = 0;
   for (const Projected& r : rules) {
     if (kept > 0 && rules[kept - 1].key == r.key) {
@@ -114,6 +130,53 @@ std::vector<Projected> Aggregate(std::vector<Projected> rules) {
   }
   rules.resize(kept);
   return rules;
+}
+
+// The fine binary rules projected and summed: per projected rule (in key order) the sum of its
+// fine rules' weighted probabilities, added in fine grammar order. The fine rules are grouped by
+// parent (binary_parent_begin), so each projected parent gathers the rules of its fine parents
+// into a dense (left, right) table; projected parents are split over a few threads.
+std::vector<Projected> ProjectBinaries(const Grammar& fine, const std::vector<int32_t>& from_fine,
+                                       const std::vector<double>& fine_weight,
+                                       int32_t coarse_states) {
+  const int64_t cs = coarse_states;
+  std::vector<std::vector<int32_t>> fine_of(cs);  // projected state -> its fine states, in order
+  for (int32_t f = 0; f < fine.num_states(); ++f) fine_of[from_fine[f]].push_back(f);
+  const int slices = std::clamp<int64_t>(int64_t(fine.binary_parent.size()) >> 17, 1, 8);
+  std::vector<std::vector<Projected>> out(slices);
+  auto project = [&](int k) {
+    std::vector<double> table(cs * cs, 0.0);
+    std::vector<uint8_t> seen(cs * cs, 0);
+    std::vector<int64_t> touched;
+    for (int64_t parent = cs * k / slices; parent < cs * (k + 1) / slices; ++parent) {
+      touched.clear();
+      for (int32_t f : fine_of[parent]) {
+        const double weight = fine_weight[f];
+        for (int32_t r = fine.binary_parent_begin[f]; r < fine.binary_parent_begin[f + 1]; ++r) {
+          const int64_t cell = int64_t(from_fine[fine.binary_left[r]]) * cs +
+                               from_fine[fine.binary_right[r]];
+          if (!seen[cell]) {
+            seen[cell] = 1;
+            touched.push_back(cell);
+          }
+          table[cell] += weight * std::exp(fine.binary_log_prob[r]);
+        }
+      }
+      std::sort(touched.begin(), touched.end());
+      for (int64_t cell : touched) {
+        out[k].push_back({parent * cs * cs + cell, table[cell]});
+        table[cell] = 0;
+        seen[cell] = 0;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int k = 1; k < slices; ++k) threads.emplace_back(project, k);
+  project(0);
+  for (std::thread& t : threads) t.join();
+  std::vector<Projected> all;
+  for (std::vector<Projected>& part : out) all.insert(all.end(), part.begin(), part.end());
+  return all;
 }
 
 }  // namespace
@@ -130,19 +193,42 @@ std::vector<double> ExpectedStateCounts(const Grammar& g) {
   const int32_t states = g.num_states();
   std::vector<double> counts(states, 0.0), next(states, 0.0);
   counts[Grammar::kRootState] = 1;
-  std::vector<double> binary_prob(g.binary_log_prob.size());
-  for (size_t r = 0; r < binary_prob.size(); ++r) binary_prob[r] = std::exp(g.binary_log_prob[r]);
+  const int64_t binaries = static_cast<int64_t>(g.binary_log_prob.size());
+  std::vector<double> binary_prob(binaries);
+  for (int64_t r = 0; r < binaries; ++r) binary_prob[r] = std::exp(g.binary_log_prob[r]);
+  std::vector<double> unary_prob(g.sum_unary_log_prob.size());
+  for (size_t u = 0; u < unary_prob.size(); ++u) unary_prob[u] = std::exp(g.sum_unary_log_prob[u]);
+  // Each round's binary sums in a fixed number of slices of the rules, each slice's sums on its
+  // own thread, added slice by slice: the result does not depend on the host's cores.
+  constexpr int kSlices = 16;
+  const int slices = binaries >= (int64_t(1) << 16) ? kSlices : 1;
+  std::vector<std::vector<double>> partial(slices, std::vector<double>(states));
+  auto slice_sums = [&](int k) {
+    std::vector<double>& out = partial[k];
+    std::fill(out.begin(), out.end(), 0.0);
+    for (int64_t r = binaries * k / slices; r < binaries * (k + 1) / slices; ++r) {
+      const double c = counts[g.binary_parent[r]] * binary_prob[r];
+      out[g.binary_left[r]] += c;
+      out[g.binary_right[r]] += c;
+    }
+  };
   // Berkeley's iteration: at most 50 rounds, until the counts move by less than 1e-10 in total.
   for (int iteration = 0; iteration < 50; ++iteration) {
-    std::fill(next.begin(), next.end(), 0.0);
-    for (size_t r = 0; r < binary_prob.size(); ++r) {
-      const double c = counts[g.binary_parent[r]] * binary_prob[r];
-      next[g.binary_left[r]] += c;
-      next[g.binary_right[r]] += c;
+    if (slices == 1) {
+      slice_sums(0);
+    } else {
+      std::vector<std::thread> threads;
+      for (int k = 1; k < slices; ++k) threads.emplace_back(slice_sums, k);
+      slice_sums(0);
+      for (std::thread& t : threads) t.join();
+    }
+    for (int32_t s = 0; s < states; ++s) {
+      double total = 0;
+      for (int k = 0; k < slices; ++k) total += partial[k][s];
+      next[s] = total;
     }
     for (size_t u = 0; u < g.sum_unary_parent.size(); ++u) {
-      next[g.sum_unary_child[u]] +=
-          counts[g.sum_unary_parent[u]] * std::exp(g.sum_unary_log_prob[u]);
+      next[g.sum_unary_child[u]] += counts[g.sum_unary_parent[u]] * unary_prob[u];
     }
     next[Grammar::kRootState] = 1;
     double diff = 0;
@@ -202,14 +288,6 @@ StatusOr<ProjectedGrammar> ProjectGrammar(const Grammar& fine, int32_t level, do
   }
 
   const int64_t cs = coarse_states;
-  std::vector<Projected> binaries;
-  binaries.reserve(fine.binary_parent.size());
-  for (size_t r = 0; r < fine.binary_parent.size(); ++r) {
-    const int32_t p = fine.binary_parent[r];
-    binaries.push_back({(int64_t(out.from_fine[p]) * cs + out.from_fine[fine.binary_left[r]]) * cs +
-                            out.from_fine[fine.binary_right[r]],
-                        out.fine_weight[p] * std::exp(fine.binary_log_prob[r])});
-  }
   auto project_unaries = [&](const std::vector<int32_t>& parent, const std::vector<int32_t>& child,
                              const std::vector<double>& log_prob) {
     std::vector<Projected> rules;
@@ -229,7 +307,8 @@ StatusOr<ProjectedGrammar> ProjectGrammar(const Grammar& fine, int32_t level, do
     return int32_t(std::upper_bound(coarse_first.begin(), coarse_first.end(), int32_t(state)) -
                    coarse_first.begin() - 1);
   };
-  const std::vector<Projected> projected_binaries = Aggregate(std::move(binaries));
+  const std::vector<Projected> projected_binaries =
+      ProjectBinaries(fine, out.from_fine, out.fine_weight, coarse_states);
   builder.ReserveBinaries(projected_binaries.size());
   for (const Projected& r : projected_binaries) {
     if (!(r.prob >= min_rule_prob) || !(r.prob > 0)) continue;

@@ -608,11 +608,14 @@ bool UploadPairLayouts(const GrammarView& view, DeviceLevel* d) {
   const PairSumPass passes[3] = {PairSumPass::kInside, PairSumPass::kOutLeft,
                                  PairSumPass::kOutRight};
   bool ok = d->state_symbol.Upload(Copy(view.state_symbol, view.num_states));
+  // The three layouts side by side (each sorts every rule of the level).
+  std::array<PairSumLayout, 3> layouts;
+  ForEachOnHostThreads(3, 3 * kValuesPerThread, [&](int k) {
+    layouts[k] = BuildPairSumLayout(view, passes[k], PairWeights::kLogProbabilities);
+  });
   for (int k = 0; k < 3 && ok; ++k) {
-    const PairSumLayout layout =
-        BuildPairSumLayout(view, passes[k], PairWeights::kLogProbabilities);
-    ok = io::UploadPairLayout(layout, &d->pairs[k]) &&
-         io::UploadLiveLayout(layout, view.state_symbol, view.num_symbols, &d->live[k]);
+    ok = io::UploadPairLayout(layouts[k], &d->pairs[k]) &&
+         io::UploadLiveLayout(layouts[k], view.state_symbol, view.num_symbols, &d->live[k]);
   }
   return ok;
 }
@@ -630,46 +633,53 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       *error = "no grammar";
       return false;
     }
-    for (size_t k = 0; k < levels.size(); ++k) {
+    const int count = static_cast<int>(levels.size());
+    for (int k = 0; k < count; ++k) {
       levels_.push_back(std::make_unique<DeviceLevel>());
       if (k > 0 && !levels[k].to_coarser) {
         *error = "level " + std::to_string(k) + " has no map to the previous level";
         return false;
       }
-      const bool mask_only_fine = options_.fine_mask_only && k + 1 == levels.size();
-      if (mask_only_fine) {
+    }
+    // Which levels run the pair kernels: the pair kernels' tiles are substate blocks of a child
+    // symbol pair; at coarse levels (a few substates a symbol) they hold too little work per pair,
+    // and kernels 2 are faster.
+    std::vector<char> mask_only(count), pairs(count);
+    for (int k = 0; k < count; ++k) {
+      const GrammarView& g = levels[k].grammar;
+      mask_only[k] = options_.fine_mask_only && k + 1 == count;
+      const bool pre_parse = k + 1 < count;
+      const bool enough_substates = g.num_states >= kPairKernelMinSubstates * g.num_symbols;
+      pairs[k] = pre_parse && options_.pruning_kernels >= 4 && enough_substates &&
+                 g.state_symbol && (g.num_symbols + 31) / 32 <= io::kMaxSymbolWords;
+    }
+    // The levels' rule layouts are built and uploaded side by side (host sorts of every rule).
+    std::vector<char> uploaded(count, 0);
+    ForEachOnHostThreads(count, size_t(count) * kValuesPerThread, [&](int k) {
+      DeviceLevel& d = *levels_[k];
+      if (mask_only[k]) {
         // The fine grammar is not parsed here: only its map to the last pre-parse level.
-        levels_[k]->num_states = levels[k].grammar.num_states;
-        if (levels[k].to_coarser && !levels_[k]->to_coarser.Upload(
-                                        Copy(levels[k].to_coarser, levels[k].grammar.num_states))) {
-          *error = "the grammars do not fit in device memory";
-          return false;
-        }
-      } else if (!UploadLevel(levels[k], levels_[k].get())) {
+        d.num_states = levels[k].grammar.num_states;
+        uploaded[k] = !levels[k].to_coarser ||
+                      d.to_coarser.Upload(Copy(levels[k].to_coarser, levels[k].grammar.num_states));
+        return;
+      }
+      uploaded[k] = UploadLevel(levels[k], &d) && (!pairs[k] || UploadPairLayouts(levels[k].grammar, &d));
+    });
+    for (int k = 0; k < count; ++k) {
+      if (!uploaded[k]) {
         *error = "the grammars do not fit in device memory";
         return false;
       }
-      const bool pre_parse = k + 1 < levels.size();
       num_symbols_ = levels[k].grammar.num_symbols;
-      // The pair kernels' tiles are substate blocks of a child symbol pair: at coarse levels (a
-      // few substates a symbol) they hold too little work per pair, and kernels 2 are faster.
-      const bool enough_substates =
-          levels[k].grammar.num_states >= kPairKernelMinSubstates * levels[k].grammar.num_symbols;
-      if (pre_parse && options_.pruning_kernels >= 4 && enough_substates &&
-          levels[k].grammar.state_symbol &&
-          (levels[k].grammar.num_symbols + 31) / 32 <= io::kMaxSymbolWords) {
-        if (!UploadPairLayouts(levels[k].grammar, levels_[k].get())) {
-          *error = "the grammars do not fit in device memory";
-          return false;
-        }
+      if (pairs[k]) {
         max_live_pairs_ = std::max(max_live_pairs_, io::MaxLivePairs(levels_[k]->live));
         max_pair_tiles_ = std::max(max_pair_tiles_, io::MaxTiles(levels_[k]->pairs));
         levels_[k]->pair_kernels = true;
         pair_levels_ = true;
       }
-      if (!mask_only_fine) max_states_ = std::max(max_states_, levels[k].grammar.num_states);
-      if (k + 1 < levels.size())
-        max_pre_states_ = std::max(max_pre_states_, levels[k].grammar.num_states);
+      if (!mask_only[k]) max_states_ = std::max(max_states_, levels[k].grammar.num_states);
+      if (k + 1 < count) max_pre_states_ = std::max(max_pre_states_, levels[k].grammar.num_states);
     }
     fine_states_ = levels.back().grammar.num_states;
     for (const PruningLevel& level : levels) total_states_ += level.grammar.num_states;
