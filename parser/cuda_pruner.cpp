@@ -92,6 +92,8 @@ size_t CudaCoarseToFine::BatchBudget() const { return impl_->device->BatchBudget
 void CudaCoarseToFine::SetProfiling(bool on) {
   impl_->device->SetProfiling(on);
   project_seconds_ = device_seconds_ = sort_seconds_ = visit_seconds_ = 0;
+  profiling_ = on;
+  kept_ = PruningStats();
 }
 
 std::string CudaCoarseToFine::ProfileReport() const {
@@ -100,7 +102,26 @@ std::string CudaCoarseToFine::ProfileReport() const {
                 "; host s: projected lexical scores %.3f, device batches %.3f, entry sort %.3f, "
                 "visits %.3f",
                 project_seconds_, device_seconds_, sort_seconds_, visit_seconds_);
-  return impl_->device->ProfileReport() + host;
+  // Which hierarchy level each device level L<k> is, and the share of the items it was given
+  // that it kept.
+  std::string levels = "; L0.. are hierarchy levels";
+  const CoarseToFinePruner& p = *impl_->pruner;
+  for (int32_t k = 0; k < p.num_levels(); ++k) {
+    levels += (k ? ", " : " ") + std::to_string(p.level(k).level);
+  }
+  if (!kept_.items_before.empty()) {
+    levels += "; kept";
+    for (size_t k = 0; k < kept_.items_before.size(); ++k) {
+      char share[64];
+      std::snprintf(share, sizeof share, "%s L%zu %.1f%% of %.3g", k ? "," : "", k,
+                    kept_.items_before[k] > 0
+                        ? 100.0 * double(kept_.items_after[k]) / double(kept_.items_before[k])
+                        : 0.0,
+                    double(kept_.items_before[k]));
+      levels += share;
+    }
+  }
+  return impl_->device->ProfileReport() + levels + host;
 }
 
 void CudaCoarseToFine::Run(std::span<const LexicalScores* const> sentences,
@@ -169,12 +190,13 @@ std::optional<DeviceFailure> CudaCoarseToFine::RunBatch(
     return DeviceFailure{.out_of_memory = result == cuda::PrunedBatchResult::kOutOfMemory,
                          .error = error};
   }
-  if (stats) {
+  if (stats || profiling_) {
     PruningStats batch_stats;
     batch_stats.items_before = charts.items_before;
     batch_stats.items_after = charts.items_after;
     batch_stats.seconds.assign(charts.items_before.size(), 0.0);
-    stats->Add(batch_stats);
+    if (stats) stats->Add(batch_stats);
+    if (profiling_) kept_.Add(batch_stats);
   }
   // The device's finite entries, in no order, grouped by sentence (a counting sort, in parallel).
   CudaPrunedBatch out;

@@ -105,6 +105,8 @@ class CudaCoarseToFine {
   std::shared_ptr<const CoarseToFinePruner> pruner_;
   // Host seconds: projected lexical scores, device batches, sorting the entries, the visits.
   double project_seconds_ = 0, device_seconds_ = 0, sort_seconds_ = 0, visit_seconds_ = 0;
+  bool profiling_ = false;
+  PruningStats kept_;  // per level, summed over the batches since SetProfiling
 };
 
 }  // namespace cky
