@@ -196,8 +196,42 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   IoBatchResult MaskedMaxRuleBatch(const std::vector<IoSentence>& batch,
                                    const uint8_t* device_allowed, bool keep_charts,
                                    std::vector<IoResult>* results, std::string* error) override {
+    return Timed(batch, device_allowed, keep_charts, /*max_rule=*/true, results, error);
+  }
+
+  IoBatchResult InsideOutsideBatch(const std::vector<IoSentence>& batch,
+                                   const uint8_t* device_allowed, std::vector<IoResult>* results,
+                                   std::string* error) override {
+    return Timed(batch, device_allowed, /*keep_charts=*/false, /*max_rule=*/false, results, error);
+  }
+
+  bool LastBatchCharts(DeviceBatchCharts* charts) const override {
+    if (!last_ok_) return false;
+    const int64_t cells = last_cells_;
+    charts->inside = in_.get();
+    charts->outside = out_.get();
+    charts->inside_scale = scales_.get();
+    charts->outside_scale = scales_.get() + cells;
+    charts->log_likelihood = log_likelihood_.get();
+    charts->lexical = lexical_.get();
+    charts->first_cell = last_first_cell_;
+    charts->first_word = last_first_word_;
+    return true;
+  }
+
+  const DeviceMaxRuleRules* MaxRuleRules() const override { return &rules_; }
+
+ private:
+  IoBatchResult Timed(const std::vector<IoSentence>& batch, const uint8_t* device_allowed,
+                      bool keep_charts, bool max_rule, std::vector<IoResult>* results,
+                      std::string* error) {
     const auto wall_begin = std::chrono::steady_clock::now();
-    const IoBatchResult result = Run(batch, device_allowed, keep_charts, results, error);
+    last_ok_ = false;
+    last_first_cell_.clear();
+    last_first_word_.clear();
+    last_cells_ = 0;
+    const IoBatchResult result = Run(batch, device_allowed, keep_charts, max_rule, results, error);
+    last_ok_ = result == IoBatchResult::kOk;
     if (profile_ && result == IoBatchResult::kOk) {
       ++profile_batches_;
       profile_ms_[0] +=
@@ -217,7 +251,6 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     return result;
   }
 
- private:
   enum KernelKind {
     kKindPairInside,
     kKindPairOutside,
@@ -250,8 +283,10 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     cudaEventRecord(events_[index], stream_);
   }
 
+  // max_rule false: the inside and outside passes only (InsideOutsideBatch).
   IoBatchResult Run(const std::vector<IoSentence>& batch, const uint8_t* device_allowed,
-                    bool keep_charts, std::vector<IoResult>* results, std::string* error) {
+                    bool keep_charts, bool max_rule, std::vector<IoResult>* results,
+                    std::string* error) {
     const auto run_begin = std::chrono::steady_clock::now();
     results->assign(batch.size(), IoResult{});
     kind_of_.clear();
@@ -293,6 +328,9 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
       max_level = std::max(max_level, static_cast<int>(items.size()) - level_begin[span]);
     }
     level_begin[max_n + 1] = static_cast<int>(items.size());
+    last_first_cell_.assign(base.begin(), base.end());
+    last_first_word_.assign(word.begin(), word.end());
+    last_cells_ = cells;
 
     const size_t chart = size_t(cells) * num_states_;
     const size_t maxc = size_t(cells) * num_symbols_;
@@ -420,6 +458,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
           state_symbol_.get(), 1);
     }
     Mark(3);
+    if (!max_rule) return FinishPassesOnly(num_sentences, results, error);
 
     // Max-rule.
     const MaxRuleArrays r = MaxRuleView();
@@ -592,6 +631,26 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     return IoBatchResult::kOk;
   }
 
+  // InsideOutsideBatch's end: log P(w) back, the charts left on the device.
+  IoBatchResult FinishPassesOnly(int num_sentences, std::vector<IoResult>* results,
+                                 std::string* error) {
+    HostBuffers& host = host_[1 - next_host_];  // Run's
+    Mark(4);
+    cudaMemcpyAsync(host.log_likelihood.get(), log_likelihood_.get(),
+                    num_sentences * sizeof(double), cudaMemcpyDeviceToHost, stream_);
+    Mark(5);
+    const cudaError_t status = cudaStreamSynchronize(stream_);
+    const cudaError_t last = cudaGetLastError();
+    if (status != cudaSuccess || last != cudaSuccess) {
+      *error =
+          std::string("CUDA error: ") + cudaGetErrorString(status != cudaSuccess ? status : last);
+      return IoBatchResult::kFailed;
+    }
+    for (int i = 0; i < num_sentences; ++i)
+      (*results)[i].log_likelihood = host.log_likelihood.get()[i];
+    return IoBatchResult::kOk;
+  }
+
   template <int kMode>
   bool LaunchPairSum(const Charts& c, int offset, int count, int span, int max_partners,
                      std::string* error) {
@@ -667,19 +726,46 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     warp_block_ = m.warp_block;
     num_chunks_ = static_cast<int>(m.chunks.size());
     num_pairs_ = static_cast<int>(m.pair_symbols.size());
-    const bool hybrid = max_rule_kernel_ >= 9;
-    return mr_base_.Upload(AsDevice<int4>(m.base)) && mr_key_.Upload(m.keys) && mr_w_.Upload(m.w) &&
-           mr_dense_.Upload(m.dense) && mr_chunk_.Upload(AsDevice<int4>(m.chunks)) &&
-           symbol_chunk_begin_.Upload(m.chunk_begin) && pair_begin_.Upload(m.pair_begin) &&
-           pair_symbols_.Upload(AsDevice<int2>(m.pair_symbols)) &&
-           pair_rule_begin_.Upload(m.pair_rule_begin) && pu_parent_.Upload(m.pu_parent) &&
-           pu_child_.Upload(m.pu_child) && pu_w_.Upload(m.pu_w) &&
-           block_chunks_.Upload(m.block_chunks) && warp_chunks_.Upload(m.warp_chunks) &&
-           warp_order_.Upload(m.warp_order) &&
-           ((max_rule_kernel_ != 7 && !hybrid) ||
-            (entry_begin_.Upload(m.entry_begin) && entry_bc_.Upload(m.entry_bc) &&
-             entry_rule_begin_.Upload(m.entry_rule_begin) && entry_a_.Upload(m.entry_a) &&
-             entry_w_.Upload(m.entry_w)));
+    // The entries serve kernels 7, 9, 11, 13 and 14 and the product's pass (MaxRuleRules).
+    const bool ok = mr_base_.Upload(AsDevice<int4>(m.base)) && mr_key_.Upload(m.keys) &&
+                    mr_w_.Upload(m.w) && mr_dense_.Upload(m.dense) &&
+                    mr_chunk_.Upload(AsDevice<int4>(m.chunks)) &&
+                    symbol_chunk_begin_.Upload(m.chunk_begin) && pair_begin_.Upload(m.pair_begin) &&
+                    pair_symbols_.Upload(AsDevice<int2>(m.pair_symbols)) &&
+                    pair_rule_begin_.Upload(m.pair_rule_begin) && pu_parent_.Upload(m.pu_parent) &&
+                    pu_child_.Upload(m.pu_child) && pu_w_.Upload(m.pu_w) &&
+                    block_chunks_.Upload(m.block_chunks) && warp_chunks_.Upload(m.warp_chunks) &&
+                    warp_order_.Upload(m.warp_order) && entry_begin_.Upload(m.entry_begin) &&
+                    entry_bc_.Upload(m.entry_bc) && entry_rule_begin_.Upload(m.entry_rule_begin) &&
+                    entry_a_.Upload(m.entry_a) && entry_w_.Upload(m.entry_w);
+    rules_ = DeviceMaxRuleRules{.num_states = num_states_,
+                                .num_symbols = num_symbols_,
+                                .symbol_first_state = first_state_.get(),
+                                .symbol_num_substates = num_substates_.get(),
+                                .num_base = static_cast<int>(m.base.size()),
+                                .entry_begin = entry_begin_.get(),
+                                .entry_bc = entry_bc_.get(),
+                                .entry_rule_begin = entry_rule_begin_.get(),
+                                .entry_a = entry_a_.get(),
+                                .entry_w = entry_w_.get(),
+                                .num_pairs = num_pairs_,
+                                .pair_rule_begin = pair_rule_begin_.get(),
+                                .pu_parent = pu_parent_.get(),
+                                .pu_child = pu_child_.get(),
+                                .pu_w = pu_w_.get()};
+    rules_.base_symbols.resize(3 * m.base.size());
+    for (const LayoutInt4& chunk : m.chunks) {
+      for (int r = chunk.y; r < chunk.z; ++r) {
+        rules_.base_symbols[3 * r] = chunk.x;
+        rules_.base_symbols[3 * r + 1] = m.base[r].x;
+        rules_.base_symbols[3 * r + 2] = m.base[r].y;
+      }
+    }
+    for (const LayoutInt2& pair : m.pair_symbols) {
+      rules_.pair_symbols.push_back(pair.x);
+      rules_.pair_symbols.push_back(pair.y);
+    }
+    return ok;
   }
 
   MaxRuleArrays MaxRuleView() const {
@@ -771,6 +857,11 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   bool list_dispatch_ = false;                // this batch runs masked dispatch 3
   HostBuffers host_[2];
   int next_host_ = 0;
+  // The last batch (LastBatchCharts): whether it succeeded, its sentences' first cells and words.
+  bool last_ok_ = false;
+  std::vector<int64_t> last_first_cell_, last_first_word_;
+  int64_t last_cells_ = 0;
+  DeviceMaxRuleRules rules_;  // MaxRuleRules()
 };
 
 }  // namespace
