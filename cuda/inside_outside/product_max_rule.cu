@@ -429,6 +429,10 @@ class DeviceProductMaxRuleImpl : public DeviceProductMaxRule {
       return false;
     }
     num_chunks_ = static_cast<int>(chunk.size() / 4);
+    if (num_chunks_ > 65535) {  // the binary kernel's grid has a block row per chunk
+      *error = "the product has too many base rules for the device kernels";
+      return false;
+    }
     num_pairs_ = static_cast<int>(product_pair_symbols.size() / 2);
     std::vector<int> symbols_flat;
     for (const auto& map : member_symbol)
