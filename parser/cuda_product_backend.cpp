@@ -445,7 +445,8 @@ StatusOr<std::unique_ptr<Backend>> MakeCudaProductBackend(const GrammarProduct& 
   const double pool = given ? double(given) : double(free_bytes);
   // With the combination on the device, its stores of the charts (two thirds of the passes'
   // bytes) take a share of the pool too.
-  const bool on_device = options.product.decoder.kbest <= 1 && !options.host_combination;
+  const bool on_device = options.product.decoder.kbest <= 1 && !options.host_combination &&
+                         m <= cuda::kMaxProductMembers;
   double passes = pruned ? (given ? 0.6 : 0.45) : (given ? 1.0 : 0.85);
   double pre_parses = given ? 0.4 : 0.3;
   double combination = 0;

@@ -9,7 +9,8 @@
 //     are kept there (a retry's replace the first try's) and the product's max-rule pass runs on
 //     the device (cuda/inside_outside/product_max_rule.h); only its finite entries come back, and
 //     the host extraction threads build the trees from them while the device runs the next batch;
-//   k-best > 1 (or CudaProductOptions::host_combination): each grammar's charts are copied back,
+//   k-best > 1 (or CudaProductOptions::host_combination, or more grammars than
+//     cuda::kMaxProductMembers): each grammar's charts are copied back,
 //     and the host extraction threads combine them (FastProductMaxRuleChart, the k best trees with
 //     ProductKBestTrees) while the device runs the next batch.
 //

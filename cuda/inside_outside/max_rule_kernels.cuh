@@ -1,6 +1,7 @@
 // The max-rule (maxc) pass's kernels: per cell and base symbol the best binary or lexical
 // max-rule score, then the unary layer (cuda/inside_outside/inside_outside.h describes the
-// mapping). For cuda/inside_outside/inside_outside.cu only.
+// mapping). For cuda/inside_outside/'s .cu files (inside_outside.cu; product_max_rule.cu shares
+// its candidates, block reduction and entries kernel).
 #pragma once
 
 #include "cuda/inside_outside/charts.cuh"
