@@ -337,9 +337,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     if (!in_.Reserve(chart) || !out_.Reserve(chart) || !acc_.Reserve(chart) ||
         !scales_.Reserve(3 * size_t(cells)) || !present_.Reserve(2 * maxc) ||
         !log_likelihood_.Reserve(num_sentences) || !top_.Reserve(num_sentences) ||
-        !sentence_base_.Reserve(num_sentences) || !entry_slots_.Reserve(num_sentences) ||
-        !lexical_.Reserve(size_t(words) * num_states_) || !items_.Reserve(items.size()) ||
-        !maxc_score_.Reserve(maxc) || !maxc_info_.Reserve(maxc) ||
+        !sentence_base_.Reserve(num_sentences) || !lexical_.Reserve(size_t(words) * num_states_) ||
+        !items_.Reserve(items.size()) || !maxc_score_.Reserve(maxc) || !maxc_info_.Reserve(maxc) ||
         !candidates_.Reserve(size_t(max_level) * num_chunks_) ||
         (device_allowed != nullptr && masked_dispatch_ == 3 &&
          (!maxc_list_.Reserve(size_t(max_level) * num_chunks_) || !maxc_counters_.Reserve(4)))) {
@@ -350,7 +349,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     }
     HostBuffers& host = host_[next_host_];
     next_host_ = 1 - next_host_;
-    if (!host.entry_count.Reserve(num_sentences) || !host.log_likelihood.Reserve(num_sentences) ||
+    if (!host.log_likelihood.Reserve(num_sentences) ||
         (keep_charts && (!host.in.Reserve(chart) || !host.out.Reserve(chart) ||
                          !host.scales.Reserve(2 * size_t(cells))))) {
       *error = "cudaMallocHost failed";
@@ -549,8 +548,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         const int threads = count * num_symbols_;
         Kind(kKindMaxcMerge);
         MaxcMergeKernel<<<(threads + 255) / 256, 256, 0, stream_>>>(
-            c, m, r, items_.get(), offset, count, span, candidates_.get(), num_chunks_,
-            symbol_chunk_begin_.get());
+            num_symbols_, m, r.base, items_.get(), offset, count, span, candidates_.get(),
+            num_chunks_, symbol_chunk_begin_.get());
       }
       Kind(kKindMaxcUnary);
       MaxcUnaryKernel<<<count, kThreads, (num_symbols_ + num_pairs_) * sizeof(double), stream_>>>(
@@ -559,41 +558,10 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     Kind(kKindOther);
     Mark(4);
 
-    // Only the max-rule arrays' finite entries come back (a pruned chart's are a few percent of
-    // them; the dense arrays were gigabytes of pinned memory and copies): counted per sentence,
-    // then, once the counts are on the host, written sentence after sentence and copied.
-    const int entry_blocks = static_cast<int>((maxc + 255) / 256);
-    cudaMemsetAsync(entry_slots_.get(), 0, num_sentences * sizeof(int), stream_);
-    MaxcEntriesKernel<<<entry_blocks, 256, 0, stream_>>>(
-        m, maxc, num_symbols_, sentence_base_.get(), num_sentences, entry_slots_.get(), false,
-        nullptr, nullptr, nullptr);
-    cudaMemcpyAsync(host.entry_count.get(), entry_slots_.get(), num_sentences * sizeof(int),
-                    cudaMemcpyDeviceToHost, stream_);
-    if (cudaStreamSynchronize(stream_) != cudaSuccess) {
-      *error = std::string("CUDA error: ") + cudaGetErrorString(cudaGetLastError());
-      return IoBatchResult::kFailed;
-    }
-    host.entry_begin.assign(num_sentences + 1, 0);
-    for (int i = 0; i < num_sentences; ++i)
-      host.entry_begin[i + 1] = host.entry_begin[i] + host.entry_count.get()[i];
-    const size_t entries = host.entry_begin[num_sentences];
-    if (!entry_index_.Reserve(entries) || !entry_score_.Reserve(entries) ||
-        !entry_info_.Reserve(entries) || !host.entry_index.Reserve(entries) ||
-        !host.entry_score.Reserve(entries) || !host.entry_info.Reserve(entries)) {
-      *error = "cudaMalloc failed for " + std::to_string(entries) + " max-rule entries";
-      return IoBatchResult::kOutOfMemory;
-    }
-    cudaMemcpyAsync(entry_slots_.get(), host.entry_begin.data(), num_sentences * sizeof(int),
-                    cudaMemcpyHostToDevice, stream_);
-    MaxcEntriesKernel<<<entry_blocks, 256, 0, stream_>>>(
-        m, maxc, num_symbols_, sentence_base_.get(), num_sentences, entry_slots_.get(), true,
-        entry_index_.get(), entry_score_.get(), entry_info_.get());
-    cudaMemcpyAsync(host.entry_index.get(), entry_index_.get(), entries * sizeof(int),
-                    cudaMemcpyDeviceToHost, stream_);
-    cudaMemcpyAsync(host.entry_score.get(), entry_score_.get(), entries * sizeof(double),
-                    cudaMemcpyDeviceToHost, stream_);
-    cudaMemcpyAsync(host.entry_info.get(), entry_info_.get(), entries * sizeof(int4),
-                    cudaMemcpyDeviceToHost, stream_);
+    const IoBatchResult copied =
+        CopyMaxcEntries(m, static_cast<long long>(maxc), num_symbols_, sentence_base_.get(),
+                        num_sentences, stream_, &entries_, &host.entries, error);
+    if (copied != IoBatchResult::kOk) return copied;
     cudaMemcpyAsync(host.log_likelihood.get(), log_likelihood_.get(),
                     num_sentences * sizeof(double), cudaMemcpyDeviceToHost, stream_);
     if (keep_charts) {
@@ -605,22 +573,11 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                       cudaMemcpyDeviceToHost, stream_);
     }
     Mark(5);
-    const cudaError_t status = cudaStreamSynchronize(stream_);
-    const cudaError_t last = cudaGetLastError();
-    if (status != cudaSuccess || last != cudaSuccess) {
-      *error =
-          std::string("CUDA error: ") + cudaGetErrorString(status != cudaSuccess ? status : last);
-      return IoBatchResult::kFailed;
-    }
+    if (!WaitForStream(stream_, error)) return IoBatchResult::kFailed;
     for (int i = 0; i < num_sentences; ++i) {
       IoResult& res = (*results)[i];
       res.log_likelihood = host.log_likelihood.get()[i];
-      const int first = host.entry_begin[i];
-      res.entries = size_t(host.entry_begin[i + 1] - first);
-      res.entry_index = host.entry_index.get() + first;
-      res.entry_score = host.entry_score.get() + first;
-      res.entry_split_left_right_unary =
-          reinterpret_cast<const int32_t*>(host.entry_info.get() + first);
+      host.entries.View(i, &res);
       if (keep_charts) {
         res.inside = host.in.get() + size_t(base[i]) * num_states_;
         res.outside = host.out.get() + size_t(base[i]) * num_states_;
@@ -639,13 +596,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     cudaMemcpyAsync(host.log_likelihood.get(), log_likelihood_.get(),
                     num_sentences * sizeof(double), cudaMemcpyDeviceToHost, stream_);
     Mark(5);
-    const cudaError_t status = cudaStreamSynchronize(stream_);
-    const cudaError_t last = cudaGetLastError();
-    if (status != cudaSuccess || last != cudaSuccess) {
-      *error =
-          std::string("CUDA error: ") + cudaGetErrorString(status != cudaSuccess ? status : last);
-      return IoBatchResult::kFailed;
-    }
+    if (!WaitForStream(stream_, error)) return IoBatchResult::kFailed;
     for (int i = 0; i < num_sentences; ++i)
       (*results)[i].log_likelihood = host.log_likelihood.get()[i];
     return IoBatchResult::kOk;
@@ -791,12 +742,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   }
 
   struct HostBuffers {
-    // The max-rule arrays' finite entries (MaxcEntriesKernel), sentence after sentence from
-    // entry_begin[sentence].
-    PinnedArray<int> entry_count, entry_index;
-    PinnedArray<double> entry_score;
-    PinnedArray<int4> entry_info;
-    std::vector<int> entry_begin;
+    MaxcHostEntries entries;  // the max-rule arrays' finite entries
     PinnedArray<double> log_likelihood;
     PinnedArray<double> in, out, scales;
   };
@@ -845,10 +791,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<CellItem> items_;
   DeviceArray<int4> maxc_info_;
   DeviceArray<Candidate> candidates_;
-  DeviceArray<int> sentence_base_, entry_slots_;  // the batch sentences' first cells; per sentence
-  DeviceArray<int> entry_index_;                  // the max-rule arrays' finite entries
-  DeviceArray<double> entry_score_;
-  DeviceArray<int4> entry_info_;
+  DeviceArray<int> sentence_base_;    // the batch sentences' first cells
+  MaxcDeviceEntries entries_;         // the max-rule arrays' finite entries
   PinnedArray<double> host_lexical_;  // the batch's lexical rows on their way to lexical_
   DeviceArray<int2> maxc_list_;       // masked dispatch 3: a max-rule binary launch's work list
   DeviceArray<int> maxc_counters_;    // its entry count and next entry, per launch kind

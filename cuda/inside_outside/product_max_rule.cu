@@ -47,11 +47,11 @@ struct ProductMember {
 
 struct ProductArrays {
   int num_members;
-  int num_symbols;                // the product's (grammar 0's)
-  const ProductMember* members;   // [k]
-  const int* member_symbol;       // [k * num_symbols + s]
-  const unsigned char* is_tag;    // [s]
-  const int4* rule;               // product base rules {A, B, C, 0}, grammar 0's order
+  int num_symbols;               // the product's (grammar 0's)
+  const ProductMember* members;  // [k]
+  const int* member_symbol;      // [k * num_symbols + s]
+  const unsigned char* is_tag;   // [s]
+  const int4* rule;  // product base rules {B, C, A, 0} (as MaxRuleArrays::base), grammar 0's order
   const int* rule_member;         // [rule * num_members + k]: grammar k's base rule
   const int4* chunk;              // {A, first rule, end rule, 0}
   const int* symbol_chunk_begin;  // [s], num_symbols + 1
@@ -155,15 +155,8 @@ __global__ void __launch_bounds__(kThreads)
     const int4 rule = p.rule[br];
     for (int k0 = 0; k0 < splits; k0 += 32) {
       const int k = k0 + lane;
-      int lc = 0, rc = 0;
-      double ml = kNegInfD, mr = kNegInfD;
-      if (k < splits) {
-        const int mid = it.start + 1 + k;
-        lc = it.base + ChartCellIndex(it.n, it.start, mid);
-        rc = it.base + ChartCellIndex(it.n, mid, it.start + span);
-        ml = m.score[size_t(lc) * p.num_symbols + rule.y];
-        if (ml > kNegInfD) mr = m.score[size_t(rc) * p.num_symbols + rule.z];
-      }
+      const auto [lc, rc, ml, mr] =
+          SplitChildren(it, span, k, m.score, p.num_symbols, rule.x, rule.y);
       bool alive = ml > kNegInfD && mr > kNegInfD;
       double total = 0;
       for (int g_index = 0; g_index < p.num_members; ++g_index) {
@@ -172,45 +165,14 @@ __global__ void __launch_bounds__(kThreads)
         const ProductMember& g = p.members[g_index];
         const int mb = p.rule_member[br * p.num_members + g_index];
         const int* sym = p.member_symbol + g_index * p.num_symbols;
-        const int a_first = g.first_state[sym[rule.x]];
-        const int b_first = g.first_state[sym[rule.y]];
-        const int c_first = g.first_state[sym[rule.z]];
+        const int a_first = g.first_state[sym[rule.z]];
+        const int b_first = g.first_state[sym[rule.x]];
+        const int c_first = g.first_state[sym[rule.y]];
         const double* out = g.out + size_t(cell) * g.num_states + a_first;
         const int e_begin = g.entry_begin[mb], e_end = g.entry_begin[mb + 1];
-        double acc = 0;  // lane k % 32: split k's sum
-        for (int e0 = e_begin; e0 < e_end; e0 += 32 * kR) {
-          const int passes = min(kR, (e_end - e0 + 31) / 32);  // warp-uniform
-          double q[kR];
-          int ob[kR], oc[kR];
-#pragma unroll
-          for (int i = 0; i < kR; ++i) {
-            q[i] = 0, ob[i] = 0, oc[i] = 0;
-            const int e = e0 + i * 32 + lane;
-            if (i < passes && e < e_end) {
-              const int key = g.entry_bc[e];
-              ob[i] = key >> 16;
-              oc[i] = key & 0xffff;
-              const int r_end = g.entry_rule_begin[e + 1];
-              double sum = 0;
-              for (int r = g.entry_rule_begin[e]; r < r_end; ++r)
-                sum = fma(out[g.entry_a[r]], g.entry_w[r], sum);
-              q[i] = sum;
-            }
-          }
-          for (unsigned bits = live_lanes; bits != 0; bits &= bits - 1) {
-            const int kk = __ffs(bits) - 1;
-            const int lck = __shfl_sync(kAll, lc, kk), rck = __shfl_sync(kAll, rc, kk);
-            const double* left = g.in + size_t(lck) * g.num_states + b_first;
-            const double* right = g.in + size_t(rck) * g.num_states + c_first;
-            double s = 0;
-#pragma unroll
-            for (int i = 0; i < kR; ++i)
-              if (i < passes) s = fma(q[i] * left[ob[i]], right[oc[i]], s);
-#pragma unroll
-            for (int offset = 16; offset > 0; offset >>= 1) s += __shfl_xor_sync(kAll, s, offset);
-            if (lane == kk) acc += s;
-          }
-        }
+        const double acc =
+            WarpEntrySums<kR>(g.entry_bc, g.entry_rule_begin, g.entry_a, g.entry_w, e_begin, e_end,
+                              out, g.in, g.num_states, b_first, c_first, lc, rc, live_lanes);
         if (alive && acc > 0) {
           total += log(acc) + g.out_scale[cell] - g.log_pw[it.sentence] + g.in_scale[lc] +
                    g.in_scale[rc];
@@ -225,29 +187,6 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   StoreBlockBest(best, slot);
-}
-
-// Per (cell, product symbol): the first best chunk of the symbol (chunks are in rule order).
-__global__ void ProductMergeKernel(ProductArrays p, MaxcChart m, const CellItem* items,
-                                   int item_offset, int count, int span,
-                                   const Candidate* candidates, int num_chunks) {
-  const int e = blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= count * p.num_symbols) return;
-  const int item = e / p.num_symbols, a = e % p.num_symbols;
-  const CellItem it = items[item_offset + item];
-  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
-  Candidate best{kNegInfD, -1, -1};
-  for (int c = p.symbol_chunk_begin[a]; c < p.symbol_chunk_begin[a + 1]; ++c) {
-    const Candidate cand = candidates[size_t(item) * num_chunks + c];
-    if (cand.score > best.score) best = cand;
-  }
-  m.score[size_t(cell) * p.num_symbols + a] = best.score;
-  int4 info = make_int4(-1, -1, -1, -1);
-  if (best.rule >= 0) {
-    const int4 rule = p.rule[best.rule];
-    info = make_int4(best.split, rule.y, rule.z, -1);
-  }
-  m.info[size_t(cell) * p.num_symbols + a] = info;
 }
 
 // The unary layer of one cell: per product pair A -> C, sum_k log u_k + score(C) before the
@@ -274,14 +213,9 @@ __global__ void ProductUnaryKernel(ProductArrays p, MaxcChart m, const CellItem*
       for (int k = 0; k < p.num_members && alive; ++k) {
         const ProductMember& g = p.members[k];
         const int mp = p.pair_member[q * p.num_members + k];
-        const double* out = g.out + size_t(cell) * g.num_states;
-        const double* in = g.in + size_t(cell) * g.num_states;
-        double sum = 0;
-        const int end = g.pair_rule_begin[mp + 1];
-        for (int u = g.pair_rule_begin[mp] + lane; u < end; u += 32)
-          sum = fma(out[g.pu_parent[u]] * g.pu_w[u], in[g.pu_child[u]], sum);
-        for (int offset = 16; offset > 0; offset >>= 1)
-          sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+        const double sum = WarpUnaryPairSum(g.pair_rule_begin, g.pu_parent, g.pu_child, g.pu_w, mp,
+                                            g.out + size_t(cell) * g.num_states,
+                                            g.in + size_t(cell) * g.num_states);
         if (sum > 0) {
           total += log(sum) + g.out_scale[cell] + g.in_scale[cell] - g.log_pw[it.sentence];
         } else {
@@ -293,17 +227,7 @@ __global__ void ProductUnaryKernel(ProductArrays p, MaxcChart m, const CellItem*
     if (lane == 0) sh_pair[q] = g_score;
   }
   __syncthreads();
-  for (int a = threadIdx.x; a < p.num_symbols; a += blockDim.x) {
-    double best = sh_pre[a];
-    int child = -1;
-    for (int q = p.pair_begin[a]; q < p.pair_begin[a + 1]; ++q) {
-      if (sh_pair[q] > best) best = sh_pair[q], child = p.pair[q].y;
-    }
-    if (child >= 0) {
-      m.score[size_t(cell) * p.num_symbols + a] = best;
-      m.info[size_t(cell) * p.num_symbols + a].w = child;
-    }
-  }
+  TakeUnaryPairs(p.num_symbols, p.pair_begin, p.pair, sh_pre, sh_pair, m, cell);
 }
 
 // Keep's copy: run r moves rows [src_first, src_first + rows) of `src` to rows from dst_first of
@@ -398,7 +322,7 @@ class DeviceProductMaxRuleImpl : public DeviceProductMaxRule {
         }
         chunk[chunk.size() - 2] = index + 1;
         ++in_chunk;
-        product_rule.insert(product_rule.end(), {a, bl, br, 0});
+        product_rule.insert(product_rule.end(), {bl, br, a, 0});
         rule_member.insert(rule_member.end(), each.begin(), each.end());
       }
       symbol_chunk_begin.push_back(static_cast<int>(chunk.size() / 4));
@@ -539,8 +463,7 @@ class DeviceProductMaxRuleImpl : public DeviceProductMaxRule {
     bool ok = items_.Reserve(std::max<size_t>(1, items_host_.size())) && score_.Reserve(maxc) &&
               info_.Reserve(maxc) && live_.Reserve(std::max(1, positions)) &&
               candidates_.Reserve(size_t(std::max(1, max_level_)) * std::max(1, num_chunks_)) &&
-              sentence_base_.Reserve(std::max(1, positions)) &&
-              entry_slots_.Reserve(std::max(1, positions));
+              sentence_base_.Reserve(std::max(1, positions));
     for (int k = 0; k < num_members_ && ok; ++k) {
       Store& s = stores_[k];
       const size_t chart = size_t(cells) * num_states_[k];
@@ -654,64 +577,22 @@ class DeviceProductMaxRuleImpl : public DeviceProductMaxRule {
               p, m, items_.get(), offset, span, candidates_.get(), num_chunks_);
         }
         const int threads = count * num_symbols_;
-        ProductMergeKernel<<<(threads + 255) / 256, 256, 0, stream>>>(
-            p, m, items_.get(), offset, count, span, candidates_.get(), num_chunks_);
+        MaxcMergeKernel<<<(threads + 255) / 256, 256, 0, stream>>>(
+            num_symbols_, m, rule_.get(), items_.get(), offset, count, span, candidates_.get(),
+            num_chunks_, symbol_chunk_begin_.get());
       }
       ProductUnaryKernel<<<count, kThreads, unary_shared, stream>>>(p, m, items_.get(), offset,
                                                                     span, num_pairs_);
     }
     // The finite entries back, as DeviceInsideOutside's max-rule pass returns its own.
-    const long long maxc = (long long)cells_ * num_symbols_;
-    const int entry_blocks = static_cast<int>((maxc + 255) / 256);
-    HostBuffers& host = host_[next_host_];
+    MaxcHostEntries& host = host_[next_host_];
     next_host_ = 1 - next_host_;
-    if (!host.entry_count.Reserve(positions)) {
-      *error = "cudaMallocHost failed";
-      return IoBatchResult::kOutOfMemory;
-    }
-    cudaMemsetAsync(entry_slots_.get(), 0, positions * sizeof(int), stream);
-    MaxcEntriesKernel<<<entry_blocks, 256, 0, stream>>>(m, maxc, num_symbols_, sentence_base_.get(),
-                                                        positions, entry_slots_.get(), false,
-                                                        nullptr, nullptr, nullptr);
-    cudaMemcpyAsync(host.entry_count.get(), entry_slots_.get(), positions * sizeof(int),
-                    cudaMemcpyDeviceToHost, stream);
+    const IoBatchResult copied =
+        CopyMaxcEntries(m, (long long)cells_ * num_symbols_, num_symbols_, sentence_base_.get(),
+                        positions, stream, &entries_, &host, error);
+    if (copied != IoBatchResult::kOk) return copied;
     if (!WaitForStream(stream, error)) return IoBatchResult::kFailed;
-    host.entry_begin.assign(positions + 1, 0);
-    for (int i = 0; i < positions; ++i)
-      host.entry_begin[i + 1] = host.entry_begin[i] + host.entry_count.get()[i];
-    const size_t entries = host.entry_begin[positions];
-    if (!entry_index_.Reserve(std::max<size_t>(1, entries)) ||
-        !entry_score_.Reserve(std::max<size_t>(1, entries)) ||
-        !entry_info_.Reserve(std::max<size_t>(1, entries)) ||
-        !host.entry_index.Reserve(std::max<size_t>(1, entries)) ||
-        !host.entry_score.Reserve(std::max<size_t>(1, entries)) ||
-        !host.entry_info.Reserve(std::max<size_t>(1, entries))) {
-      *error = "cudaMalloc failed for " + std::to_string(entries) + " product max-rule entries";
-      return IoBatchResult::kOutOfMemory;
-    }
-    cudaMemcpyAsync(entry_slots_.get(), host.entry_begin.data(), positions * sizeof(int),
-                    cudaMemcpyHostToDevice, stream);
-    MaxcEntriesKernel<<<entry_blocks, 256, 0, stream>>>(
-        m, maxc, num_symbols_, sentence_base_.get(), positions, entry_slots_.get(), true,
-        entry_index_.get(), entry_score_.get(), entry_info_.get());
-    if (entries > 0) {
-      cudaMemcpyAsync(host.entry_index.get(), entry_index_.get(), entries * sizeof(int),
-                      cudaMemcpyDeviceToHost, stream);
-      cudaMemcpyAsync(host.entry_score.get(), entry_score_.get(), entries * sizeof(double),
-                      cudaMemcpyDeviceToHost, stream);
-      cudaMemcpyAsync(host.entry_info.get(), entry_info_.get(), entries * sizeof(int4),
-                      cudaMemcpyDeviceToHost, stream);
-    }
-    if (!WaitForStream(stream, error)) return IoBatchResult::kFailed;
-    for (int i = 0; i < positions; ++i) {
-      IoResult& res = (*results)[i];
-      const int first = host.entry_begin[i];
-      res.entries = size_t(host.entry_begin[i + 1] - first);
-      res.entry_index = host.entry_index.get() + first;
-      res.entry_score = host.entry_score.get() + first;
-      res.entry_split_left_right_unary =
-          reinterpret_cast<const int32_t*>(host.entry_info.get() + first);
-    }
+    for (int i = 0; i < positions; ++i) host.View(i, &(*results)[i]);
     return IoBatchResult::kOk;
   }
 
@@ -724,12 +605,6 @@ class DeviceProductMaxRuleImpl : public DeviceProductMaxRule {
   // One grammar's kept charts, the batch's cells in position order.
   struct Store {
     DeviceArray<double> in, out, scales, log_pw, lexical;  // scales: inside's, then outside's
-  };
-  struct HostBuffers {
-    PinnedArray<int> entry_count, entry_index;
-    PinnedArray<double> entry_score;
-    PinnedArray<int4> entry_info;
-    std::vector<int> entry_begin;
   };
 
   std::vector<const DeviceInsideOutside*> members_;
@@ -759,10 +634,9 @@ class DeviceProductMaxRuleImpl : public DeviceProductMaxRule {
   DeviceArray<unsigned char> live_;
   DeviceArray<Candidate> candidates_;
   DeviceArray<CopyRun> runs_;
-  DeviceArray<int> sentence_base_, entry_slots_, entry_index_;
-  DeviceArray<double> entry_score_;
-  DeviceArray<int4> entry_info_;
-  HostBuffers host_[2];
+  DeviceArray<int> sentence_base_;
+  MaxcDeviceEntries entries_;
+  MaxcHostEntries host_[2];  // alternating: the views of a Run stay valid through the next
   int next_host_ = 0;
 };
 
