@@ -558,10 +558,11 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     Kind(kKindOther);
     Mark(4);
 
-    const IoBatchResult copied =
-        CopyMaxcEntries(m, static_cast<long long>(maxc), num_symbols_, sentence_base_.get(),
-                        num_sentences, stream_, &entries_, &host.entries, error);
-    if (copied != IoBatchResult::kOk) return copied;
+    bool out_of_memory = false;
+    if (!CopyMaxcEntries(m, static_cast<long long>(maxc), num_symbols_, sentence_base_.get(),
+                         num_sentences, stream_, &entries_, &host.entries, error, &out_of_memory)) {
+      return out_of_memory ? IoBatchResult::kOutOfMemory : IoBatchResult::kFailed;
+    }
     cudaMemcpyAsync(host.log_likelihood.get(), log_likelihood_.get(),
                     num_sentences * sizeof(double), cudaMemcpyDeviceToHost, stream_);
     if (keep_charts) {
@@ -704,18 +705,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                                 .pu_parent = pu_parent_.get(),
                                 .pu_child = pu_child_.get(),
                                 .pu_w = pu_w_.get()};
-    rules_.base_symbols.resize(3 * m.base.size());
-    for (const LayoutInt4& chunk : m.chunks) {
-      for (int r = chunk.y; r < chunk.z; ++r) {
-        rules_.base_symbols[3 * r] = chunk.x;
-        rules_.base_symbols[3 * r + 1] = m.base[r].x;
-        rules_.base_symbols[3 * r + 2] = m.base[r].y;
-      }
-    }
-    for (const LayoutInt2& pair : m.pair_symbols) {
-      rules_.pair_symbols.push_back(pair.x);
-      rules_.pair_symbols.push_back(pair.y);
-    }
+    rules_.base_symbols = BaseRuleSymbols(m);
+    rules_.pair_symbols = UnaryPairSymbols(m);
     return ok;
   }
 

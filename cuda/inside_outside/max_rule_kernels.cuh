@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "cuda/inside_outside/charts.cuh"
-#include "cuda/inside_outside/inside_outside.h"
 
 namespace cky::cuda::io {
 // Each .cu file that includes this gets its own copy of the kernels (internal linkage).
@@ -730,8 +729,10 @@ struct MaxcHostEntries {
   PinnedArray<double> score;
   PinnedArray<int4> info;
   std::vector<int> begin;  // per sentence, its first entry (+ the end)
-  // Sentence i's entries as IoResult's entry fields.
-  void View(int i, IoResult* result) const {
+  // Sentence i's entries as IoResult's entry fields (inside_outside.h; a template, so that this
+  // file needs no include of it).
+  template <typename Result>
+  void View(int i, Result* result) const {
     result->entries = size_t(begin[i + 1] - begin[i]);
     result->entry_index = index.get() + begin[i];
     result->entry_score = score.get() + begin[i];
@@ -743,15 +744,17 @@ struct MaxcHostEntries {
 // the dense arrays were gigabytes of pinned memory and copies): counted per sentence (`maxc`
 // entries, sentence i's cells from sentence_base[i]), then, once the counts are on the host,
 // written sentence after sentence and their copies into *host queued on `stream` (the caller
-// synchronizes before reading them).
-IoBatchResult CopyMaxcEntries(const MaxcChart& m, long long maxc, int num_symbols,
-                              const int* sentence_base, int num_sentences, cudaStream_t stream,
-                              MaxcDeviceEntries* device, MaxcHostEntries* host,
-                              std::string* error) {
+// synchronizes before reading them). False, with *error, on a failure (*out_of_memory when an
+// allocation failed).
+bool CopyMaxcEntries(const MaxcChart& m, long long maxc, int num_symbols, const int* sentence_base,
+                     int num_sentences, cudaStream_t stream, MaxcDeviceEntries* device,
+                     MaxcHostEntries* host, std::string* error, bool* out_of_memory) {
+  *out_of_memory = false;
   if (!device->slots.Reserve(std::max(1, num_sentences)) ||
       !host->count.Reserve(std::max(1, num_sentences))) {
     *error = "could not allocate the max-rule entry counts";
-    return IoBatchResult::kOutOfMemory;
+    *out_of_memory = true;
+    return false;
   }
   const int blocks = static_cast<int>((maxc + 255) / 256);
   cudaMemsetAsync(device->slots.get(), 0, num_sentences * sizeof(int), stream);
@@ -760,7 +763,7 @@ IoBatchResult CopyMaxcEntries(const MaxcChart& m, long long maxc, int num_symbol
                                                 nullptr);
   cudaMemcpyAsync(host->count.get(), device->slots.get(), num_sentences * sizeof(int),
                   cudaMemcpyDeviceToHost, stream);
-  if (!WaitForStream(stream, error)) return IoBatchResult::kFailed;
+  if (!WaitForStream(stream, error)) return false;
   host->begin.assign(num_sentences + 1, 0);
   for (int i = 0; i < num_sentences; ++i)
     host->begin[i + 1] = host->begin[i] + host->count.get()[i];
@@ -769,7 +772,8 @@ IoBatchResult CopyMaxcEntries(const MaxcChart& m, long long maxc, int num_symbol
   if (!device->index.Reserve(room) || !device->score.Reserve(room) || !device->info.Reserve(room) ||
       !host->index.Reserve(room) || !host->score.Reserve(room) || !host->info.Reserve(room)) {
     *error = "cudaMalloc failed for " + std::to_string(entries) + " max-rule entries";
-    return IoBatchResult::kOutOfMemory;
+    *out_of_memory = true;
+    return false;
   }
   cudaMemcpyAsync(device->slots.get(), host->begin.data(), num_sentences * sizeof(int),
                   cudaMemcpyHostToDevice, stream);
@@ -782,7 +786,7 @@ IoBatchResult CopyMaxcEntries(const MaxcChart& m, long long maxc, int num_symbol
                   cudaMemcpyDeviceToHost, stream);
   cudaMemcpyAsync(host->info.get(), device->info.get(), entries * sizeof(int4),
                   cudaMemcpyDeviceToHost, stream);
-  return IoBatchResult::kOk;
+  return true;
 }
 
 }  // namespace

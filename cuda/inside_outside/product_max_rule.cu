@@ -6,14 +6,13 @@
 #include <array>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "cuda/common/device_helpers.cuh"
 #include "cuda/inside_outside/max_rule_kernels.cuh"
 #include "cuda/inside_outside/product_max_rule.h"
+#include "cuda/inside_outside/sum_layouts.h"
 
 namespace cky::cuda {
 namespace {
@@ -111,37 +110,63 @@ __global__ void ProductTagKernel(ProductArrays p, MaxcChart m, const CellItem* i
   }
 }
 
-// Binary: a block per (cell, chunk of one parent symbol's product rules); each warp takes the
-// chunk's next rule; per group of 32 splits a lane per split (usable when both children have a
+// present[cell][s]: the cell's sentence has a finite log P(w) in every grammar, and every grammar
+// has an outpre of product symbol s in the cell (else no product rule of parent s is used there).
+// A block per cell of one span, a thread per symbol.
+__global__ void ProductPresenceKernel(ProductArrays p, const CellItem* items, int item_offset,
+                                      int span, unsigned char* present) {
+  const CellItem it = items[item_offset + blockIdx.x];
+  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+  const bool live = p.live[it.sentence];
+  for (int s = threadIdx.x; s < p.num_symbols; s += blockDim.x) {
+    bool all = live;
+    for (int k = 0; k < p.num_members && all; ++k) {
+      const ProductMember& g = p.members[k];
+      const int a = p.member_symbol[k * p.num_symbols + s];
+      const double* out = g.out + size_t(cell) * g.num_states + g.first_state[a];
+      bool any = false;
+      for (int t = 0; t < g.num_substates[a] && !any; ++t) any = out[t] != 0;
+      all = any;
+    }
+    present[size_t(cell) * p.num_symbols + s] = all;
+  }
+}
+
+// The binary work list of one span's launch: the (cell, chunk) pairs whose parent symbol is
+// present (ProductPresenceKernel), as (item, chunk) pairs; the others' candidates are stored as
+// none. A thread per pair.
+__global__ void ListProductBlocksKernel(ProductArrays p, const CellItem* items, int item_offset,
+                                        int span, int count, int num_chunks,
+                                        const unsigned char* present, Candidate* candidates,
+                                        int2* list, int* list_count) {
+  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= (long long)count * num_chunks) return;
+  const int item = static_cast<int>(t / num_chunks), j = static_cast<int>(t % num_chunks);
+  const CellItem it = items[item_offset + item];
+  const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
+  if (present[size_t(cell) * p.num_symbols + p.chunk[j].x]) {
+    list[atomicAdd(list_count, 1)] = make_int2(item, j);
+  } else {
+    candidates[size_t(item) * num_chunks + j] = Candidate{kNegInfD, -1, -1};
+  }
+}
+
+// Binary: a block per listed (cell, chunk of one parent symbol's product rules); each warp takes
+// the chunk's next rule; per group of 32 splits a lane per split (usable when both children have a
 // product score), then grammar after grammar its r_k, summed over the grammar's entries of the
-// rule as MaxcBinaryEntryBlock sums them (4 entries a lane per pass, a warp reduction per usable
-// split), its log added to the lane's total; a lane whose r_k is 0 is out. The block keeps the
-// first best (rule, split).
-__global__ void __launch_bounds__(kThreads)
-    ProductBinaryKernel(ProductArrays p, MaxcChart m, const CellItem* items, int item_offset,
-                        int span, Candidate* candidates, int num_chunks) {
+// rule as MaxcBinaryEntryBlock sums them (WarpEntrySums), its log added to the lane's total; a
+// lane whose r_k is 0 is out. The block keeps the first best (rule, split).
+__device__ __forceinline__ void ProductBinaryBlock(const ProductArrays& p, const MaxcChart& m,
+                                                   const CellItem* items, int item_offset, int span,
+                                                   Candidate* candidates, int num_chunks, int item,
+                                                   int j) {
   constexpr int kR = 4;
   constexpr unsigned kAll = 0xffffffffu;
   __shared__ int sh_next;
-  const int item = blockIdx.x, j = blockIdx.y;
   const CellItem it = items[item_offset + item];
   const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
   const int4 chunk = p.chunk[j];
   Candidate* slot = candidates + size_t(item) * num_chunks + j;
-  // Every grammar needs an outpre of the parent in the cell (uniform over the block).
-  bool usable = p.live[it.sentence];
-  for (int k = 0; k < p.num_members && usable; ++k) {
-    const ProductMember& g = p.members[k];
-    const int a = p.member_symbol[k * p.num_symbols + chunk.x];
-    const double* out = g.out + size_t(cell) * g.num_states + g.first_state[a];
-    bool any = false;
-    for (int s = threadIdx.x; s < g.num_substates[a]; s += blockDim.x) any = any || out[s] != 0;
-    usable = __syncthreads_or(any);
-  }
-  if (!usable) {
-    if (threadIdx.x == 0) *slot = Candidate{kNegInfD, -1, -1};
-    return;
-  }
   if (threadIdx.x == 0) sh_next = chunk.y;
   __syncthreads();
   const int splits = span - 1;
@@ -187,6 +212,15 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   StoreBlockBest(best, slot);
+}
+
+// The listed blocks, taken one after another by the launch's blocks (ForEachMaxcBlock).
+__global__ void __launch_bounds__(kThreads)
+    ProductBinaryKernel(ProductArrays p, MaxcChart m, const CellItem* items, int item_offset,
+                        int span, Candidate* candidates, int num_chunks, MaxcWork work) {
+  ForEachMaxcBlock(work, [&](int item, int j) {
+    ProductBinaryBlock(p, m, items, item_offset, span, candidates, num_chunks, item, j);
+  });
 }
 
 // The unary layer of one cell: per product pair A -> C, sum_k log u_k + score(C) before the
@@ -284,99 +318,33 @@ class DeviceProductMaxRuleImpl : public DeviceProductMaxRule {
         return false;
       }
     }
-    // Product base rules: grammar 0's in its order, those every grammar has; chunks of at most
-    // kChunkRules of one parent symbol.
-    std::vector<std::map<std::tuple<int, int, int>, int>> base_index(num_members);
-    std::vector<std::map<std::pair<int, int>, int>> pair_index(num_members);
-    for (int k = 0; k < num_members; ++k) {
-      const DeviceMaxRuleRules& r = *rules[k];
-      for (int b = 0; b < r.num_base; ++b) {
-        base_index[k][{r.base_symbols[3 * b], r.base_symbols[3 * b + 1],
-                       r.base_symbols[3 * b + 2]}] = b;
-      }
-      for (int q = 0; q < r.num_pairs; ++q)
-        pair_index[k][{r.pair_symbols[2 * q], r.pair_symbols[2 * q + 1]}] = q;
+    // The product's rules: grammar 0's base rules and pairs that every grammar has.
+    std::vector<const std::vector<int32_t>*> base_symbols, pair_symbols;
+    for (const DeviceMaxRuleRules* r : rules) {
+      base_symbols.push_back(&r->base_symbols);
+      pair_symbols.push_back(&r->pair_symbols);
     }
-    std::vector<int> product_rule, rule_member, symbol_chunk_begin = {0}, product_pair_symbols,
-                                                pair_member, pair_begin = {0};
-    std::vector<int> chunk;  // 4 a chunk
-    const DeviceMaxRuleRules& r0 = *rules[0];
-    int b = 0;
-    for (int a = 0; a < num_symbols_; ++a) {
-      int in_chunk = 0;
-      for (; b < r0.num_base && r0.base_symbols[3 * b] == a; ++b) {
-        const int bl = r0.base_symbols[3 * b + 1], br = r0.base_symbols[3 * b + 2];
-        std::vector<int> each(num_members, -1);
-        bool all = true;
-        for (int k = 0; k < num_members && all; ++k) {
-          auto it =
-              base_index[k].find({member_symbol[k][a], member_symbol[k][bl], member_symbol[k][br]});
-          all = it != base_index[k].end();
-          if (all) each[k] = it->second;
-        }
-        if (!all) continue;
-        const int index = static_cast<int>(product_rule.size() / 4);
-        if (in_chunk == 0 || in_chunk == kChunkRules) {
-          chunk.insert(chunk.end(), {a, index, index + 1, 0});
-          in_chunk = 0;
-        }
-        chunk[chunk.size() - 2] = index + 1;
-        ++in_chunk;
-        product_rule.insert(product_rule.end(), {bl, br, a, 0});
-        rule_member.insert(rule_member.end(), each.begin(), each.end());
-      }
-      symbol_chunk_begin.push_back(static_cast<int>(chunk.size() / 4));
-    }
-    if (b != r0.num_base) {
-      *error = "grammar 1's device base rules are not in parent symbol order";
+    ProductLayout layout;
+    if (!BuildProductLayout(base_symbols, pair_symbols, member_symbol, num_symbols_, kChunkRules,
+                            &layout, error)) {
       return false;
     }
-    int q = 0;
-    for (int a = 0; a < num_symbols_; ++a) {
-      for (; q < r0.num_pairs && r0.pair_symbols[2 * q] == a; ++q) {
-        const int c = r0.pair_symbols[2 * q + 1];
-        std::vector<int> each(num_members, -1);
-        bool all = true;
-        for (int k = 0; k < num_members && all; ++k) {
-          auto it = pair_index[k].find({member_symbol[k][a], member_symbol[k][c]});
-          all = it != pair_index[k].end();
-          if (all) each[k] = it->second;
-        }
-        if (!all) continue;
-        product_pair_symbols.insert(product_pair_symbols.end(), {a, c});
-        pair_member.insert(pair_member.end(), each.begin(), each.end());
-      }
-      pair_begin.push_back(static_cast<int>(product_pair_symbols.size() / 2));
-    }
-    if (q != r0.num_pairs) {
-      *error = "grammar 1's device unary pairs are not in parent symbol order";
-      return false;
-    }
-    num_chunks_ = static_cast<int>(chunk.size() / 4);
+    num_chunks_ = static_cast<int>(layout.chunks.size());
+    num_pairs_ = static_cast<int>(layout.pairs.size());
     if (num_chunks_ > 65535) {  // the binary kernel's grid has a block row per chunk
       *error = "the product has too many base rules for the device kernels";
       return false;
     }
-    num_pairs_ = static_cast<int>(product_pair_symbols.size() / 2);
     std::vector<int> symbols_flat;
     for (const auto& map : member_symbol)
       symbols_flat.insert(symbols_flat.end(), map.begin(), map.end());
-    std::vector<unsigned char> tags(is_tag.begin(), is_tag.end());
-    auto as_int4 = [](const std::vector<int>& v) {
-      std::vector<int4> out(v.size() / 4);
-      for (size_t i = 0; i < out.size(); ++i)
-        out[i] = make_int4(v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
-      return out;
-    };
-    std::vector<int2> pairs(num_pairs_);
-    for (int i = 0; i < num_pairs_; ++i)
-      pairs[i] = make_int2(product_pair_symbols[2 * i], product_pair_symbols[2 * i + 1]);
-    bool ok = member_symbol_.Upload(symbols_flat) && is_tag_.Upload(tags) &&
-              rule_.Upload(as_int4(product_rule)) && rule_member_.Upload(rule_member) &&
-              chunk_.Upload(as_int4(chunk)) && symbol_chunk_begin_.Upload(symbol_chunk_begin) &&
-              pair_.Upload(pairs) && pair_member_.Upload(pair_member) &&
-              pair_begin_.Upload(pair_begin) && members_dev_.Reserve(num_members);
-    if (!ok) {
+    const std::vector<unsigned char> tags(is_tag.begin(), is_tag.end());
+    if (!member_symbol_.Upload(symbols_flat) || !is_tag_.Upload(tags) ||
+        !rule_.Upload(AsDevice<int4>(layout.rules)) || !rule_member_.Upload(layout.rule_member) ||
+        !chunk_.Upload(AsDevice<int4>(layout.chunks)) ||
+        !symbol_chunk_begin_.Upload(layout.chunk_begin) ||
+        !pair_.Upload(AsDevice<int2>(layout.pairs)) || !pair_member_.Upload(layout.pair_member) ||
+        !pair_begin_.Upload(layout.pair_begin) || !members_dev_.Reserve(num_members)) {
       *error = "could not upload the product's rules to the device";
       return false;
     }
@@ -402,16 +370,19 @@ class DeviceProductMaxRuleImpl : public DeviceProductMaxRule {
     const size_t unary_shared = size_t(num_symbols_ + num_pairs_) * sizeof(double);
     if (!AllowDynamicShared(ProductUnaryKernel, unary_shared, optin, "product unary", error))
       return false;
+    cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, 0);
     budget_ = DefaultBatchBudget(max_batch_bytes);
     return stream_.Create(error);
   }
 
   size_t BytesForSentence(int32_t n) const override {
     const size_t cells = size_t(NumCells(n));
-    size_t bytes =
-        cells * (sizeof(CellItem) +
-                 size_t(num_symbols_) * (2 * sizeof(double) + sizeof(int4) + sizeof(int))) +
-        size_t(n) * num_chunks_ * sizeof(Candidate) + 64;
+    // Per cell: its item, per symbol the score, info, presence flag and (at most) an entry; per
+    // cell of one span (at most n), per chunk a candidate and a work list entry.
+    const size_t per_symbol =
+        sizeof(double) + sizeof(int4) + 1 + (sizeof(int) + sizeof(double) + sizeof(int4));
+    size_t bytes = cells * (sizeof(CellItem) + size_t(num_symbols_) * per_symbol) +
+                   size_t(n) * num_chunks_ * (sizeof(Candidate) + sizeof(int2)) + 64;
     for (int states : num_states_) {
       bytes += cells * (2 * size_t(states) + 2) * sizeof(double) +
                size_t(n) * states * sizeof(double) + sizeof(double);
@@ -463,6 +434,8 @@ class DeviceProductMaxRuleImpl : public DeviceProductMaxRule {
     bool ok = items_.Reserve(std::max<size_t>(1, items_host_.size())) && score_.Reserve(maxc) &&
               info_.Reserve(maxc) && live_.Reserve(std::max(1, positions)) &&
               candidates_.Reserve(size_t(std::max(1, max_level_)) * std::max(1, num_chunks_)) &&
+              list_.Reserve(size_t(std::max(1, max_level_)) * std::max(1, num_chunks_)) &&
+              list_counters_.Reserve(2) && present_.Reserve(maxc) &&
               sentence_base_.Reserve(std::max(1, positions));
     for (int k = 0; k < num_members_ && ok; ++k) {
       Store& s = stores_[k];
@@ -573,8 +546,18 @@ class DeviceProductMaxRuleImpl : public DeviceProductMaxRule {
         ProductTagKernel<<<count, kThreads, 0, stream>>>(p, m, items_.get(), offset);
       } else {
         if (num_chunks_ > 0) {
-          ProductBinaryKernel<<<dim3(count, num_chunks_), kThreads, 0, stream>>>(
-              p, m, items_.get(), offset, span, candidates_.get(), num_chunks_);
+          // Only the (cell, chunk) blocks whose parent every grammar has: a work list.
+          ProductPresenceKernel<<<count, kThreads, 0, stream>>>(p, items_.get(), offset, span,
+                                                                present_.get());
+          cudaMemsetAsync(list_counters_.get(), 0, 2 * sizeof(int), stream);
+          const long long pairs = (long long)count * num_chunks_;
+          ListProductBlocksKernel<<<static_cast<int>((pairs + 255) / 256), 256, 0, stream>>>(
+              p, items_.get(), offset, span, count, num_chunks_, present_.get(), candidates_.get(),
+              list_.get(), list_counters_.get());
+          const MaxcWork work{list_.get(), list_counters_.get(), list_counters_.get() + 1};
+          const int grid = static_cast<int>(std::min<long long>(pairs, (long long)num_sms_ * 8));
+          ProductBinaryKernel<<<grid, kThreads, 0, stream>>>(p, m, items_.get(), offset, span,
+                                                             candidates_.get(), num_chunks_, work);
         }
         const int threads = count * num_symbols_;
         MaxcMergeKernel<<<(threads + 255) / 256, 256, 0, stream>>>(
@@ -587,10 +570,11 @@ class DeviceProductMaxRuleImpl : public DeviceProductMaxRule {
     // The finite entries back, as DeviceInsideOutside's max-rule pass returns its own.
     MaxcHostEntries& host = host_[next_host_];
     next_host_ = 1 - next_host_;
-    const IoBatchResult copied =
-        CopyMaxcEntries(m, (long long)cells_ * num_symbols_, num_symbols_, sentence_base_.get(),
-                        positions, stream, &entries_, &host, error);
-    if (copied != IoBatchResult::kOk) return copied;
+    bool out_of_memory = false;
+    if (!CopyMaxcEntries(m, (long long)cells_ * num_symbols_, num_symbols_, sentence_base_.get(),
+                         positions, stream, &entries_, &host, error, &out_of_memory)) {
+      return out_of_memory ? IoBatchResult::kOutOfMemory : IoBatchResult::kFailed;
+    }
     if (!WaitForStream(stream, error)) return IoBatchResult::kFailed;
     for (int i = 0; i < positions; ++i) host.View(i, &(*results)[i]);
     return IoBatchResult::kOk;
@@ -598,7 +582,7 @@ class DeviceProductMaxRuleImpl : public DeviceProductMaxRule {
 
  private:
   void FreeBatchBuffers() {
-    items_.Free(), score_.Free(), info_.Free(), candidates_.Free();
+    items_.Free(), score_.Free(), info_.Free(), candidates_.Free(), list_.Free(), present_.Free();
     for (Store& s : stores_) s.in.Free(), s.out.Free(), s.scales.Free(), s.lexical.Free();
   }
 
@@ -611,6 +595,7 @@ class DeviceProductMaxRuleImpl : public DeviceProductMaxRule {
   std::vector<int> num_states_;
   int num_symbols_ = 0, num_chunks_ = 0, num_pairs_ = 0;
   size_t budget_ = 0;
+  int num_sms_ = 132;
   CudaStream stream_;
   // The product's rules (product_max_rule.h).
   DeviceArray<int> member_symbol_, rule_member_, symbol_chunk_begin_, pair_member_, pair_begin_;
@@ -633,6 +618,9 @@ class DeviceProductMaxRuleImpl : public DeviceProductMaxRule {
   DeviceArray<int4> info_;
   DeviceArray<unsigned char> live_;
   DeviceArray<Candidate> candidates_;
+  DeviceArray<int2> list_;              // one span's binary work list
+  DeviceArray<int> list_counters_;      // its length and next entry
+  DeviceArray<unsigned char> present_;  // [cell][symbol]: ProductPresenceKernel
   DeviceArray<CopyRun> runs_;
   DeviceArray<int> sentence_base_;
   MaxcDeviceEntries entries_;

@@ -26,12 +26,14 @@
 // scores agree with the CPU product's within K times inside_outside.h's relative tolerance, and
 // trees could differ only where two candidates tie within rounding.
 //
-// Kernel mapping (product_max_rule.cu): span 1, a block per cell and a warp per symbol; binary, a
-// block per (cell, chunk of at most 16 product rules of one parent symbol), skipped when some
-// grammar has no outpre for the parent in the cell; a warp per product rule, per group of 32
-// splits a lane per split, each grammar's r as the single grammar's warp kernel (variant 7) sums
-// it over its entries; a merge per (cell, symbol) over its chunks; the unary layer a block per
-// cell, a warp per product pair, lanes over each grammar's substate rules.
+// Kernel mapping (product_max_rule.cu; the rule layout is sum_layouts.h's ProductLayout): span 1,
+// a block per cell and a warp per symbol; binary, per span first the (cell, product symbol) pairs
+// for which every grammar has an outpre of the symbol, then a work list of the (cell, chunk of at
+// most 16 product rules of one parent symbol) blocks whose parent is such a symbol, taken by a
+// grid that fills the device; a warp per product rule, per group of 32 splits a lane per split,
+// each grammar's r as the single grammar's warp kernel (variant 7) sums it over its entries; a
+// merge per (cell, symbol) over its chunks; the unary layer a block per cell, a warp per product
+// pair, lanes over each grammar's substate rules.
 #pragma once
 
 #include <cstddef>
