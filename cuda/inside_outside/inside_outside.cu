@@ -338,10 +338,13 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         !scales_.Reserve(3 * size_t(cells)) || !present_.Reserve(2 * maxc) ||
         !log_likelihood_.Reserve(num_sentences) || !top_.Reserve(num_sentences) ||
         !sentence_base_.Reserve(num_sentences) || !lexical_.Reserve(size_t(words) * num_states_) ||
-        !items_.Reserve(items.size()) || !maxc_score_.Reserve(maxc) || !maxc_info_.Reserve(maxc) ||
-        !candidates_.Reserve(size_t(max_level) * num_chunks_) ||
-        (device_allowed != nullptr && masked_dispatch_ == 3 &&
-         (!maxc_list_.Reserve(size_t(max_level) * num_chunks_) || !maxc_counters_.Reserve(4)))) {
+        !items_.Reserve(items.size()) ||
+        (max_rule &&  // the max-rule pass's arrays
+         (!maxc_score_.Reserve(maxc) || !maxc_info_.Reserve(maxc) ||
+          !candidates_.Reserve(size_t(max_level) * num_chunks_) ||
+          (device_allowed != nullptr && masked_dispatch_ == 3 &&
+           (!maxc_list_.Reserve(size_t(max_level) * num_chunks_) ||
+            !maxc_counters_.Reserve(4)))))) {
       in_.Free(), out_.Free(), acc_.Free(), scales_.Free(), present_.Free(), lexical_.Free();
       items_.Free(), maxc_score_.Free(), maxc_info_.Free(), candidates_.Free(), maxc_list_.Free();
       *error = "cudaMalloc failed for a batch of " + std::to_string(num_sentences) + " sentences";
