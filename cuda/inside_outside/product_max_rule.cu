@@ -265,7 +265,8 @@ __global__ void ProductUnaryKernel(ProductArrays p, MaxcChart m, const CellItem*
 }
 
 // Keep's copy: run r moves rows [src_first, src_first + rows) of `src` to rows from dst_first of
-// `dst`, row_len values a row. A block per run.
+// `dst`, row_len values a row. kCopySlices blocks per run (a long sentence's charts are megabytes).
+constexpr int kCopySlices = 16;
 struct CopyRun {
   long long src_first, dst_first, rows;
 };
@@ -274,7 +275,9 @@ __global__ void CopyRunsKernel(const double* src, double* dst, int row_len, cons
   const long long values = run.rows * row_len;
   const double* from = src + run.src_first * row_len;
   double* to = dst + run.dst_first * row_len;
-  for (long long v = threadIdx.x; v < values; v += blockDim.x) to[v] = from[v];
+  for (long long v = (long long)blockIdx.y * blockDim.x + threadIdx.x; v < values;
+       v += (long long)blockDim.x * gridDim.y)
+    to[v] = from[v];
 }
 
 __global__ void FillKernel(double* values, long long count, double value) {
@@ -497,7 +500,7 @@ class DeviceProductMaxRuleImpl : public DeviceProductMaxRule {
                     cudaMemcpyHostToDevice, stream);
     Store& s = stores_[k];
     const int states = num_states_[k];
-    const int blocks = static_cast<int>(runs);
+    const dim3 blocks(static_cast<unsigned>(runs), kCopySlices);
     CopyRunsKernel<<<blocks, 256, 0, stream>>>(from.inside, s.in.get(), states, runs_.get());
     CopyRunsKernel<<<blocks, 256, 0, stream>>>(from.outside, s.out.get(), states, runs_.get());
     CopyRunsKernel<<<blocks, 256, 0, stream>>>(from.inside_scale, s.scales.get(), 1, runs_.get());
