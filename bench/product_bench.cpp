@@ -14,7 +14,11 @@
 //       parser/cuda_product_backend.h on one GPU) over the same sentences, lexical scores
 //       included, and prints sentences/s side by side. Each is warmed up on the first 8
 //       sentences first (the GPU's first batch allocates its buffers). --threads: the CPU
-//       threads (with cuda, the host threads that combine the grammars' charts: give all cores).
+//       threads (with cuda, the host threads that extract the trees, or with the host combination
+//       combine the grammars' charts: give all cores). With --backend cuda, --combination device
+//       (the default: the product's max-rule pass on the GPU), host (the charts copied back and
+//       combined on the host threads, CudaProductOptions::host_combination) or both (two product
+//       rows, and how many of their trees are the same).
 //
 // --prune auto|off|fast|accurate|safe and --mask per-grammar|shared choose the product's pruning
 // (auto: safe; with --backend cuda at the GPU's automatic levels, as cky parse -b cuda).
@@ -74,6 +78,7 @@ int main(int argc, char** argv) {
   std::string single, sentences_file, out_prefix, prune = "safe", mask = "per-grammar",
                                                   backend_name = "cpu";
   std::vector<int> sizes;
+  std::string combination = "device";
   int threads = 2;
   bool speed = false;
   app.add_option("--product", product_args, "the product's grammars (-g values of cky parse)")
@@ -87,6 +92,9 @@ int main(int argc, char** argv) {
   app.add_option("--backend", backend_name, "--speed: cpu or cuda (one GPU)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--mask", mask, "per-grammar or shared");
+  app.add_option("--combination", combination,
+                 "--speed --backend cuda: combine the grammars on the device, the host or both")
+      ->check(CLI::IsMember({"device", "host", "both"}));
   app.add_flag("--speed", speed, "time the single grammar and the product side by side");
   CLI11_PARSE(app, argc, argv);
 
@@ -167,17 +175,26 @@ int main(int argc, char** argv) {
                                         .decoder = DecoderKind::kMaxRule,
                                         .prune = PruneMode::kAuto}});
     if (!loaded.ok()) Die(loaded.status().message());
-    auto backend = cuda ? MakeCudaProductBackend(
-                              **product, lexicon_ptrs,
-                              {.device = {.extraction_threads = threads}, .product = options})
-                        : MakeProductBackend(**product, lexicon_ptrs, options);
-    if (!backend.ok()) Die(backend.status().message());
-    Parser product_parser(*grammars[0], lexicons[0], std::move(*backend),
-                          {.retry_with_wider_lexicon = false});
+    // The product's parsers: one per combination timed (the CPU backend: one).
+    std::vector<std::pair<std::string, std::unique_ptr<Parser>>> product_parsers;
+    for (const std::string& where : {std::string("device"), std::string("host")}) {
+      if (cuda ? combination != where && combination != "both" : where != "device") continue;
+      auto backend = cuda ? MakeCudaProductBackend(**product, lexicon_ptrs,
+                                                   {.device = {.extraction_threads = threads},
+                                                    .product = options,
+                                                    .host_combination = where == "host"})
+                          : MakeProductBackend(**product, lexicon_ptrs, options);
+      if (!backend.ok()) Die(backend.status().message());
+      product_parsers.emplace_back(
+          cuda ? " (" + where + " combination)" : "",
+          std::make_unique<Parser>(*grammars[0], lexicons[0], std::move(*backend),
+                                   ParserOptions{.retry_with_wider_lexicon = false}));
+    }
     struct Row {
       std::string name;
       double seconds;
       int parsed;
+      std::vector<ParseOutcome> outcomes;
     };
     std::vector<Row> rows;
     const std::vector<std::vector<std::string>> warmup(
@@ -186,20 +203,28 @@ int main(int argc, char** argv) {
       p.Parse(warmup);
       const auto start = std::chrono::steady_clock::now();
       const auto outcomes = p.Parse(sentences);
-      Row row{name, Seconds(start), 0};
+      Row row{name, Seconds(start), 0, outcomes};
       for (const ParseOutcome& o : outcomes) row.parsed += o.status == ParseStatus::kOk;
-      rows.push_back(row);
+      rows.push_back(std::move(row));
     };
     time(
         "single: " + GrammarArgumentName(single) + ", " + loaded.value()->parser().backend().name(),
         loaded.value()->parser());
-    time("product: " + product_parser.backend().name(), product_parser);
+    for (auto& [where, p] : product_parsers) time("product: " + p->backend().name() + where, *p);
     std::printf(
         "| parser | sentences | parsed | seconds | sentences/s |\n| --- | ---: | ---: | ---: | "
         "---: |\n");
     for (const Row& r : rows) {
       std::printf("| %s | %zu | %d | %.1f | %.3f |\n", r.name.c_str(), sentences.size(), r.parsed,
                   r.seconds, sentences.size() / r.seconds);
+    }
+    if (rows.size() == 3) {  // both combinations: do their trees agree?
+      int same = 0;
+      for (size_t i = 0; i < sentences.size(); ++i) {
+        same += FormatOutcome(rows[1].outcomes[i]) == FormatOutcome(rows[2].outcomes[i]);
+      }
+      std::printf("device and host combinations: %d of %zu outputs the same\n", same,
+                  sentences.size());
     }
   }
   return 0;

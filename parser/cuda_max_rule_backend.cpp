@@ -15,11 +15,8 @@
 
 namespace cky {
 
-namespace {
-
-// One sentence's device max-rule arrays as the host's MaxRuleChart.
-void FillMaxRuleChart(const cuda::IoResult& r, int32_t length, int32_t symbols,
-                      MaxRuleChart* maxc) {
+void DeviceMaxRuleChart(const cuda::IoResult& r, int32_t length, int32_t symbols,
+                        MaxRuleChart* maxc) {
   maxc->Reset(length, symbols);  // every entry -infinity, -1
   for (size_t j = 0; j < r.entries; ++j) {
     const int32_t e = r.entry_index[j];
@@ -31,8 +28,6 @@ void FillMaxRuleChart(const cuda::IoResult& r, int32_t length, int32_t symbols,
     maxc->unary_child[e] = info[3];
   }
 }
-
-}  // namespace
 
 void DeviceInsideOutsideCharts(const cuda::IoResult& r, int32_t length, int32_t states,
                                InsideOutsideCharts* charts) {
@@ -50,7 +45,7 @@ ParseOutcome DeviceMaxRuleOutcome(const Grammar& grammar, const SentenceInput& s
                                   const DecoderOptions& decoder) {
   const int32_t length = static_cast<int32_t>(sentence.words.size());
   MaxRuleChart maxc;
-  FillMaxRuleChart(result, length, grammar.num_symbols(), &maxc);
+  DeviceMaxRuleChart(result, length, grammar.num_symbols(), &maxc);
   ParseOutcome outcome = MaxRuleOutcome(grammar, sentence.words, result.log_likelihood, maxc);
   if (host_rules != nullptr && outcome.status == ParseStatus::kOk) {
     InsideOutsideCharts io;
@@ -255,7 +250,7 @@ StatusOr<std::vector<CudaInsideOutsideResult>> CudaInsideOutsideBatch(
     const cuda::IoResult& r = results[i];
     CudaInsideOutsideResult& o = out[i];
     DeviceInsideOutsideCharts(r, n, states, &o.charts);
-    FillMaxRuleChart(r, n, grammar.num_symbols(), &o.maxc);
+    DeviceMaxRuleChart(r, n, grammar.num_symbols(), &o.maxc);
   }
   return out;
 }

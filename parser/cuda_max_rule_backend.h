@@ -58,6 +58,10 @@ ParseOutcome DeviceMaxRuleOutcome(const Grammar& grammar, const SentenceInput& s
                                   const cuda::IoResult& result, const SumProductRules* host_rules,
                                   const DecoderOptions& decoder);
 
+// A sentence's max-rule arrays (MaxRuleChart, without the scores below the unary layer) from its
+// device results' finite entries (DeviceInsideOutside's, or the device product's).
+void DeviceMaxRuleChart(const cuda::IoResult& result, int32_t length, int32_t symbols,
+                        MaxRuleChart* maxc);
 // A sentence's inside and outside charts from its device results (the batch kept its charts).
 void DeviceInsideOutsideCharts(const cuda::IoResult& result, int32_t length, int32_t states,
                                InsideOutsideCharts* charts);

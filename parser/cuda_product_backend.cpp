@@ -16,6 +16,7 @@
 #include "common/timeline.h"
 #include "cuda/common/device.h"
 #include "cuda/inside_outside/inside_outside.h"
+#include "cuda/inside_outside/product_max_rule.h"
 #include "cuda/pruning/mask_projection.h"
 #include "parser/chart.h"
 #include "parser/cuda_max_rule_backend.h"
@@ -38,8 +39,9 @@ struct BatchCharts {
   std::vector<const std::vector<std::string>*> words;
   std::vector<std::vector<const LexicalScores*>> lexical;  // grammar 0's: the SentenceInput's
   std::vector<std::vector<LexicalScores>> own;             // those computed here
-  std::vector<std::vector<InsideOutsideCharts>> charts;
-  std::vector<std::vector<uint8_t>> pruned;  // 1: charts[b][k] are pruned
+  std::vector<std::vector<InsideOutsideCharts>> charts;    // host combination only
+  std::vector<std::vector<double>> log_likelihood;         // grammar k's log P(w); -inf: none yet
+  std::vector<std::vector<uint8_t>> pruned;                // 1: grammar k's charts are pruned
 };
 
 // A pruned pass of one grammar over batch positions (its charts filled).
@@ -55,12 +57,14 @@ class CudaProductBackend : public DeviceBackend {
   CudaProductBackend(const GrammarProduct& product, std::vector<const Lexicon*> lexicons,
                      std::vector<Member> members,
                      std::unique_ptr<cuda::DeviceMaskProjection> projection,
+                     std::unique_ptr<cuda::DeviceProductMaxRule> combiner,
                      const CudaProductOptions& options, double host_budget)
       : DeviceBackend(options.device),
         product_(product),
         lexicons_(std::move(lexicons)),
         members_(std::move(members)),
         projection_(std::move(projection)),
+        combiner_(std::move(combiner)),
         options_(options),
         host_budget_(host_budget),
         host_pool_(options.device.extraction_threads) {
@@ -86,7 +90,9 @@ class CudaProductBackend : public DeviceBackend {
     return {.budget = kUnitBytes,
             .bytes =
                 [this](int32_t n) {
-                  double share = HostBytes(n) / host_budget_;
+                  double share = combiner_ ? double(combiner_->BytesForSentence(n)) /
+                                                 double(combiner_->BatchBudget())
+                                           : HostBytes(n) / host_budget_;
                   for (const Member& m : members_) {
                     share = std::max(share, double(m.device->BytesForSentence(n)) /
                                                 double(m.device->BatchBudget()));
@@ -126,7 +132,8 @@ class CudaProductBackend : public DeviceBackend {
     charts->which = batch;
     charts->lexical.assign(size, std::vector<const LexicalScores*>(m, nullptr));
     charts->own.assign(size, std::vector<LexicalScores>(m));
-    charts->charts.assign(size, std::vector<InsideOutsideCharts>(m));
+    if (!combiner_) charts->charts.assign(size, std::vector<InsideOutsideCharts>(m));
+    charts->log_likelihood.assign(size, std::vector<double>(m, kNegInf));
     charts->pruned.assign(size, std::vector<uint8_t>(m, 0));
     for (size_t b = 0; b < size; ++b) {
       const SentenceInput& s = sentences[batch[b]];
@@ -147,6 +154,11 @@ class CudaProductBackend : public DeviceBackend {
     std::vector<size_t> all(size);
     std::iota(all.begin(), all.end(), size_t{0});
     Failure failure;
+    if (combiner_) {
+      std::string error;
+      const cuda::IoBatchResult begun = combiner_->Begin(charts->length, &error);
+      if (begun != cuda::IoBatchResult::kOk) return CombinerFailure(begun, error);
+    }
     if (!pruned) {
       for (int k = 0; k < m && !failure; ++k) failure = RunGrammar(k, all, nullptr, charts.get());
     } else if (options_.product.mask == ProductPruning::kShared) {
@@ -159,7 +171,11 @@ class CudaProductBackend : public DeviceBackend {
         failure = RunGrammar(k, all, &pass, charts.get());
       }
     }
-    if (failure) return failure;
+    if (failure) {
+      if (combiner_) FinishExtraction();  // a retry may write the host buffer it reads
+      return failure;
+    }
+    if (combiner_) return CombineOnDevice(sentences, charts, outcomes);
     // The combination on the extraction threads, while the device runs the next batch.
     Extract([this, sentences, charts, outcomes](ThreadPool& pool) {
       timeline::Scope scope("product decoding on the host");
@@ -183,6 +199,57 @@ class CudaProductBackend : public DeviceBackend {
       bytes += 2.0 * double(Chart::NumCells(n)) * (product_.grammar(k).num_states() + 1) * 8;
     }
     return 4 * bytes;
+  }
+
+  // A device failure of the product's pass; the extraction of the previous batch, which may read
+  // the host buffer the retry writes, is finished first.
+  Failure CombinerFailure(cuda::IoBatchResult result, const std::string& error) {
+    FinishExtraction();
+    return DeviceFailure{.out_of_memory = result == cuda::IoBatchResult::kOutOfMemory,
+                         .error = "product max-rule pass: " + error};
+  }
+
+  // The product's max-rule pass on the device over the kept charts, then the trees on the
+  // extraction threads (while the device runs the next batch), deciding per sentence as Decode.
+  Failure CombineOnDevice(std::span<const SentenceInput> sentences,
+                          const std::shared_ptr<BatchCharts>& charts,
+                          std::vector<ParseOutcome>* outcomes) {
+    std::vector<cuda::IoResult> results;
+    std::string error;
+    cuda::IoBatchResult result;
+    {
+      timeline::Scope scope("cuda batch (product max-rule pass)");
+      result = combiner_->Run(&results, &error);
+    }
+    if (result != cuda::IoBatchResult::kOk) return CombinerFailure(result, error);
+    Extract([this, sentences, charts, results = std::move(results), outcomes](ThreadPool& pool) {
+      timeline::Scope scope("product tree extraction on the host");
+      const int m = product_.size();
+      pool.ParallelFor(static_cast<int>(charts->which.size()), [&](int b, int) {
+        const size_t i = charts->which[b];
+        ParseOutcome& outcome = (*outcomes)[i];
+        bool pruned = false, again = false;
+        int lost = -1;
+        for (int k = 0; k < m && lost < 0; ++k) {
+          if (!(charts->log_likelihood[b][k] > kNegInf)) lost = k;
+          pruned = pruned || charts->pruned[b][k];
+        }
+        if (lost >= 0) {
+          outcome = ProductMemberHasNoTree(product_, lost);
+        } else {
+          MaxRuleChart maxc;
+          DeviceMaxRuleChart(results[b], charts->length[b], product_.base().num_symbols(), &maxc);
+          again = pruned && !(maxc.root_score() > kNegInf);
+          // k-best lists (which read the members' charts) take the host path: only the count of
+          // members is read here.
+          const std::vector<MemberCharts> members(m);
+          outcome =
+              ProductOutcome(product_, members, maxc, sentences[i].words, options_.product.decoder);
+        }
+        Done(i, outcome, again);
+      });
+    });
+    return std::nullopt;
   }
 
   // The outcome of batch sentence b from its grammars' charts; *again when its pruned product
@@ -218,20 +285,29 @@ class CudaProductBackend : public DeviceBackend {
     {
       timeline::Scope scope(mask ? "cuda batch (product, pruned passes)"
                                  : "cuda batch (product, passes)");
-      result = members_[k].device->MaskedMaxRuleBatch(refs, mask, /*keep_charts=*/true, &results,
-                                                      &error);
+      // With the combination on the device the charts stay there (no max-rule pass of its own).
+      result = combiner_ ? members_[k].device->InsideOutsideBatch(refs, mask, &results, &error)
+                         : members_[k].device->MaskedMaxRuleBatch(refs, mask, /*keep_charts=*/true,
+                                                                  &results, &error);
+      if (result == cuda::IoBatchResult::kOk && combiner_) {
+        result = combiner_->Keep(k, subset, &error);
+      }
     }
     if (result != cuda::IoBatchResult::kOk) {
       return DeviceFailure{.out_of_memory = result == cuda::IoBatchResult::kOutOfMemory,
                            .error = "grammar " + std::to_string(k + 1) + ": " + error};
     }
+    for (size_t j = 0; j < subset.size(); ++j) {
+      batch->log_likelihood[subset[j]][k] = results[j].log_likelihood;
+      batch->pruned[subset[j]][k] = mask != nullptr;
+    }
+    if (combiner_) return std::nullopt;
     // The device object's host buffers are reused by its second next batch: copy now.
     timeline::Scope scope("product: charts to the host");
     const int32_t states = product_.grammar(k).num_states();
     host_pool_.ParallelFor(static_cast<int>(subset.size()), [&](int j, int) {
       const size_t b = subset[j];
       DeviceInsideOutsideCharts(results[j], batch->length[b], states, &batch->charts[b][k]);
-      batch->pruned[b][k] = mask != nullptr;
     });
     return std::nullopt;
   }
@@ -241,7 +317,7 @@ class CudaProductBackend : public DeviceBackend {
                                     const BatchCharts& batch) {
     std::vector<size_t> lost;
     for (size_t b : subset) {
-      if (!(batch.charts[b][k].log_likelihood > kNegInf)) lost.push_back(b);
+      if (!(batch.log_likelihood[b][k] > kNegInf)) lost.push_back(b);
     }
     return lost;
   }
@@ -320,6 +396,7 @@ class CudaProductBackend : public DeviceBackend {
   std::vector<const Lexicon*> lexicons_;
   std::vector<Member> members_;
   std::unique_ptr<cuda::DeviceMaskProjection> projection_;  // kShared only
+  std::unique_ptr<cuda::DeviceProductMaxRule> combiner_;    // null: the combination on the host
   CudaProductOptions options_;
   double host_budget_;
   ThreadPool host_pool_;  // lexical scores and chart copies on the device's thread
@@ -329,6 +406,7 @@ StatusOr<std::unique_ptr<Backend>> Make(const GrammarProduct& product,
                                         std::vector<const Lexicon*> lexicons,
                                         std::vector<CudaProductBackend::Member> members,
                                         std::unique_ptr<cuda::DeviceMaskProjection> projection,
+                                        std::unique_ptr<cuda::DeviceProductMaxRule> combiner,
                                         const CudaProductOptions& options) {
   CudaProductOptions made = options;
   if (options.product.pruning &&
@@ -340,7 +418,8 @@ StatusOr<std::unique_ptr<Backend>> Make(const GrammarProduct& product,
     host_budget = 0.4 * double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
   }
   return std::unique_ptr<Backend>(std::make_unique<CudaProductBackend>(
-      product, std::move(lexicons), std::move(members), std::move(projection), made, host_budget));
+      product, std::move(lexicons), std::move(members), std::move(projection), std::move(combiner),
+      made, host_budget));
 }
 
 }  // namespace
@@ -364,8 +443,18 @@ StatusOr<std::unique_ptr<Backend>> MakeCudaProductBackend(const GrammarProduct& 
   cuda::DeviceMemory(&free_bytes, &total_bytes);
   const size_t given = options.device.max_batch_bytes;
   const double pool = given ? double(given) : double(free_bytes);
-  const double passes = pruned ? (given ? 0.6 : 0.45) : (given ? 1.0 : 0.85);
-  const double pre_parses = given ? 0.4 : 0.3;
+  // With the combination on the device, its stores of the charts (two thirds of the passes'
+  // bytes) take a share of the pool too.
+  const bool on_device = options.product.decoder.kbest <= 1 && !options.host_combination &&
+                         m <= cuda::kMaxProductMembers;
+  double passes = pruned ? (given ? 0.6 : 0.45) : (given ? 1.0 : 0.85);
+  double pre_parses = given ? 0.4 : 0.3;
+  double combination = 0;
+  if (on_device) {
+    passes = pruned ? (given ? 0.36 : 0.27) : (given ? 0.58 : 0.5);
+    pre_parses = given ? 0.3 : 0.25;
+    combination = pruned ? (given ? 0.34 : 0.23) : (given ? 0.42 : 0.35);
+  }
   const cuda::DeviceInsideOutsideOptions device_options{
       .max_batch_bytes = std::max<size_t>(1, size_t(passes * pool / m))};
   // Each grammar's objects are made at once (each takes seconds with a big grammar).
@@ -416,7 +505,25 @@ StatusOr<std::unique_ptr<Backend>> MakeCudaProductBackend(const GrammarProduct& 
                                                     g0.num_states(), targets, &error);
     if (!projection) return Status::Error("CUDA product backend: " + error);
   }
-  return Make(product, std::move(lexicons), std::move(members), std::move(projection), options);
+  std::unique_ptr<cuda::DeviceProductMaxRule> combiner;
+  if (on_device) {
+    const Grammar& g0 = product.base();
+    std::vector<const cuda::DeviceInsideOutside*> devices_of;
+    std::vector<std::vector<int32_t>> member_symbol(m);
+    for (int k = 0; k < m; ++k) {
+      devices_of.push_back(members[k].device.get());
+      for (int32_t s = 0; s < g0.num_symbols(); ++s)
+        member_symbol[k].push_back(product.member_symbol(k, s));
+    }
+    std::vector<uint8_t> is_tag(g0.num_symbols(), 0);
+    for (int32_t s = 1; s < g0.num_symbols(); ++s) is_tag[s] = !g0.symbol_is_phrasal[s];
+    std::string error;
+    combiner = cuda::DeviceProductMaxRule::Create(
+        devices_of, member_symbol, is_tag, std::max<size_t>(1, size_t(combination * pool)), &error);
+    if (!combiner) return Status::Error("CUDA product backend: " + error);
+  }
+  return Make(product, std::move(lexicons), std::move(members), std::move(projection),
+              std::move(combiner), options);
 }
 
 StatusOr<std::unique_ptr<Backend>> MakeCudaProductBackendOver(
@@ -430,7 +537,7 @@ StatusOr<std::unique_ptr<Backend>> MakeCudaProductBackendOver(
   if (options.product.pruning) return Status::Error("MakeCudaProductBackendOver: exact only");
   std::vector<CudaProductBackend::Member> members(devices.size());
   for (size_t k = 0; k < devices.size(); ++k) members[k].device = std::move(devices[k]);
-  return Make(product, std::move(lexicons), std::move(members), nullptr, options);
+  return Make(product, std::move(lexicons), std::move(members), nullptr, nullptr, options);
 }
 
 }  // namespace cky

@@ -2,11 +2,13 @@
 // on seeded random grammars, products of 1, 2 and 3 grammars, sentences of one word, two words and
 // the longest the test parses, in small batches (several device batches a call, extraction behind
 // the device): the reference's (ReferenceProductMaxRuleChart) statuses and trees, scores within
-// kProductDeviceTolerance, k-best lists; a product of one grammar gives the CUDA max-rule backend's
-// trees and k-best lists; pruned (each grammar's mask, and the shared mask) the CPU pruned
-// product's; the CPU fallback for a sentence over the batch budget; the built-in product. Skips
-// without a CUDA device (the built-in product's test also without its file); without one, making
-// the backend fails saying so.
+// kProductDeviceTolerance, k-best lists; both combinations (on the device, the k-best 1 default,
+// cuda/inside_outside/product_max_rule.h; on the host, CudaProductOptions::host_combination and
+// every k-best list); a product of one grammar gives the CUDA max-rule backend's trees and k-best
+// lists; pruned (each grammar's mask, and the shared mask) the CPU pruned product's; the
+// wider-lexicon retry; the CPU fallback for a sentence over the host combination's budget; the
+// built-in product. Skips without a CUDA device (the built-in product's test also without its
+// file); without one, making the backend fails saying so.
 #include "parser/cuda_product_backend.h"
 
 #include <gtest/gtest.h>
@@ -83,6 +85,49 @@ Sentences WithEmpty(Sentences sentences) {
   return sentences;
 }
 
+// Test grammars (with their lexicons) of loaded product members; fails the test on a lexicon that
+// cannot be built.
+std::vector<std::unique_ptr<TestGrammar>> TestGrammarsOf(
+    std::vector<ProductGrammarMember>* members) {
+  std::vector<std::unique_ptr<TestGrammar>> grammars;
+  for (ProductGrammarMember& m : *members) {
+    auto lexicon = Lexicon::Build(m.model);
+    EXPECT_TRUE(lexicon.ok()) << lexicon.status().message();
+    if (!lexicon.ok()) return {};
+    grammars.push_back(
+        std::make_unique<TestGrammar>(TestGrammar{std::move(m.model), std::move(*lexicon)}));
+  }
+  return grammars;
+}
+
+// The product of the toy grammar with itself ("saw" is only a verb in it: a sentence with "saw"
+// as a noun needs the widened lexicon) parsed by `parse`: with the wider-lexicon retry on and off,
+// the CPU product's outcomes (scores within `tolerance`); off, the first sentence derives nothing.
+void ExpectTheToyRetry(
+    const std::function<std::vector<ParseOutcome>(const Product&, bool, const Sentences&)>& parse,
+    const ScoreTolerance& tolerance) {
+  auto members = LoadProductGrammarArguments(
+      std::vector<std::string>{"tests/data/toy", "tests/data/toy"}, {.use_cache = false});
+  ASSERT_TRUE(members.ok()) << members.status().message();
+  const std::vector<std::unique_ptr<TestGrammar>> grammars = TestGrammarsOf(&*members);
+  ASSERT_EQ(grammars.size(), 2u);
+  for (const auto& g : grammars) ASSERT_FALSE(g->lexicon.exact());
+  const Product p = MakeProduct({grammars[0].get(), grammars[1].get()});
+  const Sentences sentences = {{"the", "dog", "saw", "the", "saw", "."},
+                               {"the", "dog", "saw", "the", "cat", "."}};
+  for (bool retry : {true, false}) {
+    const std::string what = retry ? "retry" : "no retry";
+    const auto expected = ParseCpu(p, {.threads = 2, .retry_with_wider_lexicon = retry}, sentences);
+    const auto actual = parse(p, retry, sentences);
+    ExpectSameOutcomes(expected, actual, {.score = tolerance}, what, sentences);
+    ASSERT_EQ(actual.size(), 2u);
+    EXPECT_EQ(actual[0].status, retry ? ParseStatus::kOk : ParseStatus::kNoParse)
+        << what << ": " << actual[0].message;
+    if (!retry) EXPECT_NE(actual[0].message.find("derives no tree"), std::string::npos);
+    EXPECT_EQ(actual[1].status, ParseStatus::kOk) << what << ": " << actual[1].message;
+  }
+}
+
 // Three random grammars of one shape (seeds seed, seed + 100, seed + 200) and the products of the
 // first 1, 2 and 3 of them.
 struct ThreeGrammars {
@@ -122,23 +167,28 @@ void ForEachProduct(const std::function<RandomGrammarOptions(uint64_t)>& shape,
 }
 
 // Products of 1, 2 and 3 grammars against the CPU reference (sentences up to 16 words: the
-// reference's plain loops are slow), with and without k-best lists, in batches of 5 sentences.
+// reference's plain loops are slow; one word, two words and 16), in batches of 5 sentences: the
+// combination on the device (k-best 1), on the host (k-best 1 with host_combination, and k-best
+// 3, whose lists the host decodes).
 TEST(CudaProductBackendTest, MatchesTheCpuReference) {
   CKY_SKIP_WITHOUT_CUDA_DEVICE();
   int parsed = 0;
   ForEachProduct(
       StandardShape, {1, 7}, 1, {10, 12, 16},
       [&](uint64_t seed, const Grammars& grammars, const Product& p, const Sentences& sentences) {
-        for (int kbest : {1, 3}) {
+        for (auto [kbest, host] : {std::pair{1, false}, std::pair{1, true}, std::pair{3, false}}) {
           const DecoderOptions decoder{.kbest = kbest};
           const std::string what = "seed " + std::to_string(seed) + ", " +
                                    std::to_string(grammars.size()) + " grammars, k " +
-                                   std::to_string(kbest);
+                                   std::to_string(kbest) + ", combined on the " +
+                                   (host || kbest > 1 ? "host" : "device");
           const auto expected = ParseCpu(p, {.reference = true, .decoder = decoder}, sentences);
           std::string name;
-          const auto actual =
-              ParseCuda(p, {.device = {.max_batch_sentences = 5}, .product = {.decoder = decoder}},
-                        sentences, &name);
+          const auto actual = ParseCuda(p,
+                                        {.device = {.max_batch_sentences = 5},
+                                         .product = {.decoder = decoder},
+                                         .host_combination = host},
+                                        sentences, &name);
           EXPECT_EQ(name,
                     "cuda/max-rule-product of " + std::to_string(grammars.size()) + " grammars");
           parsed += ExpectSameOutcomes(expected, actual,
@@ -168,39 +218,48 @@ TEST(CudaProductBackendTest, LongSentencesMatchTheFastCpuPath) {
   const Sentences sentences = RandomTestSentences(a->model, 8, 10, 30, 3, /*longest=*/40);
   const auto expected = ParseCpu(p, {.threads = 2}, sentences);
   int parsed = 0;
-  for (int batch : {256, 4}) {
-    const auto actual = ParseCuda(p, {.device = {.max_batch_sentences = batch}}, sentences);
-    parsed +=
-        ExpectSameOutcomes(expected, actual, {.score = kProductDeviceTolerance, .likelihood = true},
-                           "batches of " + std::to_string(batch), sentences);
+  for (bool host : {false, true}) {
+    for (int batch : {256, 4}) {
+      const auto actual = ParseCuda(
+          p, {.device = {.max_batch_sentences = batch}, .host_combination = host}, sentences);
+      parsed += ExpectSameOutcomes(expected, actual,
+                                   {.score = kProductDeviceTolerance, .likelihood = true},
+                                   std::string(host ? "host" : "device") +
+                                       " combination, batches of " + std::to_string(batch),
+                                   sentences);
+    }
   }
-  EXPECT_GT(parsed, 10);
+  EXPECT_GT(parsed, 20);
 }
 
 // A product of one grammar: the CUDA max-rule backend's trees, scores and k-best lists (within the
-// device tolerance: its best score is the device's max-rule pass, the product's the host's over the
-// device's charts; the k-best lists both decode on the host from device charts, whose sums the
-// device's atomics may order differently from run to run).
+// device tolerance: its best score is the device's max-rule pass, the product's its own device
+// pass (k-best 1) or the host's over the device's charts (k-best 4); the k-best lists both decode
+// on the host from device charts, whose sums the device's atomics may order differently from run
+// to run).
 TEST(CudaProductBackendTest, ProductOfOneGrammarIsItsCudaMaxRule) {
   CKY_SKIP_WITHOUT_CUDA_DEVICE();
   int parsed = 0;
-  for (uint64_t seed : {2, 9}) {
+  for (auto [seed, kbest] : {std::pair{2, 1}, std::pair{9, 1}, std::pair{2, 4}, std::pair{9, 4}}) {
     auto a = Random(StandardShape(seed));
     const Product p = MakeProduct({a.get()});
     const Sentences sentences = RandomTestSentences(a->model, 12, 1, 20, seed, /*longest=*/30);
-    const DecoderOptions decoder{.kbest = 4};
+    const DecoderOptions decoder{.kbest = kbest};
     auto single = MakeCudaMaxRuleBackend(a->grammar(), {.decoder = decoder});
     ASSERT_TRUE(single.ok()) << single.status().message();
     const auto expected = ParseWith(*a, std::move(*single), sentences);
     const auto actual = ParseCuda(p, {.product = {.decoder = decoder}}, sentences);
     ASSERT_EQ(expected.size(), actual.size());
     for (size_t i = 0; i < sentences.size(); ++i) {
-      ASSERT_EQ(expected[i].status, actual[i].status) << i;
+      ASSERT_EQ(expected[i].status, actual[i].status)
+          << "k " << kbest << ", sentence " << i << ": " << actual[i].message;
       if (expected[i].status != ParseStatus::kOk) continue;
       ++parsed;
-      EXPECT_EQ(ToBracketString(expected[i].tree), ToBracketString(actual[i].tree)) << i;
+      EXPECT_EQ(ToBracketString(expected[i].tree), ToBracketString(actual[i].tree))
+          << "k " << kbest << ", sentence " << i;
       EXPECT_TRUE(kDeviceSumTolerance.Holds(expected[i].log_score, actual[i].log_score))
-          << i << ": " << expected[i].log_score << " " << actual[i].log_score;
+          << "k " << kbest << ", sentence " << i << ": " << expected[i].log_score << " "
+          << actual[i].log_score;
       EXPECT_EQ(actual[i].log_likelihood, kNegInf);
       ASSERT_EQ(expected[i].kbest.size(), actual[i].kbest.size()) << i;
       for (size_t r = 0; r < expected[i].kbest.size(); ++r) {
@@ -212,12 +271,14 @@ TEST(CudaProductBackendTest, ProductOfOneGrammarIsItsCudaMaxRule) {
       }
     }
   }
-  EXPECT_GT(parsed, 20);
+  EXPECT_GT(parsed, 40);
 }
 
 // Pruned: the CPU pruned product's trees (the device's pre-parses keep the CPU pruner's items bit
 // for bit), each grammar's own mask and the shared one, tight thresholds (member-level and
-// sentence-level unpruned retries happen) and batches of 4; without thresholds the exact product's.
+// sentence-level unpruned retries happen: the retried charts replace the kept ones on the device)
+// and batches of 4; without thresholds the exact product's. The combination on the device, and
+// with tight thresholds on the host too.
 TEST(CudaProductBackendTest, PrunedMatchesTheCpuPrunedProduct) {
   CKY_SKIP_WITHOUT_CUDA_DEVICE();
   int parsed = 0;
@@ -226,18 +287,24 @@ TEST(CudaProductBackendTest, PrunedMatchesTheCpuPrunedProduct) {
       split, {1, 21}, /*from=*/2, {12, 16, 24},
       [&](uint64_t seed, const Grammars& grammars, const Product& p, const Sentences& sentences) {
         for (ProductPruning mask : {ProductPruning::kPerGrammar, ProductPruning::kShared}) {
-          for (const std::string pruning : {"tight", "exact"}) {
+          for (auto [pruning, host] : {std::pair<std::string, bool>{"tight", false},
+                                       std::pair<std::string, bool>{"tight", true},
+                                       std::pair<std::string, bool>{"exact", false}}) {
             const std::string what =
                 std::string(mask == ProductPruning::kShared ? "shared" : "own") + " masks, " +
                 pruning + ", seed " + std::to_string(seed) + ", " +
-                std::to_string(grammars.size()) + " grammars";
+                std::to_string(grammars.size()) + " grammars, combined on the " +
+                (host ? "host" : "device");
             const ProductOptions options{.pruning = TestPruning(pruning), .mask = mask};
             ProductOptions cpu = options;
             cpu.threads = 2;
             const auto expected = ParseCpu(p, cpu, sentences);
             std::string name;
-            const auto actual = ParseCuda(
-                p, {.device = {.max_batch_sentences = 4}, .product = options}, sentences, &name);
+            const auto actual = ParseCuda(p,
+                                          {.device = {.max_batch_sentences = 4},
+                                           .product = options,
+                                           .host_combination = host},
+                                          sentences, &name);
             EXPECT_EQ(name, "cuda/pruned-max-rule-product of " + std::to_string(grammars.size()) +
                                 " grammars");
             parsed += ExpectSameOutcomes(expected, actual,
@@ -252,11 +319,49 @@ TEST(CudaProductBackendTest, PrunedMatchesTheCpuPrunedProduct) {
           }
         }
       });
-  EXPECT_GT(parsed, 50);  // sentences with a tree, over the 16 settings (56 on the CPU)
+  EXPECT_GT(parsed, 75);  // sentences with a tree, over the 24 settings (84 on the CPU)
 }
 
-// A sentence over the host chart budget is parsed on the CPU (MakeProductBackend, same options),
-// saying so; the others on the device.
+// The device combination's kernels at their edges, against the fast CPU path (itself tested
+// against the reference): a parent with 700 base rules (many chunks of one symbol, merged in rule
+// order), symbols of 35 substates (base rules with hundreds of entries, several passes a warp),
+// sentences up to 40 words (more than 32 split points: several groups of a warp's lanes); each
+// grammar with a second seed of its shape, and with itself (every rule shared: doubled scores).
+TEST(CudaProductBackendTest, DeviceCombinationOnBigRulesAndLongSentences) {
+  CKY_SKIP_WITHOUT_CUDA_DEVICE();
+  for (RandomGrammarOptions shape : {BigParentShape(), ManySubstatesShape()}) {
+    auto a = Random(shape);
+    shape.seed += 100;
+    auto b = Random(shape);
+    const Sentences sentences = RandomTestSentences(a->model, 6, 1, 24, 5, /*longest=*/40);
+    int parsed = 0;
+    for (const Grammars& grammars : {Grammars{a.get(), b.get()}, Grammars{a.get(), a.get()}}) {
+      const Product p = MakeProduct(grammars);
+      const std::string what = "shape seed " + std::to_string(shape.seed - 100) + ", " +
+                               (grammars[1] == a.get() ? "with itself" : "two seeds");
+      const auto expected = ParseCpu(p, {.threads = 2}, sentences);
+      const auto actual = ParseCuda(p, {.device = {.max_batch_sentences = 4}}, sentences);
+      parsed += ExpectSameOutcomes(expected, actual,
+                                   {.score = kProductDeviceTolerance, .likelihood = true}, what,
+                                   sentences);
+    }
+    EXPECT_GT(parsed, 0) << "shape seed " << shape.seed - 100;
+  }
+}
+
+// The wider-lexicon retry with the combination on the device: grammar k's retried charts replace
+// its first ones on the device.
+TEST(CudaProductBackendTest, RetriesAGrammarWithItsLexiconWidenedOnTheDevice) {
+  CKY_SKIP_WITHOUT_CUDA_DEVICE();
+  ExpectTheToyRetry(
+      [](const Product& p, bool retry, const Sentences& sentences) {
+        return ParseCuda(p, {.product = {.retry_with_wider_lexicon = retry}}, sentences);
+      },
+      kProductDeviceTolerance);
+}
+
+// The host combination: a sentence over the host chart budget is parsed on the CPU
+// (MakeProductBackend, same options), saying so; the others on the device.
 TEST(CudaProductBackendTest, SentencesOverTheBudgetAreParsedOnTheCpu) {
   CKY_SKIP_WITHOUT_CUDA_DEVICE();
   auto a = Random(StandardShape(4)), b = Random(StandardShape(104));
@@ -270,7 +375,8 @@ TEST(CudaProductBackendTest, SentencesOverTheBudgetAreParsedOnTheCpu) {
     bytes += 4 * 2.0 * double(Chart::NumCells(10)) * (g->grammar().num_states() + 1) * 8;
   }
   const auto expected = ParseCpu(p, {.threads = 2}, sentences);
-  const auto actual = ParseCuda(p, {.host_chart_bytes = size_t(1.01 * bytes)}, sentences);
+  const auto actual =
+      ParseCuda(p, {.host_combination = true, .host_chart_bytes = size_t(1.01 * bytes)}, sentences);
   ExpectSameOutcomes(expected, actual, {.score = kProductDeviceTolerance}, "budget", sentences);
   int on_cpu = 0;
   for (size_t i = 0; i < sentences.size(); ++i) {
@@ -283,32 +389,39 @@ TEST(CudaProductBackendTest, SentencesOverTheBudgetAreParsedOnTheCpu) {
   EXPECT_GT(on_cpu, 0);
 }
 
-// The built-in product (data/default_grammar): exact against the fast CPU path, and pruned (safe,
-// each grammar's mask: the cky parse default) against the CPU pruned product.
+// The built-in product (data/default_grammar), one word, two words, up to 28: exact against the
+// fast CPU path, and pruned (safe, each grammar's mask: the cky parse default; and the shared
+// mask) against the CPU pruned product; the combination on the device.
 TEST(CudaProductBackendTest, BuiltInProduct) {
   CKY_SKIP_WITHOUT_CUDA_DEVICE();
   auto members = LoadDefaultProductGrammar();
   if (!members.ok()) GTEST_SKIP() << members.status().message();
-  std::vector<std::unique_ptr<TestGrammar>> grammars;
+  const std::vector<std::unique_ptr<TestGrammar>> grammars = TestGrammarsOf(&*members);
+  ASSERT_FALSE(grammars.empty());
   std::vector<const TestGrammar*> pointers;
-  for (ProductGrammarMember& m : *members) {
-    auto lexicon = Lexicon::Build(m.model);
-    ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
-    grammars.push_back(
-        std::make_unique<TestGrammar>(TestGrammar{std::move(m.model), std::move(*lexicon)}));
-    pointers.push_back(grammars.back().get());
-  }
+  for (const auto& g : grammars) pointers.push_back(g.get());
   const Product p = MakeProduct(pointers);
-  const Sentences sentences = {{"The", "parser", "reads", "raw", "text", "."},
-                               {"It", "does", "n't", "need", "a", "GPU", "."},
-                               {"Researchers", "at", "the", "university", "trained", "it", "."},
-                               {"Go", "!"},
-                               {"Yes"}};
-  for (const std::optional<PruningOptions>& pruning :
-       {std::optional<PruningOptions>(), std::optional<PruningOptions>(PruningOptions::Safe())}) {
-    const std::string what = pruning ? "safe" : "exact";
-    const auto expected = ParseCpu(p, {.threads = 2, .pruning = pruning}, sentences);
-    const auto actual = ParseCuda(p, {.product = {.pruning = pruning}}, sentences);
+  const Sentences sentences = {
+      {"The", "parser", "reads", "raw", "text", "."},
+      {"It", "does", "n't", "need", "a", "GPU", "."},
+      {"Researchers", "at", "the", "university", "trained", "it", "."},
+      {"Go", "!"},
+      {"Yes"},
+      {"When",     "the",      "old",     "library", "on",   "the",      "hill",
+       "finally",  "reopened", "its",     "doors",   "last", "spring",   ",",
+       "hundreds", "of",       "readers", "came",    "to",   "see",      "the",
+       "rare",     "maps",     "that",    "had",     "been", "restored", "."}};
+  for (auto [pruning, mask] :
+       {std::pair{std::optional<PruningOptions>(), ProductPruning::kPerGrammar},
+        std::pair{std::optional<PruningOptions>(PruningOptions::Safe()),
+                  ProductPruning::kPerGrammar},
+        std::pair{std::optional<PruningOptions>(PruningOptions::Safe()),
+                  ProductPruning::kShared}}) {
+    const std::string what = !pruning                          ? "exact"
+                             : mask == ProductPruning::kShared ? "safe, shared mask"
+                                                               : "safe, own masks";
+    const auto expected = ParseCpu(p, {.threads = 2, .pruning = pruning, .mask = mask}, sentences);
+    const auto actual = ParseCuda(p, {.product = {.pruning = pruning, .mask = mask}}, sentences);
     EXPECT_EQ(
         ExpectSameOutcomes(expected, actual, {.score = kProductDeviceTolerance}, what, sentences),
         int(sentences.size()));
@@ -436,36 +549,13 @@ TEST(CudaProductBackendHostTest, EqualsTheCpuProductOverCpuStandIns) {
 }
 
 // A grammar that cannot parse a sentence with its lexicon parses it again with the lexicon
-// widened ("saw" is only a verb in the toy grammar), as the CPU product does; not with the retry
-// off.
+// widened, as the CPU product does; not with the retry off.
 TEST(CudaProductBackendHostTest, RetriesAGrammarWithItsLexiconWidened) {
-  auto members = LoadProductGrammarArguments(
-      std::vector<std::string>{"tests/data/toy", "tests/data/toy"}, {.use_cache = false});
-  ASSERT_TRUE(members.ok()) << members.status().message();
-  std::vector<std::unique_ptr<TestGrammar>> grammars;
-  std::vector<const TestGrammar*> pointers;
-  for (ProductGrammarMember& m : *members) {
-    auto lexicon = Lexicon::Build(m.model);
-    ASSERT_TRUE(lexicon.ok()) << lexicon.status().message();
-    ASSERT_FALSE(lexicon->exact());
-    grammars.push_back(
-        std::make_unique<TestGrammar>(TestGrammar{std::move(m.model), std::move(*lexicon)}));
-    pointers.push_back(grammars.back().get());
-  }
-  const Product p = MakeProduct(pointers);
-  const Sentences sentences = {{"the", "dog", "saw", "the", "saw", "."},
-                               {"the", "dog", "saw", "the", "cat", "."}};
-  for (bool retry : {true, false}) {
-    const auto expected = ParseCpu(p, {.threads = 2, .retry_with_wider_lexicon = retry}, sentences);
-    const auto actual =
-        ParseStandIn(p, {.product = {.retry_with_wider_lexicon = retry}}, sentences);
-    ExpectSameOutcomes(expected, actual, {.score = kIdenticalScores}, retry ? "retry" : "no retry",
-                       sentences);
-    ASSERT_EQ(actual.size(), 2u);
-    EXPECT_EQ(actual[0].status, retry ? ParseStatus::kOk : ParseStatus::kNoParse);
-    if (!retry) EXPECT_NE(actual[0].message.find("derives no tree"), std::string::npos);
-    EXPECT_EQ(actual[1].status, ParseStatus::kOk);
-  }
+  ExpectTheToyRetry(
+      [](const Product& p, bool retry, const Sentences& sentences) {
+        return ParseStandIn(p, {.product = {.retry_with_wider_lexicon = retry}}, sentences);
+      },
+      kIdenticalScores);
 }
 
 // Without a device (or CUDA support) the backend cannot be made, and says why.

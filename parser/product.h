@@ -31,9 +31,9 @@
 // exact product's trees better is measured in bench/RESULTS.md; kPerGrammar is the default.
 //
 // Backends: the CPU (MakeProductBackend: the reference, or the fast path on threads) and CUDA
-// (parser/cuda_product_backend.h: each grammar's pruned inside-outside passes on the device, its
-// charts copied back, and the combination, FastProductMaxRuleChart over MemberCharts, on host
-// threads). Both decide lexical scores, retries, masks and outcomes with the functions below
+// (parser/cuda_product_backend.h: each grammar's pruned inside-outside passes on the device, and
+// the combination on the device, cuda/inside_outside/product_max_rule.h; with k-best lists the
+// charts copied back and FastProductMaxRuleChart over MemberCharts on host threads). Both decide lexical scores, retries, masks and outcomes with the functions below
 // ProductParser, and are tested against ReferenceProductMaxRuleChart.
 #pragma once
 

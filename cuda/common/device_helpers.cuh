@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,16 @@ template <typename T>
 using DeviceArray = CudaBuffer<T, false>;
 template <typename T>
 using PinnedArray = CudaBuffer<T, true>;
+
+// Host twins of CUDA's vector types (e.g. cuda/inside_outside/sum_layouts.h's int4 and int2, same
+// size and member order) as the device types.
+template <typename Device, typename Host>
+std::vector<Device> AsDevice(const std::vector<Host>& host) {
+  static_assert(sizeof(Device) == sizeof(Host));
+  std::vector<Device> out(host.size());
+  if (!host.empty()) std::memcpy(out.data(), host.data(), host.size() * sizeof(Host));
+  return out;
+}
 
 // False, with *error = "no CUDA device", when the process sees no usable device.
 inline bool RequireDevice(std::string* error) {

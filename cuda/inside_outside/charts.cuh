@@ -1,6 +1,7 @@
 // The chart layout of the sum-product passes and their per-cell kernels (scales, lexical rows, the
 // unary layer with normalization, log P(w)); inside_outside.cu's pair-sum and max-rule kernels
-// read and write through it. For cuda/inside_outside/inside_outside.cu only.
+// read and write through it. For cuda/inside_outside/'s .cu files (product_max_rule.cu through
+// max_rule_kernels.cuh).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -196,8 +196,42 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   IoBatchResult MaskedMaxRuleBatch(const std::vector<IoSentence>& batch,
                                    const uint8_t* device_allowed, bool keep_charts,
                                    std::vector<IoResult>* results, std::string* error) override {
+    return Timed(batch, device_allowed, keep_charts, /*max_rule=*/true, results, error);
+  }
+
+  IoBatchResult InsideOutsideBatch(const std::vector<IoSentence>& batch,
+                                   const uint8_t* device_allowed, std::vector<IoResult>* results,
+                                   std::string* error) override {
+    return Timed(batch, device_allowed, /*keep_charts=*/false, /*max_rule=*/false, results, error);
+  }
+
+  bool LastBatchCharts(DeviceBatchCharts* charts) const override {
+    if (!last_ok_) return false;
+    const int64_t cells = last_cells_;
+    charts->inside = in_.get();
+    charts->outside = out_.get();
+    charts->inside_scale = scales_.get();
+    charts->outside_scale = scales_.get() + cells;
+    charts->log_likelihood = log_likelihood_.get();
+    charts->lexical = lexical_.get();
+    charts->first_cell = last_first_cell_;
+    charts->first_word = last_first_word_;
+    return true;
+  }
+
+  const DeviceMaxRuleRules* MaxRuleRules() const override { return &rules_; }
+
+ private:
+  IoBatchResult Timed(const std::vector<IoSentence>& batch, const uint8_t* device_allowed,
+                      bool keep_charts, bool max_rule, std::vector<IoResult>* results,
+                      std::string* error) {
     const auto wall_begin = std::chrono::steady_clock::now();
-    const IoBatchResult result = Run(batch, device_allowed, keep_charts, results, error);
+    last_ok_ = false;
+    last_first_cell_.clear();
+    last_first_word_.clear();
+    last_cells_ = 0;
+    const IoBatchResult result = Run(batch, device_allowed, keep_charts, max_rule, results, error);
+    last_ok_ = result == IoBatchResult::kOk;
     if (profile_ && result == IoBatchResult::kOk) {
       ++profile_batches_;
       profile_ms_[0] +=
@@ -217,7 +251,6 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     return result;
   }
 
- private:
   enum KernelKind {
     kKindPairInside,
     kKindPairOutside,
@@ -250,8 +283,10 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     cudaEventRecord(events_[index], stream_);
   }
 
+  // max_rule false: the inside and outside passes only (InsideOutsideBatch).
   IoBatchResult Run(const std::vector<IoSentence>& batch, const uint8_t* device_allowed,
-                    bool keep_charts, std::vector<IoResult>* results, std::string* error) {
+                    bool keep_charts, bool max_rule, std::vector<IoResult>* results,
+                    std::string* error) {
     const auto run_begin = std::chrono::steady_clock::now();
     results->assign(batch.size(), IoResult{});
     kind_of_.clear();
@@ -293,18 +328,23 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
       max_level = std::max(max_level, static_cast<int>(items.size()) - level_begin[span]);
     }
     level_begin[max_n + 1] = static_cast<int>(items.size());
+    last_first_cell_.assign(base.begin(), base.end());
+    last_first_word_.assign(word.begin(), word.end());
+    last_cells_ = cells;
 
     const size_t chart = size_t(cells) * num_states_;
     const size_t maxc = size_t(cells) * num_symbols_;
     if (!in_.Reserve(chart) || !out_.Reserve(chart) || !acc_.Reserve(chart) ||
         !scales_.Reserve(3 * size_t(cells)) || !present_.Reserve(2 * maxc) ||
         !log_likelihood_.Reserve(num_sentences) || !top_.Reserve(num_sentences) ||
-        !sentence_base_.Reserve(num_sentences) || !entry_slots_.Reserve(num_sentences) ||
-        !lexical_.Reserve(size_t(words) * num_states_) || !items_.Reserve(items.size()) ||
-        !maxc_score_.Reserve(maxc) || !maxc_info_.Reserve(maxc) ||
-        !candidates_.Reserve(size_t(max_level) * num_chunks_) ||
-        (device_allowed != nullptr && masked_dispatch_ == 3 &&
-         (!maxc_list_.Reserve(size_t(max_level) * num_chunks_) || !maxc_counters_.Reserve(4)))) {
+        !sentence_base_.Reserve(num_sentences) || !lexical_.Reserve(size_t(words) * num_states_) ||
+        !items_.Reserve(items.size()) ||
+        (max_rule &&  // the max-rule pass's arrays
+         (!maxc_score_.Reserve(maxc) || !maxc_info_.Reserve(maxc) ||
+          !candidates_.Reserve(size_t(max_level) * num_chunks_) ||
+          (device_allowed != nullptr && masked_dispatch_ == 3 &&
+           (!maxc_list_.Reserve(size_t(max_level) * num_chunks_) ||
+            !maxc_counters_.Reserve(4)))))) {
       in_.Free(), out_.Free(), acc_.Free(), scales_.Free(), present_.Free(), lexical_.Free();
       items_.Free(), maxc_score_.Free(), maxc_info_.Free(), candidates_.Free(), maxc_list_.Free();
       *error = "cudaMalloc failed for a batch of " + std::to_string(num_sentences) + " sentences";
@@ -312,7 +352,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     }
     HostBuffers& host = host_[next_host_];
     next_host_ = 1 - next_host_;
-    if (!host.entry_count.Reserve(num_sentences) || !host.log_likelihood.Reserve(num_sentences) ||
+    if (!host.log_likelihood.Reserve(num_sentences) ||
         (keep_charts && (!host.in.Reserve(chart) || !host.out.Reserve(chart) ||
                          !host.scales.Reserve(2 * size_t(cells))))) {
       *error = "cudaMallocHost failed";
@@ -420,6 +460,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
           state_symbol_.get(), 1);
     }
     Mark(3);
+    if (!max_rule) return FinishPassesOnly(num_sentences, results, error);
 
     // Max-rule.
     const MaxRuleArrays r = MaxRuleView();
@@ -510,8 +551,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         const int threads = count * num_symbols_;
         Kind(kKindMaxcMerge);
         MaxcMergeKernel<<<(threads + 255) / 256, 256, 0, stream_>>>(
-            c, m, r, items_.get(), offset, count, span, candidates_.get(), num_chunks_,
-            symbol_chunk_begin_.get());
+            num_symbols_, m, r.base, items_.get(), offset, count, span, candidates_.get(),
+            num_chunks_, symbol_chunk_begin_.get());
       }
       Kind(kKindMaxcUnary);
       MaxcUnaryKernel<<<count, kThreads, (num_symbols_ + num_pairs_) * sizeof(double), stream_>>>(
@@ -520,41 +561,11 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     Kind(kKindOther);
     Mark(4);
 
-    // Only the max-rule arrays' finite entries come back (a pruned chart's are a few percent of
-    // them; the dense arrays were gigabytes of pinned memory and copies): counted per sentence,
-    // then, once the counts are on the host, written sentence after sentence and copied.
-    const int entry_blocks = static_cast<int>((maxc + 255) / 256);
-    cudaMemsetAsync(entry_slots_.get(), 0, num_sentences * sizeof(int), stream_);
-    MaxcEntriesKernel<<<entry_blocks, 256, 0, stream_>>>(
-        m, maxc, num_symbols_, sentence_base_.get(), num_sentences, entry_slots_.get(), false,
-        nullptr, nullptr, nullptr);
-    cudaMemcpyAsync(host.entry_count.get(), entry_slots_.get(), num_sentences * sizeof(int),
-                    cudaMemcpyDeviceToHost, stream_);
-    if (cudaStreamSynchronize(stream_) != cudaSuccess) {
-      *error = std::string("CUDA error: ") + cudaGetErrorString(cudaGetLastError());
-      return IoBatchResult::kFailed;
+    bool out_of_memory = false;
+    if (!CopyMaxcEntries(m, static_cast<long long>(maxc), num_symbols_, sentence_base_.get(),
+                         num_sentences, stream_, &entries_, &host.entries, error, &out_of_memory)) {
+      return out_of_memory ? IoBatchResult::kOutOfMemory : IoBatchResult::kFailed;
     }
-    host.entry_begin.assign(num_sentences + 1, 0);
-    for (int i = 0; i < num_sentences; ++i)
-      host.entry_begin[i + 1] = host.entry_begin[i] + host.entry_count.get()[i];
-    const size_t entries = host.entry_begin[num_sentences];
-    if (!entry_index_.Reserve(entries) || !entry_score_.Reserve(entries) ||
-        !entry_info_.Reserve(entries) || !host.entry_index.Reserve(entries) ||
-        !host.entry_score.Reserve(entries) || !host.entry_info.Reserve(entries)) {
-      *error = "cudaMalloc failed for " + std::to_string(entries) + " max-rule entries";
-      return IoBatchResult::kOutOfMemory;
-    }
-    cudaMemcpyAsync(entry_slots_.get(), host.entry_begin.data(), num_sentences * sizeof(int),
-                    cudaMemcpyHostToDevice, stream_);
-    MaxcEntriesKernel<<<entry_blocks, 256, 0, stream_>>>(
-        m, maxc, num_symbols_, sentence_base_.get(), num_sentences, entry_slots_.get(), true,
-        entry_index_.get(), entry_score_.get(), entry_info_.get());
-    cudaMemcpyAsync(host.entry_index.get(), entry_index_.get(), entries * sizeof(int),
-                    cudaMemcpyDeviceToHost, stream_);
-    cudaMemcpyAsync(host.entry_score.get(), entry_score_.get(), entries * sizeof(double),
-                    cudaMemcpyDeviceToHost, stream_);
-    cudaMemcpyAsync(host.entry_info.get(), entry_info_.get(), entries * sizeof(int4),
-                    cudaMemcpyDeviceToHost, stream_);
     cudaMemcpyAsync(host.log_likelihood.get(), log_likelihood_.get(),
                     num_sentences * sizeof(double), cudaMemcpyDeviceToHost, stream_);
     if (keep_charts) {
@@ -566,22 +577,11 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                       cudaMemcpyDeviceToHost, stream_);
     }
     Mark(5);
-    const cudaError_t status = cudaStreamSynchronize(stream_);
-    const cudaError_t last = cudaGetLastError();
-    if (status != cudaSuccess || last != cudaSuccess) {
-      *error =
-          std::string("CUDA error: ") + cudaGetErrorString(status != cudaSuccess ? status : last);
-      return IoBatchResult::kFailed;
-    }
+    if (!WaitForStream(stream_, error)) return IoBatchResult::kFailed;
     for (int i = 0; i < num_sentences; ++i) {
       IoResult& res = (*results)[i];
       res.log_likelihood = host.log_likelihood.get()[i];
-      const int first = host.entry_begin[i];
-      res.entries = size_t(host.entry_begin[i + 1] - first);
-      res.entry_index = host.entry_index.get() + first;
-      res.entry_score = host.entry_score.get() + first;
-      res.entry_split_left_right_unary =
-          reinterpret_cast<const int32_t*>(host.entry_info.get() + first);
+      host.entries.View(i, &res);
       if (keep_charts) {
         res.inside = host.in.get() + size_t(base[i]) * num_states_;
         res.outside = host.out.get() + size_t(base[i]) * num_states_;
@@ -589,6 +589,20 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         res.outside_scale = host.scales.get() + cells + base[i];
       }
     }
+    return IoBatchResult::kOk;
+  }
+
+  // InsideOutsideBatch's end: log P(w) back, the charts left on the device.
+  IoBatchResult FinishPassesOnly(int num_sentences, std::vector<IoResult>* results,
+                                 std::string* error) {
+    HostBuffers& host = host_[1 - next_host_];  // Run's
+    Mark(4);
+    cudaMemcpyAsync(host.log_likelihood.get(), log_likelihood_.get(),
+                    num_sentences * sizeof(double), cudaMemcpyDeviceToHost, stream_);
+    Mark(5);
+    if (!WaitForStream(stream_, error)) return IoBatchResult::kFailed;
+    for (int i = 0; i < num_sentences; ++i)
+      (*results)[i].log_likelihood = host.log_likelihood.get()[i];
     return IoBatchResult::kOk;
   }
 
@@ -667,19 +681,36 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     warp_block_ = m.warp_block;
     num_chunks_ = static_cast<int>(m.chunks.size());
     num_pairs_ = static_cast<int>(m.pair_symbols.size());
-    const bool hybrid = max_rule_kernel_ >= 9;
-    return mr_base_.Upload(AsDevice<int4>(m.base)) && mr_key_.Upload(m.keys) && mr_w_.Upload(m.w) &&
-           mr_dense_.Upload(m.dense) && mr_chunk_.Upload(AsDevice<int4>(m.chunks)) &&
-           symbol_chunk_begin_.Upload(m.chunk_begin) && pair_begin_.Upload(m.pair_begin) &&
-           pair_symbols_.Upload(AsDevice<int2>(m.pair_symbols)) &&
-           pair_rule_begin_.Upload(m.pair_rule_begin) && pu_parent_.Upload(m.pu_parent) &&
-           pu_child_.Upload(m.pu_child) && pu_w_.Upload(m.pu_w) &&
-           block_chunks_.Upload(m.block_chunks) && warp_chunks_.Upload(m.warp_chunks) &&
-           warp_order_.Upload(m.warp_order) &&
-           ((max_rule_kernel_ != 7 && !hybrid) ||
-            (entry_begin_.Upload(m.entry_begin) && entry_bc_.Upload(m.entry_bc) &&
-             entry_rule_begin_.Upload(m.entry_rule_begin) && entry_a_.Upload(m.entry_a) &&
-             entry_w_.Upload(m.entry_w)));
+    // The entries serve kernels 7, 9, 11, 13 and 14 and the product's pass (MaxRuleRules).
+    const bool ok = mr_base_.Upload(AsDevice<int4>(m.base)) && mr_key_.Upload(m.keys) &&
+                    mr_w_.Upload(m.w) && mr_dense_.Upload(m.dense) &&
+                    mr_chunk_.Upload(AsDevice<int4>(m.chunks)) &&
+                    symbol_chunk_begin_.Upload(m.chunk_begin) && pair_begin_.Upload(m.pair_begin) &&
+                    pair_symbols_.Upload(AsDevice<int2>(m.pair_symbols)) &&
+                    pair_rule_begin_.Upload(m.pair_rule_begin) && pu_parent_.Upload(m.pu_parent) &&
+                    pu_child_.Upload(m.pu_child) && pu_w_.Upload(m.pu_w) &&
+                    block_chunks_.Upload(m.block_chunks) && warp_chunks_.Upload(m.warp_chunks) &&
+                    warp_order_.Upload(m.warp_order) && entry_begin_.Upload(m.entry_begin) &&
+                    entry_bc_.Upload(m.entry_bc) && entry_rule_begin_.Upload(m.entry_rule_begin) &&
+                    entry_a_.Upload(m.entry_a) && entry_w_.Upload(m.entry_w);
+    rules_ = DeviceMaxRuleRules{.num_states = num_states_,
+                                .num_symbols = num_symbols_,
+                                .symbol_first_state = first_state_.get(),
+                                .symbol_num_substates = num_substates_.get(),
+                                .num_base = static_cast<int>(m.base.size()),
+                                .entry_begin = entry_begin_.get(),
+                                .entry_bc = entry_bc_.get(),
+                                .entry_rule_begin = entry_rule_begin_.get(),
+                                .entry_a = entry_a_.get(),
+                                .entry_w = entry_w_.get(),
+                                .num_pairs = num_pairs_,
+                                .pair_rule_begin = pair_rule_begin_.get(),
+                                .pu_parent = pu_parent_.get(),
+                                .pu_child = pu_child_.get(),
+                                .pu_w = pu_w_.get()};
+    rules_.base_symbols = BaseRuleSymbols(m);
+    rules_.pair_symbols = UnaryPairSymbols(m);
+    return ok;
   }
 
   MaxRuleArrays MaxRuleView() const {
@@ -705,12 +736,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   }
 
   struct HostBuffers {
-    // The max-rule arrays' finite entries (MaxcEntriesKernel), sentence after sentence from
-    // entry_begin[sentence].
-    PinnedArray<int> entry_count, entry_index;
-    PinnedArray<double> entry_score;
-    PinnedArray<int4> entry_info;
-    std::vector<int> entry_begin;
+    MaxcHostEntries entries;  // the max-rule arrays' finite entries
     PinnedArray<double> log_likelihood;
     PinnedArray<double> in, out, scales;
   };
@@ -759,10 +785,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<CellItem> items_;
   DeviceArray<int4> maxc_info_;
   DeviceArray<Candidate> candidates_;
-  DeviceArray<int> sentence_base_, entry_slots_;  // the batch sentences' first cells; per sentence
-  DeviceArray<int> entry_index_;                  // the max-rule arrays' finite entries
-  DeviceArray<double> entry_score_;
-  DeviceArray<int4> entry_info_;
+  DeviceArray<int> sentence_base_;    // the batch sentences' first cells
+  MaxcDeviceEntries entries_;         // the max-rule arrays' finite entries
   PinnedArray<double> host_lexical_;  // the batch's lexical rows on their way to lexical_
   DeviceArray<int2> maxc_list_;       // masked dispatch 3: a max-rule binary launch's work list
   DeviceArray<int> maxc_counters_;    // its entry count and next entry, per launch kind
@@ -771,6 +795,11 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   bool list_dispatch_ = false;                // this batch runs masked dispatch 3
   HostBuffers host_[2];
   int next_host_ = 0;
+  // The last batch (LastBatchCharts): whether it succeeded, its sentences' first cells and words.
+  bool last_ok_ = false;
+  std::vector<int64_t> last_first_cell_, last_first_word_;
+  int64_t last_cells_ = 0;
+  DeviceMaxRuleRules rules_;  // MaxRuleRules()
 };
 
 }  // namespace

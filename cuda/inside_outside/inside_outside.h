@@ -145,6 +145,52 @@ struct IoResult {
 
 enum class IoBatchResult { kOk, kOutOfMemory, kFailed };
 
+// What a later device pass over several grammars' charts (the product's max-rule pass,
+// cuda/inside_outside/product_max_rule.h) reads of one grammar's device object: its rules as the
+// max-rule pass uploaded them. Device pointers, valid while the object lives; the host lists say
+// which symbols each base rule and unary pair is of, so that a caller maps them between grammars.
+struct DeviceMaxRuleRules {
+  int num_states = 0;
+  int num_symbols = 0;
+  const int32_t* symbol_first_state = nullptr;    // [symbol]
+  const int32_t* symbol_num_substates = nullptr;  // [symbol]
+  // Base binary rules A -> B C in (A, B, C) symbol order (parser/max_rule.h's tie order), as
+  // cuda/inside_outside/sum_layouts.h's MaxRuleLayout: per base rule its distinct (b, c) substate
+  // pairs ("entries") [entry_begin[r], entry_begin[r + 1]), each (b << 16) | c in entry_bc with its
+  // parent substates a and probabilities [entry_rule_begin[e], entry_rule_begin[e + 1]) in
+  // entry_a / entry_w.
+  int num_base = 0;
+  const int32_t* entry_begin = nullptr;
+  const int32_t* entry_bc = nullptr;
+  const int32_t* entry_rule_begin = nullptr;
+  const int32_t* entry_a = nullptr;
+  const double* entry_w = nullptr;
+  std::vector<int32_t> base_symbols;  // host: 3 per base rule, A, B, C
+  // Base unary pairs A -> C (A != C) in (A, C) order: pair p's closed sum unaries are
+  // [pair_rule_begin[p], pair_rule_begin[p + 1]) of pu_parent / pu_child (states) / pu_w.
+  int num_pairs = 0;
+  const int32_t* pair_rule_begin = nullptr;
+  const int32_t* pu_parent = nullptr;
+  const int32_t* pu_child = nullptr;
+  const double* pu_w = nullptr;
+  std::vector<int32_t> pair_symbols;  // host: 2 per pair, A, C
+};
+
+// The last batch's charts, on the device (valid until the object's next batch call): for its
+// sentence i, NumCells(length) cells from first_cell[i] in parser/chart.h's cell order, each
+// num_states inside and outpre values (scaled: largest 1 in the cell) and one natural-log scale
+// per cell, as IoResult's host copies; log P(w) per sentence; the lexical rows (IoSentence's, from
+// row first_word[i]).
+struct DeviceBatchCharts {
+  const double* inside = nullptr;
+  const double* inside_scale = nullptr;
+  const double* outside = nullptr;
+  const double* outside_scale = nullptr;
+  const double* log_likelihood = nullptr;  // [sentence]
+  const double* lexical = nullptr;         // [word][state]
+  std::vector<int64_t> first_cell, first_word;
+};
+
 class DeviceInsideOutside {
  public:
   virtual ~DeviceInsideOutside() = default;
@@ -182,6 +228,26 @@ class DeviceInsideOutside {
   virtual IoBatchResult MaskedMaxRuleBatch(const std::vector<IoSentence>& batch,
                                            const uint8_t* device_allowed, bool keep_charts,
                                            std::vector<IoResult>* results, std::string* error) = 0;
+
+  // The inside and outside passes only (masked as MaskedMaxRuleBatch when device_allowed is
+  // given): no max-rule pass, no entries; results carry log P(w) only, and the charts stay on the
+  // device for LastBatchCharts. The default (an object without device charts, a test stand-in)
+  // fails.
+  virtual IoBatchResult InsideOutsideBatch(const std::vector<IoSentence>& batch,
+                                           const uint8_t* device_allowed,
+                                           std::vector<IoResult>* results, std::string* error) {
+    (void)batch, (void)device_allowed, (void)results;
+    *error = "this inside-outside object keeps no charts on the device";
+    return IoBatchResult::kFailed;
+  }
+  // After a batch that returned kOk: its charts on the device. False (and *charts untouched) when
+  // there is none, or the object keeps none (the default).
+  virtual bool LastBatchCharts(DeviceBatchCharts* charts) const {
+    (void)charts;
+    return false;
+  }
+  // The max-rule rules on the device; null for an object without them (the default).
+  virtual const DeviceMaxRuleRules* MaxRuleRules() const { return nullptr; }
 };
 
 }  // namespace cky::cuda

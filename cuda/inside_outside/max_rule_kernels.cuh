@@ -1,7 +1,11 @@
 // The max-rule (maxc) pass's kernels: per cell and base symbol the best binary or lexical
 // max-rule score, then the unary layer (cuda/inside_outside/inside_outside.h describes the
-// mapping). For cuda/inside_outside/inside_outside.cu only.
+// mapping). For cuda/inside_outside/'s .cu files (inside_outside.cu; product_max_rule.cu shares
+// its candidates, block reduction and entries kernel).
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "cuda/inside_outside/charts.cuh"
 
@@ -342,6 +346,77 @@ __global__ void __launch_bounds__(kThreads)
   });
 }
 
+// Split k of the span-`span` cell of `it` (k < span - 1; else none): its left and right child
+// cells and their max-rule scores of symbols b and c (mr is left -infinity when ml is).
+struct SplitCells {
+  int lc, rc;
+  double ml, mr;
+};
+__device__ __forceinline__ SplitCells SplitChildren(const CellItem& it, int span, int k,
+                                                    const double* score, int num_symbols, int b,
+                                                    int c) {
+  SplitCells s{0, 0, kNegInfD, kNegInfD};
+  if (k < span - 1) {
+    const int mid = it.start + 1 + k;
+    s.lc = it.base + ChartCellIndex(it.n, it.start, mid);
+    s.rc = it.base + ChartCellIndex(it.n, mid, it.start + span);
+    s.ml = score[size_t(s.lc) * num_symbols + b];
+    if (s.ml > kNegInfD) s.mr = score[size_t(s.rc) * num_symbols + c];
+  }
+  return s;
+}
+
+// A warp's sums over a base rule's entries [e_begin, e_end) for its group of up to 32 splits: the
+// lane of split k gets sum over the entries (b, c) of q(b, c) in_L(b) in_R(c), q(b, c) = sum_a
+// out[a] p(a, b, c), for the splits whose lane's bit is set in `usable` (0 for the others). Each
+// lane computes q for kR entries in registers per pass; a warp reduction per usable split. lc, rc:
+// each lane's split's child cells in `in` (the inside chart, num_states values a cell; B's
+// substates from b_first, C's from c_first). Every argument but lc and rc is warp-uniform.
+template <int kR>
+__device__ __forceinline__ double WarpEntrySums(const int* entry_bc, const int* entry_rule_begin,
+                                                const int* entry_a, const double* entry_w,
+                                                int e_begin, int e_end, const double* out,
+                                                const double* in, int num_states, int b_first,
+                                                int c_first, int lc, int rc, unsigned usable) {
+  constexpr unsigned kAll = 0xffffffffu;
+  const int lane = threadIdx.x % 32;
+  double acc = 0;  // lane k % 32: split k's sum
+  for (int e0 = e_begin; e0 < e_end; e0 += 32 * kR) {
+    const int passes = min(kR, (e_end - e0 + 31) / 32);  // warp-uniform
+    double q[kR];
+    int ob[kR], oc[kR];
+#pragma unroll
+    for (int i = 0; i < kR; ++i) {
+      q[i] = 0, ob[i] = 0, oc[i] = 0;
+      const int e = e0 + i * 32 + lane;
+      if (i < passes && e < e_end) {
+        const int key = __ldg(entry_bc + e);
+        ob[i] = key >> 16;
+        oc[i] = key & 0xffff;
+        const int j_end = __ldg(entry_rule_begin + e + 1);
+        double sum = 0;
+        for (int j = __ldg(entry_rule_begin + e); j < j_end; ++j)
+          sum = fma(out[__ldg(entry_a + j)], __ldg(entry_w + j), sum);
+        q[i] = sum;
+      }
+    }
+    for (unsigned bits = usable; bits != 0; bits &= bits - 1) {
+      const int kk = __ffs(bits) - 1;
+      const int lck = __shfl_sync(kAll, lc, kk), rck = __shfl_sync(kAll, rc, kk);
+      const double* left = in + size_t(lck) * num_states + b_first;
+      const double* right = in + size_t(rck) * num_states + c_first;
+      double s = 0;
+#pragma unroll
+      for (int i = 0; i < kR; ++i)
+        if (i < passes) s = fma(q[i] * __ldg(left + ob[i]), __ldg(right + oc[i]), s);
+#pragma unroll
+      for (int offset = 16; offset > 0; offset >>= 1) s += __shfl_xor_sync(kAll, s, offset);
+      if (lane == kk) acc += s;
+    }
+  }
+  return acc;
+}
+
 // Variant 7 (kR = 4): a warp per base rule, no block barrier between rules. Measured slower than
 // variant 2 on en_sm6s (14.4 s against 11.1; kR = 8 21.2 s; 4 usable splits a step 14.5 s:
 // bench/RESULTS.md), kept as the base of the next step named there (big rules over all warps).
@@ -393,52 +468,14 @@ __device__ __forceinline__ void MaxcBinaryEntryBlock(const Charts& c, const Maxc
       const int e_begin = __ldg(r.entry_begin + br), e_end = __ldg(r.entry_begin + br + 1);
       for (int k0 = 0; k0 < splits; k0 += 32) {
         const int k = k0 + lane;
-        int lc = 0, rc = 0;
-        double ml = kNegInfD, mr = kNegInfD;
-        if (k < splits) {
-          const int mid = it.start + 1 + k;
-          lc = it.base + ChartCellIndex(it.n, it.start, mid);
-          rc = it.base + ChartCellIndex(it.n, mid, it.start + span);
-          ml = m.score[size_t(lc) * c.num_symbols + base.x];
-          if (ml > kNegInfD) mr = m.score[size_t(rc) * c.num_symbols + base.y];
-        }
+        const auto [lc, rc, ml, mr] =
+            SplitChildren(it, span, k, m.score, c.num_symbols, base.x, base.y);
         const bool ok = ml > kNegInfD && mr > kNegInfD;
         const unsigned usable = __ballot_sync(kAll, ok);
         if (usable == 0) continue;
-        double acc = 0;  // lane k % 32: split k's sum
-        for (int e0 = e_begin; e0 < e_end; e0 += 32 * kR) {
-          const int passes = min(kR, (e_end - e0 + 31) / 32);  // warp-uniform
-          double q[kR];
-          int ob[kR], oc[kR];
-#pragma unroll
-          for (int i = 0; i < kR; ++i) {
-            q[i] = 0, ob[i] = 0, oc[i] = 0;
-            const int e = e0 + i * 32 + lane;
-            if (i < passes && e < e_end) {
-              const int key = __ldg(r.entry_bc + e);
-              ob[i] = key >> 16;
-              oc[i] = key & 0xffff;
-              const int j_end = __ldg(r.entry_rule_begin + e + 1);
-              double sum = 0;
-              for (int j = __ldg(r.entry_rule_begin + e); j < j_end; ++j)
-                sum = fma(sh_out[__ldg(r.entry_a + j)], __ldg(r.entry_w + j), sum);
-              q[i] = sum;
-            }
-          }
-          for (unsigned bits = usable; bits != 0; bits &= bits - 1) {
-            const int kk = __ffs(bits) - 1;
-            const int lck = __shfl_sync(kAll, lc, kk), rck = __shfl_sync(kAll, rc, kk);
-            const double* left = c.in + size_t(lck) * c.num_states + b_first;
-            const double* right = c.in + size_t(rck) * c.num_states + c_first;
-            double s = 0;
-#pragma unroll
-            for (int i = 0; i < kR; ++i)
-              if (i < passes) s = fma(q[i] * __ldg(left + ob[i]), __ldg(right + oc[i]), s);
-#pragma unroll
-            for (int offset = 16; offset > 0; offset >>= 1) s += __shfl_xor_sync(kAll, s, offset);
-            if (lane == kk) acc += s;
-          }
-        }
+        const double acc =
+            WarpEntrySums<kR>(r.entry_bc, r.entry_rule_begin, r.entry_a, r.entry_w, e_begin, e_end,
+                              sh_out, c.in, c.num_states, b_first, c_first, lc, rc, usable);
         if (ok && acc > 0) {
           const Candidate cand{ml + mr + log(acc) + cell_term + c.in_scale[lc] + c.in_scale[rc], br,
                                it.start + 1 + k};
@@ -560,13 +597,15 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) candidates[size_t(blockIdx.x) * num_chunks + blockIdx.y] = best;
 }
 
-// Per (cell, symbol): the first best chunk of the symbol (chunks are in grammar order).
-__global__ void MaxcMergeKernel(Charts c, MaxcChart m, MaxRuleArrays r, const CellItem* items,
-                                int item_offset, int count, int span, const Candidate* candidates,
-                                int num_chunks, const int* symbol_chunk_begin) {
+// Per (cell, symbol): the first best chunk of the symbol (chunks are in grammar order); its
+// rule's children from base[rule] ({B, C, ..}: MaxRuleArrays::base, or the product's rules).
+__global__ void MaxcMergeKernel(int num_symbols, MaxcChart m, const int4* base,
+                                const CellItem* items, int item_offset, int count, int span,
+                                const Candidate* candidates, int num_chunks,
+                                const int* symbol_chunk_begin) {
   const int e = blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= count * c.num_symbols) return;
-  const int item = e / c.num_symbols, a = e % c.num_symbols;
+  if (e >= count * num_symbols) return;
+  const int item = e / num_symbols, a = e % num_symbols;
   const CellItem it = items[item_offset + item];
   const int cell = it.base + ChartCellIndex(it.n, it.start, it.start + span);
   Candidate best{kNegInfD, -1, -1};
@@ -574,13 +613,46 @@ __global__ void MaxcMergeKernel(Charts c, MaxcChart m, MaxRuleArrays r, const Ce
     const Candidate cand = candidates[size_t(item) * num_chunks + k];
     if (cand.score > best.score) best = cand;
   }
-  m.score[size_t(cell) * c.num_symbols + a] = best.score;
+  m.score[size_t(cell) * num_symbols + a] = best.score;
   int4 info = make_int4(-1, -1, -1, -1);
   if (best.rule >= 0) {
-    const int4 base = __ldg(r.base + best.rule);
-    info = make_int4(best.split, base.x, base.y, -1);
+    const int4 rule = __ldg(base + best.rule);
+    info = make_int4(best.split, rule.x, rule.y, -1);
   }
-  m.info[size_t(cell) * c.num_symbols + a] = info;
+  m.info[size_t(cell) * num_symbols + a] = info;
+}
+
+// The unary layer's pieces. A warp's sum_u out[parent_u] p_u in[child_u] over base unary pair
+// p's substate rules [pair_rule_begin[p], pair_rule_begin[p + 1]) (states of one cell), reduced
+// over the warp (every lane gets it).
+__device__ __forceinline__ double WarpUnaryPairSum(const int* pair_rule_begin, const int* pu_parent,
+                                                   const int* pu_child, const double* pu_w, int p,
+                                                   const double* out, const double* in) {
+  double sum = 0;
+  const int end = __ldg(pair_rule_begin + p + 1);
+  for (int u = __ldg(pair_rule_begin + p) + threadIdx.x % 32; u < end; u += 32)
+    sum = fma(out[__ldg(pu_parent + u)] * __ldg(pu_w + u), in[__ldg(pu_child + u)], sum);
+  for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+  return sum;
+}
+
+// Then, the pairs' candidates in sh_pair (pairs {A, C} grouped by A from pair_begin[A], in (A, C)
+// order) and the scores before the layer in sh_pre: score(A) takes the first pair that beats
+// sh_pre[A], and its unary child. A thread per symbol.
+__device__ __forceinline__ void TakeUnaryPairs(int num_symbols, const int* pair_begin,
+                                               const int2* pair_symbols, const double* sh_pre,
+                                               const double* sh_pair, MaxcChart m, int cell) {
+  for (int a = threadIdx.x; a < num_symbols; a += blockDim.x) {
+    double best = sh_pre[a];
+    int child = -1;
+    for (int p = __ldg(pair_begin + a); p < __ldg(pair_begin + a + 1); ++p) {
+      if (sh_pair[p] > best) best = sh_pair[p], child = __ldg(pair_symbols + p).y;
+    }
+    if (child >= 0) {
+      m.score[size_t(cell) * num_symbols + a] = best;
+      m.info[size_t(cell) * num_symbols + a].w = child;
+    }
+  }
 }
 
 // The max-rule unary layer of one cell: score(A) = max(score(A), max_{A -> C} log sum_{a,c}
@@ -606,28 +678,14 @@ __global__ void MaxcUnaryKernel(Charts c, MaxcChart m, MaxRuleArrays r, const Ce
     double g = kNegInfD;
     if (sh_pre[pair.y] > kNegInfD && log_pw > kNegInfD &&
         c.present_out[size_t(cell) * c.num_symbols + pair.x]) {
-      double sum = 0;
-      const int end = __ldg(r.pair_rule_begin + p + 1);
-      for (int u = __ldg(r.pair_rule_begin + p) + lane; u < end; u += 32)
-        sum = fma(out[__ldg(r.pu_parent + u)] * __ldg(r.pu_w + u), in[__ldg(r.pu_child + u)], sum);
-      for (int offset = 16; offset > 0; offset >>= 1)
-        sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+      const double sum =
+          WarpUnaryPairSum(r.pair_rule_begin, r.pu_parent, r.pu_child, r.pu_w, p, out, in);
       if (sum > 0) g = log(sum) + cell_term + sh_pre[pair.y];
     }
     if (lane == 0) sh_pair[p] = g;
   }
   __syncthreads();
-  for (int a = threadIdx.x; a < c.num_symbols; a += blockDim.x) {
-    double best = sh_pre[a];
-    int child = -1;
-    for (int p = __ldg(r.pair_begin + a); p < __ldg(r.pair_begin + a + 1); ++p) {
-      if (sh_pair[p] > best) best = sh_pair[p], child = __ldg(r.pair_symbols + p).y;
-    }
-    if (child >= 0) {
-      m.score[size_t(cell) * c.num_symbols + a] = best;
-      m.info[size_t(cell) * c.num_symbols + a].w = child;
-    }
-  }
+  TakeUnaryPairs(c.num_symbols, r.pair_begin, r.pair_symbols, sh_pre, sh_pair, m, cell);
 }
 // The max-rule arrays' finite entries, for the copy back (most entries of a pruned chart are
 // -infinity). A thread per (cell, symbol) entry of the batch; the entry's sentence is the last one
@@ -657,6 +715,78 @@ __global__ void MaxcEntriesKernel(MaxcChart m, long long entries, int num_symbol
     out_score[slot] = score;
     out_info[slot] = m.info[e];
   }
+}
+
+// The max-rule arrays' finite entries on their way back: the device's arrays, and a host set
+// (pinned) that IoResult views point into.
+struct MaxcDeviceEntries {
+  DeviceArray<int> slots, index;  // slots: per sentence, its count, then its next slot
+  DeviceArray<double> score;
+  DeviceArray<int4> info;
+};
+struct MaxcHostEntries {
+  PinnedArray<int> count, index;
+  PinnedArray<double> score;
+  PinnedArray<int4> info;
+  std::vector<int> begin;  // per sentence, its first entry (+ the end)
+  // Sentence i's entries as IoResult's entry fields (inside_outside.h; a template, so that this
+  // file needs no include of it).
+  template <typename Result>
+  void View(int i, Result* result) const {
+    result->entries = size_t(begin[i + 1] - begin[i]);
+    result->entry_index = index.get() + begin[i];
+    result->entry_score = score.get() + begin[i];
+    result->entry_split_left_right_unary = reinterpret_cast<const int32_t*>(info.get() + begin[i]);
+  }
+};
+
+// Only the max-rule arrays' finite entries come back (a pruned chart's are a few percent of them;
+// the dense arrays were gigabytes of pinned memory and copies): counted per sentence (`maxc`
+// entries, sentence i's cells from sentence_base[i]), then, once the counts are on the host,
+// written sentence after sentence and their copies into *host queued on `stream` (the caller
+// synchronizes before reading them). False, with *error, on a failure (*out_of_memory when an
+// allocation failed).
+bool CopyMaxcEntries(const MaxcChart& m, long long maxc, int num_symbols, const int* sentence_base,
+                     int num_sentences, cudaStream_t stream, MaxcDeviceEntries* device,
+                     MaxcHostEntries* host, std::string* error, bool* out_of_memory) {
+  *out_of_memory = false;
+  if (!device->slots.Reserve(std::max(1, num_sentences)) ||
+      !host->count.Reserve(std::max(1, num_sentences))) {
+    *error = "could not allocate the max-rule entry counts";
+    *out_of_memory = true;
+    return false;
+  }
+  const int blocks = static_cast<int>((maxc + 255) / 256);
+  cudaMemsetAsync(device->slots.get(), 0, num_sentences * sizeof(int), stream);
+  MaxcEntriesKernel<<<blocks, 256, 0, stream>>>(m, maxc, num_symbols, sentence_base, num_sentences,
+                                                device->slots.get(), false, nullptr, nullptr,
+                                                nullptr);
+  cudaMemcpyAsync(host->count.get(), device->slots.get(), num_sentences * sizeof(int),
+                  cudaMemcpyDeviceToHost, stream);
+  if (!WaitForStream(stream, error)) return false;
+  host->begin.assign(num_sentences + 1, 0);
+  for (int i = 0; i < num_sentences; ++i)
+    host->begin[i + 1] = host->begin[i] + host->count.get()[i];
+  const size_t entries = host->begin[num_sentences];
+  const size_t room = std::max<size_t>(1, entries);
+  if (!device->index.Reserve(room) || !device->score.Reserve(room) || !device->info.Reserve(room) ||
+      !host->index.Reserve(room) || !host->score.Reserve(room) || !host->info.Reserve(room)) {
+    *error = "cudaMalloc failed for " + std::to_string(entries) + " max-rule entries";
+    *out_of_memory = true;
+    return false;
+  }
+  cudaMemcpyAsync(device->slots.get(), host->begin.data(), num_sentences * sizeof(int),
+                  cudaMemcpyHostToDevice, stream);
+  MaxcEntriesKernel<<<blocks, 256, 0, stream>>>(m, maxc, num_symbols, sentence_base, num_sentences,
+                                                device->slots.get(), true, device->index.get(),
+                                                device->score.get(), device->info.get());
+  cudaMemcpyAsync(host->index.get(), device->index.get(), entries * sizeof(int),
+                  cudaMemcpyDeviceToHost, stream);
+  cudaMemcpyAsync(host->score.get(), device->score.get(), entries * sizeof(double),
+                  cudaMemcpyDeviceToHost, stream);
+  cudaMemcpyAsync(host->info.get(), device->info.get(), entries * sizeof(int4),
+                  cudaMemcpyDeviceToHost, stream);
+  return true;
 }
 
 }  // namespace

@@ -550,15 +550,6 @@ struct LiveLayout {
   int num_tiles = 0;
 };
 
-// The layouts' host twins of int4 and int2 (sum_layouts.h) as the device types.
-template <typename Device, typename Host>
-std::vector<Device> AsDevice(const std::vector<Host>& host) {
-  static_assert(sizeof(Device) == sizeof(Host));
-  std::vector<Device> out(host.size());
-  if (!host.empty()) std::memcpy(out.data(), host.data(), host.size() * sizeof(Host));
-  return out;
-}
-
 
 inline bool UploadPairLayout(const PairSumLayout& layout, PairLayout* out) {
   out->num_tiles = static_cast<int>(layout.tiles.size());

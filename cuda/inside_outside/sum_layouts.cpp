@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <string>
+#include <utility>
 
 namespace cky::cuda {
 
@@ -259,6 +261,104 @@ bool BuildMaxRuleLayout(const GrammarView& g, int max_rule_kernel, MaxRuleLayout
       m.pair_rule_begin.push_back(static_cast<int>(m.pu_parent.size()));
     }
     m.pair_begin.push_back(static_cast<int>(m.pair_symbols.size()));
+  }
+  return true;
+}
+
+std::vector<int32_t> BaseRuleSymbols(const MaxRuleLayout& m) {
+  std::vector<int32_t> symbols(3 * m.base.size());
+  for (const LayoutInt4& chunk : m.chunks) {
+    for (int r = chunk.y; r < chunk.z; ++r) {
+      symbols[3 * r] = chunk.x;
+      symbols[3 * r + 1] = m.base[r].x;
+      symbols[3 * r + 2] = m.base[r].y;
+    }
+  }
+  return symbols;
+}
+
+std::vector<int32_t> UnaryPairSymbols(const MaxRuleLayout& m) {
+  std::vector<int32_t> symbols;
+  for (const LayoutInt2& pair : m.pair_symbols) symbols.insert(symbols.end(), {pair.x, pair.y});
+  return symbols;
+}
+
+bool BuildProductLayout(const std::vector<const std::vector<int32_t>*>& base_symbols,
+                        const std::vector<const std::vector<int32_t>*>& pair_symbols,
+                        const std::vector<std::vector<int32_t>>& member_symbol, int num_symbols,
+                        int chunk_rules, ProductLayout* out, std::string* error) {
+  ProductLayout& p = *out;
+  p = ProductLayout();
+  const size_t members = base_symbols.size();
+  if (members == 0 || pair_symbols.size() != members || member_symbol.size() != members) {
+    *error = "a product layout needs each grammar's base rules, unary pairs and symbol map";
+    return false;
+  }
+  for (size_t k = 0; k < members; ++k) {
+    if (member_symbol[k].size() != size_t(num_symbols)) {
+      *error = "grammar " + std::to_string(k + 1) + "'s symbol map has the wrong size";
+      return false;
+    }
+  }
+  // Each grammar's base rules and pairs by their symbols.
+  std::vector<std::map<std::array<int32_t, 3>, int>> base_index(members);
+  std::vector<std::map<std::pair<int32_t, int32_t>, int>> pair_index(members);
+  for (size_t k = 0; k < members; ++k) {
+    const std::vector<int32_t>& b = *base_symbols[k];
+    for (size_t r = 0; r + 2 < b.size(); r += 3) base_index[k][{b[r], b[r + 1], b[r + 2]}] = r / 3;
+    const std::vector<int32_t>& q = *pair_symbols[k];
+    for (size_t r = 0; r + 1 < q.size(); r += 2) pair_index[k][{q[r], q[r + 1]}] = r / 2;
+  }
+  const std::vector<int32_t>& b0 = *base_symbols[0];
+  const std::vector<int32_t>& q0 = *pair_symbols[0];
+  // Grammar k's rule (or pair) of product symbols `symbols`, for every k; false when one lacks it.
+  std::vector<int> each(members);
+  auto find_all = [&](auto& index, auto key_of) {
+    for (size_t k = 0; k < members; ++k) {
+      auto it = index[k].find(key_of(member_symbol[k]));
+      if (it == index[k].end()) return false;
+      each[k] = it->second;
+    }
+    return true;
+  };
+  size_t r = 0, q = 0;
+  p.chunk_begin = {0};
+  p.pair_begin = {0};
+  for (int a = 0; a < num_symbols; ++a) {
+    int in_chunk = 0;
+    for (; 3 * r + 2 < b0.size() && b0[3 * r] == a; ++r) {
+      const int32_t left = b0[3 * r + 1], right = b0[3 * r + 2];
+      if (!find_all(base_index, [&](const std::vector<int32_t>& to) {
+            return std::array<int32_t, 3>{to[a], to[left], to[right]};
+          })) {
+        continue;
+      }
+      const int index = static_cast<int>(p.rules.size());
+      if (in_chunk == 0 || in_chunk == chunk_rules) {
+        p.chunks.push_back({a, index, index, 0});
+        in_chunk = 0;
+      }
+      ++p.chunks.back().z;
+      ++in_chunk;
+      p.rules.push_back({left, right, a, 0});
+      p.rule_member.insert(p.rule_member.end(), each.begin(), each.end());
+    }
+    p.chunk_begin.push_back(static_cast<int>(p.chunks.size()));
+    for (; 2 * q + 1 < q0.size() && q0[2 * q] == a; ++q) {
+      const int32_t child = q0[2 * q + 1];
+      if (!find_all(pair_index, [&](const std::vector<int32_t>& to) {
+            return std::pair<int32_t, int32_t>{to[a], to[child]};
+          })) {
+        continue;
+      }
+      p.pairs.push_back({a, child});
+      p.pair_member.insert(p.pair_member.end(), each.begin(), each.end());
+    }
+    p.pair_begin.push_back(static_cast<int>(p.pairs.size()));
+  }
+  if (3 * r != b0.size() || 2 * q != q0.size()) {
+    *error = "grammar 1's base rules or unary pairs are not in parent symbol order";
+    return false;
   }
   return true;
 }

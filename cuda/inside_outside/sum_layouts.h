@@ -14,6 +14,8 @@
 // base unary pairs (A, C) with A != C in symbol order.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cuda/common/grammar_view.h"
@@ -76,5 +78,31 @@ struct MaxRuleLayout {
 // False when the grammar exceeds the kernels' limits (the dense rules' 2^31 doubles, 65,535
 // chunks, Q of 2^16). max_rule_kernel: DeviceInsideOutsideOptions::max_rule_kernel.
 bool BuildMaxRuleLayout(const GrammarView& g, int max_rule_kernel, MaxRuleLayout* out);
+
+// The layout's base rules as (A, B, C) symbol triples, and its unary pairs as (A, C), flat.
+std::vector<int32_t> BaseRuleSymbols(const MaxRuleLayout& m);
+std::vector<int32_t> UnaryPairSymbols(const MaxRuleLayout& m);
+
+// The product's max-rule layout (product_max_rule.h): grammar 0's base rules and unary pairs that
+// every grammar has, matched by symbols (member_symbol[k][s]: grammar k's symbol of product symbol
+// s), in grammar 0's order (its tie order); base rules in chunks of at most chunk_rules of one
+// parent symbol.
+struct ProductLayout {
+  std::vector<LayoutInt4> rules;   // per product rule: (B, C, A, 0), as MaxRuleLayout::base's B, C
+  std::vector<int> rule_member;    // [rule * K + k]: grammar k's base rule (its max-rule layout's)
+  std::vector<LayoutInt4> chunks;  // (A, first rule, end rule, 0)
+  std::vector<int> chunk_begin;    // per product symbol: its first chunk (+ the end)
+  std::vector<LayoutInt2> pairs;   // per product unary pair: (A, C)
+  std::vector<int> pair_member;    // [pair * K + k]: grammar k's pair
+  std::vector<int> pair_begin;     // per product symbol: its first pair (+ the end)
+};
+
+// base_symbols[k]: grammar k's base rules as (A, B, C) triples (its MaxRuleLayout order: by A, B,
+// C); pair_symbols[k]: its unary pairs as (A, C) (by A, C). False, with *error, when the sizes
+// disagree or grammar 0's lists are not in parent symbol order.
+bool BuildProductLayout(const std::vector<const std::vector<int32_t>*>& base_symbols,
+                        const std::vector<const std::vector<int32_t>*>& pair_symbols,
+                        const std::vector<std::vector<int32_t>>& member_symbol, int num_symbols,
+                        int chunk_rules, ProductLayout* out, std::string* error);
 
 }  // namespace cky::cuda

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <random>
+#include <string>
 #include <tuple>
 
 namespace cky::cuda {
@@ -309,6 +311,168 @@ TEST(SumLayoutsTest, AGrammarBeyondTheKernelsLimitsIsRefused) {
   MaxRuleLayout m;
   EXPECT_TRUE(BuildMaxRuleLayout(small.view(), 13, &m));
   EXPECT_FALSE(BuildMaxRuleLayout(big.view(), 13, &m));
+}
+
+// A product layout of `grammars` (each one's max-rule layout, its symbols renamed to grammar
+// k's by member_symbol[k]) holds, in grammar 0's order, exactly grammar 0's base rules and unary
+// pairs that every grammar has, each grammar's index of it naming the same (mapped) symbols; chunks
+// of at most chunk_rules rules of one parent symbol cover the rules in order, grouped by parent
+// from chunk_begin, and pairs by parent from pair_begin.
+void ExpectValidProductLayout(const std::vector<std::vector<int32_t>>& bases,
+                              const std::vector<std::vector<int32_t>>& pairs,
+                              const std::vector<std::vector<int32_t>>& member_symbol,
+                              int num_symbols, int chunk_rules) {
+  const size_t members = bases.size();
+  std::vector<const std::vector<int32_t>*> base_ptrs, pair_ptrs;
+  for (size_t k = 0; k < members; ++k)
+    base_ptrs.push_back(&bases[k]), pair_ptrs.push_back(&pairs[k]);
+  ProductLayout p;
+  std::string error;
+  ASSERT_TRUE(
+      BuildProductLayout(base_ptrs, pair_ptrs, member_symbol, num_symbols, chunk_rules, &p, &error))
+      << error;
+  // Expected: grammar 0's rules every grammar has, by brute force.
+  std::vector<std::array<int32_t, 3>> want_rules;
+  for (size_t r = 0; r < bases[0].size() / 3; ++r) {
+    const int32_t a = bases[0][3 * r], b = bases[0][3 * r + 1], c = bases[0][3 * r + 2];
+    bool all = true;
+    for (size_t k = 1; k < members && all; ++k) {
+      bool found = false;
+      for (size_t q = 0; q < bases[k].size() / 3 && !found; ++q) {
+        found = bases[k][3 * q] == member_symbol[k][a] &&
+                bases[k][3 * q + 1] == member_symbol[k][b] &&
+                bases[k][3 * q + 2] == member_symbol[k][c];
+      }
+      all = found;
+    }
+    if (all) want_rules.push_back({a, b, c});
+  }
+  std::vector<std::array<int32_t, 3>> rules;
+  ASSERT_EQ(p.rule_member.size(), p.rules.size() * members);
+  for (size_t r = 0; r < p.rules.size(); ++r) {
+    const LayoutInt4& rule = p.rules[r];
+    rules.push_back({rule.z, rule.x, rule.y});
+    for (size_t k = 0; k < members; ++k) {
+      const int m = p.rule_member[r * members + k];
+      ASSERT_GE(m, 0);
+      ASSERT_LT(size_t(m), bases[k].size() / 3);
+      EXPECT_EQ(bases[k][3 * m], member_symbol[k][rule.z]) << "rule " << r << ", grammar " << k;
+      EXPECT_EQ(bases[k][3 * m + 1], member_symbol[k][rule.x]) << "rule " << r << ", grammar " << k;
+      EXPECT_EQ(bases[k][3 * m + 2], member_symbol[k][rule.y]) << "rule " << r << ", grammar " << k;
+    }
+  }
+  EXPECT_EQ(rules, want_rules);
+  // Chunks.
+  ASSERT_EQ(p.chunk_begin.size(), size_t(num_symbols) + 1);
+  int next = 0;
+  for (int a = 0; a < num_symbols; ++a) {
+    for (int c = p.chunk_begin[a]; c < p.chunk_begin[a + 1]; ++c) {
+      const LayoutInt4& chunk = p.chunks[c];
+      EXPECT_EQ(chunk.x, a);
+      EXPECT_EQ(chunk.y, next);
+      EXPECT_GT(chunk.z, chunk.y);
+      EXPECT_LE(chunk.z - chunk.y, chunk_rules);
+      for (int r = chunk.y; r < chunk.z; ++r) EXPECT_EQ(p.rules[r].z, a);
+      next = chunk.z;
+    }
+  }
+  EXPECT_EQ(next, static_cast<int>(p.rules.size()));
+  EXPECT_EQ(p.chunk_begin.back(), static_cast<int>(p.chunks.size()));
+  // Unary pairs.
+  std::vector<std::pair<int32_t, int32_t>> want_pairs, got_pairs;
+  for (size_t q = 0; q < pairs[0].size() / 2; ++q) {
+    const int32_t a = pairs[0][2 * q], c = pairs[0][2 * q + 1];
+    bool all = true;
+    for (size_t k = 1; k < members && all; ++k) {
+      bool found = false;
+      for (size_t u = 0; u < pairs[k].size() / 2 && !found; ++u)
+        found =
+            pairs[k][2 * u] == member_symbol[k][a] && pairs[k][2 * u + 1] == member_symbol[k][c];
+      all = found;
+    }
+    if (all) want_pairs.emplace_back(a, c);
+  }
+  ASSERT_EQ(p.pair_member.size(), p.pairs.size() * members);
+  ASSERT_EQ(p.pair_begin.size(), size_t(num_symbols) + 1);
+  for (int a = 0; a < num_symbols; ++a) {
+    for (int q = p.pair_begin[a]; q < p.pair_begin[a + 1]; ++q) {
+      EXPECT_EQ(p.pairs[q].x, a);
+      got_pairs.emplace_back(p.pairs[q].x, p.pairs[q].y);
+      for (size_t k = 0; k < members; ++k) {
+        const int m = p.pair_member[q * members + k];
+        ASSERT_GE(m, 0);
+        EXPECT_EQ(pairs[k][2 * m], member_symbol[k][p.pairs[q].x]);
+        EXPECT_EQ(pairs[k][2 * m + 1], member_symbol[k][p.pairs[q].y]);
+      }
+    }
+  }
+  EXPECT_EQ(got_pairs, want_pairs);
+}
+
+TEST(SumLayoutsTest, ProductLayoutsHoldTheRulesEveryGrammarHas) {
+  constexpr int kSymbols = 7;
+  const RandomSumGrammar a(kSymbols, 4, 0.5, 6), b(kSymbols, 3, 0.5, 7);
+  MaxRuleLayout la, lb;
+  ASSERT_TRUE(BuildMaxRuleLayout(a.view(), 13, &la));
+  ASSERT_TRUE(BuildMaxRuleLayout(b.view(), 13, &lb));
+  // Grammar b with its symbols renamed (ROOT stays 0): its lists in its own numbering, sorted.
+  const std::vector<int32_t> rename = {0, 3, 1, 6, 2, 5, 4};
+  std::vector<std::array<int32_t, 3>> renamed;
+  const std::vector<int32_t> b_base = BaseRuleSymbols(lb);
+  for (size_t r = 0; r < b_base.size() / 3; ++r)
+    renamed.push_back(
+        {rename[b_base[3 * r]], rename[b_base[3 * r + 1]], rename[b_base[3 * r + 2]]});
+  std::sort(renamed.begin(), renamed.end());
+  std::vector<int32_t> b_renamed;
+  for (const auto& t : renamed) b_renamed.insert(b_renamed.end(), t.begin(), t.end());
+  std::vector<std::pair<int32_t, int32_t>> renamed_pairs;
+  const std::vector<int32_t> b_pairs = UnaryPairSymbols(lb);
+  for (size_t q = 0; q < b_pairs.size() / 2; ++q)
+    renamed_pairs.emplace_back(rename[b_pairs[2 * q]], rename[b_pairs[2 * q + 1]]);
+  std::sort(renamed_pairs.begin(), renamed_pairs.end());
+  std::vector<int32_t> b_pairs_renamed;
+  for (const auto& [x, y] : renamed_pairs) b_pairs_renamed.insert(b_pairs_renamed.end(), {x, y});
+  std::vector<int32_t> identity(kSymbols);
+  for (int s = 0; s < kSymbols; ++s) identity[s] = s;
+  const std::vector<int32_t> a_base = BaseRuleSymbols(la), a_pairs = UnaryPairSymbols(la);
+  ASSERT_GT(a_base.size(), 30u);
+  for (int chunk_rules : {1, 3, 16}) {
+    SCOPED_TRACE("chunks of " + std::to_string(chunk_rules));
+    // One grammar: all its rules.
+    ExpectValidProductLayout({a_base}, {a_pairs}, {identity}, kSymbols, chunk_rules);
+    // Two, and the second renamed: the rules both have.
+    ExpectValidProductLayout({a_base, b_base}, {a_pairs, b_pairs}, {identity, identity}, kSymbols,
+                             chunk_rules);
+    ExpectValidProductLayout({a_base, b_renamed}, {a_pairs, b_pairs_renamed}, {identity, rename},
+                             kSymbols, chunk_rules);
+    ExpectValidProductLayout({a_base, b_base, a_base}, {a_pairs, b_pairs, a_pairs},
+                             {identity, identity, identity}, kSymbols, chunk_rules);
+  }
+  // A product of a grammar with itself keeps every rule; with the renamed copy of another, fewer.
+  ProductLayout self, both;
+  std::string error;
+  ASSERT_TRUE(BuildProductLayout({&a_base, &a_base}, {&a_pairs, &a_pairs}, {identity, identity},
+                                 kSymbols, 16, &self, &error));
+  EXPECT_EQ(self.rules.size() * 3, a_base.size());
+  ASSERT_TRUE(BuildProductLayout({&a_base, &b_renamed}, {&a_pairs, &b_pairs_renamed},
+                                 {identity, rename}, kSymbols, 16, &both, &error));
+  EXPECT_LT(both.rules.size(), self.rules.size());
+  EXPECT_GT(both.rules.size(), 0u);
+}
+
+TEST(SumLayoutsTest, ProductLayoutsRefuseWhatTheyCannotMap) {
+  const std::vector<int32_t> base = {1, 2, 3, 0, 1, 2}, pairs = {1, 2}, map = {0, 1, 2, 3};
+  ProductLayout p;
+  std::string error;
+  // Grammar 0's base rules out of parent order.
+  EXPECT_FALSE(BuildProductLayout({&base}, {&pairs}, {map}, 4, 16, &p, &error));
+  EXPECT_NE(error.find("parent symbol order"), std::string::npos) << error;
+  // A symbol map of the wrong size.
+  const std::vector<int32_t> sorted = {0, 1, 2, 1, 2, 3};
+  EXPECT_FALSE(BuildProductLayout({&sorted}, {&pairs}, {{0, 1}}, 4, 16, &p, &error));
+  EXPECT_NE(error.find("symbol map"), std::string::npos) << error;
+  EXPECT_TRUE(BuildProductLayout({&sorted}, {&pairs}, {map}, 4, 16, &p, &error)) << error;
+  EXPECT_EQ(p.rules.size(), 2u);
 }
 
 }  // namespace
