@@ -10,6 +10,32 @@
 
 namespace cky::cuda {
 
+namespace {
+
+// Rules r = 0 .. n - 1 as (key(r), r) in (key, r) order: a stable counting sort by key when its
+// range is small next to the rules (the grammars' symbol pairs and triples), else a comparison
+// sort; both give the same order (the pairs are unique).
+template <typename KeyOf>
+std::vector<std::pair<uint64_t, int64_t>> OrderByKey(int64_t n, uint64_t key_range,
+                                                     const KeyOf& key_of) {
+  std::vector<std::pair<uint64_t, int64_t>> order(n);
+  if (key_range > std::max<uint64_t>(uint64_t(1) << 22, 4 * uint64_t(n))) {
+    for (int64_t r = 0; r < n; ++r) order[r] = {key_of(r), r};
+    std::sort(order.begin(), order.end());
+    return order;
+  }
+  std::vector<int64_t> place(key_range + 1, 0);
+  for (int64_t r = 0; r < n; ++r) ++place[key_of(r) + 1];
+  for (uint64_t k = 0; k < key_range; ++k) place[k + 1] += place[k];
+  for (int64_t r = 0; r < n; ++r) {
+    const uint64_t key = key_of(r);
+    order[place[key]++] = {key, r};
+  }
+  return order;
+}
+
+}  // namespace
+
 PairSumLayout BuildPairSumLayout(const GrammarView& g, PairSumPass pass, PairWeights weights) {
   // The pass's partners X, Y and target T of each rule A -> B C.
   const int32_t* xs = pass == PairSumPass::kInside ? g.binary_left : g.binary_parent;
@@ -17,28 +43,19 @@ PairSumLayout BuildPairSumLayout(const GrammarView& g, PairSumPass pass, PairWei
   const int32_t* ts = pass == PairSumPass::kInside    ? g.binary_parent
                       : pass == PairSumPass::kOutLeft ? g.binary_left
                                                       : g.binary_right;
-  // Rules by (X symbol, Y symbol, X state), in grammar order within each: two stable counting
-  // sorts, by X state, then by symbol pair (a comparison sort of the 1.7M rules of en_sm6s took
-  // most of the layout's time).
+  // Rules by (X symbol, Y symbol, X state), in grammar order within each: by X state first, then
+  // (stable) by symbol pair.
   const uint64_t symbols = static_cast<uint64_t>(g.num_symbols);
-  std::vector<std::pair<uint64_t, int64_t>> order(g.num_binary);  // (key, rule)
-  {
-    std::vector<int64_t> by_x(g.num_binary);
-    std::vector<int64_t> place(std::max<int64_t>(g.num_states, int64_t(symbols * symbols)) + 1);
-    std::fill(place.begin(), place.begin() + g.num_states + 1, 0);
-    for (int64_t r = 0; r < g.num_binary; ++r) ++place[xs[r] + 1];
-    for (int s = 0; s < g.num_states; ++s) place[s + 1] += place[s];
-    for (int64_t r = 0; r < g.num_binary; ++r) by_x[place[xs[r]]++] = r;
-    auto pair_of = [&](int64_t r) {
-      return uint64_t(g.state_symbol[xs[r]]) * symbols + uint64_t(g.state_symbol[ys[r]]);
-    };
-    std::fill(place.begin(), place.begin() + symbols * symbols + 1, 0);
-    for (int64_t r = 0; r < g.num_binary; ++r) ++place[pair_of(r) + 1];
-    for (uint64_t k = 0; k < symbols * symbols; ++k) place[k + 1] += place[k];
-    for (int64_t r : by_x) {
-      const uint64_t pair = pair_of(r);
-      order[place[pair]++] = {(pair << 32) | uint64_t(xs[r]), r};
-    }
+  const std::vector<std::pair<uint64_t, int64_t>> by_x =
+      OrderByKey(g.num_binary, uint64_t(g.num_states), [&](int64_t r) { return uint64_t(xs[r]); });
+  std::vector<std::pair<uint64_t, int64_t>> order =
+      OrderByKey(g.num_binary, symbols * symbols, [&](int64_t k) {
+        const int64_t r = by_x[k].second;
+        return uint64_t(g.state_symbol[xs[r]]) * symbols + uint64_t(g.state_symbol[ys[r]]);
+      });
+  for (auto& [key, rule] : order) {  // (pair, position in by_x) -> (pair << 32 | X state, rule)
+    rule = by_x[rule].second;
+    key = (key << 32) | uint64_t(xs[rule]);
   }
   PairSumLayout out;
   std::vector<int> tile_rules;
@@ -112,23 +129,14 @@ bool BuildMaxRuleLayout(const GrammarView& g, int max_rule_kernel, MaxRuleLayout
   const int64_t warp_chunk_work = max_rule_kernel >= 13 ? kChunkWork / 4 : kChunkWork;
   m.warp_block = max_rule_kernel >= 13 ? 64 : 256;
   // Base rules (A, B, C) in symbol order, as parser/max_rule.cpp's tie order, each one's rules in
-  // grammar order: one stable counting sort by base rule.
+  // grammar order.
   const uint64_t symbols = static_cast<uint64_t>(g.num_symbols);
-  std::vector<std::pair<uint64_t, int64_t>> by_base(g.num_binary);  // (A, B, C key, rule)
-  {
-    auto base_of = [&](int64_t r) {
-      const uint64_t a = g.state_symbol[g.binary_parent[r]], b = g.state_symbol[g.binary_left[r]],
-                     c = g.state_symbol[g.binary_right[r]];
-      return (a * symbols + b) * symbols + c;
-    };
-    std::vector<int64_t> place(symbols * symbols * symbols + 1, 0);
-    for (int64_t r = 0; r < g.num_binary; ++r) ++place[base_of(r) + 1];
-    for (size_t k = 0; k + 1 < place.size(); ++k) place[k + 1] += place[k];
-    for (int64_t r = 0; r < g.num_binary; ++r) {
-      const uint64_t key = base_of(r);
-      by_base[place[key]++] = {key, r};
-    }
-  }
+  const std::vector<std::pair<uint64_t, int64_t>> by_base =
+      OrderByKey(g.num_binary, symbols * symbols * symbols, [&](int64_t r) {
+        const uint64_t a = g.state_symbol[g.binary_parent[r]], b = g.state_symbol[g.binary_left[r]],
+                       c = g.state_symbol[g.binary_right[r]];
+        return (a * symbols + b) * symbols + c;
+      });
   m.chunk_begin = {0};
   m.entry_begin = {0};
   m.entry_rule_begin = {0};

@@ -266,6 +266,20 @@ void ExpectValidMaxRuleLayout(const GrammarView& g, int kernel) {
   EXPECT_EQ(unaries, want_unaries);
 }
 
+// Each sparse base rule's rules in grammar order, which for a RandomSumGrammar (rules made in
+// substate order) is ascending key order.
+void ExpectSparseRulesInGrammarOrder(const GrammarView& g) {
+  MaxRuleLayout m;
+  ASSERT_TRUE(BuildMaxRuleLayout(g, 13, &m));
+  int sparse = 0;
+  for (const LayoutInt4& base : m.base) {
+    if (base.w < 0) continue;
+    ++sparse;
+    for (int k = base.z + 1; k < base.w; ++k) EXPECT_LT(m.keys[k - 1], m.keys[k]);
+  }
+  EXPECT_GT(sparse, 0);
+}
+
 TEST(SumLayoutsTest, PairSumLayoutsHoldEveryRuleOnceInTheKernelsOrder) {
   // Up to 8 substates a symbol (one band a tile), and up to 40 (several bands).
   for (const auto& [substates, seed] : {std::pair{8, 1}, {40, 2}}) {
@@ -294,7 +308,23 @@ TEST(SumLayoutsTest, MaxRuleLayoutsHoldEveryRuleOnceForEveryKernel) {
       SCOPED_TRACE("substates " + std::to_string(substates) + ", kernel " + std::to_string(kernel));
       ExpectValidMaxRuleLayout(grammar.view(), kernel);
     }
+    if (substates == 12) ExpectSparseRulesInGrammarOrder(grammar.view());
   }
+}
+
+// With many symbols the symbol triples outnumber the rules: the layouts order their rules with a
+// comparison sort instead of a counting sort, and must hold the same order.
+TEST(SumLayoutsTest, LayoutsOfAGrammarWithManySymbols) {
+  const RandomSumGrammar grammar(180, 2, 0.0005, 7);
+  ASSERT_GT(grammar.parent.size(), 1000u);
+  ASSERT_GT(180u * 180u * 180u, 4 * grammar.parent.size());
+  for (PairSumPass pass : {PairSumPass::kInside, PairSumPass::kOutLeft, PairSumPass::kOutRight})
+    ExpectValidPairSumLayout(grammar.view(), pass);
+  for (int kernel : {2, 13}) {
+    SCOPED_TRACE("kernel " + std::to_string(kernel));
+    ExpectValidMaxRuleLayout(grammar.view(), kernel);
+  }
+  ExpectSparseRulesInGrammarOrder(grammar.view());
 }
 
 TEST(SumLayoutsTest, AGrammarBeyondTheKernelsLimitsIsRefused) {

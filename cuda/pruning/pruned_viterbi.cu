@@ -650,8 +650,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       mask_only[k] = options_.fine_mask_only && k + 1 == count;
       const bool pre_parse = k + 1 < count;
       const bool enough_substates = g.num_states >= kPairKernelMinSubstates * g.num_symbols;
-      pairs[k] = pre_parse && options_.pruning_kernels >= 4 && enough_substates &&
-                 g.state_symbol && (g.num_symbols + 31) / 32 <= io::kMaxSymbolWords;
+      pairs[k] = pre_parse && options_.pruning_kernels >= 4 && enough_substates && g.state_symbol &&
+                 (g.num_symbols + 31) / 32 <= io::kMaxSymbolWords;
     }
     // The levels' rule layouts are built and uploaded side by side (host sorts of every rule).
     std::vector<char> uploaded(count, 0);
@@ -664,7 +664,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
                       d.to_coarser.Upload(Copy(levels[k].to_coarser, levels[k].grammar.num_states));
         return;
       }
-      uploaded[k] = UploadLevel(levels[k], &d) && (!pairs[k] || UploadPairLayouts(levels[k].grammar, &d));
+      uploaded[k] =
+          UploadLevel(levels[k], &d) && (!pairs[k] || UploadPairLayouts(levels[k].grammar, &d));
     });
     for (int k = 0; k < count; ++k) {
       if (!uploaded[k]) {
