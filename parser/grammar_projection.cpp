@@ -133,8 +133,9 @@ std::vector<Projected> Aggregate(std::vector<Projected> rules) {
 
 // The fine binary rules projected and summed: per projected rule (in key order) the sum of its
 // fine rules' weighted probabilities, added in fine grammar order. The fine rules are grouped by
-// parent (binary_parent_begin), so each projected parent gathers the rules of its fine parents
-// into a dense (left, right) table; projected parents are split over a few threads.
+// parent (binary_parent_begin), so each projected parent gathers the rules of its fine parents:
+// into a dense (left, right) table, or, where that table would be large, a list stably sorted by
+// (left, right) (the same sums in the same order). Projected parents are split over a few threads.
 std::vector<Projected> ProjectBinaries(const Grammar& fine, const std::vector<int32_t>& from_fine,
                                        const std::vector<double>& fine_weight,
                                        int32_t coarse_states) {
@@ -142,30 +143,50 @@ std::vector<Projected> ProjectBinaries(const Grammar& fine, const std::vector<in
   std::vector<std::vector<int32_t>> fine_of(cs);  // projected state -> its fine states, in order
   for (int32_t f = 0; f < fine.num_states(); ++f) fine_of[from_fine[f]].push_back(f);
   const int slices = std::clamp<int64_t>(int64_t(fine.binary_parent.size()) >> 17, 1, 8);
+  const bool dense = cs * cs <= (int64_t(1) << 22);
   std::vector<std::vector<Projected>> out(slices);
   auto project = [&](int k) {
-    std::vector<double> table(cs * cs, 0.0);
-    std::vector<uint8_t> seen(cs * cs, 0);
+    std::vector<double> table(dense ? cs * cs : 0, 0.0);
+    std::vector<uint8_t> seen(dense ? cs * cs : 0, 0);
     std::vector<int64_t> touched;
+    std::vector<Projected> list;
     for (int64_t parent = cs * k / slices; parent < cs * (k + 1) / slices; ++parent) {
       touched.clear();
+      list.clear();
       for (int32_t f : fine_of[parent]) {
         const double weight = fine_weight[f];
         for (int32_t r = fine.binary_parent_begin[f]; r < fine.binary_parent_begin[f + 1]; ++r) {
           const int64_t cell =
               int64_t(from_fine[fine.binary_left[r]]) * cs + from_fine[fine.binary_right[r]];
+          const double p = weight * std::exp(fine.binary_log_prob[r]);
+          if (!dense) {
+            list.push_back({cell, p});
+            continue;
+          }
           if (!seen[cell]) {
             seen[cell] = 1;
             touched.push_back(cell);
           }
-          table[cell] += weight * std::exp(fine.binary_log_prob[r]);
+          table[cell] += p;
         }
       }
-      std::sort(touched.begin(), touched.end());
-      for (int64_t cell : touched) {
-        out[k].push_back({parent * cs * cs + cell, table[cell]});
-        table[cell] = 0;
-        seen[cell] = 0;
+      if (dense) {
+        std::sort(touched.begin(), touched.end());
+        for (int64_t cell : touched) {
+          out[k].push_back({parent * cs * cs + cell, table[cell]});
+          table[cell] = 0;
+          seen[cell] = 0;
+        }
+        continue;
+      }
+      std::stable_sort(list.begin(), list.end(),
+                       [](const Projected& a, const Projected& b) { return a.key < b.key; });
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (i > 0 && list[i].key == list[i - 1].key) {
+          out[k].back().prob += list[i].prob;
+        } else {
+          out[k].push_back({parent * cs * cs + list[i].key, list[i].prob});
+        }
       }
     }
   };
