@@ -234,14 +234,15 @@ std::vector<double> ExpectedStateCounts(const Grammar& g) {
   };
   // Berkeley's iteration: at most 50 rounds, until the counts move by less than 1e-10 in total.
   for (int iteration = 0; iteration < 50; ++iteration) {
-    if (slices == 1) {
-      slice_sums(0);
-    } else {
-      std::vector<std::thread> threads;
-      for (int k = 1; k < slices; ++k) threads.emplace_back(slice_sums, k);
-      slice_sums(0);
-      for (std::thread& t : threads) t.join();
-    }
+    // The slices on at most the host's threads (the sums do not depend on which thread).
+    const int workers = std::clamp(int(std::thread::hardware_concurrency()), 1, slices);
+    auto run_slices = [&](int w) {
+      for (int k = w; k < slices; k += workers) slice_sums(k);
+    };
+    std::vector<std::thread> threads;
+    for (int w = 1; w < workers; ++w) threads.emplace_back(run_slices, w);
+    run_slices(0);
+    for (std::thread& t : threads) t.join();
     for (int32_t s = 0; s < states; ++s) {
       double total = 0;
       for (int k = 0; k < slices; ++k) total += partial[k][s];
