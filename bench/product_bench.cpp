@@ -10,7 +10,7 @@
 //   product_bench --product P.ckyprod --single G --sentences words.txt --speed [--backend cuda]
 //       times the single grammar G's max-rule backend (as `cky parse -b cpu` makes it: pruned,
 //       safe; with --backend cuda as `cky parse -b cuda` does: the GPU, safe at every other level)
-//       and the product's (the same pruning, each grammar's own mask; with --backend cuda
+//       and the product's (the same pruning, grammar 0's mask shared; with --backend cuda
 //       parser/cuda_product_backend.h on one GPU) over the same sentences, lexical scores
 //       included, and prints sentences/s side by side. Each is warmed up on the first 8
 //       sentences first (the GPU's first batch allocates its buffers). --threads: the CPU
@@ -75,7 +75,7 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 int main(int argc, char** argv) {
   CLI::App app{"Products of grammars: trees per K, and speed against one grammar (CPU or GPU)"};
   std::vector<std::string> product_args;
-  std::string single, sentences_file, out_prefix, prune = "safe", mask = "per-grammar",
+  std::string single, sentences_file, out_prefix, prune = "safe", mask = "shared",
                                                   backend_name = "cpu";
   std::vector<int> sizes;
   std::string combination = "device";
@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   app.add_option("--prune", prune, "the product's pruning: auto, off, fast, accurate or safe");
   app.add_option("--backend", backend_name, "--speed: cpu or cuda (one GPU)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("--mask", mask, "per-grammar or shared");
+  app.add_option("--mask", mask, "shared (the default, as cky parse) or per-grammar");
   app.add_option("--combination", combination,
                  "--speed --backend cuda: combine the grammars on the device, the host or both")
       ->check(CLI::IsMember({"device", "host", "both"}));

@@ -46,7 +46,8 @@ StatusOr<ProductOptions> ProductOptionsFor(const BackendOptions& backend) {
     return Status::Error("the reference parses the product exactly: use --prune off");
   }
   if (!options.reference && prune != PruneMode::kOff) {
-    // auto: safe, each grammar its own mask (bench/RESULTS.md, "Products of grammars").
+    // auto: safe, grammar 0's survivors shared by every grammar (ProductOptions' default mask;
+    // bench/RESULTS.md, "Products of grammars").
     auto thresholds =
         PruningOptions::Named(prune == PruneMode::kAuto ? "safe" : std::string(NameOf(prune)));
     if (!thresholds.ok()) return thresholds.status();

@@ -27,8 +27,9 @@
 //
 // Pruning (ProductPruning): each grammar's own coarse-to-fine pre-parses (parser/coarse_to_fine.h)
 // and its surviving items, or one mask shared by all: grammar 0's survivors projected to base
-// symbols, every substate of a surviving (span, symbol) allowed in every grammar. Which keeps the
-// exact product's trees better is measured in bench/RESULTS.md; kPerGrammar is the default.
+// symbols, every substate of a surviving (span, symbol) allowed in every grammar. Both keep the
+// exact product's trees about equally (bench/RESULTS.md, on GUM dev); the shared mask pre-parses
+// once instead of K times, so kShared is the default.
 //
 // Backends: the CPU (MakeProductBackend: the reference, or the fast path on threads) and CUDA
 // (parser/cuda_product_backend.h: each grammar's pruned inside-outside passes on the device, and
@@ -130,7 +131,7 @@ struct ProductOptions {
   int threads = 0;  // the fast path: sentences in parallel on this many threads (0: all)
   // The fast path's coarse-to-fine thresholds (parser/coarse_to_fine.h); none: exact.
   std::optional<PruningOptions> pruning;
-  ProductPruning mask = ProductPruning::kPerGrammar;
+  ProductPruning mask = ProductPruning::kShared;
   DecoderOptions decoder;  // k-best lists
   // A grammar that cannot parse a sentence parses it again with its lexicon widened (when that
   // lexicon is not exact), as ParserOptions::retry_with_wider_lexicon does for one grammar.

@@ -438,8 +438,12 @@ TEST(ProductTest, BuiltInGrammarWithItself) {
   ASSERT_TRUE(pruned_single.ok());
   Parser pruned_parser(model.grammar(), model.lexicon, std::move(*pruned_single));
   const auto pruned = pruned_parser.Parse(sentences);
-  const auto pruned_twice = ParseAll(*product, {&model, &model},
-                                     {.threads = 2, .pruning = PruningOptions::Safe()}, sentences);
+  // Each grammar's own mask: the product of a grammar with itself is then the pruned single parse
+  // with twice its scores (a shared mask allows every substate of a surviving symbol).
+  const auto pruned_twice = ParseAll(
+      *product, {&model, &model},
+      {.threads = 2, .pruning = PruningOptions::Safe(), .mask = ProductPruning::kPerGrammar},
+      sentences);
   for (size_t i = 0; i < sentences.size(); ++i) {
     ASSERT_EQ(single[i].status, ParseStatus::kOk);
     ASSERT_EQ(twice[i].status, ParseStatus::kOk);
