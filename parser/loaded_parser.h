@@ -31,7 +31,7 @@ struct LoadedParserOptions {
   // Further -g values. With any, or when `grammar` names a product ("builtin-product", a product
   // file), the parser decodes the product of all their grammars (parser/product.h) with max-rule:
   // on the CPU with backend cpu, auto or reference, on one CUDA device with cuda
-  // (parser/cuda_product_backend.h; not --devices); prune auto = safe, each grammar's own mask.
+  // (parser/cuda_product_backend.h; not --devices); prune auto = safe, grammar 0's mask shared.
   std::vector<std::string> more_grammars;
   GrammarArgumentOptions grammar_options;
   LexiconOptions lexicon;
