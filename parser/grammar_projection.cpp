@@ -219,9 +219,10 @@ std::vector<double> ExpectedStateCounts(const Grammar& g) {
   std::vector<double> unary_prob(g.sum_unary_log_prob.size());
   for (size_t u = 0; u < unary_prob.size(); ++u) unary_prob[u] = std::exp(g.sum_unary_log_prob[u]);
   // Each round's binary sums in a fixed number of slices of the rules, each slice's sums on its
-  // own thread, added slice by slice: the result does not depend on the host's cores.
+  // own thread, added slice by slice: the result does not depend on the host's cores. Grammars of
+  // fewer rules than starting the threads costs sum in one slice, in rule order.
   constexpr int kSlices = 16;
-  const int slices = binaries >= (int64_t(1) << 16) ? kSlices : 1;
+  const int slices = binaries >= (int64_t(1) << 19) ? kSlices : 1;
   std::vector<std::vector<double>> partial(slices, std::vector<double>(states));
   auto slice_sums = [&](int k) {
     std::vector<double>& out = partial[k];
