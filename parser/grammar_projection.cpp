@@ -102,23 +102,10 @@ struct Projected {
 };
 
 // Sums weighted fine rules that fall on the same projected rule, in key order; the rules of one
-// key are added in their input (fine grammar) order (a stable least-significant-digit radix sort
-// of the keys, 16 bits a pass).
+// key are added in their input (fine grammar) order.
 std::vector<Projected> Aggregate(std::vector<Projected> rules) {
-  int64_t largest = 0;
-  for (const Projected& r : rules) largest = std::max(largest, r.key);
-  std::vector<Projected> sorted(rules.size());
-  constexpr int kDigitBits = 16;
-  constexpr size_t kBuckets = size_t(1) << kDigitBits;
-  std::vector<size_t> place(kBuckets);
-  for (int shift = 0; shift == 0 || (largest >> shift) > 0; shift += kDigitBits) {
-    std::fill(place.begin(), place.end(), 0);
-    for (const Projected& r : rules) ++place[(r.key >> shift) & (kBuckets - 1)];
-    size_t next = 0;
-    for (size_t& p : place) next += std::exchange(p, next);
-    for (const Projected& r : rules) sorted[place[(r.key >> shift) & (kBuckets - 1)]++] = r;
-    rules.swap(sorted);
-  }
+  std::stable_sort(rules.begin(), rules.end(),
+                   [](const Projected& a, const Projected& b) { return a.key < b.key; });
   size_t kept = 0;
   for (const Projected& r : rules) {
     if (kept > 0 && rules[kept - 1].key == r.key) {
@@ -134,8 +121,8 @@ std::vector<Projected> Aggregate(std::vector<Projected> rules) {
 // The fine binary rules projected and summed: per projected rule (in key order) the sum of its
 // fine rules' weighted probabilities, added in fine grammar order. The fine rules are grouped by
 // parent (binary_parent_begin), so each projected parent gathers the rules of its fine parents:
-// into a dense (left, right) table, or, where that table would be large, a list stably sorted by
-// (left, right) (the same sums in the same order). Projected parents are split over a few threads.
+// into a dense (left, right) table, or, where that table would be large, Aggregate's sorted list
+// (the same sums in the same order). Projected parents are split over a few threads.
 std::vector<Projected> ProjectBinaries(const Grammar& fine, const std::vector<int32_t>& from_fine,
                                        const std::vector<double>& fine_weight,
                                        int32_t coarse_states) {
@@ -160,7 +147,7 @@ std::vector<Projected> ProjectBinaries(const Grammar& fine, const std::vector<in
               int64_t(from_fine[fine.binary_left[r]]) * cs + from_fine[fine.binary_right[r]];
           const double p = weight * std::exp(fine.binary_log_prob[r]);
           if (!dense) {
-            list.push_back({cell, p});
+            list.push_back({parent * cs * cs + cell, p});
             continue;
           }
           if (!seen[cell]) {
@@ -179,15 +166,8 @@ std::vector<Projected> ProjectBinaries(const Grammar& fine, const std::vector<in
         }
         continue;
       }
-      std::stable_sort(list.begin(), list.end(),
-                       [](const Projected& a, const Projected& b) { return a.key < b.key; });
-      for (size_t i = 0; i < list.size(); ++i) {
-        if (i > 0 && list[i].key == list[i - 1].key) {
-          out[k].back().prob += list[i].prob;
-        } else {
-          out[k].push_back({parent * cs * cs + list[i].key, list[i].prob});
-        }
-      }
+      for (const Projected& r : Aggregate(std::move(list))) out[k].push_back(r);
+      list.clear();
     }
   };
   std::vector<std::thread> threads;
