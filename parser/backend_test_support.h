@@ -146,6 +146,10 @@ struct ScoreTolerance {
 // The stated tolerances, by where the scores come from.
 // The CPU Viterbi paths: the reference's charts bit for bit (parser/cpu_backend.h).
 inline constexpr ScoreTolerance kIdenticalScores{ScoreTolerance::Kind::kIdentical, 0};
+// The CPU pruned Viterbi path against the reference: its masked fine pass adds each candidate's
+// three terms child pair first (CoarseToFinePruner::order(), as the device's), the reference rule
+// first, so a score may differ in its last bits.
+inline constexpr ScoreTolerance kPairFirstScores{ScoreTolerance::Kind::kRelative, 1e-13};
 // The fast CPU max-rule path against the reference: the same doubles summed in other orders.
 inline constexpr ScoreTolerance kCpuSumTolerance{ScoreTolerance::Kind::kAbsolute, 1e-9};
 // GPU inside-outside and max-rule (cuda/inside_outside/inside_outside.h): 1e-9 relative, or 1e-9

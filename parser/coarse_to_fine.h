@@ -95,6 +95,9 @@ class CoarseToFinePruner {
     return options_.thresholds[std::min(level, options_.thresholds.size() - 1)];
   }
   const Grammar& fine() const { return fine_; }
+  // The pre-parses' order of additions (PruningOptions::order); the pruned fine Viterbi pass adds
+  // in it too, on the CPU and on the device.
+  AdditionOrder order() const { return options_.order; }
 
  private:
   struct Level {

@@ -58,19 +58,23 @@ class ReferenceViterbiDecoder : public SentenceDecoder {
   const Grammar& grammar_;
 };
 
+// Unmasked charts add in the reference's order (bit-identical to it); masked ones in the pruner's
+// (`pruned_order`), as the device's pruned fine pass does, so that both give the same charts.
 class FastViterbiDecoder : public SentenceDecoder {
  public:
-  FastViterbiDecoder(const Grammar& grammar, int workers)
-      : grammar_(grammar), viterbi_(grammar), charts_(workers) {}
+  FastViterbiDecoder(const Grammar& grammar, int workers, AdditionOrder pruned_order)
+      : grammar_(grammar), viterbi_(grammar), pruned_order_(pruned_order), charts_(workers) {}
   ParseOutcome Decode(const SentenceInput& sentence, const ItemMask* mask, int worker) override {
     Chart& chart = charts_[worker];
-    viterbi_.Inside(sentence.lexical, mask, &chart, nullptr);
+    viterbi_.Inside(sentence.lexical, mask, &chart, nullptr,
+                    mask ? pruned_order_ : AdditionOrder::kRuleFirst);
     return ViterbiOutcome(grammar_, sentence, chart);
   }
 
  private:
   const Grammar& grammar_;
   CpuViterbi viterbi_;
+  AdditionOrder pruned_order_;
   std::vector<Chart> charts_;  // one per worker
 };
 
@@ -171,7 +175,8 @@ StatusOr<std::unique_ptr<Backend>> MakeCpuBackend(const Grammar& grammar,
   } else if (options.reference) {
     decoder = std::make_unique<ReferenceViterbiDecoder>(grammar);
   } else {
-    decoder = std::make_unique<FastViterbiDecoder>(grammar, threads);
+    decoder = std::make_unique<FastViterbiDecoder>(
+        grammar, threads, pruner ? pruner->order() : AdditionOrder::kRuleFirst);
   }
   const std::string name = std::string(options.reference ? "reference" : "cpu") +
                            (pruner ? "/pruned" : "") +

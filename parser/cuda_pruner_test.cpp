@@ -76,7 +76,7 @@ int64_t ExpectSameAsCpu(const Grammar& g, const std::vector<LexicalScores>& lexi
             continue;
           }
           Chart want;
-          fine.Inside(lex, &mask, &want, nullptr);
+          fine.Inside(lex, &mask, &want, nullptr, pruner.order());
           int64_t differ = 0;
           for (size_t j = 0; j < want.data().size(); ++j) {
             differ += want.data()[j] != chart.data()[j];
@@ -138,6 +138,23 @@ INSTANTIATE_TEST_SUITE_P(Shared, CudaPrunerTest,
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param);
                          });
+
+// A fine grammar of 8 substates a symbol: its masked inside pass runs on the pair kernels (levels
+// of 4 or more substates a symbol on average do), adding pair first as the CPU's pruned fine pass;
+// the coarser levels (1, 2 and 4 substates) as before. Sentences of 1, 2, up to 16 and 40 words.
+TEST(CudaPrunerTest, FineGrammarOnThePairKernelsGivesTheCpuChart) {
+  CKY_SKIP_WITHOUT_CUDA_DEVICE();
+  const TestGrammar grammar = MakeRandomTestGrammar(SplitShape(5, 8));
+  const Grammar& g = grammar.grammar();
+  ASSERT_GE(g.num_states(), 4 * g.num_symbols()) << "the fine grammar would not run the pair kernels";
+  std::vector<LexicalScores> lexical;
+  for (const SentenceInput& input :
+       ScoredInputs(grammar, RandomTestSentences(grammar.model, 12, 1, 16, 5, 40)))
+    lexical.push_back(input.lexical);
+  for (const std::string name : {"tight", "exact"}) {
+    EXPECT_GT(ExpectSameAsCpu(g, lexical, TestPruning(name), "split8 " + name), 0) << name;
+  }
+}
 
 TEST(CudaPrunedTest, AutoPrunesMaxRuleButNotViterbiOnTheGpu) {
   CKY_SKIP_WITHOUT_CUDA_DEVICE();

@@ -18,7 +18,7 @@ CpuViterbi::CpuViterbi(const Grammar& g, AdditionOrder order) : grammar_(g), ord
 }
 
 void CpuViterbi::Inside(const LexicalScores& lexical, const ItemMask* mask, Chart* post,
-                           Chart* pre) const {
+                        Chart* pre, AdditionOrder order) const {
   const Grammar& g = grammar_;
   const int32_t n = lexical.length;
   const int32_t states = g.num_states();
@@ -47,7 +47,7 @@ void CpuViterbi::Inside(const LexicalScores& lexical, const ItemMask* mask, Char
               const double right_score = right[pair_right_[pair]];
               if (right_score == kNegInf) continue;
               // Parents not allowed are scored too and cleared below: no test in this loop.
-              if (order_ == AdditionOrder::kPairFirst) {
+              if (order == AdditionOrder::kPairFirst) {
                 const double children = left_score + right_score;
                 for (int32_t k = pair_begin_[pair]; k < pair_begin_[pair + 1]; ++k) {
                   double& best = below[parent_[k]];

@@ -41,7 +41,13 @@ class CpuViterbi {
   // Fills `post` (scores after each cell's unary layer, -infinity for items not allowed or not
   // derivable) and, when `pre` is non-null, the scores below the unary layer. `mask` null: every
   // item allowed.
-  void Inside(const LexicalScores& lexical, const ItemMask* mask, Chart* post, Chart* pre) const;
+  void Inside(const LexicalScores& lexical, const ItemMask* mask, Chart* post, Chart* pre) const {
+    Inside(lexical, mask, post, pre, order_);
+  }
+  // The same in another order of additions than the constructor's (a pruned fine pass adds in its
+  // pruner's order: CoarseToFinePruner::order()).
+  void Inside(const LexicalScores& lexical, const ItemMask* mask, Chart* post, Chart* pre,
+              AdditionOrder order) const;
   void Inside(const LexicalScores& lexical, Chart* chart) const {
     Inside(lexical, nullptr, chart, nullptr);
   }

@@ -603,17 +603,19 @@ bool UploadLevel(const PruningLevel& level, DeviceLevel* d) {
   return ok;
 }
 
-// Pruning kernels 4's layouts of a level (needs its symbols).
-bool UploadPairLayouts(const GrammarView& view, DeviceLevel* d) {
+// Pruning kernels 4's layouts of a level (needs its symbols): the inside pass's and, for a
+// pre-parse level (`outside`), both outside directions'; the fine grammar runs the inside only.
+bool UploadPairLayouts(const GrammarView& view, bool outside, DeviceLevel* d) {
   const PairSumPass passes[3] = {PairSumPass::kInside, PairSumPass::kOutLeft,
                                  PairSumPass::kOutRight};
+  const int count = outside ? 3 : 1;
   bool ok = d->state_symbol.Upload(Copy(view.state_symbol, view.num_states));
-  // The three layouts side by side (each sorts every rule of the level).
+  // The layouts side by side (each sorts every rule of the level).
   std::array<PairSumLayout, 3> layouts;
-  ForEachOnHostThreads(3, 3 * kValuesPerThread, [&](int k) {
+  ForEachOnHostThreads(count, size_t(count) * kValuesPerThread, [&](int k) {
     layouts[k] = BuildPairSumLayout(view, passes[k], PairWeights::kLogProbabilities);
   });
-  for (int k = 0; k < 3 && ok; ++k) {
+  for (int k = 0; k < count && ok; ++k) {
     ok = io::UploadPairLayout(layouts[k], &d->pairs[k]) &&
          io::UploadLiveLayout(layouts[k], view.state_symbol, view.num_symbols, &d->live[k]);
   }
@@ -643,15 +645,14 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     }
     // Which levels run the pair kernels: the pair kernels' tiles are substate blocks of a child
     // symbol pair; at coarse levels (a few substates a symbol) they hold too little work per pair,
-    // and kernels 2 are faster.
+    // and kernels 2 are faster. The fine grammar's pass too, when it is parsed here.
     std::vector<char> mask_only(count), pairs(count);
     for (int k = 0; k < count; ++k) {
       const GrammarView& g = levels[k].grammar;
       mask_only[k] = options_.fine_mask_only && k + 1 == count;
-      const bool pre_parse = k + 1 < count;
       const bool enough_substates = g.num_states >= kPairKernelMinSubstates * g.num_symbols;
-      pairs[k] = pre_parse && options_.pruning_kernels >= 4 && enough_substates && g.state_symbol &&
-                 (g.num_symbols + 31) / 32 <= io::kMaxSymbolWords;
+      pairs[k] = !mask_only[k] && options_.pruning_kernels >= 4 && enough_substates &&
+                 g.state_symbol && (g.num_symbols + 31) / 32 <= io::kMaxSymbolWords;
     }
     // The levels' rule layouts are built and uploaded side by side (host sorts of every rule).
     std::vector<char> uploaded(count, 0);
@@ -664,8 +665,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
                       d.to_coarser.Upload(Copy(levels[k].to_coarser, levels[k].grammar.num_states));
         return;
       }
-      uploaded[k] =
-          UploadLevel(levels[k], &d) && (!pairs[k] || UploadPairLayouts(levels[k].grammar, &d));
+      uploaded[k] = UploadLevel(levels[k], &d) &&
+                    (!pairs[k] || UploadPairLayouts(levels[k].grammar, k + 1 < count, &d));
     });
     for (int k = 0; k < count; ++k) {
       if (!uploaded[k]) {
@@ -869,12 +870,12 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
                                   ((options_.pruning_kernels == 2 || family4) && many_rules)
                               ? 2
                               : 1;
-      // Kernels 4 add as the CPU pruner then does at every pre-parse level, also at the levels
-      // that run kernels 1 or 2 (few substates a symbol); the fine grammar's pass adds as the
-      // reference.
-      const bool pair_first = family4 && !fine;
-      // Pruning kernels 4 at this pre-parse level: the charts as the pair kernels read them.
-      const bool pairs = !fine && level.pair_kernels;
+      // Kernels 4 add as the CPU pruner then does at every level, also at the levels that run
+      // kernels 1 or 2 (few substates a symbol), and so does the fine grammar's pass (the CPU's
+      // pruned fine pass adds in its pruner's order).
+      const bool pair_first = family4;
+      // Pruning kernels 4 at this level: the charts as the pair kernels read them.
+      const bool pairs = level.pair_kernels;
       io::Charts c{};
       c.in = post_.get();
       c.out = out_pre_.get();

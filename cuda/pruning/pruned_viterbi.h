@@ -12,9 +12,10 @@
 // on the host.
 //
 // Arithmetic: everything is double, and every candidate score is formed with the same additions in
-// the same order as parser/coarse_to_fine.cpp's MaskedViterbi (inside: (rule + left) + right and
-// unary + below; outside: (outside_pre(parent) + rule) + sibling, outside_post(parent) + unary;
-// max-marginal max(in_post + out_post, in_pre + out_pre) - best). Maxima are exact whatever the
+// the same order as the CPU pruner's passes (parser/viterbi_cpu.h; inside: (rule + left) + right,
+// or rule + (left + right) with AdditionOrder::kPairFirst, and unary + below; outside:
+// (outside_pre(parent) + rule) + sibling, or rule + (outside_pre(parent) + sibling), and
+// outside_post(parent) + unary; max-marginal max(in_post + out_post, in_pre + out_pre) - best). Maxima are exact whatever the
 // order, so the device's charts and max-marginals are bit-identical to the CPU's, given the same
 // lexical scores (the caller projects them on the host with the CPU's code): an item whose
 // max-marginal lies next to the threshold is decided the same way on both, there are no ties to
@@ -64,8 +65,9 @@ struct DevicePrunedViterbiOptions {
   // follows what the previous level kept. Candidates add rule + (X + Y) (parser/viterbi_cpu.h's
   // AdditionOrder::kPairFirst, the CPU pruner's with these kernels). Levels of fewer than 4
   // substates a symbol on average (the coarse ones, where a pair's tiles hold little work) and
-  // grammars of more than 256 symbols run as 2, adding pair first too; the fine grammar's pass
-  // (no fine_mask_only) runs as 2 in the reference's order.
+  // grammars of more than 256 symbols run as 2, adding pair first too. The fine grammar's masked
+  // inside pass (no fine_mask_only) is chosen the same way and adds pair first as well (the CPU's
+  // pruned fine pass adds in its pruner's order), so that its work follows the mask too.
   // 1 to 3 (the CPU's kRuleFirst): a block per cell, a warp per allowed parent state over its rules
   // and split points; 2 at levels of at least 100 binary rules a state also keeps each child
   // cell's present states (inside: per split point; outside: per parent and sibling cell) in
