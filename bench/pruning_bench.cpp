@@ -88,6 +88,12 @@ int main(int argc, char** argv) {
                  "cuda max-rule: masked dispatch variants (DeviceInsideOutsideOptions) of the "
                  "profiled device-work rows")
       ->capture_default_str();
+  std::vector<int> cells_per_group = {8};
+  app.add_option("--cells-per-group", cells_per_group,
+                 "cuda max-rule: the pair-sum kernel's target cells a group (8 or 16; "
+                 "DeviceInsideOutsideOptions) of the profiled device-work rows, paired with "
+                 "--masked-dispatch's in order")
+      ->capture_default_str();
   app.add_option("--thresholds", settings,
                  "Pruning settings to run (fast, accurate, safe; exact: thresholds -infinity; "
                  "NAME@LEVELS pre-parses at those levels only, e.g. safe@0,2,4)")
@@ -212,8 +218,9 @@ int main(int argc, char** argv) {
       for (size_t variant = 0; variant < masked_dispatch.size(); ++variant) {
         const int dispatch = masked_dispatch[variant];
         const int kernels = pruning_kernels[std::min(variant, pruning_kernels.size() - 1)];
-        auto io = cuda::DeviceInsideOutside::Create(CudaGrammarView(g),
-                                                    {.masked_dispatch = dispatch}, &error);
+        const int group = cells_per_group[std::min(variant, cells_per_group.size() - 1)];
+        auto io = cuda::DeviceInsideOutside::Create(
+            CudaGrammarView(g), {.cells_per_group = group, .masked_dispatch = dispatch}, &error);
         for (const std::string& setting : settings) {
           if (!io) break;
           auto device = CudaCoarseToFine::Create(
@@ -256,10 +263,10 @@ int main(int argc, char** argv) {
           (*device)->Run(pointers, visit, &failed, &why);
           const double seconds = Seconds(start);
           std::printf(
-              "\n%s thresholds, masked dispatch %d, pruning kernels %d, max-rule device work: "
-              "%.2f s (%.0f sentences/s; no extraction), of which masked inside-outside + "
-              "max-rule %.2f s\npre-parses: %s\ninside-outside: %s\n",
-              setting.c_str(), dispatch, kernels, seconds, sentences->size() / seconds, io_seconds,
+              "\n%s thresholds, masked dispatch %d, pruning kernels %d, %d cells a group, "
+              "max-rule device work: %.2f s (%.0f sentences/s; no extraction), of which masked "
+              "inside-outside + max-rule %.2f s\npre-parses: %s\ninside-outside: %s\n",
+              setting.c_str(), dispatch, kernels, group, seconds, sentences->size() / seconds, io_seconds,
               (*device)->ProfileReport().c_str(), io->ProfileReport().c_str());
           auto [first, inserted] = first_scores.emplace(setting, scores);
           if (!inserted) {

@@ -170,6 +170,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     profile_ms_.fill(0);
     prepare_ms_ = 0;
     kind_ms_.fill(0);
+    for (auto& spans : span_ms_) spans.fill(0);
     profile_batches_ = 0;
   }
 
@@ -185,7 +186,20 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                   profile_ms_[3], profile_ms_[4], profile_ms_[5], kind_ms_[kKindPairInside],
                   kind_ms_[kKindPairOutside], kind_ms_[kKindUnary], kind_ms_[kKindMaxcBinary],
                   kind_ms_[kKindMaxcMerge], kind_ms_[kKindMaxcUnary], kind_ms_[kKindOther]);
-    return text;
+    std::string report = text;
+    // Where in the chart the time goes: per kernel kind, span lengths 1-4, 5-8, ... 65+.
+    const char* names[kNumKinds] = {"pair-sum inside", "pair-sum outside", "unary+normalize",
+                                    "max-rule binary", "merge",            "max-rule unary",
+                                    "other"};
+    report += "; by span length (1-4, 5-8, 9-16, 17-32, 33-64, 65+):";
+    for (int kind = 0; kind < kNumKinds; ++kind) {
+      report += std::string(kind ? ";" : "") + " " + names[kind];
+      for (int b = 0; b < kSpanBuckets; ++b) {
+        std::snprintf(text, sizeof(text), "%s%.1f", b ? "/" : " ", span_ms_[kind][b]);
+        report += text;
+      }
+    }
+    return report;
   }
 
   IoBatchResult MaxRuleBatch(const std::vector<IoSentence>& batch, bool keep_charts,
@@ -246,6 +260,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         float ms = 0;
         cudaEventElapsedTime(&ms, kind_events_[k], kind_events_[k + 1]);
         kind_ms_[kind_of_[k]] += ms;
+        span_ms_[kind_of_[k]][SpanBucket(kind_span_[k])] += ms;
       }
     }
     return result;
@@ -271,7 +286,18 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     }
     cudaEventRecord(kind_events_[kind_of_.size()], stream_);
     kind_of_.push_back(kind);
+    kind_span_.push_back(span_);
   }
+  // The profile's span-length buckets: 1-4, 5-8, 9-16, 17-32, 33-64, 65 and more words.
+  static int SpanBucket(int span) {
+    int bucket = 0;
+    for (int top = 4; bucket < kSpanBuckets - 1 && span > top; top *= 2) ++bucket;
+    return bucket;
+  }
+
+  static constexpr int kSpanBuckets = 6;
+  int span_ = 0;  // profiling: the span length the launches being queued are of
+  std::vector<int> kind_span_;  // the span length of each Kind() call of this batch
 
   void Mark(int index) {
     if (!profile_) return;
@@ -290,6 +316,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     const auto run_begin = std::chrono::steady_clock::now();
     results->assign(batch.size(), IoResult{});
     kind_of_.clear();
+    kind_span_.clear();
+    span_ = 0;
     if (batch.empty()) return IoBatchResult::kOk;
     const int num_sentences = static_cast<int>(batch.size());
     std::vector<int> base(num_sentences), word(num_sentences), top(num_sentences);
@@ -421,6 +449,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     // Inside.
     for (int span = 1; span <= max_n; ++span) {
       const int offset = level_begin[span], count = level_begin[span + 1] - offset;
+      span_ = span;
       Kind(kKindOther);
       if (span == 1) {
         LexicalKernel<<<count, kThreads, 0, stream_>>>(c, items_.get(), offset, lexical_.get());
@@ -445,6 +474,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     cudaMemsetAsync(acc_.get(), 0, chart * sizeof(double), stream_);
     for (int span = max_n; span >= 1; --span) {
       const int offset = level_begin[span], count = level_begin[span + 1] - offset;
+      span_ = span;
       Kind(kKindOther);
       RefScaleKernel<<<(count + 127) / 128, 128, 0, stream_>>>(c, items_.get(), offset, count, span,
                                                                1);
@@ -470,6 +500,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     }
     for (int span = 1; span <= max_n; ++span) {
       const int offset = level_begin[span], count = level_begin[span + 1] - offset;
+      span_ = span;
       if (span == 1) {
         Kind(kKindOther);
         MaxcLexicalKernel<<<count, kThreads, 0, stream_>>>(c, m, r, items_.get(), offset,
@@ -750,6 +781,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   std::array<double, 6> profile_ms_{};  // host wall, setup, inside, outside, max-rule, copy back
   double prepare_ms_ = 0;  // host wall before Mark(0): reservations (pinned ones too), cell lists
   std::array<double, kNumKinds> kind_ms_{};
+  std::array<std::array<double, 6>, kNumKinds> span_ms_{};  // kind_ms_ by SpanBucket
   std::vector<cudaEvent_t> kind_events_;
   std::vector<int> kind_of_;  // this batch's Kind() calls
   int profile_batches_ = 0;
