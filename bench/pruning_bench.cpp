@@ -26,6 +26,7 @@
 #include "common/sentence_file.h"
 #include "cuda/common/device.h"
 #include "cuda/inside_outside/inside_outside.h"
+#include "cuda/viterbi/viterbi.h"
 #include "grammar_io/grammar_argument.h"
 #include "lexicon/lexicon.h"
 #include "parser/backend_factory.h"
@@ -88,6 +89,11 @@ int main(int argc, char** argv) {
                  "cuda max-rule: masked dispatch variants (DeviceInsideOutsideOptions) of the "
                  "profiled device-work rows")
       ->capture_default_str();
+  bool symbol_masks = false;
+  app.add_flag("--symbol-masks", symbol_masks,
+               "cuda viterbi: also time the exact float Viterbi kernels (DeviceViterbi, default "
+               "kernel, trees read on the device) restricted to each setting's last pre-parse "
+               "level's survivors as per-cell symbol masks, against the same kernels unmasked");
   std::vector<int> cells_per_group = {8};
   app.add_option("--cells-per-group", cells_per_group,
                  "cuda max-rule: the pair-sum kernel's target cells a group (8 or 16; "
@@ -284,6 +290,112 @@ int main(int argc, char** argv) {
         }
       }
     }
+    if (decoder == "viterbi" && symbol_masks) {
+      // The exact float kernels, unmasked and then with each setting's symbol masks: device
+      // Viterbi and tree reading only (lexical scores and masks ready on the host).
+      std::string error;
+      auto viterbi = cuda::DeviceViterbi::Create(CudaGrammarView(g), {}, &error);
+      if (!viterbi || !viterbi->SupportsTrees()) {
+        std::fprintf(stderr, "device Viterbi: %s\n", error.c_str());
+        return 1;
+      }
+      std::vector<size_t> order(sentences->size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return lexical[a].length < lexical[b].length;
+      });
+      // Parses every sentence with `masks` (per sentence, cells x symbols; empty: none), returns
+      // the seconds and fills each sentence's tree nodes (state, start, end per node).
+      const auto parse = [&](const std::vector<std::vector<uint8_t>>& masks,
+                             std::vector<std::vector<int64_t>>* nodes) {
+        nodes->assign(sentences->size(), {});
+        const auto start = std::chrono::steady_clock::now();
+        size_t next = 0;
+        while (next < order.size()) {
+          std::vector<cuda::SentenceRef> batch;
+          std::vector<size_t> which;
+          size_t bytes = 0;
+          while (next < order.size()) {
+            const size_t i = order[next];
+            const size_t need = viterbi->BytesForSentence(lexical[i].length);
+            if (!batch.empty() && (bytes + need > viterbi->BatchBudget() || batch.size() >= 1024))
+              break;
+            bytes += need;
+            batch.push_back({lexical[i].length, lexical[i].scores.data(),
+                             masks.empty() ? nullptr : masks[i].data()});
+            which.push_back(i);
+            ++next;
+          }
+          std::vector<cuda::DeviceTree> trees;
+          if (viterbi->ParseTrees(batch, &trees, &error) != cuda::BatchResult::kOk) {
+            std::fprintf(stderr, "ParseTrees: %s\n", error.c_str());
+            return -1.0;
+          }
+          for (size_t b = 0; b < which.size(); ++b) {
+            auto& out = (*nodes)[which[b]];
+            out.push_back(trees[b].status);
+            for (const cuda::DeviceTreeNode& node : trees[b].nodes)
+              out.push_back((int64_t(node.state) << 32) | (int64_t(node.start) << 16) | node.end);
+          }
+        }
+        return Seconds(start);
+      };
+      std::vector<std::vector<int64_t>> exact_nodes, nodes;
+      parse({}, &exact_nodes);  // warm-up
+      const double exact_seconds = parse({}, &exact_nodes);
+      std::printf("\nexact float Viterbi kernels (%s), trees read on the device: %.3f s\n",
+                  viterbi->kernel().c_str(), exact_seconds);
+      for (const std::string& setting : settings) {
+        auto device = CudaCoarseToFine::Create(g, *Setting(setting, min_rule_prob),
+                                               {.threads = threads, .keep_level_survivors = true});
+        if (!device.ok()) return 1;
+        const CoarseToFinePruner& pruner = (*device)->pruner();
+        const int last = pruner.num_levels() - 1;
+        const int symbols = g.num_symbols();
+        // The last level's state -> its symbol.
+        std::vector<int32_t> symbol_of(pruner.level(last).grammar.num_states(), -1);
+        for (int32_t f = 0; f < g.num_states(); ++f)
+          symbol_of[pruner.level(last).from_fine[f]] = g.state_symbol[f];
+        std::vector<std::vector<uint8_t>> masks(sentences->size());
+        std::vector<size_t> failed;
+        std::string why;
+        const auto start = std::chrono::steady_clock::now();
+        (*device)->Run(
+            pointers,
+            [&](CudaPrunedBatch& batch) {
+              for (size_t b = 0; b < batch.indices.size(); ++b) {
+                const int64_t cells = Chart::NumCells(batch.lengths[b]);
+                const uint8_t* kept = batch.survivors[b][last];
+                const int states = int(symbol_of.size());
+                std::vector<uint8_t>& mask = masks[batch.indices[b]];
+                mask.assign(size_t(cells) * symbols, 0);
+                for (int64_t c = 0; c < cells; ++c)
+                  for (int s = 0; s < states; ++s)
+                    if (kept[c * states + s]) mask[c * symbols + symbol_of[s]] = 1;
+              }
+            },
+            &failed, &why);
+        const double prune_seconds = Seconds(start);
+        size_t allowed = 0, total = 0;
+        for (const auto& m : masks) {
+          total += m.size();
+          for (uint8_t a : m) allowed += a;
+        }
+        const double masked_seconds = parse(masks, &nodes);
+        size_t same = 0, parsed = 0;
+        for (size_t i = 0; i < nodes.size(); ++i) {
+          same += nodes[i] == exact_nodes[i];
+          parsed += !nodes[i].empty() && nodes[i][0] == cuda::DeviceTree::kTree;
+        }
+        std::printf(
+            "%s: pre-parses with survivor copies %.3f s (%zu not taken); symbol-masked float "
+            "Viterbi %.3f s (%.2fx the unmasked kernels), %.1f%% of (cell, symbol) allowed; "
+            "trees = exact kernels' %zu of %zu, %zu parsed\n",
+            setting.c_str(), prune_seconds, failed.size(), masked_seconds,
+            exact_seconds / masked_seconds, 100.0 * allowed / std::max<size_t>(1, total), same,
+            nodes.size(), parsed);
+      }
+    }
     for (const std::string& setting : settings) {
       auto device =
           CudaCoarseToFine::Create(g, *Setting(setting, min_rule_prob), {.threads = threads});
@@ -301,8 +413,8 @@ int main(int argc, char** argv) {
           pointers, [](CudaPrunedBatch&) {}, &failed, &why, &stats);
       const double seconds = Seconds(start);
       std::printf(
-          "\n%s thresholds on the device: %.2f s for pruning and the fine Viterbi inside pass "
-          "(%.0f sentences/s; no extraction), %zu sentences not taken\n%s\n",
+          "\n%s thresholds on the device: %.2f s for pruning, the fine Viterbi inside pass and "
+          "the trees read on the device (%.0f sentences/s), %zu sentences not taken\n%s\n",
           setting.c_str(), seconds, sentences->size() / seconds, failed.size(),
           (*device)->ProfileReport().c_str());
       std::printf("%6s %8s %10s %14s %14s %8s\n", "level", "states", "rules", "items in",

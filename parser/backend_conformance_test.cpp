@@ -76,6 +76,9 @@ const Fixtures kMultiCuda = {"random_seed1", "small_random_seed21", "small_sm2"}
 const Fixtures kSplit = {"split_seed1", "split_seed21", "split_seed33"};
 const Fixtures kCpuPruned = {"split_seed1", "split_seed21", "split_seed33", "small_sm2"};
 const Fixtures kPruned = {"split_seed1", "split_seed21", "split_seed33", "small_sm2", "gum_sm3"};
+// GPU pruned Viterbi: also a fine grammar whose masked pass runs on the pair kernels.
+const Fixtures kPrunedViterbi = {"split_seed1", "split_seed21", "split_seed33",
+                                  "small_sm2",   "gum_sm3",      "split8_seed5"};
 
 const OutcomeComparison kViterbiIdentical{.score = kIdenticalScores};
 const OutcomeComparison kPrunedViterbiOnCpu{.score = kPairFirstScores};
@@ -132,10 +135,14 @@ GrammarBackendFactory CudaMaxRule(CudaMaxRuleOptions options) {
   return [options](const Grammar& g) { return MakeCudaMaxRuleBackend(g, options); };
 }
 
-GrammarBackendFactory CudaPrunedViterbi(const std::string& pruning, int pruning_kernels = 0) {
-  return [pruning, pruning_kernels](const Grammar& g) {
+// device_trees false: the fine chart's entries come back and the trees are extracted on the host.
+GrammarBackendFactory CudaPrunedViterbi(const std::string& pruning, int pruning_kernels = 0,
+                                        bool device_trees = true) {
+  return [pruning, pruning_kernels, device_trees](const Grammar& g) {
     return MakeCudaPrunedBackend(g, TestPruning(pruning),
-                                 {.max_batch_sentences = 7, .pruning_kernels = pruning_kernels});
+                                 {.max_batch_sentences = 7,
+                                  .pruning_kernels = pruning_kernels,
+                                  .device_trees = device_trees});
   };
 }
 
@@ -306,10 +313,13 @@ std::vector<Row> MakeRows() {
                     CudaPrunedViterbi("tight", kernels_variant), viterbi_tight,
                     kPrunedViterbiOnDevice, 1, kSplit});
   }
+  rows.push_back({"cuda_pruned_viterbi_tight_host_trees", "host-trees", true, "cuda/pruned",
+                  CudaPrunedViterbi("tight", 0, false), viterbi_tight, kPrunedViterbiOnDevice, 1,
+                  kSplit});
   for (const std::string pruning : {"fast", "safe"}) {
     rows.push_back({"cuda_pruned_viterbi_" + pruning, "default", true, "cuda/pruned",
                     CudaPrunedViterbi(pruning), CpuPrunedOracle(K::kViterbi, pruning),
-                    kPrunedViterbiOnDevice, 1, kPruned});
+                    kPrunedViterbiOnDevice, 1, kPrunedViterbi});
   }
   rows.push_back({"cuda_pruned_viterbi_exact", "default", true, "cuda/pruned",
                   CudaPrunedViterbi("exact"), ReferenceViterbiOracle(), kPrunedViterbiOnDevice, 1,

@@ -63,6 +63,7 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
       .keep_level_survivors = options.keep_level_survivors,
       .fine_mask_only = options.fine_mask_only};
   device_options.pruning_kernels = kernels;
+  device_options.device_trees = options.device_trees;
   {
     timeline::Scope scope("load: pre-parse grammars on the device");
     impl->device = cuda::DevicePrunedViterbi::Create(levels, device_options, &error);
@@ -203,6 +204,8 @@ std::optional<DeviceFailure> CudaCoarseToFine::RunBatch(
   out.indices = batch;
   out.survivors = std::move(charts.survivors);
   out.fine_mask = impl_->device->FineMask();
+  out.trees = std::move(charts.trees);
+  out.root_score = std::move(charts.root_score);
   const int32_t states = p.fine().num_states();
   const size_t sentences_in_batch = batch.size();
   out.num_states = states;

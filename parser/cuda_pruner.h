@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "cuda/viterbi/viterbi.h"
 #include "grammar_io/grammar.h"
 #include "parser/backend.h"
 #include "parser/chart.h"
@@ -44,6 +45,10 @@ struct CudaPrunerOptions {
   // Pre-parse kernel variant (cuda/pruning/pruned_viterbi.h DevicePrunedViterbiOptions); 0: its
   // default.
   int pruning_kernels = 0;
+  // Pruned Viterbi: each sentence's best tree is read on the device from the fine chart
+  // (CudaPrunedBatch::trees) instead of the chart's finite entries coming back (false: the
+  // entries, for FillChart).
+  bool device_trees = true;
 };
 
 // One batch's results, as CudaCoarseToFine::Run hands them over (views, valid during the call).
@@ -58,6 +63,11 @@ struct CudaPrunedBatch {
   std::vector<double> entry_score;
   // keep_level_survivors: [batch sentence][level] -> NumCells(n) * level states bytes (1: kept).
   std::vector<std::vector<const uint8_t*>> survivors;
+  // device_trees (no entries then): per batch sentence its tree read on the device (kTree), no
+  // parse (kNoParse), or kChart (no chart: the device search stopped where the host's goes further;
+  // parse that sentence on the host), and the fine chart's ROOT score over the sentence.
+  std::vector<cuda::DeviceTree> trees;
+  std::vector<double> root_score;
   // fine_mask_only: device memory, the batch's cells in order x num_states bytes, 1 = allowed
   // (cuda/pruning/pruned_viterbi.h's FineMask); valid during the visit. No entries then.
   const uint8_t* fine_mask = nullptr;

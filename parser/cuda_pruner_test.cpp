@@ -30,7 +30,8 @@ int64_t ExpectSameAsCpu(const Grammar& g, const std::vector<LexicalScores>& lexi
                         const PruningOptions& pruning, const std::string& what,
                         int pruning_kernels = 0) {
   auto device = CudaCoarseToFine::Create(
-      g, pruning, {.keep_level_survivors = true, .pruning_kernels = pruning_kernels});
+      g, pruning,
+      {.keep_level_survivors = true, .pruning_kernels = pruning_kernels, .device_trees = false});
   EXPECT_TRUE(device.ok()) << device.status().message();
   if (!device.ok()) return 0;
   const CoarseToFinePruner& pruner = (*device)->pruner();

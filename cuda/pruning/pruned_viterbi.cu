@@ -28,6 +28,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <numeric>
 #include <sstream>
 
@@ -37,6 +39,7 @@
 #include "cuda/inside_outside/pair_sum.cuh"
 #include "cuda/inside_outside/sum_layouts.h"
 #include "cuda/pruning/pruned_viterbi.h"
+#include "cuda/viterbi/extract.cuh"
 
 namespace cky::cuda {
 namespace {
@@ -467,6 +470,15 @@ __global__ void CompactFinite(const double* chart, long long total, unsigned lon
   }
 }
 
+// The fine chart's ROOT score over each sentence (device_trees: the outcomes' log-scores).
+__global__ void RootScores(const double* chart, int states, const int* length,
+                           const long long* cell_offset, int sentences, double* root) {
+  const int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= sentences) return;
+  const int n = length[b];
+  root[b] = chart[(cell_offset[b] + ChartCellIndex(n, 0, n)) * states + kRootState];
+}
+
 // Host side ---------------------------------------------------------------------------------------
 
 // Dynamic shared memory: kernel 1's two presence masks, and with *split_bits (pruning kernels 2,
@@ -517,6 +529,7 @@ struct DeviceLevel {
   std::array<io::LiveLayout, 3> live;
   DeviceArray<int> state_symbol;
   bool pair_kernels = false;  // the layouts above are there
+  DeviceArray<unsigned char> phrasal;  // device_trees (fine level): per symbol, 1 when phrasal
 
   LevelView View() const {
     return {num_states,
@@ -683,6 +696,23 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       if (!mask_only[k]) max_states_ = std::max(max_states_, levels[k].grammar.num_states);
       if (k + 1 < count) max_pre_states_ = std::max(max_pre_states_, levels[k].grammar.num_states);
     }
+    trees_ = options_.device_trees && !options_.fine_mask_only;
+    if (trees_) {
+      // The tree search reads the fine grammar's rules by parent (uploaded), its state symbols
+      // and phrasal flags.
+      const GrammarView& fine = levels.back().grammar;
+      DeviceLevel& d = *levels_.back();
+      if (!fine.symbol_is_phrasal || !fine.state_symbol) {
+        *error = "reading trees on the device needs the grammar's symbols";
+        return false;
+      }
+      if ((d.state_symbol.size() == 0 &&
+           !d.state_symbol.Upload(Copy(fine.state_symbol, fine.num_states))) ||
+          !d.phrasal.Upload(Copy(fine.symbol_is_phrasal, fine.num_symbols))) {
+        *error = "the grammars do not fit in device memory";
+        return false;
+      }
+    }
     fine_states_ = levels.back().grammar.num_states;
     for (const PruningLevel& level : levels) total_states_ += level.grammar.num_states;
     // Fine-mask mode: no fine lexical rows, no fine chart; the allowed array holds fine states.
@@ -722,7 +752,9 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     // out_pre (pre-parse levels), the cell list; lexical rows.
     // Fine-mask mode: no fine chart (max_states_ counts the pre-parse levels only), no indices.
     const size_t fine_index =
-        options_.fine_mask_only ? 0 : size_t(fine_states_) * sizeof(long long);
+        options_.fine_mask_only || trees_ ? 0 : size_t(fine_states_) * sizeof(long long);
+    // device_trees: the tree's node slots (6n + 32, 16 bytes each) and a few numbers.
+    const size_t tree_bytes = trees_ ? (6 * size_t(length) + 32) * 16 + 32 : 0;
     // Pruning kernels 4: the outside scores above the unary layer, two presence arrays, the cell
     // list of the pair kernels and their work lists.
     const size_t pair_kernels = pair_levels_
@@ -732,7 +764,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
                                     : 0;
     return cells * (size_t(max_states_) * (2 * sizeof(double) + 1) + size_t(allowed_states_) +
                     fine_index + size_t(max_pre_states_) * sizeof(double) + sizeof(int2)) +
-           size_t(length) * total_states_ * sizeof(double) + pair_kernels + 64;
+           size_t(length) * total_states_ * sizeof(double) + pair_kernels + tree_bytes + 64;
   }
   size_t BatchBudget() const override { return budget_; }
   const uint8_t* FineMask() const override {
@@ -806,7 +838,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         !allowed_.Reserve(size_t(cells) * allowed_states_) || !survivors_.Reserve(chart_entries) ||
         !lengths_.Upload(lengths) || !cell_offset_.Upload(cell_offset) ||
         !word_offset_.Upload(word_offset) || !items_.Upload(items) ||
-        !fine_index_.Reserve(mask_only ? 1 : size_t(cells) * fine_states_)) {
+        !fine_index_.Reserve(mask_only || trees_ ? 1 : size_t(cells) * fine_states_)) {
       return PrunedBatchResult::kOutOfMemory;
     }
     if (pair_levels_ &&
@@ -953,7 +985,10 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     }
     if (cudaGetLastError() != cudaSuccess) return Fail("a pruning kernel launch", error);
     // The fine chart's finite entries: scores into pre_ (free now), indices into fine_index_.
-    const long long total = mask_only ? 0 : cells * fine_states_;
+    const long long total = mask_only || trees_ ? 0 : cells * fine_states_;
+    if (trees_ && !LaunchTreeSearch(lengths, cell_offset, error)) {
+      return PrunedBatchResult::kOutOfMemory;
+    }
     if (total > 0)
       CompactFinite<<<static_cast<int>(
                           std::min<long long>(8192, (total + kThreads - 1) / kThreads)),
@@ -974,6 +1009,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
                                   cudaMemcpyDeviceToHost) != cudaSuccess)) {
       return Fail("chart copy back", error);
     }
+    if (trees_ && !CopyTrees(lengths, charts, error)) return Fail("tree copy back", error);
     Mark();
     if (profiling_) CollectProfile();
     charts->fine_offset.resize(sentences);
@@ -1005,6 +1041,93 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     *error = std::string(what) + " failed: " + cudaGetErrorString(err);
     return err == cudaErrorMemoryAllocation ? PrunedBatchResult::kOutOfMemory
                                             : PrunedBatchResult::kFailed;
+  }
+
+  // device_trees: the tree search over the batch's fine charts (cuda/viterbi/extract.cuh) and its
+  // sentences' ROOT scores, queued on the default stream. False when its buffers do not fit.
+  bool LaunchTreeSearch(const std::vector<int>& lengths, const std::vector<long long>& cell_offset,
+                        std::string* error) {
+    const int sentences = static_cast<int>(lengths.size());
+    std::vector<int> meta(3 * size_t(sentences) + 1, 0);  // first cell, length, node offsets
+    int* offset = meta.data() + 2 * sentences;
+    for (int b = 0; b < sentences; ++b) {
+      meta[b] = static_cast<int>(cell_offset[b]);
+      meta[sentences + b] = lengths[b];
+      offset[b + 1] = offset[b] + 6 * lengths[b] + 32;  // as cuda/viterbi's ParseTrees
+    }
+    if (cell_offset.back() >= std::numeric_limits<int>::max() / 2 || !tree_meta_.Upload(meta) ||
+        !node_count_.Reserve(sentences) || !nodes_.Reserve(offset[sentences]) ||
+        !root_score_.Reserve(sentences)) {
+      *error = "could not allocate the tree buffers";
+      return false;
+    }
+    const DeviceLevel& fine = *levels_.back();
+    // Slots past a tree's end are copied back too: zeroed, they read nothing uninitialized.
+    cudaMemset(nodes_.get(), 0, size_t(offset[sentences]) * sizeof(int4));
+    viterbi::ExtractArgs x{nullptr,
+                           fine_states_,
+                           tree_meta_.get(),
+                           tree_meta_.get() + sentences,
+                           tree_meta_.get() + 2 * sentences,
+                           node_count_.get(),
+                           nodes_.get(),
+                           fine.parent_begin.get(),
+                           fine.left.get(),
+                           fine.right.get(),
+                           fine.log_prob.get(),
+                           fine.unary_begin.get(),
+                           fine.unary_child.get(),
+                           fine.unary_log_prob.get(),
+                           fine.state_symbol.get(),
+                           fine.phrasal.get(),
+                           kTreeTolerance,
+                           post_.get()};
+    viterbi::LaunchExtractTrees(x, sentences, 0);
+    RootScores<<<(sentences + 127) / 128, 128>>>(post_.get(), fine_states_, lengths_.get(),
+                                                  cell_offset_.get(), sentences,
+                                                  root_score_.get());
+    return true;
+  }
+
+  // The trees' nodes and ROOT scores into *charts (after LaunchTreeSearch).
+  bool CopyTrees(const std::vector<int>& lengths, PrunedBatchCharts* charts, std::string* error) {
+    const int sentences = static_cast<int>(lengths.size());
+    std::vector<int> count(sentences);
+    std::vector<int> offset(sentences + 1, 0);
+    for (int b = 0; b < sentences; ++b) offset[b + 1] = offset[b] + 6 * lengths[b] + 32;
+    std::vector<int4> nodes(offset[sentences]);
+    charts->root_score.resize(sentences);
+    if (cudaMemcpy(count.data(), node_count_.get(), sentences * sizeof(int),
+                   cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(nodes.data(), nodes_.get(), nodes.size() * sizeof(int4),
+                   cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(charts->root_score.data(), root_score_.get(), sentences * sizeof(double),
+                   cudaMemcpyDeviceToHost) != cudaSuccess) {
+      (void)error;
+      return false;
+    }
+    charts->trees.assign(sentences, {});
+    for (int b = 0; b < sentences; ++b) {
+      DeviceTree& tree = charts->trees[b];
+      if (count[b] == -1) {
+        tree.status = DeviceTree::kNoParse;
+      } else if (count[b] < 0) {
+        tree.status = DeviceTree::kChart;  // the caller parses it on the host
+      } else {
+        tree.status = DeviceTree::kTree;
+        tree.nodes.resize(count[b]);
+        for (int k = 0; k < count[b]; ++k) {
+          const int4& src = nodes[offset[b] + k];
+          DeviceTreeNode& node = tree.nodes[k];
+          node.state = src.x;
+          node.start = static_cast<int16_t>(src.y & 0xffff);
+          node.end = static_cast<int16_t>(src.y >> 16);
+          std::memcpy(&node.score, &src.z, sizeof(float));
+          node.kind = src.w;
+        }
+      }
+    }
+    return true;
   }
 
   // Records the next profiling event (inside start, inside end, outside end per level, then the
@@ -1055,6 +1178,12 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   }
 
   DevicePrunedViterbiOptions options_;
+  // device_trees (and not fine_mask_only): the tree search's buffers.
+  static constexpr double kTreeTolerance = 1e-5;  // parser/tree_extraction.h's default
+  bool trees_ = false;
+  DeviceArray<int> tree_meta_, node_count_;
+  DeviceArray<int4> nodes_;
+  DeviceArray<double> root_score_;
   size_t outside_split_limit_ = 0;  // OutsideShared's limit for the per-cell masks
   // Pruning kernels 4.
   bool pair_levels_ = false;  // some level runs them

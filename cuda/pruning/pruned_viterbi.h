@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "cuda/common/grammar_view.h"
+#include "cuda/viterbi/viterbi.h"
 
 namespace cky::cuda {
 
@@ -77,6 +78,11 @@ struct DevicePrunedViterbiOptions {
   // states present at some split point or parent cell. Survivors: the CPU pruner's bit for bit
   // when it adds in the same order.
   int pruning_kernels = kDefaultPruningKernels;
+  // The fine grammar's best trees read on the device (cuda/viterbi/viterbi.h's ParseTrees search:
+  // parser/tree_extraction.h's order and tolerance, on the fine chart's doubles), and only their
+  // nodes copied back (PrunedBatchCharts::trees), instead of the chart's finite entries. Not with
+  // fine_mask_only. Needs the fine grammar's symbol_is_phrasal.
+  bool device_trees = false;
 };
 
 // One sentence: its length and, per level (pre-parse levels, then the fine grammar), its lexical
@@ -99,6 +105,13 @@ struct PrunedBatchCharts {
   // keep_level_survivors only: [sentence][level] -> NumCells(length) * level states bytes (1:
   // kept).
   std::vector<std::vector<const uint8_t*>> survivors;
+  // device_trees (instead of the entries above, fine_count 0): per sentence its tree's nodes
+  // (DeviceTree::kTree), no parse (kNoParse: the fine chart's root is -infinity), or kChart with
+  // no chart: the device search stopped where the host's goes further (a one-word phrasal node
+  // without a unary to a tag, the unary chain bound, full buffers), so the caller parses that
+  // sentence on the host. root_score[b]: the fine chart's ROOT score over the sentence (double).
+  std::vector<DeviceTree> trees;
+  std::vector<double> root_score;
   // Per level: allowed items going in and surviving, summed over the batch.
   std::vector<int64_t> items_before, items_after;
 };

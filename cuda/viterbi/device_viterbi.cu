@@ -18,6 +18,7 @@
 #include "cuda/common/fault_injection.h"
 #include "cuda/common/host_parallel.h"
 #include "cuda/viterbi/device_common.cuh"
+#include "cuda/viterbi/extract.cuh"
 #include "cuda/viterbi/launch.cuh"
 #include "cuda/viterbi/viterbi.h"
 

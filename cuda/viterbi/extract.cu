@@ -5,7 +5,8 @@
 // chart's floats widened, added in the same order (no multiply, so no contraction), the same
 // relative-tolerance test. Anything the CPU would handle with more than that (a one-word phrasal
 // node with no unary to a tag, no matching rule, the unary chain bound, full buffers) marks the
-// sentence for the host.
+// sentence for the host. The chart is the exact pass's floats, or the pruned fine pass's doubles
+// (ExtractArgs::chart_double).
 #include <cuda_runtime.h>
 #include <math_constants.h>
 
@@ -13,7 +14,7 @@
 #include <cstddef>
 
 #include "cuda/viterbi/device_common.cuh"
-#include "cuda/viterbi/launch.cuh"
+#include "cuda/viterbi/extract.cuh"
 #include "cuda/viterbi/viterbi.h"
 
 namespace cky::cuda::viterbi {
@@ -45,7 +46,8 @@ __global__ void __launch_bounds__(kExtractThreads) ExtractTreesKernel(ExtractArg
   int4* out = a.nodes + a.node_offset[sentence];
   const double neg_inf = -CUDART_INF;
   auto score_at = [&](int start, int end, int state) -> double {
-    return double(a.chart[(base + ChartCellIndex(n, start, end)) * size_t(a.num_states) + state]);
+    const size_t at = (base + ChartCellIndex(n, start, end)) * size_t(a.num_states) + state;
+    return a.chart_double ? a.chart_double[at] : double(a.chart[at]);
   };
   if (!(score_at(0, n, 0) > neg_inf)) {
     if (threadIdx.x == 0) a.node_count[sentence] = -1;

@@ -2,7 +2,7 @@
 // include only from .cu files). A kernel launches from the file that defines it, so each file
 // offers its launches here: the binary pass of each kernel family (a BinaryPass made from the
 // registry's policy for a variant name, variants.h), and the kernels every variant shares (fill
-// and lexical rows, the unary pass, presence masks and statistics, tree extraction).
+// and lexical rows, the unary pass, presence masks and statistics; the tree search: extract.cuh).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -127,26 +127,5 @@ void LaunchSkipStats(const int2* symbols, int tiles, int groups, const unsigned*
                      const unsigned* right_mask, int words, unsigned long long* skipped,
                      cudaStream_t stream);
 
-// extract.cu: the best trees read on the device (ParseTrees), a block per sentence.
-struct ExtractArgs {
-  const float* chart;
-  int num_states;
-  const int* sentence_base;    // per sentence: its first cell in the batch
-  const int* sentence_length;  // per sentence
-  const int* node_offset;      // per sentence + 1: its node slots
-  int* node_count;             // out, per sentence: nodes, -1 no parse, -2 extract on the host
-  int4* nodes;                 // out: DeviceTreeNode's layout
-  const int* bin_begin;
-  const int* bin_left;
-  const int* bin_right;
-  const double* bin_w;
-  const int* un_begin;
-  const int* un_child;
-  const double* un_w;
-  const int* state_symbol;
-  const unsigned char* phrasal;
-  double tolerance;
-};
-void LaunchExtractTrees(const ExtractArgs& x, int num_sentences, cudaStream_t stream);
 
 }  // namespace cky::cuda::viterbi
