@@ -135,14 +135,17 @@ GrammarBackendFactory CudaMaxRule(CudaMaxRuleOptions options) {
   return [options](const Grammar& g) { return MakeCudaMaxRuleBackend(g, options); };
 }
 
-// device_trees false: the fine chart's entries come back and the trees are extracted on the host.
+// device_trees false: the fine chart's entries come back and the trees are extracted on the host;
+// tree_node_slots 3: every tree of more than 3 nodes overflows the device search's buffer, and the
+// CPU pruned backend parses its sentence.
 GrammarBackendFactory CudaPrunedViterbi(const std::string& pruning, int pruning_kernels = 0,
-                                        bool device_trees = true) {
-  return [pruning, pruning_kernels, device_trees](const Grammar& g) {
+                                        bool device_trees = true, int tree_node_slots = 0) {
+  return [pruning, pruning_kernels, device_trees, tree_node_slots](const Grammar& g) {
     return MakeCudaPrunedBackend(g, TestPruning(pruning),
                                  {.max_batch_sentences = 7,
                                   .pruning_kernels = pruning_kernels,
-                                  .device_trees = device_trees});
+                                  .device_trees = device_trees,
+                                  .tree_node_slots = tree_node_slots});
   };
 }
 
@@ -316,6 +319,9 @@ std::vector<Row> MakeRows() {
   rows.push_back({"cuda_pruned_viterbi_tight_host_trees", "host-trees", true, "cuda/pruned",
                   CudaPrunedViterbi("tight", 0, false), viterbi_tight, kPrunedViterbiOnDevice, 1,
                   kSplit});
+  rows.push_back({"cuda_pruned_viterbi_tight_searches_on_host", "host-searches", true,
+                  "cuda/pruned", CudaPrunedViterbi("tight", 0, true, 3), viterbi_tight,
+                  kPrunedViterbiOnDevice, 1, kSplit});
   for (const std::string pruning : {"fast", "safe"}) {
     rows.push_back({"cuda_pruned_viterbi_" + pruning, "default", true, "cuda/pruned",
                     CudaPrunedViterbi(pruning), CpuPrunedOracle(K::kViterbi, pruning),

@@ -64,6 +64,7 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
       .fine_mask_only = options.fine_mask_only};
   device_options.pruning_kernels = kernels;
   device_options.device_trees = options.device_trees;
+  device_options.tree_node_slots = options.tree_node_slots;
   {
     timeline::Scope scope("load: pre-parse grammars on the device");
     impl->device = cuda::DevicePrunedViterbi::Create(levels, device_options, &error);

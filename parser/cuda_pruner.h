@@ -49,6 +49,8 @@ struct CudaPrunerOptions {
   // (CudaPrunedBatch::trees) instead of the chart's finite entries coming back (false: the
   // entries, for FillChart).
   bool device_trees = true;
+  // Tests: DevicePrunedViterbiOptions::tree_node_slots (0: room for any tree).
+  int tree_node_slots = 0;
 };
 
 // One batch's results, as CudaCoarseToFine::Run hands them over (views, valid during the call).

@@ -1043,6 +1043,11 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
                                             : PrunedBatchResult::kFailed;
   }
 
+  // A sentence's node slots: room for any tree (as cuda/viterbi's ParseTrees), or the tests'.
+  int NodeSlots(int length) const {
+    return options_.tree_node_slots > 0 ? options_.tree_node_slots : 6 * length + 32;
+  }
+
   // device_trees: the tree search over the batch's fine charts (cuda/viterbi/extract.cuh) and its
   // sentences' ROOT scores, queued on the default stream. False when its buffers do not fit.
   bool LaunchTreeSearch(const std::vector<int>& lengths, const std::vector<long long>& cell_offset,
@@ -1053,7 +1058,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     for (int b = 0; b < sentences; ++b) {
       meta[b] = static_cast<int>(cell_offset[b]);
       meta[sentences + b] = lengths[b];
-      offset[b + 1] = offset[b] + 6 * lengths[b] + 32;  // as cuda/viterbi's ParseTrees
+      offset[b + 1] = offset[b] + NodeSlots(lengths[b]);
     }
     if (cell_offset.back() >= std::numeric_limits<int>::max() / 2 || !tree_meta_.Upload(meta) ||
         !node_count_.Reserve(sentences) || !nodes_.Reserve(offset[sentences]) ||
@@ -1094,7 +1099,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     const int sentences = static_cast<int>(lengths.size());
     std::vector<int> count(sentences);
     std::vector<int> offset(sentences + 1, 0);
-    for (int b = 0; b < sentences; ++b) offset[b + 1] = offset[b] + 6 * lengths[b] + 32;
+    for (int b = 0; b < sentences; ++b) offset[b + 1] = offset[b] + NodeSlots(lengths[b]);
     std::vector<int4> nodes(offset[sentences]);
     charts->root_score.resize(sentences);
     if (cudaMemcpy(count.data(), node_count_.get(), sentences * sizeof(int),

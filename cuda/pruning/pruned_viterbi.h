@@ -83,6 +83,9 @@ struct DevicePrunedViterbiOptions {
   // nodes copied back (PrunedBatchCharts::trees), instead of the chart's finite entries. Not with
   // fine_mask_only. Needs the fine grammar's symbol_is_phrasal.
   bool device_trees = false;
+  // Tests: node slots of a sentence's tree (0: 6n + 32, room for any tree); a tree that does not
+  // fit comes back as kChart, so that the caller's host path is exercised.
+  int tree_node_slots = 0;
 };
 
 // One sentence: its length and, per level (pre-parse levels, then the fine grammar), its lexical
