@@ -165,7 +165,12 @@ __global__ void __launch_bounds__(kThreads)
     // The states present in some left child cell and in some right child cell: a rule whose
     // children are absent from every split point is skipped without reading the chart (most
     // states are absent once the coarser levels pruned).
-    extern __shared__ unsigned present[];
+    // Dynamic shared memory: each split point's left and right child cell (pointers into
+    // `post`, so that a candidate's reads need no cell arithmetic), then the presence masks.
+    extern __shared__ double inside_shared[];
+    const double** left_cells = reinterpret_cast<const double**>(inside_shared);
+    const double** right_cells = left_cells + (span - 1);
+    unsigned* present = reinterpret_cast<unsigned*>(right_cells + (span - 1));
     const int words = (states + 31) / 32;
     unsigned* left_any = present;
     unsigned* right_any = present + words;
@@ -173,13 +178,18 @@ __global__ void __launch_bounds__(kThreads)
     unsigned* left_split = present + 2 * words;
     unsigned* right_split = left_split + size_t(span - 1) * words;
     for (int w = threadIdx.x; w < 2 * words; w += blockDim.x) present[w] = 0;
-    __syncthreads();
     const auto left_cell = [&](int k) { return base + ChartCellIndex(n, start, start + 1 + k); };
     const auto right_cell = [&](int k) { return base + ChartCellIndex(n, start + 1 + k, end); };
+    for (int k = threadIdx.x; k < span - 1; k += blockDim.x) {
+      left_cells[k] = post + left_cell(k) * states;
+      right_cells[k] = post + right_cell(k) * states;
+    }
+    __syncthreads();
     OrPresent(post, states, span - 1, left_cell, left_any, split_bits ? left_split : nullptr);
     OrPresent(post, states, span - 1, right_cell, right_any, split_bits ? right_split : nullptr);
     __syncthreads();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int splits = span - 1;
     for (int p = warp; p < states; p += kWarps) {
       if (ok && !ok[p]) {
         if (lane == 0) pre_cell[p] = neg_inf;
@@ -187,33 +197,40 @@ __global__ void __launch_bounds__(kThreads)
       }
       double best = neg_inf;
       const int first = g.parent_begin[p], rules = g.parent_begin[p + 1] - first;
-      // One candidate: rule r at split point `split`, in the CPU pruner's order of additions:
-      // (rule + left) + right, or rule + (left + right) with pair_first (AdditionOrder).
-      auto candidate = [&](int r, int split) {
+      // One candidate: rule r (children `left`, `right`, log-probability `rule`) at split point
+      // start + 1 + k, in the CPU pruner's order of additions: (rule + left) + right, or
+      // rule + (left + right) with pair_first (AdditionOrder).
+      auto candidate = [&](int left, int right, double rule, int k) {
         if (split_bits) {  // a child absent at this split point: its score is -infinity
-          const size_t k = split - start - 1;
-          if (!Has(left_split + k * words, g.left[r]) || !Has(right_split + k * words, g.right[r]))
+          if (!Has(left_split + size_t(k) * words, left) ||
+              !Has(right_split + size_t(k) * words, right))
             return;
         }
-        const double l = post[(base + ChartCellIndex(n, start, split)) * states + g.left[r]];
+        const double l = left_cells[k][left];
         if (l == neg_inf) return;
-        const double rr = post[(base + ChartCellIndex(n, split, end)) * states + g.right[r]];
-        const double score = pair_first ? g.log_prob[r] + (l + rr) : (g.log_prob[r] + l) + rr;
+        const double rr = right_cells[k][right];
+        const double score = pair_first ? rule + (l + rr) : (rule + l) + rr;
         if (score > best) best = score;
       };
       if (rules < 32) {
-        // Few rules (the coarse levels): lanes take (rule, split point) pairs.
-        const int splits = span - 1;
-        for (int j = lane; j < rules * splits; j += 32) {
-          const int r = first + j / splits;
-          if (Has(left_any, g.left[r]) && Has(right_any, g.right[r])) {
-            candidate(r, start + 1 + j % splits);
-          }
+        // Few rules (the coarse levels): lanes take (rule, split point) pairs j = rule * splits +
+        // k, stepping by 32 without a division a step.
+        const int step_rules = 32 / splits, step_k = 32 % splits;
+        int r = lane / splits, k = lane % splits;
+        for (; r < rules; r += step_rules, k += step_k) {
+          if (k >= splits) k -= splits, ++r;
+          if (r >= rules) break;
+          const int rule = first + r;
+          const int left = g.left[rule], right = g.right[rule];
+          if (Has(left_any, left) && Has(right_any, right))
+            candidate(left, right, g.log_prob[rule], k);
         }
       } else {
         for (int r = first + lane; r < first + rules; r += 32) {
-          if (!Has(left_any, g.left[r]) || !Has(right_any, g.right[r])) continue;
-          for (int split = start + 1; split < end; ++split) candidate(r, split);
+          const int left = g.left[r], right = g.right[r];
+          if (!Has(left_any, left) || !Has(right_any, right)) continue;
+          const double rule = g.log_prob[r];
+          for (int k = 0; k < splits; ++k) candidate(left, right, rule, k);
         }
       }
       best = WarpMax(best);
@@ -486,9 +503,10 @@ __global__ void RootScores(const double* chart, int states, const int* length,
 // outside scores and four masks.
 size_t InsideShared(int states, int span, int kernels, bool* split_bits) {
   const size_t words = (states + 31) / 32;
+  const size_t cells = 2 * size_t(std::max(span - 1, 0)) * sizeof(const double*);
   const size_t with_splits = 2 * words * size_t(span) * sizeof(unsigned);  // 2 + 2 (span - 1)
   *split_bits = kernels == 2 && span > 1 && with_splits <= 40 * 1024;
-  return *split_bits ? with_splits : 2 * words * sizeof(unsigned);
+  return cells + (*split_bits ? with_splits : 2 * words * sizeof(unsigned));
 }
 size_t OutsideShared(int states) {
   return size_t(states) * sizeof(double) + 4 * size_t((states + 31) / 32) * sizeof(unsigned);
