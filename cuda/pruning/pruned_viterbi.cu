@@ -295,7 +295,16 @@ __global__ void __launch_bounds__(kThreads)
     // this cell is the left child (cells (start, k), (end, k), k > end) and the right child (cells
     // (k, end), (k, start), k < start): rules absent from all are skipped.
     const int words = (states + 31) / 32;
-    unsigned* parent_of_left = reinterpret_cast<unsigned*>(out_post + states);
+    const int above_left = n - end, above_right = start;  // parent cells of each kind
+    // Each parent cell's outside scores and its sibling's inside scores as pointers (for this
+    // cell as a left child: parents (start, end + 1 + i), siblings (end, end + 1 + i); as a right
+    // child: parents (i, end), siblings (i, start)), so that a candidate's reads need no cell
+    // arithmetic; then the presence masks.
+    const double** left_parents = reinterpret_cast<const double**>(out_post + states);
+    const double** right_siblings = left_parents + above_left;
+    const double** right_parents = right_siblings + above_left;
+    const double** left_siblings = right_parents + above_right;
+    unsigned* parent_of_left = reinterpret_cast<unsigned*>(left_siblings + above_right);
     unsigned* right_sibling = parent_of_left + words;
     unsigned* parent_of_right = right_sibling + words;
     unsigned* left_sibling = parent_of_right + words;
@@ -307,11 +316,19 @@ __global__ void __launch_bounds__(kThreads)
     unsigned* parent_of_right_at = right_sibling_at + size_t(n - end) * words;
     unsigned* left_sibling_at = parent_of_right_at + size_t(start) * words;
     for (int w = threadIdx.x; w < 4 * words; w += blockDim.x) parent_of_left[w] = 0;
-    __syncthreads();
     const auto left_parent = [&](int k) { return base + ChartCellIndex(n, start, end + 1 + k); };
     const auto right_of = [&](int k) { return base + ChartCellIndex(n, end, end + 1 + k); };
     const auto right_parent = [&](int k) { return base + ChartCellIndex(n, k, end); };
     const auto left_of = [&](int k) { return base + ChartCellIndex(n, k, start); };
+    for (int i = threadIdx.x; i < above_left; i += blockDim.x) {
+      left_parents[i] = out_pre + left_parent(i) * states;
+      right_siblings[i] = post + right_of(i) * states;
+    }
+    for (int i = threadIdx.x; i < above_right; i += blockDim.x) {
+      right_parents[i] = out_pre + right_parent(i) * states;
+      left_siblings[i] = post + left_of(i) * states;
+    }
+    __syncthreads();
     const auto at = [&](unsigned* masks) { return split_bits ? masks : nullptr; };
     OrPresent(out_pre, states, n - end, left_parent, parent_of_left, at(parent_of_left_at));
     OrPresent(post, states, n - end, right_of, right_sibling, at(right_sibling_at));
@@ -325,72 +342,70 @@ __global__ void __launch_bounds__(kThreads)
         continue;
       }
       double best = neg_inf;
-      // One candidate: the parent cell `parent_cell`, rule (parent, sibling), the sibling's cell;
-      // the CPU's order of additions, (outside_pre(parent) + rule) + sibling, or rule +
-      // (outside_pre(parent) + sibling) with pair_first.
-      auto candidate = [&](long long parent_cell, int parent, double rule, long long sibling_cell,
-                           int sibling) {
-        const double above = out_pre[(base + parent_cell) * states + parent];
+      // One candidate: the parent's outside scores `above_cell`, rule (parent, sibling), the
+      // sibling's inside scores `sibling_cell`; the CPU's order of additions, (outside_pre(parent)
+      // + rule) + sibling, or rule + (outside_pre(parent) + sibling) with pair_first.
+      auto candidate = [&](const double* above_cell, int parent, double rule,
+                           const double* sibling_cell, int sibling) {
+        const double above = above_cell[parent];
         if (above == neg_inf) return;
-        const double other = post[(base + sibling_cell) * states + sibling];
+        const double other = sibling_cell[sibling];
         if (other == neg_inf) return;
         const double score = pair_first ? rule + (above + other) : (above + rule) + other;
         if (score > best) best = score;
       };
-      // x as the left child of (start, k), beside (end, k), k = end + 1 .. n.
+      // x as the left child of (start, end + 1 + i), beside (end, end + 1 + i), i < above_left.
       const int first_left = g.by_left_begin[x], left_rules = g.by_left_begin[x + 1] - first_left;
-      auto usable_left = [&](int r) {
-        return Has(parent_of_left, g.by_left_parent[r]) && Has(right_sibling, g.by_left_right[r]);
-      };
-      auto as_left = [&](int r, int k) {
+      auto as_left = [&](int parent, int sibling, double rule, int i) {
         if (split_bits) {  // the parent or the sibling absent there: a score of -infinity
-          const size_t i = k - end - 1;
-          if (!Has(parent_of_left_at + i * words, g.by_left_parent[r]) ||
-              !Has(right_sibling_at + i * words, g.by_left_right[r]))
+          if (!Has(parent_of_left_at + size_t(i) * words, parent) ||
+              !Has(right_sibling_at + size_t(i) * words, sibling))
             return;
         }
-        candidate(ChartCellIndex(n, start, k), g.by_left_parent[r], g.by_left_log_prob[r],
-                  ChartCellIndex(n, end, k), g.by_left_right[r]);
+        candidate(left_parents[i], parent, rule, right_siblings[i], sibling);
       };
-      // x as the right child of (k, end), beside (k, start), k = 0 .. start - 1.
+      // x as the right child of (i, end), beside (i, start), i < above_right.
       const int first_right = g.by_right_begin[x];
       const int right_rules = g.by_right_begin[x + 1] - first_right;
-      auto usable_right = [&](int r) {
-        return Has(parent_of_right, g.by_right_parent[r]) && Has(left_sibling, g.by_right_left[r]);
-      };
-      auto as_right = [&](int r, int k) {
+      auto as_right = [&](int parent, int sibling, double rule, int i) {
         if (split_bits) {
-          const size_t i = k;
-          if (!Has(parent_of_right_at + i * words, g.by_right_parent[r]) ||
-              !Has(left_sibling_at + i * words, g.by_right_left[r]))
+          if (!Has(parent_of_right_at + size_t(i) * words, parent) ||
+              !Has(left_sibling_at + size_t(i) * words, sibling))
             return;
         }
-        candidate(ChartCellIndex(n, k, end), g.by_right_parent[r], g.by_right_log_prob[r],
-                  ChartCellIndex(n, k, start), g.by_right_left[r]);
+        candidate(right_parents[i], parent, rule, left_siblings[i], sibling);
       };
-      const int above_left = n - end, above_right = start;  // parent cells of each kind
-      if (left_rules < 32) {  // few rules (coarse levels): lanes take (rule, parent cell) pairs
-        for (int j = lane; j < left_rules * above_left; j += 32) {
-          const int r = first_left + j / above_left;
-          if (usable_left(r)) as_left(r, end + 1 + j % above_left);
+      // visit(rule, first, last) for the parent cells [first, last) of each rule: lanes take
+      // (rule, parent cell) pairs when rules are few (coarse levels), stepping by 32 without a
+      // division a step; else a rule each, over every parent cell.
+      auto each = [&](int rules, int cells, auto&& visit) {
+        if (cells == 0) return;
+        if (rules < 32) {
+          const int step_rules = 32 / cells, step_i = 32 % cells;
+          int r = lane / cells, i = lane % cells;
+          for (; r < rules; r += step_rules, i += step_i) {
+            if (i >= cells) i -= cells, ++r;
+            if (r >= rules) break;
+            visit(r, i, i + 1);
+          }
+        } else {
+          for (int r = lane; r < rules; r += 32) visit(r, 0, cells);
         }
-      } else {
-        for (int r = first_left + lane; r < first_left + left_rules; r += 32) {
-          if (!usable_left(r)) continue;
-          for (int k = end + 1; k <= n; ++k) as_left(r, k);
-        }
-      }
-      if (right_rules < 32) {
-        for (int j = lane; j < right_rules * above_right; j += 32) {
-          const int r = first_right + j / above_right;
-          if (usable_right(r)) as_right(r, j % above_right);
-        }
-      } else {
-        for (int r = first_right + lane; r < first_right + right_rules; r += 32) {
-          if (!usable_right(r)) continue;
-          for (int k = 0; k < start; ++k) as_right(r, k);
-        }
-      }
+      };
+      each(left_rules, above_left, [&](int r, int from, int to) {
+        const int rule = first_left + r;
+        const int parent = g.by_left_parent[rule], sibling = g.by_left_right[rule];
+        if (!Has(parent_of_left, parent) || !Has(right_sibling, sibling)) return;
+        const double w = g.by_left_log_prob[rule];
+        for (int i = from; i < to; ++i) as_left(parent, sibling, w, i);
+      });
+      each(right_rules, above_right, [&](int r, int from, int to) {
+        const int rule = first_right + r;
+        const int parent = g.by_right_parent[rule], sibling = g.by_right_left[rule];
+        if (!Has(parent_of_right, parent) || !Has(left_sibling, sibling)) return;
+        const double w = g.by_right_log_prob[rule];
+        for (int i = from; i < to; ++i) as_right(parent, sibling, w, i);
+      });
       best = WarpMax(best);
       if (lane == 0) out_post[x] = best;
     }
@@ -515,15 +530,19 @@ size_t OutsideShared(int states) {
 // parent cell, longest - span of them at most), above OutsideShared; `limit` (0 or
 // kOutsideSplitBytes) is what Init could opt in to.
 constexpr size_t kOutsideSplitBytes = 48 * 1024;
+constexpr size_t kDefaultDynamicShared = 48 * 1024;  // what a launch gets without opting in
 constexpr size_t kSplitMaskRulesPerState = 100;  // pruning kernels 2: the levels that use them
 // Pruning kernels 4: the pair kernels run at pre-parse levels of at least this many states per
 // symbol on average; the others run kernels 2 (bench/RESULTS.md, issue 36).
 constexpr int kPairKernelMinSubstates = 4;
+// Kernel 2's per-cell pointers (two per parent cell, longest - span parent cells at most) count
+// against `limit` too.
 size_t OutsideShared(int states, int span, int longest, size_t limit, bool* split_bits) {
   const size_t with_splits =
       2 * size_t((states + 31) / 32) * size_t(longest - span) * sizeof(unsigned);
-  *split_bits = span < longest && with_splits <= limit;
-  return OutsideShared(states) + (*split_bits ? with_splits : 0);
+  const size_t cells = 2 * size_t(longest - span) * sizeof(const double*);
+  *split_bits = span < longest && with_splits + cells <= limit;
+  return OutsideShared(states) + cells + (*split_bits ? with_splits : 0);
 }
 
 // One level's arrays, uploaded.
@@ -740,6 +759,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     int device = 0, max_optin = 0;
     cudaGetDevice(&device);
     cudaDeviceGetAttribute(&max_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    max_optin_ = max_optin;
     cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, device);
     // Pruning kernels 2: room for the per-cell masks too, where the device has it.
     std::string no_room;
@@ -951,6 +971,11 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
           split_bits = false;
           shared = 0;
         }
+        // Very long sentences: the per-split pointers past the 48 KB a launch gets by default.
+        if (shared > kDefaultDynamicShared &&
+            !AllowDynamicShared(InsideSpan, shared, max_optin_, "pruning inside", error)) {
+          return PrunedBatchResult::kFailed;
+        }
         InsideSpan<<<count, kThreads, shared>>>(level.View(), view, items_.get() + span_begin[span],
                                                 span, allowed, lexical_.get() + lexical_offset[k],
                                                 post_.get(), pre_.get(), split_bits,
@@ -979,6 +1004,10 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
                                                              span, longest - span, error))) {
             return PrunedBatchResult::kFailed;
           }
+        }
+        if (shared > kDefaultDynamicShared &&
+            !AllowDynamicShared(OutsideSpan, shared, max_optin_, "pruning outside", error)) {
+          return PrunedBatchResult::kFailed;
         }
         OutsideSpan<<<count, kThreads, shared>>>(
             level.View(), view, items_.get() + span_begin[span], span, post_.get(), pre_.get(),
@@ -1208,6 +1237,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   DeviceArray<int4> nodes_;
   DeviceArray<double> root_score_;
   size_t outside_split_limit_ = 0;  // OutsideShared's limit for the per-cell masks
+  int max_optin_ = 48 * 1024;        // the device's opt-in shared memory a block
   // Pruning kernels 4.
   bool pair_levels_ = false;  // some level runs them
   int num_symbols_ = 0, max_live_pairs_ = 0, max_pair_tiles_ = 0, num_sms_ = 132;
