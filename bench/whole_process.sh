@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Whole `cky parse` processes, the job users run, for one grammar in one run: Viterbi exact and
-# pruned, max-rule exact and the default (max-rule, pruned), each N times in turn; prints
+# pruned (`safe` at every level, and at levels 0 and 2), max-rule exact and the default (max-rule,
+# pruned), each N times in turn; prints
 # sentences/s (from the best wall time of each setting), the ratio to exact Viterbi measured in
 # the same run, and how many trees each pruned setting shares with its exact decoder.
 #
@@ -23,7 +24,7 @@ while [ $# -gt 0 ]; do
     --label) label=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "whole_process.sh: unknown option $1 (--help lists them)" >&2; exit 2 ;;
   esac
 done
@@ -39,6 +40,7 @@ count=$(grep -c . "$sentences" || true)
 settings=(
   "viterbi-exact|--decoder viterbi --prune off"
   "viterbi-pruned|--decoder viterbi --prune safe"
+  "viterbi-pruned-0-2|--decoder viterbi --prune safe --prune-levels 0 2"
   "max-rule-exact|--decoder max-rule --prune off"
   "default|"
 )
@@ -77,7 +79,7 @@ for entry in "${settings[@]}"; do
   name=${entry%%|*}
   wall=${best[$name]}
   case $name in
-    viterbi-pruned) agree="$(same viterbi-pruned viterbi-exact) of $count" ;;
+    viterbi-pruned*) agree="$(same "$name" viterbi-exact) of $count" ;;
     default) agree="$(same default max-rule-exact) of $count" ;;
     *) agree="-" ;;
   esac
