@@ -114,6 +114,26 @@ __device__ __forceinline__ void OrPresent(const double* chart, int states, int c
   }
 }
 
+// A warp's share of (rule, cell) work in kernels 1 and 2: visit(r, first, last) for the cells
+// [first, last) of rule r (0 <= r < rules, cells 0 .. cells - 1). With few rules (the coarse
+// levels) the lanes take (rule, cell) pairs j = r * cells + c, stepping by 32 without a division
+// a step; else a rule a lane, over every cell.
+template <typename Visit>
+__device__ __forceinline__ void ForEachRuleAndCell(int lane, int rules, int cells, Visit&& visit) {
+  if (cells == 0) return;
+  if (rules < 32) {
+    const int step_rules = 32 / cells, step_c = 32 % cells;
+    int r = lane / cells, c = lane % cells;
+    for (; r < rules; r += step_rules, c += step_c) {
+      if (c >= cells) c -= cells, ++r;
+      if (r >= rules) break;
+      visit(r, c, c + 1);
+    }
+  } else {
+    for (int r = lane; r < rules; r += 32) visit(r, 0, cells);
+  }
+}
+
 // The chart cell a block of kernels 1 and 2 works on: items[blockIdx.x] = (sentence, start).
 struct BlockCell {
   int start, end, n;
@@ -212,27 +232,13 @@ __global__ void __launch_bounds__(kThreads)
         const double score = pair_first ? rule + (l + rr) : (rule + l) + rr;
         if (score > best) best = score;
       };
-      if (rules < 32) {
-        // Few rules (the coarse levels): lanes take (rule, split point) pairs j = rule * splits +
-        // k, stepping by 32 without a division a step.
-        const int step_rules = 32 / splits, step_k = 32 % splits;
-        int r = lane / splits, k = lane % splits;
-        for (; r < rules; r += step_rules, k += step_k) {
-          if (k >= splits) k -= splits, ++r;
-          if (r >= rules) break;
-          const int rule = first + r;
-          const int left = g.left[rule], right = g.right[rule];
-          if (Has(left_any, left) && Has(right_any, right))
-            candidate(left, right, g.log_prob[rule], k);
-        }
-      } else {
-        for (int r = first + lane; r < first + rules; r += 32) {
-          const int left = g.left[r], right = g.right[r];
-          if (!Has(left_any, left) || !Has(right_any, right)) continue;
-          const double rule = g.log_prob[r];
-          for (int k = 0; k < splits; ++k) candidate(left, right, rule, k);
-        }
-      }
+      ForEachRuleAndCell(lane, rules, splits, [&](int r, int from, int to) {
+        const int rule = first + r;
+        const int left = g.left[rule], right = g.right[rule];
+        if (!Has(left_any, left) || !Has(right_any, right)) return;
+        const double w = g.log_prob[rule];
+        for (int k = from; k < to; ++k) candidate(left, right, w, k);
+      });
       best = WarpMax(best);
       if (lane == 0) pre_cell[p] = best;
     }
@@ -375,31 +381,14 @@ __global__ void __launch_bounds__(kThreads)
         }
         candidate(right_parents[i], parent, rule, left_siblings[i], sibling);
       };
-      // visit(rule, first, last) for the parent cells [first, last) of each rule: lanes take
-      // (rule, parent cell) pairs when rules are few (coarse levels), stepping by 32 without a
-      // division a step; else a rule each, over every parent cell.
-      auto each = [&](int rules, int cells, auto&& visit) {
-        if (cells == 0) return;
-        if (rules < 32) {
-          const int step_rules = 32 / cells, step_i = 32 % cells;
-          int r = lane / cells, i = lane % cells;
-          for (; r < rules; r += step_rules, i += step_i) {
-            if (i >= cells) i -= cells, ++r;
-            if (r >= rules) break;
-            visit(r, i, i + 1);
-          }
-        } else {
-          for (int r = lane; r < rules; r += 32) visit(r, 0, cells);
-        }
-      };
-      each(left_rules, above_left, [&](int r, int from, int to) {
+      ForEachRuleAndCell(lane, left_rules, above_left, [&](int r, int from, int to) {
         const int rule = first_left + r;
         const int parent = g.by_left_parent[rule], sibling = g.by_left_right[rule];
         if (!Has(parent_of_left, parent) || !Has(right_sibling, sibling)) return;
         const double w = g.by_left_log_prob[rule];
         for (int i = from; i < to; ++i) as_left(parent, sibling, w, i);
       });
-      each(right_rules, above_right, [&](int r, int from, int to) {
+      ForEachRuleAndCell(lane, right_rules, above_right, [&](int r, int from, int to) {
         const int rule = first_right + r;
         const int parent = g.by_right_parent[rule], sibling = g.by_right_left[rule];
         if (!Has(parent_of_right, parent) || !Has(left_sibling, sibling)) return;
