@@ -8,9 +8,10 @@
 // the CPU's code; the device runs every pre-parse level (masked inside, max-marginals, threshold)
 // in double precision with the CPU's additions in the CPU's order, so its survivors at every level
 // are bit-identical to the CPU pruner's (tested). Then either the fine grammar's masked Viterbi
-// inside pass runs on the device too (its chart's finite entries come back, bit-identical to the
-// CPU's), or, with fine_mask_only, the fine grammar's allowed items stay on the device for another
-// pass (pruned max-rule).
+// inside pass runs on the device too (bit-identical to the CPU pruned backend's; its best trees
+// are read on the device, or with device_trees false its chart's finite entries come back), or,
+// with fine_mask_only, the fine grammar's allowed items stay on the device for another pass
+// (pruned max-rule).
 #pragma once
 
 #include <cstddef>

@@ -8,18 +8,19 @@
 //      never touched: the per-cell bitmask of Hall et al. 2014 at the granularity of one parent's
 //      rule tile); its lanes take the parent's rules, each over every split point, skipping a rule
 //      whose left or right child is absent from every left or right child cell (bitmasks of the
-//      states present, built first in shared memory). Then the cell's unary layer, one thread per
-//      state.
+//      states present, built first in shared memory; each split point's child cells as pointers
+//      there too). Then the cell's unary layer, one thread per state.
 //   2. OutsideSpan: the max-marginal pass of one span length, from the root down. One warp per item
 //      present in the cell pulls its outside score (post-unary) from the parent cells it can be a
 //      left or a right child in (rules indexed by left and by right child; bitmasks of the parents
-//      with an outside score and the siblings present skip the rules that cannot apply), into
-//      shared memory;
-//      then one thread per state: the outside score below the unary layer (unaries indexed by
+//      with an outside score and the siblings present skip the rules that cannot apply; each
+//      parent and sibling cell as a pointer in shared memory), into shared memory; then one
+//      thread per state: the outside score below the unary layer (unaries indexed by
 //      child), the max-marginal and the threshold, i.e. the level's survivors.
 //   3. Refine: the next level's allowed items, each state allowed where its coarser state survived.
-//   4. CompactFinite: the fine chart's finite entries, for a copy back of only those.
-// Pruning kernels 4 (the pre-parse levels): the binary maxima of kernels 1 and 2 come from the
+//   4. CompactFinite: the fine chart's finite entries, for a copy back of only those; or, with
+//      device_trees, cuda/viterbi's tree search over the fine chart (extract.cuh) and RootScores.
+// Pruning kernels 4 (the pre-parse levels, and the fine level of pruned Viterbi): the binary maxima of kernels 1 and 2 come from the
 // max-plus pair kernels over work lists (cuda/inside_outside/pair_sum.cuh with kMax) into a chart
 // filled with -infinity first (FillNegInf); kernels 1 and 2 then run the rest of each cell's work
 // (the unary layer; the outside unary layer, max-marginals and threshold), and PresenceKernel

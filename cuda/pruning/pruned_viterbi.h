@@ -7,9 +7,10 @@
 // the previous level are skipped whole, one warp per allowed parent state), a max-marginal pass
 // (span by span from the root down, pulling each item's outside score from its parent cells), and
 // the threshold, which gives the level's survivors; the next level allows the refinements of the
-// survivors. The fine grammar then runs the masked inside pass, and its chart's finite entries
-// (doubles, indices in the CPU chart's layout: parser/chart.h) are copied back for tree extraction
-// on the host.
+// survivors. The fine grammar then runs the masked inside pass, and either its best trees are read
+// on the device (device_trees: cuda/viterbi's tree search over the doubles) or its chart's finite
+// entries (doubles, indices in the CPU chart's layout: parser/chart.h) are copied back for tree
+// extraction on the host.
 //
 // Arithmetic: everything is double, and every candidate score is formed with the same additions in
 // the same order as the CPU pruner's passes (parser/viterbi_cpu.h; inside: (rule + left) + right,
