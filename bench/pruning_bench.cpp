@@ -272,8 +272,8 @@ int main(int argc, char** argv) {
               "\n%s thresholds, masked dispatch %d, pruning kernels %d, %d cells a group, "
               "max-rule device work: %.2f s (%.0f sentences/s; no extraction), of which masked "
               "inside-outside + max-rule %.2f s\npre-parses: %s\ninside-outside: %s\n",
-              setting.c_str(), dispatch, kernels, group, seconds, sentences->size() / seconds, io_seconds,
-              (*device)->ProfileReport().c_str(), io->ProfileReport().c_str());
+              setting.c_str(), dispatch, kernels, group, seconds, sentences->size() / seconds,
+              io_seconds, (*device)->ProfileReport().c_str(), io->ProfileReport().c_str());
           auto [first, inserted] = first_scores.emplace(setting, scores);
           if (!inserted) {
             const auto near = [](double a, double b) {
@@ -301,9 +301,8 @@ int main(int argc, char** argv) {
       }
       std::vector<size_t> order(sentences->size());
       for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return lexical[a].length < lexical[b].length;
-      });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return lexical[a].length < lexical[b].length; });
       // Parses every sentence with `masks` (per sentence, cells x symbols; empty: none), returns
       // the seconds and fills each sentence's tree nodes (state, start, end per node).
       const auto parse = [&](const std::vector<std::vector<uint8_t>>& masks,

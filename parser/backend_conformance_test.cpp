@@ -78,7 +78,7 @@ const Fixtures kCpuPruned = {"split_seed1", "split_seed21", "split_seed33", "sma
 const Fixtures kPruned = {"split_seed1", "split_seed21", "split_seed33", "small_sm2", "gum_sm3"};
 // GPU pruned Viterbi: also a fine grammar whose masked pass runs on the pair kernels.
 const Fixtures kPrunedViterbi = {"split_seed1", "split_seed21", "split_seed33",
-                                  "small_sm2",   "gum_sm3",      "split8_seed5"};
+                                 "small_sm2",   "gum_sm3",      "split8_seed5"};
 
 const OutcomeComparison kViterbiIdentical{.score = kIdenticalScores};
 const OutcomeComparison kPrunedViterbiOnCpu{.score = kPairFirstScores};
@@ -196,8 +196,8 @@ std::vector<Row> MakeRows() {
   // CPU pruning without thresholds, at every level or at level 1 alone, keeps the exact trees; on
   // an unsplit grammar there is no pre-parse level to prune with.
   rows.push_back({"cpu_pruned_viterbi_exact", "default", false, "cpu/pruned",
-                  PrunedCpu(K::kViterbi, "exact"), ReferenceViterbiOracle(), kPrunedViterbiOnCpu,
-                  1, kCpuPruned});
+                  PrunedCpu(K::kViterbi, "exact"), ReferenceViterbiOracle(), kPrunedViterbiOnCpu, 1,
+                  kCpuPruned});
   rows.push_back({"cpu_pruned_max_rule_exact", "default", false, "cpu/pruned-max-rule",
                   PrunedCpu(K::kMaxRule, "exact"), ReferenceMaxRuleOracle(), kMaxRuleOnCpu, 1,
                   kCpuPruned});

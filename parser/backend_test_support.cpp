@@ -166,13 +166,12 @@ std::vector<FixtureSpec> FixtureSpecs() {
   }
   // A fine grammar of 8 substates a symbol: the pruned fine Viterbi pass runs on the pair
   // kernels there (cuda/pruning/pruned_viterbi.h), below them on kernels 2.
-  specs.push_back({.name = "split8_seed5",
-                   .grammar = Random(SplitShape(5, 8)),
-                   .sentences =
-                       [](const TestGrammar& g) {
-                         return RandomTestSentences(g.model, 12, 1, 16, 5, 40);
-                       },
-                   .min_parsed = 9});
+  specs.push_back(
+      {.name = "split8_seed5",
+       .grammar = Random(SplitShape(5, 8)),
+       .sentences =
+           [](const TestGrammar& g) { return RandomTestSentences(g.model, 12, 1, 16, 5, 40); },
+       .min_parsed = 9});
   specs.push_back(
       {.name = "unsplit",
        .grammar = Random(SplitShape(4, 1)),

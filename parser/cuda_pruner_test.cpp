@@ -147,7 +147,8 @@ TEST(CudaPrunerTest, FineGrammarOnThePairKernelsGivesTheCpuChart) {
   CKY_SKIP_WITHOUT_CUDA_DEVICE();
   const TestGrammar grammar = MakeRandomTestGrammar(SplitShape(5, 8));
   const Grammar& g = grammar.grammar();
-  ASSERT_GE(g.num_states(), 4 * g.num_symbols()) << "the fine grammar would not run the pair kernels";
+  ASSERT_GE(g.num_states(), 4 * g.num_symbols())
+      << "the fine grammar would not run the pair kernels";
   std::vector<LexicalScores> lexical;
   for (const SentenceInput& input :
        ScoredInputs(grammar, RandomTestSentences(grammar.model, 12, 1, 16, 5, 40)))

@@ -17,8 +17,8 @@ CpuViterbi::CpuViterbi(const Grammar& g, AdditionOrder order) : grammar_(g), ord
   pair_begin_ = std::move(runs.pair_begin);
 }
 
-void CpuViterbi::Inside(const LexicalScores& lexical, const ItemMask* mask, Chart* post,
-                        Chart* pre, AdditionOrder order) const {
+void CpuViterbi::Inside(const LexicalScores& lexical, const ItemMask* mask, Chart* post, Chart* pre,
+                        AdditionOrder order) const {
   const Grammar& g = grammar_;
   const int32_t n = lexical.length;
   const int32_t states = g.num_states();
@@ -86,8 +86,7 @@ void CpuViterbi::Inside(const LexicalScores& lexical, const ItemMask* mask, Char
   }
 }
 
-void CpuViterbi::MaxMarginals(const Chart& post, const Chart& pre,
-                                 std::vector<double>* mm) const {
+void CpuViterbi::MaxMarginals(const Chart& post, const Chart& pre, std::vector<double>* mm) const {
   const Grammar& g = grammar_;
   const int32_t n = post.length();
   const int32_t states = g.num_states();

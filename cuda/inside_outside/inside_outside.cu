@@ -188,8 +188,12 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                   kind_ms_[kKindMaxcMerge], kind_ms_[kKindMaxcUnary], kind_ms_[kKindOther]);
     std::string report = text;
     // Where in the chart the time goes: per kernel kind, span lengths 1-4, 5-8, ... 65+.
-    const char* names[kNumKinds] = {"pair-sum inside", "pair-sum outside", "unary+normalize",
-                                    "max-rule binary", "merge",            "max-rule unary",
+    const char* names[kNumKinds] = {"pair-sum inside",
+                                    "pair-sum outside",
+                                    "unary+normalize",
+                                    "max-rule binary",
+                                    "merge",
+                                    "max-rule unary",
                                     "other"};
     report += "; by span length (1-4, 5-8, 9-16, 17-32, 33-64, 65+):";
     for (int kind = 0; kind < kNumKinds; ++kind) {
@@ -296,7 +300,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   }
 
   static constexpr int kSpanBuckets = 6;
-  int span_ = 0;  // profiling: the span length the launches being queued are of
+  int span_ = 0;                // profiling: the span length the launches being queued are of
   std::vector<int> kind_span_;  // the span length of each Kind() call of this batch
 
   void Mark(int index) {

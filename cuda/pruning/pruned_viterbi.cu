@@ -20,11 +20,12 @@
 //   3. Refine: the next level's allowed items, each state allowed where its coarser state survived.
 //   4. CompactFinite: the fine chart's finite entries, for a copy back of only those; or, with
 //      device_trees, cuda/viterbi's tree search over the fine chart (extract.cuh) and RootScores.
-// Pruning kernels 4 (the pre-parse levels, and the fine level of pruned Viterbi): the binary maxima of kernels 1 and 2 come from the
-// max-plus pair kernels over work lists (cuda/inside_outside/pair_sum.cuh with kMax) into a chart
-// filled with -infinity first (FillNegInf); kernels 1 and 2 then run the rest of each cell's work
-// (the unary layer; the outside unary layer, max-marginals and threshold), and PresenceKernel
-// records each span's symbols present for the next spans' work lists.
+// Pruning kernels 4 (the pre-parse levels, and the fine level of pruned Viterbi): the binary maxima
+// of kernels 1 and 2 come from the max-plus pair kernels over work lists
+// (cuda/inside_outside/pair_sum.cuh with kMax) into a chart filled with -infinity first
+// (FillNegInf); kernels 1 and 2 then run the rest of each cell's work (the unary layer; the outside
+// unary layer, max-marginals and threshold), and PresenceKernel records each span's symbols present
+// for the next spans' work lists.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -521,7 +522,7 @@ size_t OutsideShared(int states) {
 // kOutsideSplitBytes) is what Init could opt in to.
 constexpr size_t kOutsideSplitBytes = 48 * 1024;
 constexpr size_t kDefaultDynamicShared = 48 * 1024;  // what a launch gets without opting in
-constexpr size_t kSplitMaskRulesPerState = 100;  // pruning kernels 2: the levels that use them
+constexpr size_t kSplitMaskRulesPerState = 100;      // pruning kernels 2: the levels that use them
 // Pruning kernels 4: the pair kernels run at pre-parse levels of at least this many states per
 // symbol on average; the others run kernels 2 (bench/RESULTS.md, issue 36).
 constexpr int kPairKernelMinSubstates = 4;
@@ -555,7 +556,7 @@ struct DeviceLevel {
   std::array<io::PairLayout, 3> pairs;
   std::array<io::LiveLayout, 3> live;
   DeviceArray<int> state_symbol;
-  bool pair_kernels = false;  // the layouts above are there
+  bool pair_kernels = false;           // the layouts above are there
   DeviceArray<unsigned char> phrasal;  // device_trees (fine level): per symbol, 1 when phrasal
 
   LevelView View() const {
@@ -1126,8 +1127,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
                            post_.get()};
     viterbi::LaunchExtractTrees(x, sentences, 0);
     RootScores<<<(sentences + 127) / 128, 128>>>(post_.get(), fine_states_, lengths_.get(),
-                                                  cell_offset_.get(), sentences,
-                                                  root_score_.get());
+                                                 cell_offset_.get(), sentences, root_score_.get());
     return true;
   }
 
@@ -1227,7 +1227,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   DeviceArray<int4> nodes_;
   DeviceArray<double> root_score_;
   size_t outside_split_limit_ = 0;  // OutsideShared's limit for the per-cell masks
-  int max_optin_ = 48 * 1024;        // the device's opt-in shared memory a block
+  int max_optin_ = 48 * 1024;       // the device's opt-in shared memory a block
   // Pruning kernels 4.
   bool pair_levels_ = false;  // some level runs them
   int num_symbols_ = 0, max_live_pairs_ = 0, max_pair_tiles_ = 0, num_sms_ = 132;

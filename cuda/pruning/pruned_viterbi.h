@@ -16,11 +16,12 @@
 // the same order as the CPU pruner's passes (parser/viterbi_cpu.h; inside: (rule + left) + right,
 // or rule + (left + right) with AdditionOrder::kPairFirst, and unary + below; outside:
 // (outside_pre(parent) + rule) + sibling, or rule + (outside_pre(parent) + sibling), and
-// outside_post(parent) + unary; max-marginal max(in_post + out_post, in_pre + out_pre) - best). Maxima are exact whatever the
-// order, so the device's charts and max-marginals are bit-identical to the CPU's, given the same
-// lexical scores (the caller projects them on the host with the CPU's code): an item whose
-// max-marginal lies next to the threshold is decided the same way on both, there are no ties to
-// break. (The kernels are compiled without fused multiply-add; they multiply nothing anyway.)
+// outside_post(parent) + unary; max-marginal max(in_post + out_post, in_pre + out_pre) - best).
+// Maxima are exact whatever the order, so the device's charts and max-marginals are bit-identical
+// to the CPU's, given the same lexical scores (the caller projects them on the host with the CPU's
+// code): an item whose max-marginal lies next to the threshold is decided the same way on both,
+// there are no ties to break. (The kernels are compiled without fused multiply-add; they multiply
+// nothing anyway.)
 #pragma once
 
 #include <cstddef>
@@ -54,8 +55,8 @@ struct DevicePrunedViterbiOptions {
   size_t max_batch_bytes = 0;
   // Copy every pre-parse level's survivors back (tests compare them with the CPU's).
   bool keep_level_survivors = false;
-  // For pruned max-rule (parser/cuda_max_rule_backend.h): the fine grammar is not parsed; ParseBatch
-  // leaves its allowed items on the device (FineMask) for the inside-outside passes of
+  // For pruned max-rule (parser/cuda_max_rule_backend.h): the fine grammar is not parsed;
+  // ParseBatch leaves its allowed items on the device (FineMask) for the inside-outside passes of
   // cuda/inside_outside/inside_outside.h, and copies back no chart (fine_count 0). The fine
   // level's PruningLevel then need only num_states and to_coarser.
   bool fine_mask_only = false;

@@ -127,5 +127,4 @@ void LaunchSkipStats(const int2* symbols, int tiles, int groups, const unsigned*
                      const unsigned* right_mask, int words, unsigned long long* skipped,
                      cudaStream_t stream);
 
-
 }  // namespace cky::cuda::viterbi
