@@ -48,6 +48,14 @@ declare -A best
 # One untimed process first: the grammar's cache, the device's first context.
 "$cky" parse --tokenized "${grammar_args[@]}" -b "$backend" --no-progress "${extra[@]}" < /dev/null \
   > /dev/null 2>&1 || true
+# A grammar without hierarchy level 2 (split fewer than three times) has no levels 0 and 2.
+if ! "$cky" parse --tokenized "${grammar_args[@]}" -b "$backend" --no-progress --decoder viterbi \
+  --prune safe --prune-levels 0 2 "${extra[@]}" < /dev/null > /dev/null 2>&1; then
+  echo "whole_process.sh: no pre-parse levels 0 and 2 in this grammar; that setting is left out" >&2
+  kept=()
+  for entry in "${settings[@]}"; do [ "${entry%%|*}" = viterbi-pruned-0-2 ] || kept+=("$entry"); done
+  settings=("${kept[@]}")
+fi
 for round in $(seq 1 "$repeat"); do
   for entry in "${settings[@]}"; do
     name=${entry%%|*}
