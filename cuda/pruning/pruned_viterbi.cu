@@ -362,41 +362,36 @@ __global__ void __launch_bounds__(kThreads)
         const double score = pair_first ? rule + (above + other) : (above + rule) + other;
         if (score > best) best = score;
       };
-      // x as the left child of (start, end + 1 + i), beside (end, end + 1 + i), i < above_left.
-      const int first_left = g.by_left_begin[x], left_rules = g.by_left_begin[x + 1] - first_left;
-      auto as_left = [&](int parent, int sibling, double rule, int i) {
-        if (split_bits) {  // the parent or the sibling absent there: a score of -infinity
-          if (!Has(parent_of_left_at + size_t(i) * words, parent) ||
-              !Has(right_sibling_at + size_t(i) * words, sibling))
-            return;
-        }
-        candidate(left_parents[i], parent, rule, right_siblings[i], sibling);
+      // x as one child of the parent cells i < cells, whose pointers and per-cell masks are
+      // given; its rules there are [first, first + rules) of the parent / sibling / log_prob
+      // arrays (by left child or by right child), skipped when the parent or the sibling is absent
+      // from every such cell (parent_any, sibling_any) or, with split_bits, from that cell.
+      auto as_child = [&](int first, int rules, const int* parents, const int* siblings,
+                          const double* log_probs, int cells, const double** parent_cells,
+                          const double** sibling_cells, const unsigned* parent_any,
+                          const unsigned* sibling_any, const unsigned* parent_at,
+                          const unsigned* sibling_at) {
+        ForEachRuleAndCell(lane, rules, cells, [&](int r, int from, int to) {
+          const int rule = first + r;
+          const int parent = parents[rule], sibling = siblings[rule];
+          if (!Has(parent_any, parent) || !Has(sibling_any, sibling)) return;
+          const double w = log_probs[rule];
+          for (int i = from; i < to; ++i) {
+            if (split_bits && (!Has(parent_at + size_t(i) * words, parent) ||
+                               !Has(sibling_at + size_t(i) * words, sibling)))
+              continue;  // the parent or the sibling absent there: a score of -infinity
+            candidate(parent_cells[i], parent, w, sibling_cells[i], sibling);
+          }
+        });
       };
-      // x as the right child of (i, end), beside (i, start), i < above_right.
-      const int first_right = g.by_right_begin[x];
-      const int right_rules = g.by_right_begin[x + 1] - first_right;
-      auto as_right = [&](int parent, int sibling, double rule, int i) {
-        if (split_bits) {
-          if (!Has(parent_of_right_at + size_t(i) * words, parent) ||
-              !Has(left_sibling_at + size_t(i) * words, sibling))
-            return;
-        }
-        candidate(right_parents[i], parent, rule, left_siblings[i], sibling);
-      };
-      ForEachRuleAndCell(lane, left_rules, above_left, [&](int r, int from, int to) {
-        const int rule = first_left + r;
-        const int parent = g.by_left_parent[rule], sibling = g.by_left_right[rule];
-        if (!Has(parent_of_left, parent) || !Has(right_sibling, sibling)) return;
-        const double w = g.by_left_log_prob[rule];
-        for (int i = from; i < to; ++i) as_left(parent, sibling, w, i);
-      });
-      ForEachRuleAndCell(lane, right_rules, above_right, [&](int r, int from, int to) {
-        const int rule = first_right + r;
-        const int parent = g.by_right_parent[rule], sibling = g.by_right_left[rule];
-        if (!Has(parent_of_right, parent) || !Has(left_sibling, sibling)) return;
-        const double w = g.by_right_log_prob[rule];
-        for (int i = from; i < to; ++i) as_right(parent, sibling, w, i);
-      });
+      // x as the left child of (start, end + 1 + i), beside (end, end + 1 + i), i < above_left;
+      // as the right child of (i, end), beside (i, start), i < above_right.
+      as_child(g.by_left_begin[x], g.by_left_begin[x + 1] - g.by_left_begin[x], g.by_left_parent,
+               g.by_left_right, g.by_left_log_prob, above_left, left_parents, right_siblings,
+               parent_of_left, right_sibling, parent_of_left_at, right_sibling_at);
+      as_child(g.by_right_begin[x], g.by_right_begin[x + 1] - g.by_right_begin[x],
+               g.by_right_parent, g.by_right_left, g.by_right_log_prob, above_right, right_parents,
+               left_siblings, parent_of_right, left_sibling, parent_of_right_at, left_sibling_at);
       best = WarpMax(best);
       if (lane == 0) out_post[x] = best;
     }
