@@ -183,18 +183,20 @@ class CudaPrunedBackend : public DeviceBackend {
       if (!device_batch.trees.empty()) {
         // Trees read on the device: only their nodes came back.
         timeline::Scope scope("trees from device nodes");
-        std::vector<size_t> on_host;  // the device search stopped: the host parses these
+        // Where the device search stopped, the CPU fallback (the CPU pruned backend: the same
+        // pruner and fine pass, so the same chart) parses the sentence and its search goes on.
+        std::vector<std::pair<size_t, std::string>> on_cpu;
         for (size_t b = 0; b < device_batch.indices.size(); ++b) {
           const size_t i = batch[device_batch.indices[b]];
           const cuda::DeviceTree& tree = device_batch.trees[b];
           if (tree.status == cuda::DeviceTree::kChart) {
-            on_host.push_back(i);
+            on_cpu.emplace_back(i, "whose tree the device search did not finish");
             continue;
           }
           (*outcomes)[i] = OutcomeOfPrunedTree(sentences[i], tree, device_batch.root_score[b]);
           Done(i, (*outcomes)[i], /*pruned=*/true);
         }
-        if (!on_host.empty()) ParseOnHost(sentences, on_host, outcomes);
+        ParseOnCpu(sentences, on_cpu, outcomes);
         return;
       }
       // Trees are extracted in the background, in parallel, while the device runs the next batch.
@@ -232,34 +234,6 @@ class CudaPrunedBackend : public DeviceBackend {
     return outcome;
   }
 
-  // Sentences whose device tree search stopped: the CPU pruned backend (the same pruner and fine
-  // pass, so the same chart) parses them, and its extraction goes on where the device's stopped.
-  void ParseOnHost(std::span<const SentenceInput> sentences, const std::vector<size_t>& which,
-                   std::vector<ParseOutcome>* outcomes) {
-    if (!host_) {
-      auto made = MakeCpuBackend(grammar_, {.decoder = DecoderKind::kViterbi,
-                                            .threads = options().extraction_threads,
-                                            .pruner = pruner_->shared_pruner()});
-      if (made.ok()) host_ = std::move(*made);
-    }
-    std::vector<SentenceInput> inputs;
-    for (size_t i : which) inputs.push_back(sentences[i]);
-    std::vector<ParseOutcome> parsed;
-    if (host_) parsed = host_->ParseBatch(inputs);
-    for (size_t j = 0; j < which.size(); ++j) {
-      ParseOutcome& outcome = (*outcomes)[which[j]];
-      if (j < parsed.size()) {
-        outcome = std::move(parsed[j]);
-      } else {
-        outcome = ParseOutcome{};
-        outcome.status = ParseStatus::kFailed;
-        outcome.message = "the CPU pruned backend could not be made";
-      }
-      // Final: the CPU backend parses a sentence whose pruned chart has no tree again unpruned.
-      Done(which[j], outcome, /*pruned=*/false);
-    }
-  }
-
   // As the CPU pruned backend: a sentence pruning loses is parsed without pruning.
   void ParseUnpruned(std::span<const SentenceInput> sentences, std::vector<size_t> which,
                      std::vector<ParseOutcome>* outcomes) override {
@@ -283,7 +257,6 @@ class CudaPrunedBackend : public DeviceBackend {
   std::unique_ptr<CudaCoarseToFine> pruner_;
   std::vector<Chart> charts_;  // the extraction workers'
   std::unique_ptr<Backend> exact_;
-  std::unique_ptr<Backend> host_;  // the CPU pruned backend, for searches the device stopped
 };
 
 }  // namespace

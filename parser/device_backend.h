@@ -77,6 +77,12 @@ class DeviceBackend : public Backend {
   virtual void ParseUnpruned(std::span<const SentenceInput> sentences, std::vector<size_t> which,
                              std::vector<ParseOutcome>* outcomes);
 
+  // Sentences the device cannot take (or finish), each with why, parsed by the CPU fallback
+  // (MakeCpuFallback, made at the first need); their outcomes are final (Done, not pruned).
+  void ParseOnCpu(std::span<const SentenceInput> sentences,
+                  const std::vector<std::pair<size_t, std::string>>& which,
+                  std::vector<ParseOutcome>* outcomes);
+
   // Runs `work` on the background extraction thread once the previous batch's is finished.
   void Extract(std::function<void(ThreadPool& pool)> work);
   void FinishExtraction();
@@ -95,10 +101,6 @@ class DeviceBackend : public Backend {
   void RunOnDevice(std::span<const SentenceInput> sentences, std::vector<size_t> order, bool pruned,
                    const Limits& limits, std::vector<ParseOutcome>* outcomes,
                    std::vector<std::pair<size_t, std::string>>* on_cpu);
-  // Sentences the device cannot take, each with why, parsed by the CPU fallback.
-  void ParseOnCpu(std::span<const SentenceInput> sentences,
-                  const std::vector<std::pair<size_t, std::string>>& which,
-                  std::vector<ParseOutcome>* outcomes);
 
   DeviceBackendOptions options_;
   ThreadPool extraction_pool_;

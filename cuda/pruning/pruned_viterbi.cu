@@ -777,8 +777,9 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     // Fine-mask mode: no fine chart (max_states_ counts the pre-parse levels only), no indices.
     const size_t fine_index =
         options_.fine_mask_only || trees_ ? 0 : size_t(fine_states_) * sizeof(long long);
-    // device_trees: the tree's node slots (6n + 32, 16 bytes each) and a few numbers.
-    const size_t tree_bytes = trees_ ? (6 * size_t(length) + 32) * 16 + 32 : 0;
+    // device_trees: the tree's node slots and a few numbers.
+    const size_t tree_bytes =
+        trees_ ? size_t(viterbi::TreeNodeSlots(length)) * sizeof(int4) + 32 : 0;
     // Pruning kernels 4: the outside scores above the unary layer, two presence arrays, the cell
     // list of the pair kernels and their work lists.
     const size_t pair_kernels = pair_levels_
@@ -1078,7 +1079,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
 
   // A sentence's node slots: room for any tree (as cuda/viterbi's ParseTrees), or the tests'.
   int NodeSlots(int length) const {
-    return options_.tree_node_slots > 0 ? options_.tree_node_slots : 6 * length + 32;
+    return options_.tree_node_slots > 0 ? options_.tree_node_slots : viterbi::TreeNodeSlots(length);
   }
 
   // device_trees: the tree search over the batch's fine charts (cuda/viterbi/extract.cuh) and its
@@ -1093,6 +1094,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       meta[sentences + b] = lengths[b];
       offset[b + 1] = offset[b] + NodeSlots(lengths[b]);
     }
+    node_offset_.assign(offset, offset + sentences + 1);  // CopyTrees reads them
     if (cell_offset.back() >= std::numeric_limits<int>::max() / 2 || !tree_meta_.Upload(meta) ||
         !node_count_.Reserve(sentences) || !nodes_.Reserve(offset[sentences]) ||
         !root_score_.Reserve(sentences)) {
@@ -1130,8 +1132,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   bool CopyTrees(const std::vector<int>& lengths, PrunedBatchCharts* charts, std::string* error) {
     const int sentences = static_cast<int>(lengths.size());
     std::vector<int> count(sentences);
-    std::vector<int> offset(sentences + 1, 0);
-    for (int b = 0; b < sentences; ++b) offset[b + 1] = offset[b] + NodeSlots(lengths[b]);
+    const std::vector<int>& offset = node_offset_;
     std::vector<int4> nodes(offset[sentences]);
     charts->root_score.resize(sentences);
     if (cudaMemcpy(count.data(), node_count_.get(), sentences * sizeof(int),
@@ -1153,15 +1154,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       } else {
         tree.status = DeviceTree::kTree;
         tree.nodes.resize(count[b]);
-        for (int k = 0; k < count[b]; ++k) {
-          const int4& src = nodes[offset[b] + k];
-          DeviceTreeNode& node = tree.nodes[k];
-          node.state = src.x;
-          node.start = static_cast<int16_t>(src.y & 0xffff);
-          node.end = static_cast<int16_t>(src.y >> 16);
-          std::memcpy(&node.score, &src.z, sizeof(float));
-          node.kind = src.w;
-        }
+        for (int k = 0; k < count[b]; ++k)
+          tree.nodes[k] = viterbi::UnpackTreeNode(nodes[offset[b] + k]);
       }
     }
     return true;
@@ -1219,6 +1213,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   static constexpr double kTreeTolerance = 1e-5;  // parser/tree_extraction.h's default
   bool trees_ = false;
   DeviceArray<int> tree_meta_, node_count_;
+  std::vector<int> node_offset_;  // the batch's node slots: sentence b's from node_offset_[b]
   DeviceArray<int4> nodes_;
   DeviceArray<double> root_score_;
   size_t outside_split_limit_ = 0;  // OutsideShared's limit for the per-cell masks

@@ -221,7 +221,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
     std::vector<int> offset(num_sentences + 1, 0), length(num_sentences);
     for (int i = 0; i < num_sentences; ++i) {
       length[i] = batch[i].length;
-      offset[i + 1] = offset[i] + 6 * batch[i].length + 32;  // nodes: see DeviceTreeNode
+      offset[i + 1] = offset[i] + TreeNodeSlots(batch[i].length);
     }
     // One upload: base, length, offset.
     std::vector<int> meta;
@@ -279,14 +279,7 @@ class DeviceViterbiImpl : public DeviceViterbi {
         tree.status = DeviceTree::kTree;
         tree.nodes.resize(count);
         const int4* src = host_nodes_.get() + offset[i];
-        for (int k = 0; k < count; ++k) {
-          DeviceTreeNode& node = tree.nodes[k];
-          node.state = src[k].x;
-          node.start = static_cast<int16_t>(src[k].y & 0xffff);
-          node.end = static_cast<int16_t>(src[k].y >> 16);
-          std::memcpy(&node.score, &src[k].z, sizeof(float));
-          node.kind = src[k].w;
-        }
+        for (int k = 0; k < count; ++k) tree.nodes[k] = UnpackTreeNode(src[k]);
       } else {
         // The host extracts this one: its chart is still on the device.
         tree.status = DeviceTree::kChart;

@@ -4,7 +4,28 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
+#include <cstring>
+
+#include "cuda/viterbi/viterbi.h"
+
 namespace cky::cuda::viterbi {
+
+// The node slots a sentence of `length` words gets: room for any tree (n - 1 binary nodes, n
+// preterminals, unary chains above them).
+inline int TreeNodeSlots(int length) { return 6 * length + 32; }
+
+// A node as the search writes it (ExtractArgs::nodes): state, start | end << 16, the score's float
+// bits, kind.
+inline DeviceTreeNode UnpackTreeNode(const int4& packed) {
+  DeviceTreeNode node;
+  node.state = packed.x;
+  node.start = static_cast<int16_t>(packed.y & 0xffff);
+  node.end = static_cast<int16_t>(packed.y >> 16);
+  std::memcpy(&node.score, &packed.z, sizeof(float));
+  node.kind = packed.w;
+  return node;
+}
 
 // extract.cu: the best trees read on the device (ParseTrees), a block per sentence.
 struct ExtractArgs {
