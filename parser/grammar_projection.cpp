@@ -4,8 +4,9 @@
 #include <cmath>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
+
+#include "cuda/common/host_parallel.h"
 
 namespace cky {
 namespace {
@@ -122,7 +123,8 @@ std::vector<Projected> Aggregate(std::vector<Projected> rules) {
 // fine rules' weighted probabilities, added in fine grammar order. The fine rules are grouped by
 // parent (binary_parent_begin), so each projected parent gathers the rules of its fine parents:
 // into a dense (left, right) table, or, where that table would be large, Aggregate's sorted list
-// (the same sums in the same order). Projected parents are split over a few threads.
+// (the same sums in the same order). Projected parents are split into up to 8 slices, run on the
+// host's threads.
 std::vector<Projected> ProjectBinaries(const Grammar& fine, const std::vector<int32_t>& from_fine,
                                        const std::vector<double>& fine_weight,
                                        int32_t coarse_states) {
@@ -170,10 +172,7 @@ std::vector<Projected> ProjectBinaries(const Grammar& fine, const std::vector<in
       list.clear();
     }
   };
-  std::vector<std::thread> threads;
-  for (int k = 1; k < slices; ++k) threads.emplace_back(project, k);
-  project(0);
-  for (std::thread& t : threads) t.join();
+  cuda::ForEachOnHostThreads(slices, fine.binary_parent.size(), project);
   std::vector<Projected> all;
   for (std::vector<Projected>& part : out) all.insert(all.end(), part.begin(), part.end());
   return all;
@@ -215,15 +214,8 @@ std::vector<double> ExpectedStateCounts(const Grammar& g) {
   };
   // Berkeley's iteration: at most 50 rounds, until the counts move by less than 1e-10 in total.
   for (int iteration = 0; iteration < 50; ++iteration) {
-    // The slices on at most the host's threads (the sums do not depend on which thread).
-    const int workers = std::clamp(int(std::thread::hardware_concurrency()), 1, slices);
-    auto run_slices = [&](int w) {
-      for (int k = w; k < slices; k += workers) slice_sums(k);
-    };
-    std::vector<std::thread> threads;
-    for (int w = 1; w < workers; ++w) threads.emplace_back(run_slices, w);
-    run_slices(0);
-    for (std::thread& t : threads) t.join();
+    // The slices over the host's threads (the sums do not depend on which thread).
+    cuda::ForEachOnHostThreads(slices, size_t(binaries), slice_sums);
     for (int32_t s = 0; s < states; ++s) {
       double total = 0;
       for (int k = 0; k < slices; ++k) total += partial[k][s];
