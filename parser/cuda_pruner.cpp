@@ -210,13 +210,14 @@ std::optional<DeviceFailure> CudaCoarseToFine::RunBatch(
   const int32_t states = p.fine().num_states();
   const size_t sentences_in_batch = batch.size();
   out.num_states = states;
-  std::vector<int32_t> sentence_of_cell;  // batch cell -> batch sentence
+  const size_t count = charts.fine_count;  // 0 with device trees or the fine mask only
+  std::vector<int32_t> sentence_of_cell;   // batch cell -> batch sentence, when entries came back
   for (size_t b = 0; b < sentences_in_batch; ++b) {
     out.lengths.push_back(refs[b].length);
-    sentence_of_cell.insert(sentence_of_cell.end(), Chart::NumCells(refs[b].length), int32_t(b));
+    if (count > 0)
+      sentence_of_cell.insert(sentence_of_cell.end(), Chart::NumCells(refs[b].length), int32_t(b));
   }
   const int chunks = impl_->pool.threads();
-  const size_t count = charts.fine_count;
   auto chunk_begin = [&](int c) { return count * c / chunks; };
   std::vector<std::vector<int64_t>> placed(chunks, std::vector<int64_t>(sentences_in_batch, 0));
   impl_->pool.ParallelFor(chunks, [&](int c, int) {
