@@ -472,24 +472,31 @@ TEST(MultiDeviceBackendTest, DevicesNeedTheCudaBackend) {
 }
 
 // The fake multi-device setup of issue 18 on a real GPU: two backends on device 0 (and one, through
-// the same layer) print what one CUDA backend prints.
+// the same layer) print what one CUDA backend prints, exact and pruned (each backend its own
+// pruner on its own stream: their pre-parses and passes run beside each other).
 TEST_P(MultiDeviceDecoderTest, TwoBackendsOnDeviceZeroPrintWhatOneDoes) {
   CKY_SKIP_WITHOUT_CUDA_DEVICE();
   const std::string decoder = GetParam();
   for (uint64_t seed : {1u, 2u}) {
     Fixture f = MakeFixture(seed);
-    auto single = MakeBackend(f.g(), {.device = DeviceKind::kCuda,
-                                      .decoder = *ParseDecoderKind(decoder),
-                                      .prune = PruneMode::kOff});
-    ASSERT_TRUE(single.ok()) << single.status().message();
-    auto expected = PrintedOutcomes(ParseWith(f, std::move(*single)));
-    for (std::vector<int> devices : {std::vector<int>{0}, std::vector<int>{0, 0}}) {
-      auto multi = MakeBackend(
-          f.g(),
-          {.device = DeviceKind::kCuda, .decoder = *ParseDecoderKind(decoder), .devices = devices});
-      ASSERT_TRUE(multi.ok()) << multi.status().message();
-      EXPECT_EQ(PrintedOutcomes(ParseWith(f, std::move(*multi))), expected)
-          << decoder << " seed " << seed << ", " << devices.size() << " backends on device 0";
+    for (PruneMode prune : {PruneMode::kOff, PruneMode::kAuto, PruneMode::kSafe}) {
+      const BackendOptions options{
+          .device = DeviceKind::kCuda, .decoder = *ParseDecoderKind(decoder), .prune = prune};
+      auto single = MakeBackend(f.g(), options);
+      ASSERT_TRUE(single.ok()) << single.status().message();
+      EXPECT_EQ((*single)->name().find("pruned") != std::string::npos,
+                prune == PruneMode::kSafe || (prune == PruneMode::kAuto && decoder == "max-rule"))
+          << (*single)->name();
+      auto expected = PrintedOutcomes(ParseWith(f, std::move(*single)));
+      for (std::vector<int> devices : {std::vector<int>{0}, std::vector<int>{0, 0}}) {
+        BackendOptions several = options;
+        several.devices = devices;
+        auto multi = MakeBackend(f.g(), several);
+        ASSERT_TRUE(multi.ok()) << multi.status().message();
+        EXPECT_EQ(PrintedOutcomes(ParseWith(f, std::move(*multi))), expected)
+            << decoder << " seed " << seed << ", prune " << NameOf(prune) << ", " << devices.size()
+            << " backends on device 0";
+      }
     }
   }
 }
@@ -511,9 +518,10 @@ TEST_P(MultiDeviceDecoderTest, EveryGpuOfTheHostPrintsWhatOneDoes) {
   std::vector<int> twice = *all;
   twice.insert(twice.end(), all->begin(), all->end());
   for (const std::vector<int>& devices : {*all, twice}) {
-    auto multi = MakeBackend(
-        f.g(),
-        {.device = DeviceKind::kCuda, .decoder = *ParseDecoderKind(decoder), .devices = devices});
+    auto multi = MakeBackend(f.g(), {.device = DeviceKind::kCuda,
+                                     .decoder = *ParseDecoderKind(decoder),
+                                     .prune = PruneMode::kOff,
+                                     .devices = devices});
     ASSERT_TRUE(multi.ok()) << multi.status().message();
     const std::string last = "cuda:" + std::to_string(gpus - 1);
     EXPECT_NE((*multi)->name().find(last), std::string::npos) << (*multi)->name();

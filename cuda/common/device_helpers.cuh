@@ -63,6 +63,12 @@ class CudaBuffer : NoCopy {
     return host.empty() || cudaMemcpy(data_, host.data(), host.size() * sizeof(T),
                                       cudaMemcpyHostToDevice) == cudaSuccess;
   }
+  // Queued on `stream` (after what is queued there; the host vector may go when this returns).
+  bool Upload(const std::vector<T>& host, cudaStream_t stream) {
+    if (!Reserve(host.size())) return false;
+    return host.empty() || cudaMemcpyAsync(data_, host.data(), host.size() * sizeof(T),
+                                           cudaMemcpyHostToDevice, stream) == cudaSuccess;
+  }
   // Grows with a quarter of headroom, so that a long run's slightly larger batches do not each
   // free and allocate again; the exact size when the headroom does not fit. For device memory
   // (pinned growth costs more: Reserve).

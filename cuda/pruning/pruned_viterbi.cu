@@ -671,6 +671,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       *error = "no grammar";
       return false;
     }
+    if (!stream_.Create(error)) return false;
     const int count = static_cast<int>(levels.size());
     for (int k = 0; k < count; ++k) {
       levels_.push_back(std::make_unique<DeviceLevel>());
@@ -861,13 +862,15 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     if (!post_.Reserve(chart_entries) || !pre_.Reserve(chart_entries) ||
         !out_pre_.Reserve(std::max<size_t>(1, size_t(cells) * max_pre_states_)) ||
         !allowed_.Reserve(size_t(cells) * allowed_states_) || !survivors_.Reserve(chart_entries) ||
-        !lengths_.Upload(lengths) || !cell_offset_.Upload(cell_offset) ||
-        !word_offset_.Upload(word_offset) || !items_.Upload(items) ||
+        !lengths_.Upload(lengths, stream_.get()) ||
+        !cell_offset_.Upload(cell_offset, stream_.get()) ||
+        !word_offset_.Upload(word_offset, stream_.get()) || !items_.Upload(items, stream_.get()) ||
         !fine_index_.Reserve(mask_only || trees_ ? 1 : size_t(cells) * fine_states_)) {
       return PrunedBatchResult::kOutOfMemory;
     }
     if (pair_levels_ &&
-        (cells >= std::numeric_limits<int>::max() / 2 || !cell_items_.Upload(cell_items) ||
+        (cells >= std::numeric_limits<int>::max() / 2 ||
+         !cell_items_.Upload(cell_items, stream_.get()) ||
          !out_post_.Reserve(std::max<size_t>(1, size_t(cells) * max_pre_states_)) ||
          !present_post_.Reserve(size_t(cells) * num_symbols_) ||
          !present_out_.Reserve(size_t(cells) * num_symbols_) ||
@@ -875,7 +878,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       return PrunedBatchResult::kOutOfMemory;
     }
     const BatchView view{lengths_.get(), cell_offset_.get(), word_offset_.get()};
-    cudaMemset(counters_, 0, (2 * num_levels + 1) * sizeof(unsigned long long));
+    cudaMemsetAsync(counters_, 0, (2 * num_levels + 1) * sizeof(unsigned long long), stream_.get());
     if (profiling_) events_used_ = 0;
     // Every level's lexical rows (level by level, each sentence's words in order), gathered into
     // pinned memory on the host threads (ForEachOnHostThreads) and uploaded at once.
@@ -896,8 +899,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
                   host_lexical_.get() + lexical_offset[k] + word_offset[b] * states);
       }
     });
-    if (cudaMemcpy(lexical_.get(), host_lexical_.get(), lexical_offset.back() * sizeof(double),
-                   cudaMemcpyHostToDevice) != cudaSuccess) {
+    if (cudaMemcpyAsync(lexical_.get(), host_lexical_.get(), lexical_offset.back() * sizeof(double),
+                        cudaMemcpyHostToDevice, stream_.get()) != cudaSuccess) {
       return Fail("lexical upload", error);
     }
     for (size_t k = 0; k < num_levels; ++k) {
@@ -907,14 +910,14 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       if (k > 0) {
         const int blocks =
             static_cast<int>(std::min<long long>(4096, (cells * states + kThreads - 1) / kThreads));
-        Refine<<<blocks, kThreads>>>(survivors_.get(), levels_[k - 1]->num_states,
-                                     level.to_coarser.get(), states, cells, allowed_.get(),
-                                     counters_ + 2 * k);
+        Refine<<<blocks, kThreads, 0, stream_.get()>>>(survivors_.get(), levels_[k - 1]->num_states,
+                                                       level.to_coarser.get(), states, cells,
+                                                       allowed_.get(), counters_ + 2 * k);
       }
       if (fine && mask_only) {
         // The fine grammar's allowed items stay on the device (FineMask); with no pre-parse
         // level every item is allowed.
-        if (k == 0) cudaMemset(allowed_.get(), 1, size_t(cells) * states);
+        if (k == 0) cudaMemsetAsync(allowed_.get(), 1, size_t(cells) * states, stream_.get());
         break;
       }
       const uint8_t* allowed = k > 0 ? allowed_.get() : nullptr;
@@ -941,15 +944,16 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       c.num_states = states;
       c.num_symbols = num_symbols_;
       c.allowed = allowed;
-      if (pairs) cudaMemset(present_post_.get(), 0, size_t(cells) * num_symbols_);
+      if (pairs)
+        cudaMemsetAsync(present_post_.get(), 0, size_t(cells) * num_symbols_, stream_.get());
       Mark();
       for (int span = 1; span <= longest; ++span) {
         const int count = static_cast<int>(span_begin[span + 1] - span_begin[span]);
         bool split_bits = false;
         size_t shared = InsideShared(states, span, kernels, &split_bits);
         if (pairs && span > 1) {
-          FillNegInf<<<count, kThreads>>>(pre_.get(), cell_items_.get() + span_begin[span], span,
-                                          states);
+          FillNegInf<<<count, kThreads, 0, stream_.get()>>>(
+              pre_.get(), cell_items_.get() + span_begin[span], span, states);
           c.acc = pre_.get();
           if (!LaunchPairs<io::kInside>(c, level, 0, span_begin[span], count, span, span - 1,
                                         error)) {
@@ -963,27 +967,28 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
             !AllowDynamicShared(InsideSpan, shared, max_optin_, "pruning inside", error)) {
           return PrunedBatchResult::kFailed;
         }
-        InsideSpan<<<count, kThreads, shared>>>(level.View(), view, items_.get() + span_begin[span],
-                                                span, allowed, lexical_.get() + lexical_offset[k],
-                                                post_.get(), pre_.get(), split_bits,
-                                                pairs && span > 1, pair_first);
+        InsideSpan<<<count, kThreads, shared, stream_.get()>>>(
+            level.View(), view, items_.get() + span_begin[span], span, allowed,
+            lexical_.get() + lexical_offset[k], post_.get(), pre_.get(), split_bits,
+            pairs && span > 1, pair_first);
         if (pairs) {
-          PresenceKernel<<<count, kThreads>>>(post_.get(), cell_items_.get() + span_begin[span],
-                                              span, states, level.state_symbol.get(), num_symbols_,
-                                              present_post_.get());
+          PresenceKernel<<<count, kThreads, 0, stream_.get()>>>(
+              post_.get(), cell_items_.get() + span_begin[span], span, states,
+              level.state_symbol.get(), num_symbols_, present_post_.get());
         }
       }
       Mark();
       if (fine) break;
-      if (pairs) cudaMemset(present_out_.get(), 0, size_t(cells) * num_symbols_);
+      if (pairs)
+        cudaMemsetAsync(present_out_.get(), 0, size_t(cells) * num_symbols_, stream_.get());
       for (int span = longest; span >= 1; --span) {
         const int count = static_cast<int>(span_begin[span + 1] - span_begin[span]);
         bool split_bits = false;
         size_t shared = OutsideShared(
             states, span, longest, kernels == 2 && !pairs ? outside_split_limit_ : 0, &split_bits);
         if (pairs) {
-          FillNegInf<<<count, kThreads>>>(out_post_.get(), cell_items_.get() + span_begin[span],
-                                          span, states);
+          FillNegInf<<<count, kThreads, 0, stream_.get()>>>(
+              out_post_.get(), cell_items_.get() + span_begin[span], span, states);
           c.acc = out_post_.get();
           if (span < longest && (!LaunchPairs<io::kOutLeft>(c, level, 1, span_begin[span], count,
                                                             span, longest - span, error) ||
@@ -996,14 +1001,14 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
             !AllowDynamicShared(OutsideSpan, shared, max_optin_, "pruning outside", error)) {
           return PrunedBatchResult::kFailed;
         }
-        OutsideSpan<<<count, kThreads, shared>>>(
+        OutsideSpan<<<count, kThreads, shared, stream_.get()>>>(
             level.View(), view, items_.get() + span_begin[span], span, post_.get(), pre_.get(),
             out_pre_.get(), survivors_.get(), counters_ + 2 * k + 1, split_bits,
             pairs ? out_post_.get() : nullptr, pair_first);
         if (pairs) {
-          PresenceKernel<<<count, kThreads>>>(out_pre_.get(), cell_items_.get() + span_begin[span],
-                                              span, states, level.state_symbol.get(), num_symbols_,
-                                              present_out_.get());
+          PresenceKernel<<<count, kThreads, 0, stream_.get()>>>(
+              out_pre_.get(), cell_items_.get() + span_begin[span], span, states,
+              level.state_symbol.get(), num_symbols_, present_out_.get());
         }
       }
       Mark();
@@ -1011,8 +1016,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       if (options_.keep_level_survivors) {
         if (host_survivors_.size() < num_levels) host_survivors_.resize(num_levels);
         host_survivors_[k].resize(size_t(cells) * states);
-        if (cudaMemcpy(host_survivors_[k].data(), survivors_.get(), host_survivors_[k].size(),
-                       cudaMemcpyDeviceToHost) != cudaSuccess) {
+        if (!CopyBack(host_survivors_[k].data(), survivors_.get(), host_survivors_[k].size())) {
           return Fail("survivor copy", error);
         }
       }
@@ -1026,21 +1030,19 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     if (total > 0)
       CompactFinite<<<static_cast<int>(
                           std::min<long long>(8192, (total + kThreads - 1) / kThreads)),
-                      kThreads>>>(post_.get(), total, counters_ + 2 * num_levels, fine_index_.get(),
-                                  pre_.get());
+                      kThreads, 0, stream_.get()>>>(post_.get(), total, counters_ + 2 * num_levels,
+                                                    fine_index_.get(), pre_.get());
     std::vector<unsigned long long> counters(2 * num_levels + 1);
-    if (cudaMemcpy(counters.data(), counters_, counters.size() * sizeof(unsigned long long),
-                   cudaMemcpyDeviceToHost) != cudaSuccess) {
+    if (!CopyBack(counters.data(), counters_, counters.size() * sizeof(unsigned long long))) {
       return Fail("counter copy", error);
     }
     const size_t finite = counters.back();
     if (!host_index_.Reserve(finite) || !host_score_.Reserve(finite)) {
       return PrunedBatchResult::kOutOfMemory;
     }
-    if (finite > 0 && (cudaMemcpy(host_index_.get(), fine_index_.get(), finite * sizeof(long long),
-                                  cudaMemcpyDeviceToHost) != cudaSuccess ||
-                       cudaMemcpy(host_score_.get(), pre_.get(), finite * sizeof(double),
-                                  cudaMemcpyDeviceToHost) != cudaSuccess)) {
+    if (finite > 0 &&
+        (!CopyBack(host_index_.get(), fine_index_.get(), finite * sizeof(long long)) ||
+         !CopyBack(host_score_.get(), pre_.get(), finite * sizeof(double)))) {
       return Fail("chart copy back", error);
     }
     if (trees_ && !CopyTrees(lengths, charts, error)) return Fail("tree copy back", error);
@@ -1083,7 +1085,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   }
 
   // device_trees: the tree search over the batch's fine charts (cuda/viterbi/extract.cuh) and its
-  // sentences' ROOT scores, queued on the default stream. False when its buffers do not fit.
+  // sentences' ROOT scores, queued on the object's stream. False when its buffers do not fit.
   bool LaunchTreeSearch(const std::vector<int>& lengths, const std::vector<long long>& cell_offset,
                         std::string* error) {
     const int sentences = static_cast<int>(lengths.size());
@@ -1095,15 +1097,15 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       offset[b + 1] = offset[b] + NodeSlots(lengths[b]);
     }
     node_offset_.assign(offset, offset + sentences + 1);  // CopyTrees reads them
-    if (cell_offset.back() >= std::numeric_limits<int>::max() / 2 || !tree_meta_.Upload(meta) ||
-        !node_count_.Reserve(sentences) || !nodes_.Reserve(offset[sentences]) ||
-        !root_score_.Reserve(sentences)) {
+    if (cell_offset.back() >= std::numeric_limits<int>::max() / 2 ||
+        !tree_meta_.Upload(meta, stream_.get()) || !node_count_.Reserve(sentences) ||
+        !nodes_.Reserve(offset[sentences]) || !root_score_.Reserve(sentences)) {
       *error = "could not allocate the tree buffers";
       return false;
     }
     const DeviceLevel& fine = *levels_.back();
     // Slots past a tree's end are copied back too: zeroed, they read nothing uninitialized.
-    cudaMemset(nodes_.get(), 0, size_t(offset[sentences]) * sizeof(int4));
+    cudaMemsetAsync(nodes_.get(), 0, size_t(offset[sentences]) * sizeof(int4), stream_.get());
     viterbi::ExtractArgs x{nullptr,
                            fine_states_,
                            tree_meta_.get(),
@@ -1122,9 +1124,10 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
                            fine.phrasal.get(),
                            kTreeTolerance,
                            post_.get()};
-    viterbi::LaunchExtractTrees(x, sentences, 0);
-    RootScores<<<(sentences + 127) / 128, 128>>>(post_.get(), fine_states_, lengths_.get(),
-                                                 cell_offset_.get(), sentences, root_score_.get());
+    viterbi::LaunchExtractTrees(x, sentences, stream_.get());
+    RootScores<<<(sentences + 127) / 128, 128, 0, stream_.get()>>>(
+        post_.get(), fine_states_, lengths_.get(), cell_offset_.get(), sentences,
+        root_score_.get());
     return true;
   }
 
@@ -1135,12 +1138,9 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     const std::vector<int>& offset = node_offset_;
     std::vector<int4> nodes(offset[sentences]);
     charts->root_score.resize(sentences);
-    if (cudaMemcpy(count.data(), node_count_.get(), sentences * sizeof(int),
-                   cudaMemcpyDeviceToHost) != cudaSuccess ||
-        cudaMemcpy(nodes.data(), nodes_.get(), nodes.size() * sizeof(int4),
-                   cudaMemcpyDeviceToHost) != cudaSuccess ||
-        cudaMemcpy(charts->root_score.data(), root_score_.get(), sentences * sizeof(double),
-                   cudaMemcpyDeviceToHost) != cudaSuccess) {
+    if (!CopyBack(count.data(), node_count_.get(), sentences * sizeof(int)) ||
+        !CopyBack(nodes.data(), nodes_.get(), nodes.size() * sizeof(int4)) ||
+        !CopyBack(charts->root_score.data(), root_score_.get(), sentences * sizeof(double))) {
       (void)error;
       return false;
     }
@@ -1161,6 +1161,13 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     return true;
   }
 
+  // A device -> host copy after the work queued on this object's stream; true when it is done.
+  bool CopyBack(void* host, const void* device, size_t bytes) {
+    return cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_.get()) ==
+               cudaSuccess &&
+           cudaStreamSynchronize(stream_.get()) == cudaSuccess;
+  }
+
   // Records the next profiling event (inside start, inside end, outside end per level, then the
   // copy back).
   void Mark() {
@@ -1170,7 +1177,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       cudaEventCreate(&e);
       events_.push_back(e);
     }
-    cudaEventRecord(events_[events_used_++]);
+    cudaEventRecord(events_[events_used_++], stream_.get());
   }
   void CollectProfile() {
     cudaEventSynchronize(events_[events_used_ - 1]);
@@ -1204,11 +1211,14 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         size_t(kG + 1) * level.pairs[pass].max_bc * sizeof(double) + size_t(kG) * max_partners * 16;
     return io::LaunchPairList<kG, kMode, kRules, true>(
         c, cell_items_.get(), static_cast<int>(first), count, span, max_partners, shared,
-        level.pairs[pass], level.live[pass], level.state_symbol.get(), num_sms_, nullptr,
+        level.pairs[pass], level.live[pass], level.state_symbol.get(), num_sms_, stream_.get(),
         &live_buffers_, error);
   }
 
   DevicePrunedViterbiOptions options_;
+  // Every batch's work (an own stream, so that another object's passes on the same device run
+  // beside it: the legacy default stream would wait for them).
+  CudaStream stream_;
   // device_trees (and not fine_mask_only): the tree search's buffers.
   static constexpr double kTreeTolerance = 1e-5;  // parser/tree_extraction.h's default
   bool trees_ = false;
