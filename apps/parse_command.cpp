@@ -496,6 +496,10 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
     MpiCoordinate(args, *link, **source, **input, writer);
   }
   FinishOutput(out, output_file, args.output);
+  if (loaded) {
+    timeline::Scope scope("release the parser");
+    loaded.reset();
+  }
   if (args.timeline) std::fputs(timeline::Report().c_str(), stderr);
 }
 
@@ -598,16 +602,17 @@ void AddParseCommand(CLI::App& app) {
                 },
                 "NAME|list")),
         "NAME|list");
-  Shown(cmd->add_option("--devices", args->devices,
-                        "Parse on several GPUs at once: all, or a list of CUDA device numbers "
-                        "such as 0,1,3 (a number may repeat: 0,0 runs two parsers on device 0). "
-                        "Each batch is dealt out by sentence length so that every device stays "
-                        "busy; output is still one line per input sentence, in input order. A "
-                        "device that fails hands its sentences to the others (or to the CPU) "
-                        "with a warning. A batch then holds 2 x --batch-size sentences per "
-                        "device, and three batches are parsed at once so that no device waits for "
-                        "the others at a batch's end. Exact parsing only (no --prune)"),
-        "all|LIST");
+  Shown(
+      cmd->add_option("--devices", args->devices,
+                      "Parse on several GPUs at once: all, or a list of CUDA device numbers "
+                      "such as 0,1,3 (a number may repeat: 0,0 runs two parsers on device 0). "
+                      "Each batch is dealt out by sentence length so that every device stays "
+                      "busy; output is still one line per input sentence, in input order. A "
+                      "device that fails hands its sentences to the others (or to the CPU) "
+                      "with a warning. A batch then holds 2 x --batch-size sentences per "
+                      "device, and three batches are parsed at once so that no device waits for "
+                      "the others at a batch's end. Each device prunes as one GPU does (--prune)"),
+      "all|LIST");
   cmd->add_flag("--mpi", args->mpi,
                 std::string("Run as one process of an MPI job (mpirun -np N cky parse --mpi "
                             "...): rank 0 reads the input and writes the output in order, ranks "
@@ -661,15 +666,17 @@ void AddParseCommand(CLI::App& app) {
                         "-accurate ones (2.5x its default's speed); safe: 4 nats below those and "
                         "without the Berkeley parser's floor on the coarse grammars' rules "
                         "(exact parsing's trees on over 99% of GUM test sentences, F1 within "
-                        "0.05; 1.1x the Berkeley parser's default speed); "
+                        "0.05; 1.1x the Berkeley parser's default speed); balanced: safe's at "
+                        "the two coarsest levels, tighter at the finer ones; "
                         "auto: safe on the cpu backend (but off for Viterbi with a grammar of "
-                        "under 50,000 binary rules, where exact is faster); on cuda safe for "
-                        "max-rule (1.5x exact's speed, whole process, with en_sm6s) and off for "
-                        "Viterbi (pruned measured barely faster than exact there); off for the "
+                        "under 50,000 binary rules, where exact is faster); on cuda balanced for "
+                        "max-rule at every other level (0, 2, 4: about 4x exact's speed, whole "
+                        "process; exact's trees on over 99% of GUM sentences) and off for "
+                        "Viterbi (pruned measured slower than exact there); off for the "
                         "reference backend")
-            ->check(OneOf({"auto", "off", "on", "fast", "accurate", "safe"}))
+            ->check(OneOf({"auto", "off", "on", "fast", "accurate", "safe", "balanced"}))
             ->capture_default_str(),
-        "{auto,off,fast,accurate,safe}");
+        "{auto,off,fast,accurate,safe,balanced}");
   cmd->add_flag("--accurate", args->accurate,
                 "Same as --prune accurate (the Berkeley parser's -accurate)");
   Shown(cmd->add_option(

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Whole `cky parse` processes, the job users run, for one grammar in one run: Viterbi exact and
-# pruned (`safe` at every level, and at levels 0 and 2), max-rule exact and the default (max-rule,
-# pruned), each N times in turn; prints
+# pruned (`safe` at every level, and at levels 0 and 2), max-rule exact, pruned `safe` at levels 0,
+# 2 and 4 (those the grammar has; the default until 2026-11-29) and the default (max-rule, pruned),
+# each N times in turn; prints
 # sentences/s (from the best wall time of each setting), the ratio to exact Viterbi measured in
 # the same run, and how many trees each pruned setting shares with its exact decoder.
 #
@@ -42,6 +43,7 @@ settings=(
   "viterbi-pruned|--decoder viterbi --prune safe"
   "viterbi-pruned-0-2|--decoder viterbi --prune safe --prune-levels 0 2"
   "max-rule-exact|--decoder max-rule --prune off"
+  "max-rule-safe|--decoder max-rule --prune safe --prune-levels 0 2 4"
   "default|"
 )
 declare -A best
@@ -55,6 +57,13 @@ if ! "$cky" parse --tokenized "${grammar_args[@]}" -b "$backend" --no-progress -
   kept=()
   for entry in "${settings[@]}"; do [ "${entry%%|*}" = viterbi-pruned-0-2 ] || kept+=("$entry"); done
   settings=("${kept[@]}")
+fi
+# Nor has a grammar split fewer than five times level 4: pruned `safe` at the levels it has.
+if ! "$cky" parse --tokenized "${grammar_args[@]}" -b "$backend" --no-progress \
+  --prune safe --prune-levels 0 2 4 "${extra[@]}" < /dev/null > /dev/null 2>&1; then
+  for k in "${!settings[@]}"; do
+    [ "${settings[$k]%%|*}" = max-rule-safe ] && settings[$k]="${settings[$k]% 4}"
+  done
 fi
 for round in $(seq 1 "$repeat"); do
   for entry in "${settings[@]}"; do
@@ -88,7 +97,7 @@ for entry in "${settings[@]}"; do
   wall=${best[$name]}
   case $name in
     viterbi-pruned*) agree="$(same "$name" viterbi-exact) of $count" ;;
-    default) agree="$(same default max-rule-exact) of $count" ;;
+    default | max-rule-safe) agree="$(same "$name" max-rule-exact) of $count" ;;
     *) agree="-" ;;
   esac
   awk -v n="$name" -v w="$wall" -v c="$count" -v v="${best[viterbi-exact]}" -v a="$agree" \

@@ -35,12 +35,13 @@ constexpr std::array<Named<DeviceKind>, 4> kDevices = {{{"auto", DeviceKind::kAu
 constexpr std::array<Named<DecoderKind>, 2> kDecoders = {
     {{"max-rule", DecoderKind::kMaxRule}, {"viterbi", DecoderKind::kViterbi}}};
 // "on" is an alias of "fast" (listed after it, so NameOf gives "fast").
-constexpr std::array<Named<PruneMode>, 6> kPruneModes = {{{"auto", PruneMode::kAuto},
+constexpr std::array<Named<PruneMode>, 7> kPruneModes = {{{"auto", PruneMode::kAuto},
                                                           {"off", PruneMode::kOff},
                                                           {"fast", PruneMode::kFast},
                                                           {"on", PruneMode::kFast},
                                                           {"accurate", PruneMode::kAccurate},
-                                                          {"safe", PruneMode::kSafe}}};
+                                                          {"safe", PruneMode::kSafe},
+                                                          {"balanced", PruneMode::kBalanced}}};
 constexpr std::array<Named<KBestStyle>, 2> kKBestStyles = {
     {{"exact", KBestStyle::kExact}, {"berkeley", KBestStyle::kBerkeley}}};
 
@@ -70,13 +71,11 @@ std::string_view Name(const std::array<Named<Enum>, N>& table, Enum value) {
 // moved.
 StatusOr<std::unique_ptr<Backend>> MakeMultiDevice(const Grammar& grammar,
                                                    const BackendOptions& options,
-                                                   const DecoderOptions& decoding) {
+                                                   const DecoderOptions& decoding,
+                                                   const PruningOptions* pruning) {
   if (options.device != DeviceKind::kCuda && options.device != DeviceKind::kAuto) {
     return Status::Error("--devices runs CUDA backends (asked for " +
                          std::string(NameOf(options.device)) + "); use --backend cuda");
-  }
-  if (options.prune != PruneMode::kOff && options.prune != PruneMode::kAuto) {
-    return Status::Error("pruning runs on one backend (cpu or one GPU); --devices parses exactly");
   }
   if (!cuda::BuiltWithCuda()) return Status::Error("this build has no CUDA support");
   // Devices shared by several backends split their memory: each backend's batch budget is its
@@ -108,9 +107,18 @@ StatusOr<std::unique_ptr<Backend>> MakeMultiDevice(const Grammar& grammar,
     if (backends_on[d] > 1) slot.label += "#" + std::to_string(k);
     const DeviceBackendOptions device{
         .max_batch_bytes = budget[d], .extraction_threads = cores, .cpu_fallback = false};
+    std::optional<PruningOptions> pruned;
+    if (pruning) pruned = *pruning;
     if (options.decoder == DecoderKind::kMaxRule) {
-      slot.make = [&grammar, device, decoding] {
-        return MakeCudaMaxRuleBackend(grammar, {.device = device, .decoder = decoding});
+      slot.make = [&grammar, device, decoding, pruned] {
+        return MakeCudaMaxRuleBackend(grammar,
+                                      {.device = device, .decoder = decoding, .pruning = pruned});
+      };
+    } else if (pruned) {
+      slot.make = [&grammar, device, pruned] {
+        return MakeCudaPrunedBackend(
+            grammar, *pruned,
+            {.max_batch_bytes = device.max_batch_bytes, .threads = device.extraction_threads});
       };
     } else {
       slot.make = [&grammar, device, kernel = options.kernel] {
@@ -120,9 +128,13 @@ StatusOr<std::unique_ptr<Backend>> MakeMultiDevice(const Grammar& grammar,
     slots.push_back(std::move(slot));
   }
   MultiDeviceOptions multi;
-  multi.make_fallback = [&grammar, decoder = options.decoder, threads = options.threads,
-                         decoding]() -> StatusOr<std::unique_ptr<Backend>> {
-    return MakeCpuBackend(grammar, {.decoder = decoder, .threads = threads, .decoding = decoding});
+  std::optional<PruningOptions> cpu_pruning;
+  if (pruning) cpu_pruning = *pruning;
+  multi.make_fallback = [&grammar, decoder = options.decoder, threads = options.threads, decoding,
+                         cpu_pruning]() -> StatusOr<std::unique_ptr<Backend>> {
+    return MakeCpuBackend(
+        grammar,
+        {.decoder = decoder, .threads = threads, .decoding = decoding, .pruning = cpu_pruning});
   };
   return MakeMultiDeviceBackend(std::move(slots), multi);
 }
@@ -230,7 +242,7 @@ PruneMode AutoPruning(DeviceKind resolved_device, DecoderKind decoder, const Gra
                  ? PruneMode::kOff
                  : PruneMode::kSafe;
     case DeviceKind::kCuda:
-      return decoder == DecoderKind::kMaxRule ? PruneMode::kSafe : PruneMode::kOff;
+      return decoder == DecoderKind::kMaxRule ? PruneMode::kBalanced : PruneMode::kOff;
     default:
       return PruneMode::kOff;
   }
@@ -252,8 +264,10 @@ StatusOr<std::unique_ptr<Backend>> MakeBackend(const Grammar& grammar,
     return Status::Error("k-best lists are max-rule trees: use the max-rule decoder");
   }
   const DecoderOptions decoding{.kbest = options.kbest, .kbest_style = options.kbest_style};
-  if (!options.devices.empty()) return MakeMultiDevice(grammar, options, decoding);
-  const DeviceKind device = ResolveDevice(options.device);
+  // Several devices run CUDA backends (MakeMultiDevice says so when asked for another), pruned as
+  // one device's.
+  const DeviceKind device =
+      options.devices.empty() ? ResolveDevice(options.device) : DeviceKind::kCuda;
   const PruneMode prune = options.prune == PruneMode::kAuto
                               ? AutoPruning(device, options.decoder, grammar)
                               : options.prune;
@@ -273,6 +287,9 @@ StatusOr<std::unique_ptr<Backend>> MakeBackend(const Grammar& grammar,
                               ? " (the automatic choice for this device, decoder and grammar): "
                                 "choose a pruning mode"
                               : ""));
+  }
+  if (!options.devices.empty()) {
+    return MakeMultiDevice(grammar, options, decoding, pruning ? &*pruning : nullptr);
   }
   for (const Recipe& recipe : Recipes()) {
     if (recipe.device == device && recipe.decoder == options.decoder &&

@@ -30,7 +30,7 @@ enum class DeviceKind {
 
 // Coarse-to-fine pruning (parser/coarse_to_fine.h). kAuto: the measured best per device, decoder
 // and grammar (AutoPruning below).
-enum class PruneMode { kAuto, kOff, kFast, kAccurate, kSafe };
+enum class PruneMode { kAuto, kOff, kFast, kAccurate, kSafe, kBalanced };
 
 struct BackendOptions {
   DeviceKind device = DeviceKind::kAuto;
@@ -43,7 +43,8 @@ struct BackendOptions {
   std::vector<int32_t> prune_levels;
   // CUDA devices to parse on, one backend each, all at once (parser/multi_device_backend.h); a
   // device may repeat (two backends share it). Empty: one backend on the current device. Needs
-  // the cuda (or auto) device and exact parsing (prune off or auto).
+  // the cuda (or auto) device; each backend prunes as one GPU's does (auto: the max-rule default's
+  // pre-parses, Viterbi exact).
   std::vector<int> devices;
   // Max-rule only: > 1 also decodes the k best trees (ParseOutcome::kbest; parser/kbest.h).
   int kbest = 1;
@@ -69,8 +70,9 @@ std::string_view NameOf(PruneMode prune);
 // What kAuto becomes: the device (CUDA when available), and the pruning for a device, decoder and
 // grammar, from measurements (bench/RESULTS.md): on the CPU `safe` (the fastest setting within
 // 0.05 F1 of exact parsing on GUM, both decoders) except Viterbi with a grammar under 50,000
-// binary rules (the pre-parses cost more than they save); on a GPU `safe` for max-rule and off
-// for Viterbi; off on the reference (the oracle).
+// binary rules (the pre-parses cost more than they save); on a GPU `balanced` for max-rule (its
+// finer levels prune more: the passes they feed cost the most there) and off for Viterbi; off on
+// the reference (the oracle).
 DeviceKind ResolveDevice(DeviceKind device);
 PruneMode AutoPruning(DeviceKind resolved_device, DecoderKind decoder, const Grammar& grammar);
 // The pre-parse levels that automatic pruning uses (PruningOptions::levels; empty: every level

@@ -34,12 +34,20 @@ PruningOptions PruningOptions::Safe() {
   return options;
 }
 
+PruningOptions PruningOptions::Balanced() {
+  PruningOptions options;
+  options.thresholds = {-16, -16, -14, -14, -13};
+  options.min_rule_prob = 0;
+  return options;
+}
+
 StatusOr<PruningOptions> PruningOptions::Named(const std::string& name) {
   if (name == "fast") return Berkeley(false);
   if (name == "accurate") return Berkeley(true);
   if (name == "safe") return Safe();
+  if (name == "balanced") return Balanced();
   return Status::Error("unknown pruning thresholds '" + name +
-                       "' (expected fast, accurate or safe)");
+                       "' (expected fast, accurate, safe or balanced)");
 }
 
 StatusOr<PruningOptions> PruningOptions::FromSpec(const std::string& spec) {
@@ -51,14 +59,20 @@ StatusOr<PruningOptions> PruningOptions::FromSpec(const std::string& spec) {
   } else if (auto named = Named(name); named.ok()) {
     options = *named;
   } else {
-    char* end = nullptr;
-    const double threshold = std::strtod(name.c_str(), &end);
-    if (name.empty() || *end != '\0' || !(threshold <= 0)) {
-      return Status::Error("unknown pruning setting '" + spec +
-                           "' (expected fast, accurate, safe, exact or a threshold <= 0, then "
-                           "optionally @LEVELS)");
+    size_t begin = 0;
+    while (begin <= name.size()) {
+      const size_t slash = std::min(name.find('/', begin), name.size());
+      const std::string number = name.substr(begin, slash - begin);
+      char* end = nullptr;
+      const double threshold = std::strtod(number.c_str(), &end);
+      if (number.empty() || *end != '\0' || !(threshold <= 0)) {
+        return Status::Error("unknown pruning setting '" + spec +
+                             "' (expected fast, accurate, safe, exact or thresholds <= 0 "
+                             "separated by '/', then optionally @LEVELS)");
+      }
+      options.thresholds.push_back(threshold);
+      begin = slash + 1;
     }
-    options.thresholds = {threshold};
     options.min_rule_prob = 0;
   }
   if (at != std::string::npos) {

@@ -52,13 +52,19 @@ struct PruningOptions {
 
   static PruningOptions Berkeley(bool accurate);
   static PruningOptions Safe();
-  // "fast" (Berkeley's default), "accurate" (Berkeley's -accurate) or "safe"; fails otherwise.
+  // Safe's thresholds at hierarchy levels 0 and 1, -14 at levels 2 and 3, -13 from level 4 on, no
+  // rule floor: the finer levels, whose survivors the fine passes pay for, prune more. Chosen on
+  // the GUM dev documents for the GPU's default (levels 0, 2, 4; bench/RESULTS.md).
+  static PruningOptions Balanced();
+  // "fast" (Berkeley's default), "accurate" (Berkeley's -accurate), "safe" or "balanced"; fails
+  // otherwise.
   static StatusOr<PruningOptions> Named(const std::string& name);
   // Every threshold -infinity and no rule floor: pre-parses that prune nothing a derivation uses.
   static PruningOptions Exact();
-  // NAME[@LEVELS] (benches and experiments): NAME is fast, accurate, safe, exact, or a number
-  // (that threshold at every level, no rule floor); LEVELS a comma list of hierarchy levels
-  // (`levels`), e.g. "safe@0,2,4".
+  // NAME[@LEVELS] (benches and experiments): NAME is fast, accurate, safe, exact, or numbers
+  // separated by '/' (hierarchy level k's threshold the k-th, the last for the levels past it; no
+  // rule floor); LEVELS a comma list of hierarchy levels (`levels`), e.g. "safe@0,2,4" or
+  // "-16/-16/-13@0,2,4".
   static StatusOr<PruningOptions> FromSpec(const std::string& spec);
 };
 

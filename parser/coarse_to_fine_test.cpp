@@ -282,7 +282,12 @@ TEST(PruningOptionsTest, FromSpecReadsNamesThresholdsAndLevels) {
   EXPECT_EQ(number->thresholds, std::vector<double>{-7.5});
   EXPECT_EQ(number->min_rule_prob, 0);
   EXPECT_EQ(number->levels, std::vector<int32_t>{1});
-  for (const char* bad : {"", "quick", "safe@", "safe@1,,2", "safe@-1", "safe@x", "3", "-2x"}) {
+  auto per_level = PruningOptions::FromSpec("-16/-14.5/-13@0,2,4");
+  ASSERT_TRUE(per_level.ok());
+  EXPECT_EQ(per_level->thresholds, (std::vector<double>{-16, -14.5, -13}));
+  EXPECT_EQ(per_level->levels, (std::vector<int32_t>{0, 2, 4}));
+  for (const char* bad : {"", "quick", "safe@", "safe@1,,2", "safe@-1", "safe@x", "3", "-2x", "-3/",
+                          "/-3", "-3//-4", "-3/2", "safe/-3"}) {
     EXPECT_FALSE(PruningOptions::FromSpec(bad).ok()) << bad;
   }
   PruningOptions descending = PruningOptions::Safe();

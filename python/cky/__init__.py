@@ -41,7 +41,7 @@ _BACKENDS = ("auto", "cpu", "reference", "cuda")
 _DECODERS = ("max-rule", "viterbi")
 _HYPHENS = ("auto", "keep", "split")
 _TOKEN_STYLES = ("auto", "ptb", "gum", "given")
-_PRUNING = ("auto", "off", "on", "fast", "accurate", "safe")
+_PRUNING = ("auto", "off", "on", "fast", "accurate", "safe", "balanced")
 
 ParseResult = Union["_NltkTree", str]  # an nltk.Tree, or a bracketed string
 
@@ -111,9 +111,10 @@ class Parser(_ParserBase):
         "viterbi" (the single best derivation).
     threads: CPU threads of the cpu backend; 0 = all cores.
     prune, accurate: coarse-to-fine pruning, as `cky parse --prune --accurate`: "auto" ("safe"
-        on the cpu backend, except Viterbi with a grammar of under 50,000 binary rules; off on
-        the GPU and for the reference), "off" (exact), "fast" (or
-        "on": the Berkeley parser's thresholds), "accurate" (its -accurate ones) or "safe";
+        on the cpu backend, except Viterbi with a grammar of under 50,000 binary rules;
+        "balanced" for max-rule on the GPU, off for Viterbi there and for the reference), "off"
+        (exact), "fast" (or "on": the Berkeley parser's thresholds), "accurate" (its -accurate
+        ones), "safe" or "balanced" (safe's at the coarsest levels, tighter at the finer ones);
         accurate=True means prune="accurate".
     max_length: sentences with more tokens get no tree (0 = no limit), as `cky parse --max-length`.
     strings: True to get bracketed strings even when NLTK is installed.
