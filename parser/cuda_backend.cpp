@@ -152,7 +152,8 @@ class CudaPrunedBackend : public DeviceBackend {
   CudaPrunedBackend(const Grammar& grammar, std::unique_ptr<CudaCoarseToFine> pruner,
                     const CudaPrunerOptions& options)
       : DeviceBackend({.max_batch_sentences = options.max_batch_sentences,
-                       .extraction_threads = options.threads}),
+                       .extraction_threads = options.threads,
+                       .cpu_fallback = options.cpu_fallback}),
         grammar_(grammar),
         pruner_(std::move(pruner)) {
     if (timeline::Enabled()) pruner_->SetProfiling(true);
