@@ -116,11 +116,10 @@ StatusOr<std::unique_ptr<Backend>> MakeMultiDevice(const Grammar& grammar,
       };
     } else if (pruned) {
       slot.make = [&grammar, device, pruned] {
-        return MakeCudaPrunedBackend(
-            grammar, *pruned,
-            {.max_batch_bytes = device.max_batch_bytes,
-             .threads = device.extraction_threads,
-             .cpu_fallback = false});
+        return MakeCudaPrunedBackend(grammar, *pruned,
+                                     {.max_batch_bytes = device.max_batch_bytes,
+                                      .threads = device.extraction_threads,
+                                      .cpu_fallback = false});
       };
     } else {
       slot.make = [&grammar, device, kernel = options.kernel] {
