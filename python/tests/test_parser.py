@@ -41,6 +41,15 @@ def test_exact_viterbi_gives_the_trees_of_cky_parse(run_cky):
     assert parser.parse_many(SENTENCES) == expected
 
 
+def test_balanced_pruning_gives_the_trees_of_cky_parse(run_cky):
+    parser = cky.Parser(backend="cpu", prune="balanced", strings=True)
+    expected = cli_lines(run_cky("parse", "--tokenized", "-b", "cpu", "--prune", "balanced",
+                                 "--no-progress",
+                                 stdin="".join(" ".join(s) + "\n" for s in SENTENCES)))
+    assert parser.parse_many(SENTENCES) == expected
+    assert all(line.startswith("( (") for line in expected)
+
+
 def test_parse_many_keeps_input_order(string_parser):
     one_by_one = [string_parser.parse_one(s) for s in SENTENCES]
     assert string_parser.parse_many(SENTENCES) == one_by_one
