@@ -816,6 +816,10 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
 
   PrunedBatchResult ParseBatch(const std::vector<PrunedSentenceRef>& batch,
                                PrunedBatchCharts* charts, std::string* error) override {
+    // A batch that failed part way may have left work queued (the lexical rows' copy from the
+    // pinned buffer this batch writes again): let it finish first.
+    cudaStreamSynchronize(stream_.get());
+    cudaGetLastError();
     const int sentences = static_cast<int>(batch.size());
     const size_t num_levels = levels_.size();
     std::vector<int> lengths(sentences);
