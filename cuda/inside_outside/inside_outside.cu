@@ -249,6 +249,9 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     last_first_word_.clear();
     last_cells_ = 0;
     const IoBatchResult result = Run(batch, device_allowed, keep_charts, max_rule, results, error);
+    // A failed batch may leave work queued that reads the caller's mask (the pruner's, which its
+    // next batch writes on a stream of its own): let it finish before returning.
+    if (result != IoBatchResult::kOk) cudaStreamSynchronize(stream_);
     last_ok_ = result == IoBatchResult::kOk;
     if (profile_ && result == IoBatchResult::kOk) {
       ++profile_batches_;
