@@ -101,8 +101,9 @@ int main(int argc, char** argv) {
                  "--masked-dispatch's in order")
       ->capture_default_str();
   app.add_option("--thresholds", settings,
-                 "Pruning settings to run (fast, accurate, safe; exact: thresholds -infinity; "
-                 "NAME@LEVELS pre-parses at those levels only, e.g. safe@0,2,4)")
+                 "Pruning settings to run (fast, accurate, safe, balanced; exact: thresholds "
+                 "-infinity; T0/T1/...: hierarchy level k's threshold the k-th; NAME@LEVELS "
+                 "pre-parses at those levels only, e.g. safe@0,2,4 or -16/-16/-14@0,2,4)")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows as they come (long runs under a time limit)

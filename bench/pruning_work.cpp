@@ -17,8 +17,9 @@
 // substates) against the fine grammar's on the X-bar-derivable chart.
 //
 //   pruning_work -g GRAMMAR -s SENTENCES [-n 200] [--settings safe@0 safe -12@0,3 ...]
-// A setting is NAME[@LEVELS] (PruningOptions::FromSpec): fast, accurate, safe or a threshold, at
-// every level of the hierarchy or at the listed ones (0 = X-bar).
+// A setting is NAME[@LEVELS] (PruningOptions::FromSpec): fast, accurate, safe, balanced or
+// thresholds (one, or one per hierarchy level separated by '/'), at every level of the hierarchy
+// or at the listed ones (0 = X-bar).
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>

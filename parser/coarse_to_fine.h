@@ -61,9 +61,9 @@ struct PruningOptions {
   static StatusOr<PruningOptions> Named(const std::string& name);
   // Every threshold -infinity and no rule floor: pre-parses that prune nothing a derivation uses.
   static PruningOptions Exact();
-  // NAME[@LEVELS] (benches and experiments): NAME is fast, accurate, safe, exact, or numbers
-  // separated by '/' (hierarchy level k's threshold the k-th, the last for the levels past it; no
-  // rule floor); LEVELS a comma list of hierarchy levels (`levels`), e.g. "safe@0,2,4" or
+  // NAME[@LEVELS] (benches and experiments): NAME is fast, accurate, safe, balanced, exact, or
+  // numbers separated by '/' (hierarchy level k's threshold the k-th, the last for the levels past
+  // it; no rule floor); LEVELS a comma list of hierarchy levels (`levels`), e.g. "safe@0,2,4" or
   // "-16/-16/-13@0,2,4".
   static StatusOr<PruningOptions> FromSpec(const std::string& spec);
 };
