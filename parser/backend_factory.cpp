@@ -72,7 +72,7 @@ std::string_view Name(const std::array<Named<Enum>, N>& table, Enum value) {
 StatusOr<std::unique_ptr<Backend>> MakeMultiDevice(const Grammar& grammar,
                                                    const BackendOptions& options,
                                                    const DecoderOptions& decoding,
-                                                   const PruningOptions* pruning) {
+                                                   const std::optional<PruningOptions>& pruning) {
   if (options.device != DeviceKind::kCuda && options.device != DeviceKind::kAuto) {
     return Status::Error("--devices runs CUDA backends (asked for " +
                          std::string(NameOf(options.device)) + "); use --backend cuda");
@@ -107,16 +107,14 @@ StatusOr<std::unique_ptr<Backend>> MakeMultiDevice(const Grammar& grammar,
     if (backends_on[d] > 1) slot.label += "#" + std::to_string(k);
     const DeviceBackendOptions device{
         .max_batch_bytes = budget[d], .extraction_threads = cores, .cpu_fallback = false};
-    std::optional<PruningOptions> pruned;
-    if (pruning) pruned = *pruning;
     if (options.decoder == DecoderKind::kMaxRule) {
-      slot.make = [&grammar, device, decoding, pruned] {
+      slot.make = [&grammar, device, decoding, pruning] {
         return MakeCudaMaxRuleBackend(grammar,
-                                      {.device = device, .decoder = decoding, .pruning = pruned});
+                                      {.device = device, .decoder = decoding, .pruning = pruning});
       };
-    } else if (pruned) {
-      slot.make = [&grammar, device, pruned] {
-        return MakeCudaPrunedBackend(grammar, *pruned,
+    } else if (pruning) {
+      slot.make = [&grammar, device, pruning] {
+        return MakeCudaPrunedBackend(grammar, *pruning,
                                      {.max_batch_bytes = device.max_batch_bytes,
                                       .threads = device.extraction_threads,
                                       .cpu_fallback = false});
@@ -129,13 +127,11 @@ StatusOr<std::unique_ptr<Backend>> MakeMultiDevice(const Grammar& grammar,
     slots.push_back(std::move(slot));
   }
   MultiDeviceOptions multi;
-  std::optional<PruningOptions> cpu_pruning;
-  if (pruning) cpu_pruning = *pruning;
   multi.make_fallback = [&grammar, decoder = options.decoder, threads = options.threads, decoding,
-                         cpu_pruning]() -> StatusOr<std::unique_ptr<Backend>> {
+                         pruning]() -> StatusOr<std::unique_ptr<Backend>> {
     return MakeCpuBackend(
         grammar,
-        {.decoder = decoder, .threads = threads, .decoding = decoding, .pruning = cpu_pruning});
+        {.decoder = decoder, .threads = threads, .decoding = decoding, .pruning = pruning});
   };
   return MakeMultiDeviceBackend(std::move(slots), multi);
 }
@@ -290,7 +286,7 @@ StatusOr<std::unique_ptr<Backend>> MakeBackend(const Grammar& grammar,
                               : ""));
   }
   if (!options.devices.empty()) {
-    return MakeMultiDevice(grammar, options, decoding, pruning ? &*pruning : nullptr);
+    return MakeMultiDevice(grammar, options, decoding, pruning);
   }
   for (const Recipe& recipe : Recipes()) {
     if (recipe.device == device && recipe.decoder == options.decoder &&

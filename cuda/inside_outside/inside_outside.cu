@@ -788,7 +788,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   std::array<double, 6> profile_ms_{};  // host wall, setup, inside, outside, max-rule, copy back
   double prepare_ms_ = 0;  // host wall before Mark(0): reservations (pinned ones too), cell lists
   std::array<double, kNumKinds> kind_ms_{};
-  std::array<std::array<double, 6>, kNumKinds> span_ms_{};  // kind_ms_ by SpanBucket
+  std::array<std::array<double, kSpanBuckets>, kNumKinds> span_ms_{};  // kind_ms_ by SpanBucket
   std::vector<cudaEvent_t> kind_events_;
   std::vector<int> kind_of_;  // this batch's Kind() calls
   int profile_batches_ = 0;
