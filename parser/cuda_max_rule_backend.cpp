@@ -115,25 +115,36 @@ class CudaMaxRuleBackend : public DeviceBackend {
     std::vector<size_t> positions(batch.size());
     std::iota(positions.begin(), positions.end(), size_t{0});
     std::optional<DeviceFailure> failure;
-    std::optional<DeviceFailure> pre_parse =
-        pruner_->RunBatch(lexical, positions, [&](CudaPrunedBatch& device_batch) {
+    std::optional<DeviceFailure> pre_parse = pruner_->RunBatch(
+        lexical, positions,
+        [&](CudaPrunedBatch& device_batch) {
           // The fine mask holds the batch's cells in the pruner's order (device_batch.indices).
           std::vector<size_t> which;
           for (size_t b : device_batch.indices) which.push_back(batch[b]);
           failure = RunPasses(sentences, which, device_batch.fine_mask, outcomes);
-        });
+        },
+        /*stats=*/nullptr,
+        // The passes' lexical rows staged while the device pre-parses (the pruner's order is the
+        // batch's; RunPasses uses what was staged only when its rows are the same).
+        [&] { device_->StageLexical(PassInputs(sentences, batch)); });
     return pre_parse ? pre_parse : failure;
   }
 
  private:
+  static std::vector<cuda::IoSentence> PassInputs(std::span<const SentenceInput> sentences,
+                                                  const std::vector<size_t>& which) {
+    std::vector<cuda::IoSentence> refs;
+    for (size_t i : which)
+      refs.push_back({Length(sentences[i]), sentences[i].lexical.scores.data()});
+    return refs;
+  }
+
   // The inside-outside and max-rule passes over sentences `which`, whose fine masks are at `mask`
   // (device memory, the sentences' cells one after another; null: unpruned, exact).
   std::optional<DeviceFailure> RunPasses(std::span<const SentenceInput> sentences,
                                          const std::vector<size_t>& which, const uint8_t* mask,
                                          std::vector<ParseOutcome>* outcomes) {
-    std::vector<cuda::IoSentence> refs;
-    for (size_t i : which)
-      refs.push_back({Length(sentences[i]), sentences[i].lexical.scores.data()});
+    const std::vector<cuda::IoSentence> refs = PassInputs(sentences, which);
     std::vector<cuda::IoResult> results;
     std::string error;
     const bool charts = host_rules_ != nullptr;  // k-best decodes from the device's charts

@@ -99,11 +99,14 @@ class CudaCoarseToFine {
            const std::function<void(CudaPrunedBatch&)>& visit, std::vector<size_t>* failed,
            std::string* why, PruningStats* stats = nullptr);
   // One device batch (sentences[batch]), visited when it succeeds; what failed otherwise (the
-  // caller retries smaller). Per-level item counts go to *stats when given.
+  // caller retries smaller). Per-level item counts go to *stats when given. beside_device, when
+  // given, runs on the calling thread while the device computes the batch's last level (host work
+  // of the caller's for the same batch).
   std::optional<DeviceFailure> RunBatch(std::span<const LexicalScores* const> sentences,
                                         const std::vector<size_t>& batch,
                                         const std::function<void(CudaPrunedBatch&)>& visit,
-                                        PruningStats* stats = nullptr);
+                                        PruningStats* stats = nullptr,
+                                        const std::function<void()>& beside_device = {});
   // Device bytes a sentence of `length` words needs in a batch, and the batch budget.
   size_t BytesForSentence(int32_t length) const;
   size_t BatchBudget() const;

@@ -239,6 +239,15 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
 
   const DeviceMaxRuleRules* MaxRuleRules() const override { return &rules_; }
 
+  void StageLexical(const std::vector<IoSentence>& batch) override {
+    staged_.clear();
+    size_t values = 0;
+    for (const IoSentence& s : batch) values += size_t(s.length) * num_states_;
+    if (batch.empty() || !host_lexical_.Reserve(values)) return;
+    CopyLexicalRows(batch);
+    staged_ = batch;
+  }
+
  private:
   IoBatchResult Timed(const std::vector<IoSentence>& batch, const uint8_t* device_allowed,
                       bool keep_charts, bool max_rule, std::vector<IoResult>* results,
@@ -314,6 +323,26 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
       events_.push_back(e);
     }
     cudaEventRecord(events_[index], stream_);
+  }
+
+  // The batch's lexical rows into host_lexical_ (reserved), sentence after sentence.
+  void CopyLexicalRows(const std::vector<IoSentence>& batch) {
+    std::vector<size_t> first(batch.size() + 1, 0);
+    for (size_t i = 0; i < batch.size(); ++i)
+      first[i + 1] = first[i] + size_t(batch[i].length) * num_states_;
+    double* lex = host_lexical_.get();
+    ForEachOnHostThreads(static_cast<int>(batch.size()), first.back(), [&](int i) {
+      std::copy(batch[i].lexical, batch[i].lexical + (first[i + 1] - first[i]), lex + first[i]);
+    });
+  }
+  // True when StageLexical copied exactly these rows.
+  bool IsStaged(const std::vector<IoSentence>& batch) const {
+    if (staged_.size() != batch.size()) return false;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (staged_[i].length != batch[i].length || staged_[i].lexical != batch[i].lexical)
+        return false;
+    }
+    return true;
   }
 
   // max_rule false: the inside and outside passes only (InsideOutsideBatch).
@@ -437,10 +466,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
       return IoBatchResult::kOutOfMemory;
     }
     double* lex = host_lexical_.get();
-    ForEachOnHostThreads(num_sentences, lexical_values, [&](int i) {
-      std::copy(batch[i].lexical, batch[i].lexical + size_t(batch[i].length) * num_states_,
-                lex + size_t(word[i]) * num_states_);
-    });
+    if (!IsStaged(batch)) CopyLexicalRows(batch);
+    staged_.clear();
     cudaMemcpyAsync(lexical_.get(), lex, lexical_values * sizeof(double), cudaMemcpyHostToDevice,
                     stream_);
     cudaMemcpyAsync(items_.get(), items.data(), items.size() * sizeof(CellItem),
@@ -827,6 +854,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<int> sentence_base_;    // the batch sentences' first cells
   MaxcDeviceEntries entries_;         // the max-rule arrays' finite entries
   PinnedArray<double> host_lexical_;  // the batch's lexical rows on their way to lexical_
+  std::vector<IoSentence> staged_;    // the rows StageLexical put in host_lexical_
   DeviceArray<int2> maxc_list_;       // masked dispatch 3: a max-rule binary launch's work list
   DeviceArray<int> maxc_counters_;    // its entry count and next entry, per launch kind
   DeviceArray<unsigned char> group_present_;  // masked dispatch 2: pair-sum group flags

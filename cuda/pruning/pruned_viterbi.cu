@@ -29,6 +29,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -658,6 +659,24 @@ bool UploadPairLayouts(const GrammarView& view, bool outside, DeviceLevel* d) {
   return ok;
 }
 
+// Adds the host milliseconds since the last switch to *total (when not null); Switch starts the
+// next interval.
+class HostClock {
+ public:
+  explicit HostClock(double* total) : total_(total), begun_(std::chrono::steady_clock::now()) {}
+  ~HostClock() { Switch(nullptr); }
+  void Switch(double* next) {
+    const auto now = std::chrono::steady_clock::now();
+    if (total_) *total_ += std::chrono::duration<double, std::milli>(now - begun_).count();
+    total_ = next;
+    begun_ = now;
+  }
+
+ private:
+  double* total_;
+  std::chrono::steady_clock::time_point begun_;
+};
+
 class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
  public:
   explicit DevicePrunedViterbiImpl(const DevicePrunedViterbiOptions& options) : options_(options) {}
@@ -800,6 +819,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   void SetProfiling(bool on) override {
     profiling_ = on;
     profile_ms_.assign(2 * levels_.size() + 1, 0.0);
+    host_ms_.fill(0.0);
     profile_batches_ = 0;
   }
   std::string ProfileReport() const override {
@@ -811,15 +831,19 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       out << ";";
     }
     out << " copy back " << profile_ms_.back();
+    out << "; host ms: set-up " << host_ms_[0] << ", lexical rows " << host_ms_[1]
+        << ", waiting for the device " << host_ms_[2];
     return out.str();
   }
 
   PrunedBatchResult ParseBatch(const std::vector<PrunedSentenceRef>& batch,
-                               PrunedBatchCharts* charts, std::string* error) override {
+                               PrunedBatchCharts* charts, std::string* error,
+                               const std::function<void(size_t)>& before_level) override {
     // A batch that failed part way may have left work queued (the lexical rows' copy from the
     // pinned buffer this batch writes again): let it finish first.
     cudaStreamSynchronize(stream_.get());
     cudaGetLastError();
+    HostClock clock(profiling_ ? &host_ms_[0] : nullptr);
     const int sentences = static_cast<int>(batch.size());
     const size_t num_levels = levels_.size();
     std::vector<int> lengths(sentences);
@@ -884,8 +908,9 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     const BatchView view{lengths_.get(), cell_offset_.get(), word_offset_.get()};
     cudaMemsetAsync(counters_, 0, (2 * num_levels + 1) * sizeof(unsigned long long), stream_.get());
     if (profiling_) events_used_ = 0;
-    // Every level's lexical rows (level by level, each sentence's words in order), gathered into
-    // pinned memory on the host threads (ForEachOnHostThreads) and uploaded at once.
+    // Every level's lexical rows (level by level, each sentence's words in order) in one pinned
+    // buffer, each level's gathered on the host threads (ForEachOnHostThreads) and uploaded
+    // before its kernels (upload_rows below).
     std::vector<size_t> lexical_offset(num_levels + 1, 0);
     for (size_t k = 0; k < num_levels; ++k) {
       const bool skipped = mask_only && k + 1 == num_levels;  // the fine rows are not read
@@ -895,22 +920,31 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     if (!lexical_.Reserve(lexical_offset.back()) || !host_lexical_.Reserve(lexical_offset.back())) {
       return PrunedBatchResult::kOutOfMemory;
     }
-    ForEachOnHostThreads(sentences, lexical_offset.back(), [&](int b) {
-      for (size_t k = 0; k < num_levels; ++k) {
-        if (mask_only && k + 1 == num_levels) break;
-        const size_t states = levels_[k]->num_states;
+    // Level k's rows: asked of the caller (before_level), gathered on the host threads and queued
+    // for upload just before the level's kernels, so that the host's part of level k + 1 runs
+    // while the device computes level k.
+    const auto upload_rows = [&](size_t k) {
+      clock.Switch(nullptr);  // the caller's time is its own
+      if (before_level) before_level(k);
+      clock.Switch(profiling_ ? &host_ms_[1] : nullptr);
+      const size_t states = levels_[k]->num_states;
+      double* rows = host_lexical_.get() + lexical_offset[k];
+      ForEachOnHostThreads(sentences, lexical_offset[k + 1] - lexical_offset[k], [&](int b) {
         std::copy(batch[b].lexical[k], batch[b].lexical[k] + size_t(lengths[b]) * states,
-                  host_lexical_.get() + lexical_offset[k] + word_offset[b] * states);
-      }
-    });
-    if (cudaMemcpyAsync(lexical_.get(), host_lexical_.get(), lexical_offset.back() * sizeof(double),
-                        cudaMemcpyHostToDevice, stream_.get()) != cudaSuccess) {
-      return Fail("lexical upload", error);
-    }
+                  rows + word_offset[b] * states);
+      });
+      const bool queued =
+          cudaMemcpyAsync(lexical_.get() + lexical_offset[k], rows,
+                          (lexical_offset[k + 1] - lexical_offset[k]) * sizeof(double),
+                          cudaMemcpyHostToDevice, stream_.get()) == cudaSuccess;
+      clock.Switch(nullptr);  // the launches' time is the device's
+      return queued;
+    };
     for (size_t k = 0; k < num_levels; ++k) {
       const DeviceLevel& level = *levels_[k];
       const int states = level.num_states;
       const bool fine = k + 1 == num_levels;
+      if (!(fine && mask_only) && !upload_rows(k)) return Fail("lexical upload", error);
       if (k > 0) {
         const int blocks =
             static_cast<int>(std::min<long long>(4096, (cells * states + kThreads - 1) / kThreads));
@@ -1026,6 +1060,9 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       }
     }
     if (cudaGetLastError() != cudaSuccess) return Fail("a pruning kernel launch", error);
+    clock.Switch(nullptr);
+    if (before_level) before_level(num_levels);  // the caller's host work beside the device's
+    clock.Switch(profiling_ ? &host_ms_[2] : nullptr);
     // The fine chart's finite entries: scores into pre_ (free now), indices into fine_index_.
     const long long total = mask_only || trees_ ? 0 : cells * fine_states_;
     if (trees_ && !LaunchTreeSearch(lengths, cell_offset, error)) {
@@ -1050,6 +1087,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       return Fail("chart copy back", error);
     }
     if (trees_ && !CopyTrees(lengths, charts, error)) return Fail("tree copy back", error);
+    clock.Switch(nullptr);
     Mark();
     if (profiling_) CollectProfile();
     charts->fine_offset.resize(sentences);
@@ -1256,6 +1294,9 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   std::vector<std::vector<uint8_t>> host_survivors_;
   unsigned long long* counters_ = nullptr;
   bool profiling_ = false;
+  // Profiling: host ms before the first launch (cell lists, allocations), gathering and queueing
+  // the lexical rows, and waiting for the device at the end (the copies back).
+  std::array<double, 3> host_ms_{};
   std::vector<cudaEvent_t> events_;
   size_t events_used_ = 0;
   std::vector<double> profile_ms_;

@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -149,9 +150,14 @@ class DevicePrunedViterbi {
   virtual std::string ProfileReport() const = 0;
 
   // Prunes and parses every sentence of the batch (lengths >= 1). kOutOfMemory: nothing was
-  // computed (split the batch and retry).
+  // computed (split the batch and retry). before_level (may be empty) lets the caller's host work
+  // run beside the device's: before_level(k) is called before level k's lexical rows are read,
+  // once the coarser levels' kernels are queued, and may set them (batch[b].lexical[k] of the
+  // caller's vector); before_level(levels.size()) once every kernel is queued, before the wait
+  // for them.
   virtual PrunedBatchResult ParseBatch(const std::vector<PrunedSentenceRef>& batch,
-                                       PrunedBatchCharts* charts, std::string* error) = 0;
+                                       PrunedBatchCharts* charts, std::string* error,
+                                       const std::function<void(size_t)>& before_level) = 0;
 };
 
 }  // namespace cky::cuda
