@@ -694,6 +694,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     const int count = static_cast<int>(levels.size());
     for (int k = 0; k < count; ++k) {
       levels_.push_back(std::make_unique<DeviceLevel>());
+      host_rows_.push_back(std::make_unique<PinnedArray<double>>());
       if (k > 0 && !levels[k].to_coarser) {
         *error = "level " + std::to_string(k) + " has no map to the previous level";
         return false;
@@ -831,8 +832,9 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       out << ";";
     }
     out << " copy back " << profile_ms_.back();
-    out << "; host ms: set-up " << host_ms_[0] << ", lexical rows " << host_ms_[1]
-        << ", waiting for the device " << host_ms_[2];
+    out << "; host ms: cell lists " << host_ms_[0] << ", device memory " << host_ms_[1]
+        << ", pinned memory " << host_ms_[2] << ", lexical rows " << host_ms_[3]
+        << ", waiting for the device " << host_ms_[4];
     return out.str();
   }
 
@@ -885,6 +887,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       for (int span = 1; span <= longest; ++span)
         widest = std::max(widest, span_begin[span + 1] - span_begin[span]);
     }
+    clock.Switch(profiling_ ? &host_ms_[1] : nullptr);
     const size_t chart_entries = std::max<size_t>(1, size_t(cells) * max_states_);
     const bool mask_only = options_.fine_mask_only;
     if (!post_.Reserve(chart_entries) || !pre_.Reserve(chart_entries) ||
@@ -908,43 +911,47 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     const BatchView view{lengths_.get(), cell_offset_.get(), word_offset_.get()};
     cudaMemsetAsync(counters_, 0, (2 * num_levels + 1) * sizeof(unsigned long long), stream_.get());
     if (profiling_) events_used_ = 0;
-    // Every level's lexical rows (level by level, each sentence's words in order) in one pinned
-    // buffer, each level's gathered on the host threads (ForEachOnHostThreads) and uploaded
-    // before its kernels (upload_rows below).
+    // Every level's lexical rows (level by level, each sentence's words in order), each level's
+    // gathered into a pinned buffer of its own on the host threads (ForEachOnHostThreads) and
+    // uploaded before its kernels (upload_rows below).
     std::vector<size_t> lexical_offset(num_levels + 1, 0);
     for (size_t k = 0; k < num_levels; ++k) {
       const bool skipped = mask_only && k + 1 == num_levels;  // the fine rows are not read
       lexical_offset[k + 1] =
           lexical_offset[k] + (skipped ? 0 : size_t(words) * levels_[k]->num_states);
     }
-    if (!lexical_.Reserve(lexical_offset.back()) || !host_lexical_.Reserve(lexical_offset.back())) {
-      return PrunedBatchResult::kOutOfMemory;
-    }
+    if (!lexical_.Reserve(lexical_offset.back())) return PrunedBatchResult::kOutOfMemory;
     // Level k's rows: asked of the caller (before_level), gathered on the host threads and queued
     // for upload just before the level's kernels, so that the host's part of level k + 1 runs
-    // while the device computes level k.
+    // while the device computes level k: also the allocation of its pinned buffer when it grows
+    // (70-80 ms a batch of 1,024 sentences for all levels in one buffer, while the device waited).
     const auto upload_rows = [&](size_t k) {
       clock.Switch(nullptr);  // the caller's time is its own
       if (before_level) before_level(k);
-      clock.Switch(profiling_ ? &host_ms_[1] : nullptr);
-      const size_t states = levels_[k]->num_states;
-      double* rows = host_lexical_.get() + lexical_offset[k];
-      ForEachOnHostThreads(sentences, lexical_offset[k + 1] - lexical_offset[k], [&](int b) {
+      clock.Switch(profiling_ ? &host_ms_[2] : nullptr);
+      const size_t states = levels_[k]->num_states,
+                   values = lexical_offset[k + 1] - lexical_offset[k];
+      if (!host_rows_[k]->Reserve(values)) return PrunedBatchResult::kOutOfMemory;
+      clock.Switch(profiling_ ? &host_ms_[3] : nullptr);
+      double* rows = host_rows_[k]->get();
+      ForEachOnHostThreads(sentences, values, [&](int b) {
         std::copy(batch[b].lexical[k], batch[b].lexical[k] + size_t(lengths[b]) * states,
                   rows + word_offset[b] * states);
       });
       const bool queued =
-          cudaMemcpyAsync(lexical_.get() + lexical_offset[k], rows,
-                          (lexical_offset[k + 1] - lexical_offset[k]) * sizeof(double),
+          cudaMemcpyAsync(lexical_.get() + lexical_offset[k], rows, values * sizeof(double),
                           cudaMemcpyHostToDevice, stream_.get()) == cudaSuccess;
       clock.Switch(nullptr);  // the launches' time is the device's
-      return queued;
+      return queued ? PrunedBatchResult::kOk : Fail("lexical upload", error);
     };
     for (size_t k = 0; k < num_levels; ++k) {
       const DeviceLevel& level = *levels_[k];
       const int states = level.num_states;
       const bool fine = k + 1 == num_levels;
-      if (!(fine && mask_only) && !upload_rows(k)) return Fail("lexical upload", error);
+      if (!(fine && mask_only)) {
+        const PrunedBatchResult rows = upload_rows(k);
+        if (rows != PrunedBatchResult::kOk) return rows;
+      }
       if (k > 0) {
         const int blocks =
             static_cast<int>(std::min<long long>(4096, (cells * states + kThreads - 1) / kThreads));
@@ -1062,7 +1069,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     if (cudaGetLastError() != cudaSuccess) return Fail("a pruning kernel launch", error);
     clock.Switch(nullptr);
     if (before_level) before_level(num_levels);  // the caller's host work beside the device's
-    clock.Switch(profiling_ ? &host_ms_[2] : nullptr);
+    clock.Switch(profiling_ ? &host_ms_[4] : nullptr);
     // The fine chart's finite entries: scores into pre_ (free now), indices into fine_index_.
     const long long total = mask_only || trees_ ? 0 : cells * fine_states_;
     if (trees_ && !LaunchTreeSearch(lengths, cell_offset, error)) {
@@ -1283,7 +1290,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   int total_states_ = 0;    // summed over the levels (the lexical rows of every level)
   size_t budget_ = 0;
   DeviceArray<double> post_, pre_, out_pre_, lexical_;
-  PinnedArray<double> host_lexical_;
+  // Per level, the batch's lexical rows on their way to lexical_.
+  std::vector<std::unique_ptr<PinnedArray<double>>> host_rows_;
   DeviceArray<uint8_t> allowed_, survivors_;
   DeviceArray<int> lengths_;
   DeviceArray<long long> cell_offset_, word_offset_;
@@ -1294,9 +1302,10 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   std::vector<std::vector<uint8_t>> host_survivors_;
   unsigned long long* counters_ = nullptr;
   bool profiling_ = false;
-  // Profiling: host ms before the first launch (cell lists, allocations), gathering and queueing
-  // the lexical rows, and waiting for the device at the end (the copies back).
-  std::array<double, 3> host_ms_{};
+  // Profiling: host ms before the first launch (cell lists, device memory and uploads), the pinned
+  // buffers of the lexical rows, gathering and queueing the rows, waiting for the device at the
+  // end.
+  std::array<double, 5> host_ms_{};
   std::vector<cudaEvent_t> events_;
   size_t events_used_ = 0;
   std::vector<double> profile_ms_;
