@@ -32,7 +32,6 @@ struct PairArrays {
   const double* w;           // per rule: probability (kMax: log-probability)
 };
 
-
 // The shared memory of one group (PairSumKernel's layout).
 struct PairSumShared {
   double* sh_s;  // [substate pair][G (+ 1)]
@@ -45,8 +44,8 @@ struct PairSumShared {
 
 template <int kG, int kRules>
 __device__ __forceinline__ PairSumShared CarvePairSumShared(double* shared, int max_bc,
-                                                           int max_partners, int* counts,
-                                                           int* total) {
+                                                            int max_partners, int* counts,
+                                                            int* total) {
   constexpr int kStride = kRules >= 3 ? kG + 1 : kG;  // doubles a substate pair in S
   PairSumShared m;
   m.sh_s = shared;
@@ -135,8 +134,7 @@ __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* it
         double a = 0, b = 0;
         if (s < count) {
           const int slot = g * max_partners + s;
-          if (x_in)
-            a = sh_f[slot] * xchart[size_t(sh_x[slot]) * c.num_states + info.x + x0 + row];
+          if (x_in) a = sh_f[slot] * xchart[size_t(sh_x[slot]) * c.num_states + info.x + x0 + row];
           if (y_in) b = c.in[size_t(sh_y[slot]) * c.num_states + info.z + y0 + row];
         }
         asm volatile(
@@ -207,12 +205,11 @@ __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* it
          pl += (blockDim.x / 32) * kSlots) {
       if (!live) continue;
       const int t = __ldg(pairs.pl_target + pl);
-      // Outside flows only to a child whose inside is positive (parser/inside_outside_cpu.h; max-plus:
-      // finite).
+      // Outside flows only to a child whose inside is positive (parser/inside_outside_cpu.h;
+      // max-plus: finite).
       if (kMode != kInside && !(c.in[size_t(target) * c.num_states + t] > kZero)) continue;
       // A pruned target's sum would be zeroed by the unary kernel: skip its rules.
-      if (kMode == kInside && c.allowed && !c.allowed[size_t(target) * c.num_states + t])
-        continue;
+      if (kMode == kInside && c.allowed && !c.allowed[size_t(target) * c.num_states + t]) continue;
       double acc = kZero;
       const int rule_end = __ldg(pairs.pl_rule_begin + pl + 1);
       for (int r = __ldg(pairs.pl_rule_begin + pl); r < rule_end; ++r) {
@@ -343,11 +340,13 @@ struct LiveLists {
 };
 
 // Dispatch 3's pair-sum launch: blocks take the groups of every tile's live cells in turn (a
-// block's groups may belong to several tiles).
+// block's groups may belong to several tiles). The max-plus instances (the pre-parses) are held
+// to 64 registers (a few bytes spill), 4 blocks an SM: with the 80 they took, 3 blocks an SM, they
+// were latency-bound (a quarter of the issue slots busy) and slower (bench/RESULTS-LOG.md).
 template <int kG, int kMode, int kRules, bool kMax = false>
-__global__ void __launch_bounds__(kThreads)
-    PairSumListKernel(Charts c, const CellItem* items, int item_offset, int span,
-                      PairArrays pairs, LiveLists lists, int max_partners, int max_bc) {
+__global__ void __launch_bounds__(kThreads, kMax ? 4 : 1)
+    PairSumListKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,
+                      LiveLists lists, int max_partners, int max_bc) {
   extern __shared__ double shared[];
   __shared__ int sh_count[kG];
   __shared__ int sh_total;
@@ -368,9 +367,9 @@ __global__ void __launch_bounds__(kThreads)
     const int pair = lists.pair_of_tile[tile];
     const int first = (group - lists.group_begin[lo]) * kG;
     const int* cells = lists.cells + lists.pair_begin[pair] + first;
-    PairSumGroup<kG, kMode, kRules, kMax>(c, items, item_offset, span, pairs, tile,
-                                          [cells](int g) { return cells[g]; },
-                                    min(kG, lists.pair_count[pair] - first), max_partners, m);
+    PairSumGroup<kG, kMode, kRules, kMax>(
+        c, items, item_offset, span, pairs, tile, [cells](int g) { return cells[g]; },
+        min(kG, lists.pair_count[pair] - first), max_partners, m);
   }
 }
 
@@ -429,9 +428,10 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int w = 0; w < kMaxSymbolWords; ++w) {
       const int y = w * 32 + lane;
-      ybits[w] = w < words ? __ballot_sync(0xffffffffu, y < c.num_symbols &&
-                                                            c.present_in[size_t(yc) * c.num_symbols + y])
-                           : 0u;
+      ybits[w] = w < words
+                     ? __ballot_sync(0xffffffffu, y < c.num_symbols &&
+                                                      c.present_in[size_t(yc) * c.num_symbols + y])
+                     : 0u;
     }
     for (int x = lane; x < c.num_symbols; x += 32) {
       if (!xpresent[size_t(xc) * c.num_symbols + x]) continue;
@@ -445,7 +445,8 @@ __global__ void __launch_bounds__(kThreads)
     const int2 xy = __ldg(pair_symbols + p);
     if (!((sh_live[xy.x * words + xy.y / 32] >> (xy.y % 32)) & 1u)) continue;
     bool usable = false;
-    for (int w = 0; w < words; ++w) usable = usable || (__ldg(pair_targets + p * words + w) & targets[w]);
+    for (int w = 0; w < words; ++w)
+      usable = usable || (__ldg(pair_targets + p * words + w) & targets[w]);
     if (!usable) continue;
     if (!fill) {
       atomicAdd(pair_count + p, 1);
@@ -484,16 +485,18 @@ __global__ void __launch_bounds__(1024)
     if (threadIdx.x == blockDim.x - 1) write(n, sh_sum[threadIdx.x]);
     __syncthreads();
   };
-  scan(num_pairs, [&](int p) { return pair_count[p]; },
-       [&](int p, int v) {
-         if (p < num_pairs) {
-           pair_begin[p] = v;
-           pair_cursor[p] = 0;
-         }
-       });
-  scan(num_tiles,
-       [&](int i) { return (pair_count[pair_of_tile[tiles[i]]] + group_cells - 1) / group_cells; },
-       [&](int i, int v) { group_begin[i] = v; });
+  scan(
+      num_pairs, [&](int p) { return pair_count[p]; },
+      [&](int p, int v) {
+        if (p < num_pairs) {
+          pair_begin[p] = v;
+          pair_cursor[p] = 0;
+        }
+      });
+  scan(
+      num_tiles,
+      [&](int i) { return (pair_count[pair_of_tile[tiles[i]]] + group_cells - 1) / group_cells; },
+      [&](int i, int v) { group_begin[i] = v; });
 }
 
 // Masked dispatch 2: Charts::group_present of one pair-sum launch (mode kMode, groups of kG target
@@ -549,7 +552,6 @@ struct LiveLayout {
   int num_pairs = 0;
   int num_tiles = 0;
 };
-
 
 inline bool UploadPairLayout(const PairSumLayout& layout, PairLayout* out) {
   out->num_tiles = static_cast<int>(layout.tiles.size());
@@ -636,18 +638,18 @@ bool LaunchPairList(const Charts& c, const CellItem* items, int offset, int coun
           layout.tiles.get(), live.pair_of_tile.get(), layout.num_tiles, kG, buffers->groups.get());
     }
   }
-  const LiveLists lists{live.pair_of_tile.get(), buffers->count.get(), buffers->begin.get(),
+  const LiveLists lists{live.pair_of_tile.get(), buffers->count.get(),  buffers->begin.get(),
                         buffers->cells.get(),    buffers->groups.get(), layout.num_tiles};
   if (!AllowDynamicShared(PairSumListKernel<kG, kMode, kRules, kMax>, shared, MaxSharedOptin(),
                           "pair-sum", error)) {
     return false;
   }
   int per_sm = 0;
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, PairSumListKernel<kG, kMode, kRules, kMax>, kThreads, shared);
-  PairSumListKernel<kG, kMode, kRules, kMax><<<num_sms * std::max(1, per_sm), kThreads, shared,
-                                               stream>>>(c, items, offset, span, layout.view(),
-                                                         lists, max_partners, layout.max_bc);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, PairSumListKernel<kG, kMode, kRules, kMax>,
+                                                kThreads, shared);
+  PairSumListKernel<kG, kMode, kRules, kMax>
+      <<<num_sms * std::max(1, per_sm), kThreads, shared, stream>>>(
+          c, items, offset, span, layout.view(), lists, max_partners, layout.max_bc);
   const cudaError_t launch = cudaGetLastError();
   if (launch != cudaSuccess) {
     *error = std::string("kernel launch failed: ") + cudaGetErrorString(launch);
