@@ -340,13 +340,11 @@ struct LiveLists {
 };
 
 // Dispatch 3's pair-sum launch: blocks take the groups of every tile's live cells in turn (a
-// block's groups may belong to several tiles). The max-plus instances (the pre-parses) are held
-// to 64 registers (a few bytes spill), 4 blocks an SM: with the 80 they took, 3 blocks an SM, they
-// were latency-bound (a quarter of the issue slots busy) and slower (bench/RESULTS-LOG.md).
-template <int kG, int kMode, int kRules, bool kMax = false>
-__global__ void __launch_bounds__(kThreads, kMax ? 4 : 1)
-    PairSumListKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,
-                      LiveLists lists, int max_partners, int max_bc) {
+// block's groups may belong to several tiles).
+template <int kG, int kMode, int kRules, bool kMax>
+__device__ __forceinline__ void PairSumList(const Charts& c, const CellItem* items, int item_offset,
+                                            int span, const PairArrays& pairs,
+                                            const LiveLists& lists, int max_partners, int max_bc) {
   extern __shared__ double shared[];
   __shared__ int sh_count[kG];
   __shared__ int sh_total;
@@ -371,6 +369,27 @@ __global__ void __launch_bounds__(kThreads, kMax ? 4 : 1)
         c, items, item_offset, span, pairs, tile, [cells](int g) { return cells[g]; },
         min(kG, lists.pair_count[pair] - first), max_partners, m);
   }
+}
+
+// The sum-product instances (the passes).
+template <int kG, int kMode, int kRules>
+__global__ void __launch_bounds__(kThreads)
+    PairSumListKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,
+                      LiveLists lists, int max_partners, int max_bc) {
+  PairSumList<kG, kMode, kRules, false>(c, items, item_offset, span, pairs, lists, max_partners,
+                                        max_bc);
+}
+
+// The max-plus instances (the pre-parses), held to 64 registers (a few bytes spill), 4 blocks an
+// SM: with the 80 they took, 3 blocks an SM, they were latency-bound (a quarter of the issue slots
+// busy) and slower (bench/RESULTS-LOG.md). (The passes' instances, under the same bound, ran
+// slower.)
+template <int kG, int kMode, int kRules>
+__global__ void __launch_bounds__(kThreads, 4)
+    PairMaxListKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,
+                      LiveLists lists, int max_partners, int max_bc) {
+  PairSumList<kG, kMode, kRules, true>(c, items, item_offset, span, pairs, lists, max_partners,
+                                       max_bc);
 }
 
 // Dispatch 3: per target cell of the span (a block each), the symbol pairs (X, Y) live for it: X
@@ -640,16 +659,18 @@ bool LaunchPairList(const Charts& c, const CellItem* items, int offset, int coun
   }
   const LiveLists lists{live.pair_of_tile.get(), buffers->count.get(),  buffers->begin.get(),
                         buffers->cells.get(),    buffers->groups.get(), layout.num_tiles};
-  if (!AllowDynamicShared(PairSumListKernel<kG, kMode, kRules, kMax>, shared, MaxSharedOptin(),
-                          "pair-sum", error)) {
-    return false;
-  }
+  const auto kernel = [] {
+    if constexpr (kMax) {
+      return PairMaxListKernel<kG, kMode, kRules>;
+    } else {
+      return PairSumListKernel<kG, kMode, kRules>;
+    }
+  }();
+  if (!AllowDynamicShared(kernel, shared, MaxSharedOptin(), "pair-sum", error)) return false;
   int per_sm = 0;
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, PairSumListKernel<kG, kMode, kRules, kMax>,
-                                                kThreads, shared);
-  PairSumListKernel<kG, kMode, kRules, kMax>
-      <<<num_sms * std::max(1, per_sm), kThreads, shared, stream>>>(
-          c, items, offset, span, layout.view(), lists, max_partners, layout.max_bc);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, shared);
+  kernel<<<num_sms * std::max(1, per_sm), kThreads, shared, stream>>>(
+      c, items, offset, span, layout.view(), lists, max_partners, layout.max_bc);
   const cudaError_t launch = cudaGetLastError();
   if (launch != cudaSuccess) {
     *error = std::string("kernel launch failed: ") + cudaGetErrorString(launch);
