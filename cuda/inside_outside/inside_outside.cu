@@ -350,6 +350,10 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                     bool keep_charts, bool max_rule, std::vector<IoResult>* results,
                     std::string* error) {
     const auto run_begin = std::chrono::steady_clock::now();
+    // Rows staged for this very batch are used once, if the buffer keeps them (below); any call
+    // drops them.
+    const bool staged = IsStaged(batch);
+    staged_.clear();
     results->assign(batch.size(), IoResult{});
     kind_of_.clear();
     kind_span_.clear();
@@ -461,13 +465,13 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     // page faults and a staged copy: most of the passes' setup). The previous batch's copy from it
     // finished at that batch's synchronization.
     const size_t lexical_values = size_t(words) * num_states_;
+    const bool kept = staged && lexical_values <= host_lexical_.size();  // no new buffer
     if (!host_lexical_.Reserve(lexical_values)) {
       *error = "cudaMallocHost failed for the lexical rows";
       return IoBatchResult::kOutOfMemory;
     }
     double* lex = host_lexical_.get();
-    if (!IsStaged(batch)) CopyLexicalRows(batch);
-    staged_.clear();
+    if (!kept) CopyLexicalRows(batch);
     cudaMemcpyAsync(lexical_.get(), lex, lexical_values * sizeof(double), cudaMemcpyHostToDevice,
                     stream_);
     cudaMemcpyAsync(items_.get(), items.data(), items.size() * sizeof(CellItem),
