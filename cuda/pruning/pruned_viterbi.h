@@ -150,8 +150,8 @@ class DevicePrunedViterbi {
   virtual std::string ProfileReport() const = 0;
 
   // Prunes and parses every sentence of the batch (lengths >= 1). kOutOfMemory: the batch did not
-  // fit, no results (split the batch and retry). before_level (may be empty) lets the caller's host work
-  // run beside the device's: before_level(k) is called before level k's lexical rows are read,
+  // fit, no results (split the batch and retry). before_level (may be empty) lets the caller's host
+  // work run beside the device's: before_level(k) is called before level k's lexical rows are read,
   // once the coarser levels' kernels are queued, and may set them (batch[b].lexical[k] of the
   // caller's vector); before_level(levels.size()) once every kernel is queued, before the wait
   // for them.
