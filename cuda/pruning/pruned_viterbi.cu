@@ -924,7 +924,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     // Level k's rows: asked of the caller (before_level), gathered on the host threads and queued
     // for upload just before the level's kernels, so that the host's part of level k + 1 runs
     // while the device computes level k: also the allocation of its pinned buffer when it grows
-    // (70-80 ms a batch of 1,024 sentences for all levels in one buffer, while the device waited).
+    // (one buffer for every level was allocated before the first launch, while the device waited:
+    // bench/RESULTS-LOG.md).
     const auto upload_rows = [&](size_t k) {
       clock.Switch(nullptr);  // the caller's time is its own
       if (before_level) before_level(k);
