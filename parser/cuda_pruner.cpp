@@ -36,7 +36,8 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
   if (!cuda::BuiltWithCuda()) return Status::Error("this build has no CUDA support");
   if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device");
   // The device's pre-parse kernels and the CPU pruner add in the same order (pair first with
-  // kernels 4, the default; the rule first with 1 to 3), so that their survivors are the same.
+  // kernels 4 and 5, the default; the rule first with 1 to 3), so that their survivors are the
+  // same.
   const int kernels =
       options.pruning_kernels > 0 ? options.pruning_kernels : cuda::kDefaultPruningKernels;
   PruningOptions ordered = pruning;

@@ -117,24 +117,75 @@ __device__ __forceinline__ void OrPresent(const double* chart, int states, int c
   }
 }
 
-// A warp's share of (rule, cell) work in kernels 1 and 2: visit(r, first, last) for the cells
-// [first, last) of rule r (0 <= r < rules, cells 0 .. cells - 1). With few rules (the coarse
-// levels) the lanes take (rule, cell) pairs j = r * cells + c, stepping by 32 without a division
-// a step; else a rule a lane, over every cell.
-template <typename Visit>
-__device__ __forceinline__ void ForEachRuleAndCell(int lane, int rules, int cells, Visit&& visit) {
-  if (cells == 0) return;
+// One rule of a state in kernels 1 and 2: its other two states (inside: left and right child;
+// outside: parent and sibling), log-probability, and whether both are present in some cell.
+struct RuleOfState {
+  int a, b;
+  double log_prob;
+  bool usable;
+};
+
+// Kernels 1 and 2: a lane's best candidate of one state over its `rules` rules (rule_of(r)) and
+// `cells` cell pairs c (a_cells[c] and b_cells[c], the cells whose scores of the rule's states a
+// and b it adds; usable_at(rule, c) false where one of them is absent there). Each candidate is
+// log_prob + (a + b) with pair_first, else (log_prob + a) + b, as the CPU pruner adds. The lanes
+// take the (rule, cell) pairs j = r * cells + c in turn when the state has fewer rules than a warp
+// has lanes (the coarse levels), else a rule each over every cell. Their chart reads are issued
+// kInFlight at a time before any is used: one after another, kernels 1 and 2 waited on each
+// (bench/RESULTS-LOG.md). Skipped candidates count as -infinity, so the maximum is the same in any
+// order.
+template <typename RuleOf, typename UsableAt>
+__device__ __forceinline__ double LaneBest(int lane, int rules, int cells, bool pair_first,
+                                           RuleOf rule_of, UsableAt usable_at,
+                                           const double* const* a_cells,
+                                           const double* const* b_cells) {
+  constexpr int kInFlight = 4;
+  double best = -INFINITY;
+  if (cells == 0 || rules == 0) return best;
+  const auto take = [&](double w, double a, double b) {
+    const double score = pair_first ? w + (a + b) : (w + a) + b;
+    if (score > best) best = score;
+  };
   if (rules < 32) {
+    // Stepping by 32 pairs without a division a step; past the last rule, loads of the last
+    // rule's (valid) addresses whose values are not used.
     const int step_rules = 32 / cells, step_c = 32 % cells;
     int r = lane / cells, c = lane % cells;
-    for (; r < rules; r += step_rules, c += step_c) {
-      if (c >= cells) c -= cells, ++r;
-      if (r >= rules) break;
-      visit(r, c, c + 1);
+    while (r < rules) {
+      double w[kInFlight], a[kInFlight], b[kInFlight];
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u) {
+        const RuleOfState rule = rule_of(min(r, rules - 1));
+        const bool live = r < rules && rule.usable && usable_at(rule, c);
+        w[u] = rule.log_prob;
+        a[u] = live ? a_cells[c][rule.a] : -INFINITY;
+        b[u] = live ? b_cells[c][rule.b] : -INFINITY;
+        r += step_rules;
+        c += step_c;
+        if (c >= cells) c -= cells, ++r;
+      }
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u) take(w[u], a[u], b[u]);
     }
   } else {
-    for (int r = lane; r < rules; r += 32) visit(r, 0, cells);
+    for (int r = lane; r < rules; r += 32) {
+      const RuleOfState rule = rule_of(r);
+      if (!rule.usable) continue;
+      for (int c0 = 0; c0 < cells; c0 += kInFlight) {
+        double a[kInFlight], b[kInFlight];
+#pragma unroll
+        for (int u = 0; u < kInFlight; ++u) {
+          const int c = min(c0 + u, cells - 1);
+          const bool live = c0 + u < cells && usable_at(rule, c);
+          a[u] = live ? a_cells[c][rule.a] : -INFINITY;
+          b[u] = live ? b_cells[c][rule.b] : -INFINITY;
+        }
+#pragma unroll
+        for (int u = 0; u < kInFlight; ++u) take(rule.log_prob, a[u], b[u]);
+      }
+    }
   }
+  return best;
 }
 
 // The chart cell a block of kernels 1 and 2 works on: items[blockIdx.x] = (sentence, start).
@@ -160,7 +211,7 @@ __device__ __forceinline__ BlockCell ThisBlocksCell(const BatchView& batch, cons
 __global__ void __launch_bounds__(kThreads)
     InsideSpan(LevelView g, BatchView batch, const int2* items, int span, const uint8_t* allowed,
                const double* lexical, double* post, double* pre, bool split_bits, bool unary_only,
-               bool pair_first) {
+               bool pair_first, bool binary_only) {
   const BlockCell here = ThisBlocksCell(batch, items, span);
   const int start = here.start, end = here.end, n = here.n, states = g.num_states;
   const long long base = here.base, cell = here.cell;
@@ -213,39 +264,32 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int splits = span - 1;
-    for (int p = warp; p < states; p += kWarps) {
+    // With more than one block a cell (gridDim.y, pruning kernels 5), block y takes warps' worth
+    // of parent states y, y + gridDim.y, ...
+    for (int p = blockIdx.y * kWarps + warp; p < states; p += gridDim.y * kWarps) {
       if (ok && !ok[p]) {
         if (lane == 0) pre_cell[p] = neg_inf;
         continue;
       }
-      double best = neg_inf;
       const int first = g.parent_begin[p], rules = g.parent_begin[p + 1] - first;
-      // One candidate: rule r (children `left`, `right`, log-probability `rule`) at split point
-      // start + 1 + k, in the CPU pruner's order of additions: (rule + left) + right, or
-      // rule + (left + right) with pair_first (AdditionOrder).
-      auto candidate = [&](int left, int right, double rule, int k) {
-        if (split_bits) {  // a child absent at this split point: its score is -infinity
-          if (!Has(left_split + size_t(k) * words, left) ||
-              !Has(right_split + size_t(k) * words, right))
-            return;
-        }
-        const double l = left_cells[k][left];
-        if (l == neg_inf) return;
-        const double rr = right_cells[k][right];
-        const double score = pair_first ? rule + (l + rr) : (rule + l) + rr;
-        if (score > best) best = score;
-      };
-      ForEachRuleAndCell(lane, rules, splits, [&](int r, int from, int to) {
+      // Rule r's children at split point start + 1 + k: left_cells[k][left], right_cells[k][right].
+      const auto rule_of = [&](int r) {
         const int rule = first + r;
-        const int left = g.left[rule], right = g.right[rule];
-        if (!Has(left_any, left) || !Has(right_any, right)) return;
-        const double w = g.log_prob[rule];
-        for (int k = from; k < to; ++k) candidate(left, right, w, k);
-      });
-      best = WarpMax(best);
+        RuleOfState x{g.left[rule], g.right[rule], g.log_prob[rule], false};
+        x.usable = Has(left_any, x.a) && Has(right_any, x.b);
+        return x;
+      };
+      const auto usable_at = [&](const RuleOfState& x, int k) {
+        return !split_bits || (Has(left_split + size_t(k) * words, x.a) &&
+                               Has(right_split + size_t(k) * words, x.b));
+      };
+      const double best = WarpMax(
+          LaneBest(lane, rules, splits, pair_first, rule_of, usable_at, left_cells, right_cells));
       if (lane == 0) pre_cell[p] = best;
     }
   }
+  // Pruning kernels 5's binary launch: the unary layer is a launch of its own (unary_only).
+  if (binary_only) return;
   __syncthreads();
   for (int a = threadIdx.x; a < states; a += blockDim.x) {
     if (ok && !ok[a]) {
@@ -270,7 +314,8 @@ __global__ void __launch_bounds__(kThreads)
 __global__ void __launch_bounds__(kThreads)
     OutsideSpan(LevelView g, BatchView batch, const int2* items, int span, const double* post,
                 const double* pre, double* out_pre, uint8_t* survivors, unsigned long long* kept,
-                bool split_bits, const double* binary_out_post, bool pair_first) {
+                bool split_bits, const double* binary_out_post, bool pair_first,
+                double* binary_out) {
   extern __shared__ double out_post[];  // num_states, then the presence bits below
   const BlockCell here = ThisBlocksCell(batch, items, span);
   const int start = here.start, end = here.end, n = here.n, states = g.num_states;
@@ -291,6 +336,7 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   if (span == n) {
+    if (binary_out) return;  // no binary outside scores: the next launch starts at the root
     for (int x = threadIdx.x; x < states; x += blockDim.x) {
       out_post[x] = x == kRootState ? 0.0 : neg_inf;
     }
@@ -345,58 +391,54 @@ __global__ void __launch_bounds__(kThreads)
     OrPresent(post, states, start, left_of, left_sibling, at(left_sibling_at));
     __syncthreads();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    for (int x = warp; x < states; x += kWarps) {
+    // With more than one block a cell (gridDim.y, pruning kernels 5), block y takes warps' worth
+    // of states y, y + gridDim.y, ..., and writes their maxima to binary_out.
+    double* to = binary_out ? binary_out + cell * states : out_post;
+    for (int x = blockIdx.y * kWarps + warp; x < states; x += gridDim.y * kWarps) {
       if (post_cell[x] == neg_inf) {
-        if (lane == 0) out_post[x] = neg_inf;
+        if (lane == 0) to[x] = neg_inf;
         continue;
       }
-      double best = neg_inf;
-      // One candidate: the parent's outside scores `above_cell`, rule (parent, sibling), the
-      // sibling's inside scores `sibling_cell`; the CPU's order of additions, (outside_pre(parent)
-      // + rule) + sibling, or rule + (outside_pre(parent) + sibling) with pair_first.
-      auto candidate = [&](const double* above_cell, int parent, double rule,
-                           const double* sibling_cell, int sibling) {
-        const double above = above_cell[parent];
-        if (above == neg_inf) return;
-        const double other = sibling_cell[sibling];
-        if (other == neg_inf) return;
-        const double score = pair_first ? rule + (above + other) : (above + rule) + other;
-        if (score > best) best = score;
-      };
       // x as one child of the parent cells i < cells, whose pointers and per-cell masks are
       // given; its rules there are [first, first + rules) of the parent / sibling / log_prob
       // arrays (by left child or by right child), skipped when the parent or the sibling is absent
-      // from every such cell (parent_any, sibling_any) or, with split_bits, from that cell.
+      // from every such cell (parent_any, sibling_any) or, with split_bits, from that cell. The
+      // CPU's order of additions, (outside_pre(parent) + rule) + sibling, or rule +
+      // (outside_pre(parent) + sibling) with pair_first.
       auto as_child = [&](int first, int rules, const int* parents, const int* siblings,
                           const double* log_probs, int cells, const double** parent_cells,
                           const double** sibling_cells, const unsigned* parent_any,
                           const unsigned* sibling_any, const unsigned* parent_at,
                           const unsigned* sibling_at) {
-        ForEachRuleAndCell(lane, rules, cells, [&](int r, int from, int to) {
+        const auto rule_of = [&](int r) {
           const int rule = first + r;
-          const int parent = parents[rule], sibling = siblings[rule];
-          if (!Has(parent_any, parent) || !Has(sibling_any, sibling)) return;
-          const double w = log_probs[rule];
-          for (int i = from; i < to; ++i) {
-            if (split_bits && (!Has(parent_at + size_t(i) * words, parent) ||
-                               !Has(sibling_at + size_t(i) * words, sibling)))
-              continue;  // the parent or the sibling absent there: a score of -infinity
-            candidate(parent_cells[i], parent, w, sibling_cells[i], sibling);
-          }
-        });
+          RuleOfState y{parents[rule], siblings[rule], log_probs[rule], false};
+          y.usable = Has(parent_any, y.a) && Has(sibling_any, y.b);
+          return y;
+        };
+        const auto usable_at = [&](const RuleOfState& y, int i) {
+          return !split_bits || (Has(parent_at + size_t(i) * words, y.a) &&
+                                 Has(sibling_at + size_t(i) * words, y.b));
+        };
+        return LaneBest(lane, rules, cells, pair_first, rule_of, usable_at, parent_cells,
+                        sibling_cells);
       };
       // x as the left child of (start, end + 1 + i), beside (end, end + 1 + i), i < above_left;
       // as the right child of (i, end), beside (i, start), i < above_right.
-      as_child(g.by_left_begin[x], g.by_left_begin[x + 1] - g.by_left_begin[x], g.by_left_parent,
-               g.by_left_right, g.by_left_log_prob, above_left, left_parents, right_siblings,
-               parent_of_left, right_sibling, parent_of_left_at, right_sibling_at);
-      as_child(g.by_right_begin[x], g.by_right_begin[x + 1] - g.by_right_begin[x],
-               g.by_right_parent, g.by_right_left, g.by_right_log_prob, above_right, right_parents,
-               left_siblings, parent_of_right, left_sibling, parent_of_right_at, left_sibling_at);
-      best = WarpMax(best);
-      if (lane == 0) out_post[x] = best;
+      const double as_left = as_child(
+          g.by_left_begin[x], g.by_left_begin[x + 1] - g.by_left_begin[x], g.by_left_parent,
+          g.by_left_right, g.by_left_log_prob, above_left, left_parents, right_siblings,
+          parent_of_left, right_sibling, parent_of_left_at, right_sibling_at);
+      const double as_right = as_child(
+          g.by_right_begin[x], g.by_right_begin[x + 1] - g.by_right_begin[x], g.by_right_parent,
+          g.by_right_left, g.by_right_log_prob, above_right, right_parents, left_siblings,
+          parent_of_right, left_sibling, parent_of_right_at, left_sibling_at);
+      const double best = WarpMax(as_left > as_right ? as_left : as_right);
+      if (lane == 0) to[x] = best;
     }
   }
+  // Pruning kernels 5's binary launch: the rest is a launch of its own (binary_out_post).
+  if (binary_out) return;
   __syncthreads();
   const double best_root = post[(base + ChartCellIndex(n, 0, n)) * states + kRootState];
   double* out_pre_cell = out_pre + cell * states;
@@ -757,6 +799,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         return false;
       }
     }
+    spread_ = options_.pruning_kernels >= 5;
     fine_states_ = levels.back().grammar.num_states;
     for (const PruningLevel& level : levels) total_states_ += level.grammar.num_states;
     // Fine-mask mode: no fine lexical rows, no fine chart; the allowed array holds fine states.
@@ -804,13 +847,16 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     // Pruning kernels 4: the outside scores above the unary layer, two presence arrays, the cell
     // list of the pair kernels and their work lists.
     const size_t pair_kernels = pair_levels_
-                                    ? cells * (size_t(max_pre_states_) * sizeof(double) +
-                                               2 * size_t(num_symbols_) + sizeof(io::CellItem)) +
+                                    ? cells * (2 * size_t(num_symbols_) + sizeof(io::CellItem)) +
                                           size_t(length) * max_live_pairs_ * sizeof(int)
                                     : 0;
+    // Pruning kernels 4 and 5: the binary outside scores of a pre-parse level (out_post_).
+    const size_t binary_out =
+        pair_levels_ || spread_ ? cells * size_t(max_pre_states_) * sizeof(double) : 0;
     return cells * (size_t(max_states_) * (2 * sizeof(double) + 1) + size_t(allowed_states_) +
                     fine_index + size_t(max_pre_states_) * sizeof(double) + sizeof(int2)) +
-           size_t(length) * total_states_ * sizeof(double) + pair_kernels + tree_bytes + 64;
+           size_t(length) * total_states_ * sizeof(double) + pair_kernels + binary_out +
+           tree_bytes + 64;
   }
   size_t BatchBudget() const override { return budget_; }
   const uint8_t* FineMask() const override {
@@ -899,10 +945,13 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         !fine_index_.Reserve(mask_only || trees_ ? 1 : size_t(cells) * fine_states_)) {
       return PrunedBatchResult::kOutOfMemory;
     }
+    if ((pair_levels_ || spread_) &&
+        !out_post_.Reserve(std::max<size_t>(1, size_t(cells) * max_pre_states_))) {
+      return PrunedBatchResult::kOutOfMemory;
+    }
     if (pair_levels_ &&
         (cells >= std::numeric_limits<int>::max() / 2 ||
          !cell_items_.Upload(cell_items, stream_.get()) ||
-         !out_post_.Reserve(std::max<size_t>(1, size_t(cells) * max_pre_states_)) ||
          !present_post_.Reserve(size_t(cells) * num_symbols_) ||
          !present_out_.Reserve(size_t(cells) * num_symbols_) ||
          !live_buffers_.Reserve(max_live_pairs_, max_pair_tiles_, static_cast<int>(widest)))) {
@@ -1013,10 +1062,22 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
             !AllowDynamicShared(InsideSpan, shared, max_optin_, "pruning inside", error)) {
           return PrunedBatchResult::kFailed;
         }
-        InsideSpan<<<count, kThreads, shared, stream_.get()>>>(
-            level.View(), view, items_.get() + span_begin[span], span, allowed,
-            lexical_.get() + lexical_offset[k], post_.get(), pre_.get(), split_bits,
-            pairs && span > 1, pair_first);
+        const int2* span_items = items_.get() + span_begin[span];
+        const double* rows = lexical_.get() + lexical_offset[k];
+        const int chunks = pairs || span == 1 ? 1 : BlocksPerCell(count, states);
+        if (chunks > 1) {
+          // Pruning kernels 5: the binary maxima over `chunks` blocks a cell, then the unary layer.
+          InsideSpan<<<dim3(count, chunks), kThreads, shared, stream_.get()>>>(
+              level.View(), view, span_items, span, allowed, rows, post_.get(), pre_.get(),
+              split_bits, false, pair_first, true);
+          InsideSpan<<<count, kThreads, 0, stream_.get()>>>(level.View(), view, span_items, span,
+                                                            allowed, rows, post_.get(), pre_.get(),
+                                                            false, true, pair_first, false);
+        } else {
+          InsideSpan<<<count, kThreads, shared, stream_.get()>>>(
+              level.View(), view, span_items, span, allowed, rows, post_.get(), pre_.get(),
+              split_bits, pairs && span > 1, pair_first, false);
+        }
         if (pairs) {
           PresenceKernel<<<count, kThreads, 0, stream_.get()>>>(
               post_.get(), cell_items_.get() + span_begin[span], span, states,
@@ -1047,10 +1108,24 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
             !AllowDynamicShared(OutsideSpan, shared, max_optin_, "pruning outside", error)) {
           return PrunedBatchResult::kFailed;
         }
-        OutsideSpan<<<count, kThreads, shared, stream_.get()>>>(
-            level.View(), view, items_.get() + span_begin[span], span, post_.get(), pre_.get(),
-            out_pre_.get(), survivors_.get(), counters_ + 2 * k + 1, split_bits,
-            pairs ? out_post_.get() : nullptr, pair_first);
+        const int2* span_items = items_.get() + span_begin[span];
+        const int chunks = pairs ? 1 : BlocksPerCell(count, states);
+        if (chunks > 1) {
+          // Pruning kernels 5: the binary outside maxima over `chunks` blocks a cell into
+          // out_post_, then the rest of each cell's work from there.
+          OutsideSpan<<<dim3(count, chunks), kThreads, shared, stream_.get()>>>(
+              level.View(), view, span_items, span, post_.get(), pre_.get(), out_pre_.get(),
+              survivors_.get(), counters_ + 2 * k + 1, split_bits, nullptr, pair_first,
+              out_post_.get());
+          OutsideSpan<<<count, kThreads, OutsideShared(states), stream_.get()>>>(
+              level.View(), view, span_items, span, post_.get(), pre_.get(), out_pre_.get(),
+              survivors_.get(), counters_ + 2 * k + 1, false, out_post_.get(), pair_first, nullptr);
+        } else {
+          OutsideSpan<<<count, kThreads, shared, stream_.get()>>>(
+              level.View(), view, span_items, span, post_.get(), pre_.get(), out_pre_.get(),
+              survivors_.get(), counters_ + 2 * k + 1, split_bits,
+              pairs ? out_post_.get() : nullptr, pair_first, nullptr);
+        }
         if (pairs) {
           PresenceKernel<<<count, kThreads, 0, stream_.get()>>>(
               out_pre_.get(), cell_items_.get() + span_begin[span], span, states,
@@ -1127,6 +1202,18 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     *error = std::string(what) + " failed: " + cudaGetErrorString(err);
     return err == cudaErrorMemoryAllocation ? PrunedBatchResult::kOutOfMemory
                                             : PrunedBatchResult::kFailed;
+  }
+
+  // Pruning kernels 5: the blocks a cell of kernels 1 and 2 at a span of `count` cells, each
+  // taking kWarps of the level's `states` in turn: enough for kBlocksPerSm blocks on every SM
+  // (the longer spans have few cells, each a long chain of work for one block: they ran as one
+  // block's latency).
+  int BlocksPerCell(int count, int states) const {
+    if (!spread_ || count <= 0) return 1;
+    constexpr long long kBlocksPerSm = 16;
+    const long long most = (states + kWarps - 1) / kWarps;
+    const long long wanted = (kBlocksPerSm * num_sms_ + count - 1) / count;
+    return static_cast<int>(std::clamp<long long>(wanted, 1, most));
   }
 
   // A sentence's node slots: room for any tree (as cuda/viterbi's ParseTrees), or the tests'.
@@ -1278,6 +1365,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   DeviceArray<double> root_score_;
   size_t outside_split_limit_ = 0;  // OutsideShared's limit for the per-cell masks
   int max_optin_ = 48 * 1024;       // the device's opt-in shared memory a block
+  bool spread_ = false;             // pruning kernels 5: kernels 1 and 2 over several blocks a cell
   // Pruning kernels 4.
   bool pair_levels_ = false;  // some level runs them
   int num_symbols_ = 0, max_live_pairs_ = 0, max_pair_tiles_ = 0, num_sms_ = 132;
