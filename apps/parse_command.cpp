@@ -401,7 +401,8 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
   // (MultiDeviceOptions::chunks_per_slot), so that each device's batches stay as large as one
   // device's.
   const int slots = static_cast<int>(backend.devices.size());
-  const int batch_size = BatchSize(args, backend) * (slots > 1 ? 2 * slots : 1);
+  // (After the load: with --backend auto it asks for a GPU, which waits for the driver's start.)
+  const auto batch_size = [&] { return BatchSize(args, backend) * (slots > 1 ? 2 * slots : 1); };
 
   std::unique_ptr<LoadedParser> loaded;
   if (parses) {
@@ -415,16 +416,17 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
     context_devices.erase(std::unique(context_devices.begin(), context_devices.end()),
                           context_devices.end());
     // None on a machine without a GPU (a "cuda context" row in --timeline would mislead), nor
-    // for a product of grammars on the CPU (auto parses a product on the CPU).
-    if (context_devices.empty() && (!link || link->size() == 1) &&
+    // for a product of grammars on the CPU (auto parses a product on the CPU). Whether there is
+    // a GPU is asked on that thread too: the driver's start (about 0.1 s) would hold up the load.
+    const bool maybe_device =
+        context_devices.empty() && (!link || link->size() == 1) &&
         (backend.device == DeviceKind::kCuda ||
-         (backend.device == DeviceKind::kAuto && !GrammarArgumentsAreProduct(args.grammars))) &&
-        cuda::DeviceCount() > 0) {
-      context_devices.push_back(0);
-    }
+         (backend.device == DeviceKind::kAuto && !GrammarArgumentsAreProduct(args.grammars)));
+    if (maybe_device) context_devices.push_back(0);
     std::vector<std::thread> contexts;
     for (int device : context_devices) {
-      contexts.emplace_back([device] {
+      contexts.emplace_back([device, maybe_device] {
+        if (maybe_device && cuda::DeviceCount() == 0) return;
         timeline::Scope scope("cuda context (beside the load)");
         cuda::CreateContext(device);  // a device that cannot be used says so in its backend
       });
@@ -491,7 +493,7 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
   std::ostream& out = OpenOutput(args.output, output_file);
   ResultWriter writer(out, FlushEachLine(args.output), args.output);
   if (parses) {
-    ParseStream(args, loaded->parser(), **source, **input, writer, format, batch_size);
+    ParseStream(args, loaded->parser(), **source, **input, writer, format, batch_size());
   } else {
     MpiCoordinate(args, *link, **source, **input, writer);
   }

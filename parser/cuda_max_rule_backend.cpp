@@ -201,7 +201,6 @@ StatusOr<std::unique_ptr<Backend>> MakeCudaMaxRuleBackend(const Grammar& grammar
   if (!cuda::BuiltWithCuda()) {
     return Status::Error("this build has no CUDA support; use --backend cpu");
   }
-  if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device; use --backend cpu");
   CudaMaxRuleOptions made = options;
   cuda::DeviceInsideOutsideOptions device_options{.max_batch_bytes = options.device.max_batch_bytes,
                                                   .cells_per_group = options.cells_per_group};
@@ -214,32 +213,36 @@ StatusOr<std::unique_ptr<Backend>> MakeCudaMaxRuleBackend(const Grammar& grammar
     return std::unique_ptr<Backend>(
         std::make_unique<CudaMaxRuleBackend>(grammar, std::move(*device), nullptr, made));
   }
-  // Pruned: the pre-parses and the passes share the memory; the rest is left for the sentences
-  // pruning loses. The passes' rule layouts (sorting every binary rule three ways) are built on
-  // another thread while the projections are (each a few seconds with en_sm6s).
-  size_t free_bytes = 0, total_bytes = 0;
-  cuda::DeviceMemory(&free_bytes, &total_bytes);
+  // Pruned: the pre-parses and the passes share the memory, 30% and 45% of what is free when each
+  // is made (or 40% and 60% of a given budget); the rest is left for the sentences pruning loses.
+  // The passes' rule layouts (sorting every binary rule three ways) are built on another thread
+  // while the projections are (each a few seconds with en_sm6s), both before their first CUDA
+  // call: the process's CUDA context is made meanwhile (apps/parse_command.cpp).
   const size_t given = options.device.max_batch_bytes;
-  const double pool = given ? double(given) : double(free_bytes);
-  device_options.max_batch_bytes = size_t((given ? 0.6 : 0.45) * pool);
+  device_options.max_batch_bytes = size_t(0.6 * double(given));
+  device_options.free_memory_share = 0.45;
   if (options.device.max_batch_sentences == DeviceBackendOptions{}.max_batch_sentences) {
     made.device.max_batch_sentences = 1024;
   }
-  std::optional<StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>>> device;
+  std::unique_ptr<cuda::DeviceInsideOutside> device;
+  std::string device_error;
   std::thread io_thread([&] {
     timeline::Scope scope("load: the passes' grammar on the device");
-    device.emplace(CreateDeviceInsideOutside(grammar, device_options));
+    device = cuda::DeviceInsideOutside::Create(CudaGrammarView(grammar), device_options,
+                                               &device_error);
   });
   auto pruner = CudaCoarseToFine::Create(grammar, *options.pruning,
-                                         {.max_batch_bytes = size_t((given ? 0.4 : 0.3) * pool),
+                                         {.max_batch_bytes = size_t(0.4 * double(given)),
+                                          .free_memory_share = 0.3,
                                           .threads = options.device.extraction_threads,
                                           .fine_mask_only = true,
                                           .pruning_kernels = options.pruning_kernels});
   io_thread.join();
-  if (!device->ok()) return device->status();
+  if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device; use --backend cpu");
+  if (!device) return Status::Error("CUDA max-rule backend: " + device_error);
   if (!pruner.ok()) return pruner.status();
   return std::unique_ptr<Backend>(
-      std::make_unique<CudaMaxRuleBackend>(grammar, std::move(**device), std::move(*pruner), made));
+      std::make_unique<CudaMaxRuleBackend>(grammar, std::move(device), std::move(*pruner), made));
 }
 
 StatusOr<std::vector<CudaInsideOutsideResult>> CudaInsideOutsideBatch(

@@ -34,7 +34,6 @@ CudaCoarseToFine::~CudaCoarseToFine() = default;
 StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
     const Grammar& fine, const PruningOptions& pruning, const CudaPrunerOptions& options) {
   if (!cuda::BuiltWithCuda()) return Status::Error("this build has no CUDA support");
-  if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device");
   // The device's pre-parse kernels and the CPU pruner add in the same order (pair first with
   // kernels 4 and 5, the default; the rule first with 1 to 3), so that their survivors are the
   // same.
@@ -47,6 +46,9 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
     return CoarseToFinePruner::Create(fine, ordered);
   }();
   if (!pruner.ok()) return pruner.status();
+  // The projections (host work) first: they run while the CUDA context is made
+  // (apps/parse_command.cpp).
+  if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device");
   auto impl = std::make_unique<Impl>(options);
   impl->pruner = std::move(*pruner);
   const CoarseToFinePruner& p = *impl->pruner;
@@ -61,6 +63,7 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
   std::string error;
   cuda::DevicePrunedViterbiOptions device_options{
       .max_batch_bytes = options.max_batch_bytes,
+      .free_memory_share = options.free_memory_share,
       .keep_level_survivors = options.keep_level_survivors,
       .fine_mask_only = options.fine_mask_only};
   device_options.pruning_kernels = kernels;

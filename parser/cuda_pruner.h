@@ -33,7 +33,8 @@
 namespace cky {
 
 struct CudaPrunerOptions {
-  size_t max_batch_bytes = 0;  // device bytes per batch; 0 = 60% of free device memory
+  size_t max_batch_bytes = 0;  // device bytes per batch; 0 = free_memory_share of the free memory
+  double free_memory_share = 0.6;  // (when the device's part is made)
   int max_batch_sentences = 1024;
   int threads = 0;  // host threads (projected lexical scores, extraction); 0 = all
   bool keep_level_survivors = false;  // tests: copy every level's survivors back

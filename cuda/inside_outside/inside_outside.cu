@@ -59,12 +59,6 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   }
 
   bool Init(const GrammarView& g, const DeviceInsideOutsideOptions& options, std::string* error) {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-      cudaGetLastError();
-      *error = "no CUDA device";
-      return false;
-    }
     num_states_ = g.num_states;
     num_symbols_ = g.num_symbols;
     cells_per_group_ = options.cells_per_group == 16 ? 16 : 8;
@@ -75,26 +69,19 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     masked_dispatch_ =
         options.masked_dispatch == 1 || options.masked_dispatch == 2 ? options.masked_dispatch : 3;
     if (masked_dispatch_ == 3 && (num_symbols_ + 31) / 32 > kMaxSymbolWords) masked_dispatch_ = 2;
-    cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
-    if (!AllowDynamicShared(UnaryNormalizeKernel, size_t(num_states_) * sizeof(double),
-                            max_shared_optin_, "unary", error)) {
-      return false;
-    }
-    cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, 0);
     for (int s = 0; s < num_symbols_; ++s) {
       if (g.symbol_num_substates[s] > kBandLimit) {
         *error = "a symbol has more substates than the sum-product kernels support";
         return false;
       }
     }
-    auto ints = [](const int32_t* p, int64_t n) { return std::vector<int>(p, p + n); };
-    bool ok = state_symbol_.Upload(ints(g.state_symbol, g.num_states)) &&
-              first_state_.Upload(ints(g.symbol_first_state, g.num_symbols)) &&
-              num_substates_.Upload(ints(g.symbol_num_substates, g.num_symbols));
-
+    // The host's work first (the rule layouts: most of the set-up), so that it runs while the
+    // process's CUDA context is still being made on another thread (apps/parse_command.cpp).
     // Sum unaries by parent (inside) and by child (outside).
+    std::vector<int> by_parent_begin(num_states_ + 1, 0), by_child_begin(num_states_ + 1, 0);
+    std::vector<int> child(g.num_sum_unary), parent(g.num_sum_unary);
+    std::vector<double> pw(g.num_sum_unary), cw(g.num_sum_unary);
     {
-      std::vector<int> by_parent_begin(num_states_ + 1, 0), by_child_begin(num_states_ + 1, 0);
       for (int64_t u = 0; u < g.num_sum_unary; ++u) {
         ++by_parent_begin[g.sum_unary_parent[u] + 1];
         ++by_child_begin[g.sum_unary_child[u] + 1];
@@ -103,8 +90,6 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         by_parent_begin[s + 1] += by_parent_begin[s];
         by_child_begin[s + 1] += by_child_begin[s];
       }
-      std::vector<int> child(g.num_sum_unary), parent(g.num_sum_unary);
-      std::vector<double> pw(g.num_sum_unary), cw(g.num_sum_unary);
       std::vector<int> pos_p(by_parent_begin.begin(), by_parent_begin.end() - 1);
       std::vector<int> pos_c(by_child_begin.begin(), by_child_begin.end() - 1);
       for (int64_t u = 0; u < g.num_sum_unary; ++u) {
@@ -116,10 +101,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
         parent[j] = g.sum_unary_parent[u];
         cw[j] = p;
       }
-      ok = ok && up_begin_.Upload(by_parent_begin) && up_child_.Upload(child) && up_w_.Upload(pw) &&
-           uc_begin_.Upload(by_child_begin) && uc_parent_.Upload(parent) && uc_w_.Upload(cw);
     }
-
     // The three pair-sum layouts and the max-rule layout, built on host threads side by side
     // (1.3 s one after the other on en_sm6s on the development machine).
     std::array<PairSumLayout, 3> pair_sums;
@@ -135,6 +117,26 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
           [&] { max_rule_fits = BuildMaxRuleLayout(g, max_rule_kernel_, &max_rule); });
       for (std::thread& t : builders) t.join();
     }
+
+    // Then the device.
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+      cudaGetLastError();
+      *error = "no CUDA device";
+      return false;
+    }
+    cudaDeviceGetAttribute(&max_shared_optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+    if (!AllowDynamicShared(UnaryNormalizeKernel, size_t(num_states_) * sizeof(double),
+                            max_shared_optin_, "unary", error)) {
+      return false;
+    }
+    cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, 0);
+    auto ints = [](const int32_t* p, int64_t n) { return std::vector<int>(p, p + n); };
+    bool ok = state_symbol_.Upload(ints(g.state_symbol, g.num_states)) &&
+              first_state_.Upload(ints(g.symbol_first_state, g.num_symbols)) &&
+              num_substates_.Upload(ints(g.symbol_num_substates, g.num_symbols));
+    ok = ok && up_begin_.Upload(by_parent_begin) && up_child_.Upload(child) && up_w_.Upload(pw) &&
+         uc_begin_.Upload(by_child_begin) && uc_parent_.Upload(parent) && uc_w_.Upload(cw);
     ok = ok && UploadPairLayout(pair_sums[0], &layouts_[kInside]) &&
          UploadPairLayout(pair_sums[1], &layouts_[kOutLeft]) &&
          UploadPairLayout(pair_sums[2], &layouts_[kOutRight]);
@@ -150,7 +152,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     } else {
       size_t free_bytes = 0, total = 0;
       cudaMemGetInfo(&free_bytes, &total);
-      budget_ = static_cast<size_t>(free_bytes * 0.85);
+      budget_ = static_cast<size_t>(free_bytes * options.free_memory_share);
     }
     if (cudaStreamCreate(&stream_) != cudaSuccess) {
       *error = "cudaStreamCreate failed";

@@ -76,8 +76,10 @@
 namespace cky::cuda {
 
 struct DeviceInsideOutsideOptions {
-  // Device bytes a batch may use; 0 = 85% of the free memory at creation.
+  // Device bytes a batch may use; 0 = free_memory_share of the free memory at creation (after
+  // the grammar's upload).
   size_t max_batch_bytes = 0;
+  double free_memory_share = 0.85;
   // Target cells per group in the pair-sum kernel: 8 (default) or 16 (each rule read serves more
   // cells; fewer groups at long spans).
   int cells_per_group = 8;

@@ -825,7 +825,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     size_t free_bytes = 0, total_bytes = 0;
     cudaMemGetInfo(&free_bytes, &total_bytes);
     budget_ = options_.max_batch_bytes ? options_.max_batch_bytes
-                                       : static_cast<size_t>(0.6 * double(free_bytes));
+                                       : static_cast<size_t>(options_.free_memory_share *
+                                                             double(free_bytes));
     if (cudaMalloc(&counters_, (2 * levels_.size() + 1) * sizeof(unsigned long long)) !=
         cudaSuccess) {
       cudaGetLastError();

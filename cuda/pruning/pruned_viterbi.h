@@ -51,9 +51,10 @@ struct PruningLevel {
 constexpr int kDefaultPruningKernels = 5;
 
 struct DevicePrunedViterbiOptions {
-  // Device bytes a batch may use; 0 = 60% of the free memory at creation (the rest is left to an
-  // exact backend that takes the sentences pruning loses).
+  // Device bytes a batch may use; 0 = free_memory_share of the free memory at creation (the rest
+  // is left to an exact backend that takes the sentences pruning loses).
   size_t max_batch_bytes = 0;
+  double free_memory_share = 0.6;
   // Copy every pre-parse level's survivors back (tests compare them with the CPU's).
   bool keep_level_survivors = false;
   // For pruned max-rule (parser/cuda_max_rule_backend.h): the fine grammar is not parsed;
