@@ -226,13 +226,14 @@ void FinishInput(const ParseArgs& args, InputFile& input, long sentences, long f
 // (common/ordered_batches.h). The stages overlap: worker threads parse while this thread formats
 // and writes the results of the batch before and reads the next batch, if it has arrived (a
 // co-process that waits for its tree before it writes more gets the tree at once: nothing waits
-// for input then). One batch is parsed at a time, or three when the backend parses concurrent
-// batches (several GPUs: the devices start on the next batch while the last chunks of one finish,
-// and its lexical scoring runs while they work); then up to sixteen batches may wait to be
-// written behind one held up (a sentence re-parsed on the CPU after a device failure took 4 s
-// with en_sm6s, while four GPUs stood idle), and the devices go on meanwhile. A batch being
-// parsed holds its lexical scores (about 0.4 GB for 2,048 sentences with en_sm6s), a parsed one
-// only its trees.
+// for input then). Two batches are parsed at a time (the next one's lexical scoring runs while the
+// backend parses one: Parser hands a backend one batch at a time), or three when the backend
+// parses concurrent batches (several GPUs: the devices start on the next batch while the last
+// chunks of one finish, and its lexical scoring runs while they work); then up to sixteen batches
+// may wait to be written behind one held up (a sentence re-parsed on the CPU after a device
+// failure took 4 s with en_sm6s, while four GPUs stood idle), and the devices go on meanwhile. A
+// batch being parsed holds its lexical scores (about 0.4 GB for 2,048 sentences with en_sm6s), a
+// parsed one only its trees.
 void ParseStream(const ParseArgs& args, Parser& parser, SentenceSource& source, InputFile& input,
                  ResultWriter& writer, const ResultFormatOptions& format, int batch_size) {
   ProgressMeter progress("sentences", input.size(), ShowProgress(args.progress, args.no_progress));
@@ -243,7 +244,7 @@ void ParseStream(const ParseArgs& args, Parser& parser, SentenceSource& source, 
   const bool concurrent = parser.backend().ParsesConcurrentBatches();
   long read = 0, written = 0, failures = 0;
   ProcessInOrder<Batch, ParsedBatch>(
-      {.parsing_at_most = concurrent ? 3u : 1u, .unwritten_at_most = concurrent ? 16u : 1u},
+      {.parsing_at_most = concurrent ? 3u : 2u, .unwritten_at_most = concurrent ? 16u : 2u},
       [&](Batch* batch) {
         if (!ReadBatch(source, batch_size, &batch->sentences)) return false;
         batch->first_number = read + 1;

@@ -90,6 +90,10 @@ std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>
     done[k] = true;
     if (listener) listener(positions[k], slot);
   };
+  // A backend that takes one batch at a time gets the callers' batches in turn (with their
+  // retries: ParseBatchAhead's sentences are not to wait behind another batch).
+  std::unique_lock<std::mutex> one_batch(backend_mutex_, std::defer_lock);
+  if (!backend_->ParsesConcurrentBatches()) one_batch.lock();
   std::vector<ParseOutcome> parsed =
       backend_->ParseBatch(inputs, [&](size_t k, const ParseOutcome& outcome) {
         if (!retried(outcome, k)) finish(k, outcome, inputs[k].lexical);

@@ -49,7 +49,9 @@ class Parser {
   // Parses each sentence (a list of tokens); outcomes come back in input order, one per sentence.
   // `listener`, when given, is told each sentence's final outcome (index into `sentences`) as soon
   // as it is known, from any thread, possibly several at once (parser/backend.h). Several threads
-  // may call Parse at once when backend().ParsesConcurrentBatches().
+  // may call Parse at once: a backend that takes one batch at a time
+  // (!backend().ParsesConcurrentBatches()) gets them one after another, each call's lexical
+  // scoring running while the backend parses another's.
   std::vector<ParseOutcome> Parse(std::span<const std::vector<std::string>> sentences,
                                   const OutcomeListener& listener = {});
 
@@ -68,7 +70,8 @@ class Parser {
   const Lexicon& lexicon_;
   std::unique_ptr<Backend> backend_;
   ParserOptions options_;
-  std::mutex scoring_mutex_;                  // one ScoreSentences at a time (the pool's rule)
+  std::mutex scoring_mutex_;  // one ScoreSentences at a time (the pool's rule)
+  std::mutex backend_mutex_;  // one backend call at a time, unless ParsesConcurrentBatches
   std::unique_ptr<ThreadPool> scoring_pool_;  // made at the first batch
 };
 
