@@ -132,14 +132,14 @@ struct RuleOfState {
 // take the (rule, cell) pairs j = r * cells + c in turn when the state has fewer rules than a warp
 // has lanes (the coarse levels), else a rule each over every cell. Their chart reads are issued
 // kInFlight at a time before any is used: one after another, kernels 1 and 2 waited on each
-// (bench/RESULTS-LOG.md). Skipped candidates count as -infinity, so the maximum is the same in any
+// (bench/RESULTS-LOG.md; kernel 1 takes 4, kernel 2 2: with 4 it needed 78 registers, 3 blocks an
+// SM, and was slower). Skipped candidates count as -infinity, so the maximum is the same in any
 // order.
-template <typename RuleOf, typename UsableAt>
+template <int kInFlight, typename RuleOf, typename UsableAt>
 __device__ __forceinline__ double LaneBest(int lane, int rules, int cells, bool pair_first,
                                            RuleOf rule_of, UsableAt usable_at,
                                            const double* const* a_cells,
                                            const double* const* b_cells) {
-  constexpr int kInFlight = 4;
   double best = -INFINITY;
   if (cells == 0 || rules == 0) return best;
   const auto take = [&](double w, double a, double b) {
@@ -283,8 +283,8 @@ __global__ void __launch_bounds__(kThreads)
         return !split_bits || (Has(left_split + size_t(k) * words, x.a) &&
                                Has(right_split + size_t(k) * words, x.b));
       };
-      const double best = WarpMax(
-          LaneBest(lane, rules, splits, pair_first, rule_of, usable_at, left_cells, right_cells));
+      const double best = WarpMax(LaneBest<4>(lane, rules, splits, pair_first, rule_of, usable_at,
+                                              left_cells, right_cells));
       if (lane == 0) pre_cell[p] = best;
     }
   }
@@ -420,8 +420,8 @@ __global__ void __launch_bounds__(kThreads)
           return !split_bits || (Has(parent_at + size_t(i) * words, y.a) &&
                                  Has(sibling_at + size_t(i) * words, y.b));
         };
-        return LaneBest(lane, rules, cells, pair_first, rule_of, usable_at, parent_cells,
-                        sibling_cells);
+        return LaneBest<2>(lane, rules, cells, pair_first, rule_of, usable_at, parent_cells,
+                           sibling_cells);
       };
       // x as the left child of (start, end + 1 + i), beside (end, end + 1 + i), i < above_left;
       // as the right child of (i, end), beside (i, start), i < above_right.
@@ -824,9 +824,9 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     }
     size_t free_bytes = 0, total_bytes = 0;
     cudaMemGetInfo(&free_bytes, &total_bytes);
-    budget_ = options_.max_batch_bytes ? options_.max_batch_bytes
-                                       : static_cast<size_t>(options_.free_memory_share *
-                                                             double(free_bytes));
+    budget_ = options_.max_batch_bytes
+                  ? options_.max_batch_bytes
+                  : static_cast<size_t>(options_.free_memory_share * double(free_bytes));
     if (cudaMalloc(&counters_, (2 * levels_.size() + 1) * sizeof(unsigned long long)) !=
         cudaSuccess) {
       cudaGetLastError();
