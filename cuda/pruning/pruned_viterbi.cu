@@ -25,7 +25,9 @@
 // (cuda/inside_outside/pair_sum.cuh with kMax) into a chart filled with -infinity first
 // (FillNegInf); kernels 1 and 2 then run the rest of each cell's work (the unary layer; the outside
 // unary layer, max-marginals and threshold), and PresenceKernel records each span's symbols present
-// for the next spans' work lists.
+// for the next spans' work lists. Pruning kernels 5 (the default): as 4, and at the levels that
+// run kernels 1 and 2, a span of few cells gets several blocks a cell (blockIdx.y takes a share
+// of the states; the rest of each cell's work then runs as the pair kernels' levels run it).
 #include <cuda_runtime.h>
 
 #include <algorithm>
