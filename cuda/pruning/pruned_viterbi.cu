@@ -133,9 +133,9 @@ struct RuleOfState {
 // log_prob + (a + b) with pair_first, else (log_prob + a) + b, as the CPU pruner adds. The lanes
 // take the (rule, cell) pairs j = r * cells + c in turn when the state has fewer rules than a warp
 // has lanes (the coarse levels), else a rule each over every cell. Their chart reads are issued
-// kInFlight at a time before any is used: one after another, kernels 1 and 2 waited on each
-// (bench/RESULTS-LOG.md; kernel 1 takes 4, kernel 2 2: with 4 it needed 78 registers, 3 blocks an
-// SM, and was slower). Skipped candidates count as -infinity, so the maximum is the same in any
+// kInFlight at a time before any is used: one after another, kernels 1 and 2 waited on each.
+// Kernel 1 takes 4, kernel 2 2 (with 4, its registers cost it blocks an SM and it was slower:
+// bench/RESULTS-LOG.md). Skipped candidates count as -infinity, so the maximum is the same in any
 // order.
 template <int kInFlight, typename RuleOf, typename UsableAt>
 __device__ __forceinline__ double LaneBest(int lane, int rules, int cells, bool pair_first,

@@ -62,28 +62,27 @@ struct DevicePrunedViterbiOptions {
   // cuda/inside_outside/inside_outside.h, and copies back no chart (fine_count 0). The fine
   // level's PruningLevel then need only num_states and to_coarser.
   bool fine_mask_only = false;
-  // Pre-parse kernels. 4: the binary part of both passes pair-factored
-  // over work lists, as the sum-product passes' masked dispatch 3
-  // (cuda/inside_outside/pair_sum.cuh with kMax): per span, the (child symbol pair, target cell)s
-  // live under the mask and the presence of the children, then per tile and group of such cells
-  // the maximum over partners of X + Y per substate pair and the rules on it; the pre-parse's work
-  // follows what the previous level kept. Candidates add rule + (X + Y) (parser/viterbi_cpu.h's
-  // AdditionOrder::kPairFirst, the CPU pruner's with these kernels). Levels of fewer than 4
-  // substates a symbol on average (the coarse ones, where a pair's tiles hold little work) and
-  // grammars of more than 256 symbols run as 2, adding pair first too. The fine grammar's masked
-  // inside pass (no fine_mask_only) is chosen the same way and adds pair first as well (the CPU's
-  // pruned fine pass adds in its pruner's order), so that its work follows the mask too.
-  // 5 (kDefaultPruningKernels): as 4, and kernels 1 and 2 (the coarse levels) spread a cell's
-  // states over several blocks where a span has too few cells to fill the device, with the unary
-  // layer (inside) and the outside's unary layer, max-marginals and threshold in a launch of their
-  // own after them. 1 to 3 (the CPU's kRuleFirst): a block per cell, a warp per allowed parent
-  // state over its rules and split points; 2 at levels of at least 100 binary rules a state also
-  // keeps each child cell's present states (inside: per split point; outside: per parent and
-  // sibling cell) in shared memory, so that a (rule, split point or parent cell) whose child,
-  // parent or sibling is absent there is skipped without reading the chart (spans whose masks do
-  // not fit, about 200 split points at 722 states, run as 1); 3 the same at every level (tests); 1
-  // tests only the states present at some split point or parent cell. Survivors: the CPU pruner's
-  // bit for bit when it adds in the same order.
+  // Pre-parse kernels. 4: the binary part of both passes pair-factored over work lists, as the
+  // sum-product passes' masked dispatch 3 (cuda/inside_outside/pair_sum.cuh with kMax): per
+  // span, the (child symbol pair, target cell)s live under the mask and the presence of the
+  // children, then per tile and group of such cells the maximum over partners of X + Y per
+  // substate pair and the rules on it; the pre-parse's work follows what the previous level kept.
+  // Candidates add rule + (X + Y) (parser/viterbi_cpu.h's AdditionOrder::kPairFirst, the CPU
+  // pruner's with these kernels). Levels of fewer than 4 substates a symbol on average (the coarse
+  // ones, where a pair's tiles hold little work) and grammars of more than 256 symbols run as 2,
+  // adding pair first too. The fine grammar's masked inside pass (no fine_mask_only) is chosen the
+  // same way and adds pair first as well (the CPU's pruned fine pass adds in its pruner's order),
+  // so that its work follows the mask too. 5 (kDefaultPruningKernels): as 4, and kernels 1 and 2
+  // (the coarse levels) spread a cell's states over several blocks where a span has too few cells
+  // to fill the device, with the unary layer (inside) and the outside's unary layer, max-marginals
+  // and threshold in a launch of their own after them. 1 to 3 (the CPU's kRuleFirst): a block per
+  // cell, a warp per allowed parent state over its rules and split points; 2 at levels of at least
+  // 100 binary rules a state also keeps each child cell's present states (inside: per split point;
+  // outside: per parent and sibling cell) in shared memory, so that a (rule, split point or parent
+  // cell) whose child, parent or sibling is absent there is skipped without reading the chart
+  // (spans whose masks do not fit, about 200 split points at 722 states, run as 1); 3 the same at
+  // every level (tests); 1 tests only the states present at some split point or parent cell.
+  // Survivors: the CPU pruner's bit for bit when it adds in the same order.
   int pruning_kernels = kDefaultPruningKernels;
   // The fine grammar's best trees read on the device (cuda/viterbi/viterbi.h's ParseTrees search:
   // parser/tree_extraction.h's order and tolerance, on the fine chart's doubles), and only their
