@@ -329,6 +329,60 @@ TEST(MultiDeviceBackendTest, ConcurrentCallsEachGetTheirOwnOutcomes) {
   }
 }
 
+// Counts how many calls it is in at once, each held a few milliseconds, and parses with `inner`.
+class OverlapCountingBackend : public Backend {
+ public:
+  explicit OverlapCountingBackend(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name(); }
+  int most_at_once() const { return most_.load(); }
+  std::vector<ParseOutcome> Parse(std::span<const SentenceInput> sentences, const OutcomeListener&,
+                                  bool) override {
+    const int now = ++inside_;
+    int seen = most_.load();
+    while (now > seen && !most_.compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::vector<ParseOutcome> outcomes = inner_->ParseBatch(sentences);
+    --inside_;
+    return outcomes;
+  }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+  std::atomic<int> inside_{0}, most_{0};
+};
+
+// The other side of the test above: a backend that takes one batch at a time
+// (ParsesConcurrentBatches false) gets the batches of callers on several threads one after
+// another (`cky parse` keeps two in flight, so that one's lexical scoring runs while the backend
+// parses the other), and each caller its own outcomes.
+TEST(MultiDeviceBackendTest, AOneBatchBackendGetsConcurrentCallersInTurn) {
+  Fixture f = MakeFixture(11);
+  std::vector<std::vector<std::vector<std::string>>> batches(4);
+  batches[0] = f.sentences;
+  batches[1].assign(f.sentences.rbegin(), f.sentences.rend());
+  const size_t half = f.sentences.size() / 2;
+  batches[2].assign(f.sentences.begin(), f.sentences.begin() + half);
+  batches[3].assign(f.sentences.begin() + half, f.sentences.end());
+  std::vector<std::vector<std::string>> expected;
+  {
+    Parser one(f.g(), f.grammar.lexicon, MakeCpuBackend(f.g(), 1));
+    for (const auto& batch : batches) expected.push_back(PrintedOutcomes(one.Parse(batch)));
+  }
+  auto counting = std::make_unique<OverlapCountingBackend>(MakeCpuBackend(f.g(), 1));
+  OverlapCountingBackend* raw = counting.get();
+  ASSERT_FALSE(raw->ParsesConcurrentBatches());
+  Parser parser(f.g(), f.grammar.lexicon, std::move(counting));
+  std::vector<std::vector<std::string>> printed(batches.size());
+  std::vector<std::thread> callers;
+  for (size_t b = 0; b < batches.size(); ++b) {
+    callers.emplace_back([&, b] { printed[b] = PrintedOutcomes(parser.Parse(batches[b])); });
+  }
+  for (std::thread& t : callers) t.join();
+  for (size_t b = 0; b < batches.size(); ++b) EXPECT_EQ(printed[b], expected[b]) << "batch " << b;
+  EXPECT_EQ(raw->most_at_once(), 1);
+}
+
 // Records the size of each batch it is given; the first waits at `go` after opening `started`.
 class RecordingBackend : public Backend {
  public:
