@@ -1210,10 +1210,10 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   // Pruning kernels 5: the blocks a cell of kernels 1 and 2 at a span of `count` cells, each
   // taking kWarps of the level's `states` in turn: enough for kBlocksPerSm blocks on every SM
   // (the longer spans have few cells, each a long chain of work for one block: they ran as one
-  // block's latency).
+  // block's latency). More blocks than that cost more than they gained (bench/RESULTS-LOG.md).
   int BlocksPerCell(int count, int states) const {
     if (!spread_ || count <= 0) return 1;
-    constexpr long long kBlocksPerSm = 16;
+    constexpr long long kBlocksPerSm = 4;
     const long long most = (states + kWarps - 1) / kWarps;
     const long long wanted = (kBlocksPerSm * num_sms_ + count - 1) / count;
     return static_cast<int>(std::clamp<long long>(wanted, 1, most));
