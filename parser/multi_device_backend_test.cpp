@@ -284,23 +284,34 @@ TEST(MultiDeviceBackendTest, WhenEverySlotFailsTheFallbackParses) {
   EXPECT_TRUE(AnyContains(warnings, "none left: the fallback backend"));
 }
 
+// Four different batches of the fixture's sentences (the fixture, its reverse, its first and second
+// halves) and what one CPU parser prints for each.
+struct FourBatches {
+  std::vector<std::vector<std::vector<std::string>>> batches;
+  std::vector<std::vector<std::string>> expected;
+};
+FourBatches MakeFourBatches(const Fixture& f) {
+  FourBatches four;
+  four.batches.resize(4);
+  four.batches[0] = f.sentences;
+  four.batches[1].assign(f.sentences.rbegin(), f.sentences.rend());
+  const size_t half = f.sentences.size() / 2;
+  four.batches[2].assign(f.sentences.begin(), f.sentences.begin() + half);
+  four.batches[3].assign(f.sentences.begin() + half, f.sentences.end());
+  Parser one(f.g(), f.grammar.lexicon, MakeCpuBackend(f.g(), 1));
+  for (const auto& batch : four.batches) four.expected.push_back(PrintedOutcomes(one.Parse(batch)));
+  return four;
+}
+
 // `cky parse` keeps three batches in flight on several devices (ParsesConcurrentBatches): callers
 // on several threads at once each get their own sentences' outcomes, in their order, also when
 // every slot retires while their chunks wait (then the fallback parses them, once made).
 TEST(MultiDeviceBackendTest, ConcurrentCallsEachGetTheirOwnOutcomes) {
   Fixture f = MakeFixture(11);
-  // Four different batches: the fixture, its reverse, its first and second halves.
-  std::vector<std::vector<std::vector<std::string>>> batches(4);
-  batches[0] = f.sentences;
-  batches[1].assign(f.sentences.rbegin(), f.sentences.rend());
-  const size_t half = f.sentences.size() / 2;
-  batches[2].assign(f.sentences.begin(), f.sentences.begin() + half);
-  batches[3].assign(f.sentences.begin() + half, f.sentences.end());
-  std::vector<std::vector<std::string>> expected;
-  {
-    Parser one(f.g(), f.grammar.lexicon, MakeCpuBackend(f.g(), 1));
-    for (const auto& batch : batches) expected.push_back(PrintedOutcomes(one.Parse(batch)));
-  }
+  // Named references (the lambdas below capture them; clang 14 rejects captured bindings).
+  const FourBatches four = MakeFourBatches(f);
+  const auto& batches = four.batches;
+  const auto& expected = four.expected;
   for (bool retiring : {false, true}) {
     std::vector<BackendSlot> slots;
     for (int k = 0; k < 3; ++k) {
@@ -358,17 +369,10 @@ class OverlapCountingBackend : public Backend {
 // parses the other), and each caller its own outcomes.
 TEST(MultiDeviceBackendTest, AOneBatchBackendGetsConcurrentCallersInTurn) {
   Fixture f = MakeFixture(11);
-  std::vector<std::vector<std::vector<std::string>>> batches(4);
-  batches[0] = f.sentences;
-  batches[1].assign(f.sentences.rbegin(), f.sentences.rend());
-  const size_t half = f.sentences.size() / 2;
-  batches[2].assign(f.sentences.begin(), f.sentences.begin() + half);
-  batches[3].assign(f.sentences.begin() + half, f.sentences.end());
-  std::vector<std::vector<std::string>> expected;
-  {
-    Parser one(f.g(), f.grammar.lexicon, MakeCpuBackend(f.g(), 1));
-    for (const auto& batch : batches) expected.push_back(PrintedOutcomes(one.Parse(batch)));
-  }
+  // Named references (the lambdas below capture them; clang 14 rejects captured bindings).
+  const FourBatches four = MakeFourBatches(f);
+  const auto& batches = four.batches;
+  const auto& expected = four.expected;
   auto counting = std::make_unique<OverlapCountingBackend>(MakeCpuBackend(f.g(), 1));
   OverlapCountingBackend* raw = counting.get();
   ASSERT_FALSE(raw->ParsesConcurrentBatches());
