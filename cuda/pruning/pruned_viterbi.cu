@@ -854,8 +854,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
                                           size_t(length) * max_live_pairs_ * sizeof(int)
                                     : 0;
     // Pruning kernels 4 and 5: the binary outside scores of a pre-parse level (out_post_).
-    const size_t binary_out =
-        pair_levels_ || spread_ ? cells * size_t(max_pre_states_) * sizeof(double) : 0;
+    const size_t binary_out = UsesOutPost() ? cells * size_t(max_pre_states_) * sizeof(double) : 0;
     return cells * (size_t(max_states_) * (2 * sizeof(double) + 1) + size_t(allowed_states_) +
                     fine_index + size_t(max_pre_states_) * sizeof(double) + sizeof(int2)) +
            size_t(length) * total_states_ * sizeof(double) + pair_kernels + binary_out +
@@ -948,8 +947,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         !fine_index_.Reserve(mask_only || trees_ ? 1 : size_t(cells) * fine_states_)) {
       return PrunedBatchResult::kOutOfMemory;
     }
-    if ((pair_levels_ || spread_) &&
-        !out_post_.Reserve(std::max<size_t>(1, size_t(cells) * max_pre_states_))) {
+    if (UsesOutPost() && !out_post_.Reserve(std::max<size_t>(1, size_t(cells) * max_pre_states_))) {
       return PrunedBatchResult::kOutOfMemory;
     }
     if (pair_levels_ &&
@@ -1068,18 +1066,15 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         const int2* span_items = items_.get() + span_begin[span];
         const double* rows = lexical_.get() + lexical_offset[k];
         const int chunks = pairs || span == 1 ? 1 : BlocksPerCell(count, states);
+        // Pruning kernels 5 with chunks > 1: the binary maxima over `chunks` blocks a cell, then
+        // the unary layer in a launch of its own.
+        InsideSpan<<<dim3(count, chunks), kThreads, shared, stream_.get()>>>(
+            level.View(), view, span_items, span, allowed, rows, post_.get(), pre_.get(),
+            split_bits, pairs && span > 1, pair_first, chunks > 1);
         if (chunks > 1) {
-          // Pruning kernels 5: the binary maxima over `chunks` blocks a cell, then the unary layer.
-          InsideSpan<<<dim3(count, chunks), kThreads, shared, stream_.get()>>>(
-              level.View(), view, span_items, span, allowed, rows, post_.get(), pre_.get(),
-              split_bits, false, pair_first, true);
           InsideSpan<<<count, kThreads, 0, stream_.get()>>>(level.View(), view, span_items, span,
                                                             allowed, rows, post_.get(), pre_.get(),
                                                             false, true, pair_first, false);
-        } else {
-          InsideSpan<<<count, kThreads, shared, stream_.get()>>>(
-              level.View(), view, span_items, span, allowed, rows, post_.get(), pre_.get(),
-              split_bits, pairs && span > 1, pair_first, false);
         }
         if (pairs) {
           PresenceKernel<<<count, kThreads, 0, stream_.get()>>>(
@@ -1113,21 +1108,16 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         }
         const int2* span_items = items_.get() + span_begin[span];
         const int chunks = pairs ? 1 : BlocksPerCell(count, states);
+        // Pruning kernels 5 with chunks > 1: the binary outside maxima over `chunks` blocks a
+        // cell into out_post_, then the rest of each cell's work from there.
+        OutsideSpan<<<dim3(count, chunks), kThreads, shared, stream_.get()>>>(
+            level.View(), view, span_items, span, post_.get(), pre_.get(), out_pre_.get(),
+            survivors_.get(), counters_ + 2 * k + 1, split_bits, pairs ? out_post_.get() : nullptr,
+            pair_first, chunks > 1 ? out_post_.get() : nullptr);
         if (chunks > 1) {
-          // Pruning kernels 5: the binary outside maxima over `chunks` blocks a cell into
-          // out_post_, then the rest of each cell's work from there.
-          OutsideSpan<<<dim3(count, chunks), kThreads, shared, stream_.get()>>>(
-              level.View(), view, span_items, span, post_.get(), pre_.get(), out_pre_.get(),
-              survivors_.get(), counters_ + 2 * k + 1, split_bits, nullptr, pair_first,
-              out_post_.get());
           OutsideSpan<<<count, kThreads, OutsideShared(states), stream_.get()>>>(
               level.View(), view, span_items, span, post_.get(), pre_.get(), out_pre_.get(),
               survivors_.get(), counters_ + 2 * k + 1, false, out_post_.get(), pair_first, nullptr);
-        } else {
-          OutsideSpan<<<count, kThreads, shared, stream_.get()>>>(
-              level.View(), view, span_items, span, post_.get(), pre_.get(), out_pre_.get(),
-              survivors_.get(), counters_ + 2 * k + 1, split_bits,
-              pairs ? out_post_.get() : nullptr, pair_first, nullptr);
         }
         if (pairs) {
           PresenceKernel<<<count, kThreads, 0, stream_.get()>>>(
@@ -1206,6 +1196,10 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     return err == cudaErrorMemoryAllocation ? PrunedBatchResult::kOutOfMemory
                                             : PrunedBatchResult::kFailed;
   }
+
+  // Whether a pre-parse level writes its binary outside scores to out_post_ (pruning kernels 4's
+  // pair kernels, or 5's spread kernel 2).
+  bool UsesOutPost() const { return pair_levels_ || spread_; }
 
   // Pruning kernels 5: the blocks a cell of kernels 1 and 2 at a span of `count` cells, each
   // taking kWarps of the level's `states` in turn: enough for kBlocksPerSm blocks on every SM
