@@ -707,9 +707,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     if (layout.num_tiles == 0 || max_partners <= 0) return true;
     const size_t shared = size_t(kRules >= 3 ? kG + 1 : kG) * layout.max_bc * sizeof(double) +
                           size_t(kG) * max_partners * 16;
-    if (!AllowDynamicShared(PairSumKernel<kG, kMode, kRules>, shared, max_shared_optin_, "pair-sum",
-                            error))
-      return false;
+    const auto kernel = PairSumKernelOf<kG, kMode, kRules>();
+    if (!AllowDynamicShared(kernel, shared, max_shared_optin_, "pair-sum", error)) return false;
     const int groups = (count + kG - 1) / kG;
     const int tiles = layout.num_tiles;
     const int blocks_x = std::max(1, std::min(groups, (num_sms_ * 64 + tiles - 1) / tiles));
@@ -726,7 +725,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
           c, items_.get(), offset, span, count, kG, max_partners, group_present_.get());
       cg.group_present = group_present_.get();
     }
-    PairSumKernel<kG, kMode, kRules><<<dim3(launched_x, tiles), kThreads, shared, stream_>>>(
+    kernel<<<dim3(launched_x, tiles), kThreads, shared, stream_>>>(
         cg, items_.get(), offset, span, layout.view(), count, max_partners, layout.max_bc,
         per_block);
     const cudaError_t launch = cudaGetLastError();

@@ -38,8 +38,9 @@
 //     into bands of X's substates (at most 512 substate pairs a tile), and per group of 8 (or 16)
 //     target cells of one span length: first S[x][y] = sum over partners of scaled X_x * Y_y for
 //     every substate pair (partners whose cells lack X or Y skipped by per-cell symbol presence
-//     flags; variant 5, the default, on FP64 tensor cores: a warp per cell and 8 x 8 tile of S,
-//     one m8n8k4 DMMA per 4 partners; variants 1 to 3: 4 x 4 register blocking a thread), then
+//     flags; variant 5, the default, on FP64 tensor cores: a warp per 8 x 8 piece of S and cell,
+//     or run of up to G cells where the cells have few partners (at most 8 on average), one
+//     m8n8k4 DMMA per 4 partners; variants 1 to 3: 4 x 4 register blocking a thread), then
 //     every rule adds p * S[x][y] to its target state (variants 2, 3 and 5: a thread per (target
 //     state, cell), 32 / G targets a warp, each thread summing its target's rules; variant 1: a
 //     warp per target state, lanes over its rules, the G cells reduced by warp shuffles), global
@@ -84,11 +85,11 @@ struct DeviceInsideOutsideOptions {
   // cells; fewer groups at long spans).
   int cells_per_group = 8;
   // Pair-sum kernel: 5 (default) variant 3 with the S phase on FP64 tensor cores (m8n8k4 DMMA, a
-  // warp per cell and 8 x 8 tile of S, 4 partners a step); 3 variant 2 with the S tile's rows
-  // padded to G + 1 doubles a substate pair (against shared-memory bank conflicts of its stores);
-  // 2 the rule phase a thread per (target state, cell); 1 a warp per target state with lanes over
-  // its rules. 1 to 3 are kept for measuring; the numbers not listed were variants since removed.
-  // bench/RESULTS-LOG.md has the figures of all of them.
+  // warp per 8 x 8 piece of S and cell or run of cells, 4 partners a step); 3 variant 2 with the S
+  // tile's rows padded to G + 1 doubles a substate pair (against shared-memory bank conflicts of
+  // its stores); 2 the rule phase a thread per (target state, cell); 1 a warp per target state with
+  // lanes over its rules. 1 to 3 are kept for measuring; the numbers not listed were variants since
+  // removed. bench/RESULTS-LOG.md has the figures of all of them.
   int pair_sum_kernel = 5;
   // Max-rule binary kernel: 13 (default) a hybrid of 2 and 7 by base rule size: a base rule with
   // more than 2,048 distinct (b, c) substate pairs ("entries") gets a chunk of its own, run

@@ -32,6 +32,12 @@ struct PairArrays {
   const double* w;           // per rule: probability (kMax: log-probability)
 };
 
+// floor(a / b) for 0 <= a < 2^22 and b >= 1, given inv_b = 1.0f / b: (a + 0.5) / b lies at least
+// 0.5 / b from an integer, more than the float product's error.
+__device__ __forceinline__ int SmallQuotient(int a, float inv_b) {
+  return __float2int_rz((float(a) + 0.5f) * inv_b);
+}
+
 // The shared memory of one group (PairSumKernel's layout).
 struct PairSumShared {
   double* sh_s;  // [substate pair][G (+ 1)]
@@ -67,6 +73,10 @@ __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* it
   constexpr int kStride = kRules >= 3 ? kG + 1 : kG;  // doubles a substate pair in S
   static_assert(!kMax || kRules == 2 || kRules == 3, "max-plus runs the register-blocked S phase");
   constexpr double kZero = kMax ? kNegInfD : 0.0;  // the semiring's zero
+  // Register blocking of the S phase without tensor cores: kQuad x kQuad substate pairs a thread
+  // (variants 1 to 3); the max-plus instances 2 x 2, so that a small tile's group still keeps most
+  // of the block's threads busy (with 4 x 4 they waited at the barrier after it).
+  constexpr int kQ = kMax ? 2 : kQuad;
   double* sh_s = m.sh_s;
   double* sh_f = m.sh_f;
   int* sh_x = m.sh_x;
@@ -80,8 +90,8 @@ __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* it
   const int4 info = __ldg(pairs.info + tile);
   const int2 sym = __ldg(pairs.symbols + tile);
   const int s_y = info.w;
-  const int quads = (s_y + kQuad - 1) / kQuad;
-  const int band_items = ((info.y + kQuad - 1) / kQuad) * quads;
+  const int quads = (s_y + kQ - 1) / kQ;
+  const int band_items = ((info.y + kQ - 1) / kQ) * quads;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int pl_first = __ldg(pairs.pl_begin + tile), pl_end = __ldg(pairs.pl_begin + tile + 1);
   __syncthreads();
@@ -117,52 +127,93 @@ __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* it
   // S[x][y] per cell of the group: sum over partners of (f X_x) * Y_y.
   if constexpr (kRules == 5 && !kMax) {
     // FP64 tensor cores: per cell, S = X^T Y with X = partners x band rows (scaled by f), Y =
-    // partners x s_Y: a warp per (cell, 8 x 8 tile of S), one m8n8k4 DMMA per 4 partners. PTX
-    // fragments (mma.m8n8k4 .f64): A[m][k] and B[k][n] one double a lane, m = n = lane / 4,
-    // k = lane % 4; D two doubles a lane, row lane / 4, columns 2 (lane % 4) + {0, 1}.
+    // partners x s_Y, one m8n8k4 DMMA per 4 partners and 8 x 8 piece of S. PTX fragments
+    // (mma.m8n8k4 .f64): A[m][k] and B[k][n] one double a lane, m = n = lane / 4, k = lane % 4; D
+    // two doubles a lane, row lane / 4, columns 2 (lane % 4) + {0, 1}. A warp task is one 8 x 8
+    // piece of S for a run of `chunk` cells of the group. Where the cells have few partners (a DMMA
+    // or two a cell: most spans of a pruned chart), the task's set-up (the piece's place, its rows'
+    // bounds) is most of its work: then one task serves a run of cells, as long as each warp of the
+    // block still gets a task; else a task is one cell.
     const int tiles_x = (info.y + 7) / 8, tiles_y = (s_y + 7) / 8;
     const int per_cell = tiles_x * tiles_y;
     const int row = lane / 4, kq = lane % 4;
-    for (int e = warp; e < kG * per_cell; e += blockDim.x / 32) {
-      const int g = e / per_cell, rem = e % per_cell;
-      const int x0 = (rem / tiles_y) * 8, y0 = (rem % tiles_y) * 8;
+    const int warps = blockDim.x / 32;
+    int chunk = 1;
+    if (sh_total <= 8 * num_cells) {
+      chunk = kG;
+      while (chunk > 1 && (kG / chunk) * per_cell < warps) chunk /= 2;
+    }
+    const int runs = kG / chunk;  // powers of two
+    const int runs_shift = __ffs(runs) - 1;
+    const float inv_tiles_y = 1.0f / tiles_y;
+    for (int e = warp; e < runs * per_cell; e += warps) {
+      const int piece = e >> runs_shift, first = (e & (runs - 1)) * chunk;
+      const int tx = SmallQuotient(piece, inv_tiles_y);
+      const int x0 = tx * 8, y0 = (piece - tx * tiles_y) * 8;
       const bool x_in = x0 + row < info.y, y_in = y0 + row < s_y;
-      const int count = sh_count[g];
-      double d0 = 0, d1 = 0;
-      for (int s0 = 0; s0 < count; s0 += 4) {
-        const int s = s0 + kq;
-        double a = 0, b = 0;
-        if (s < count) {
-          const int slot = g * max_partners + s;
-          if (x_in) a = sh_f[slot] * xchart[size_t(sh_x[slot]) * c.num_states + info.x + x0 + row];
-          if (y_in) b = c.in[size_t(sh_y[slot]) * c.num_states + info.z + y0 + row];
-        }
-        asm volatile(
-            "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
-            : "+d"(d0), "+d"(d1)
-            : "d"(a), "d"(b));
-      }
+      const double* xcol = xchart + info.x + x0 + row;
+      const double* ycol = c.in + info.z + y0 + row;
       const int x = x0 + row, y = y0 + 2 * kq;
-      if (x < info.y && y < s_y) sh_s[(x * s_y + y) * kStride + g] = d0;
-      if (x < info.y && y + 1 < s_y) sh_s[(x * s_y + y + 1) * kStride + g] = d1;
+      const bool store0 = x < info.y && y < s_y, store1 = x < info.y && y + 1 < s_y;
+      const int last = min(first + chunk, num_cells);
+      // Two cells at a time, so that each step's chart reads of both are in flight together.
+      for (int g = first; g < last; g += 2) {
+        const int h = g + 1 < last ? g + 1 : g;  // an odd run's last cell pairs with itself
+        const int count_g = sh_count[g], count_h = h != g ? sh_count[h] : 0;
+        double d0 = 0, d1 = 0, e0 = 0, e1 = 0;
+        for (int s0 = 0; s0 < max(count_g, count_h); s0 += 4) {
+          const int s = s0 + kq;
+          double a = 0, b = 0, a2 = 0, b2 = 0;
+          if (s < count_g) {
+            const int slot = g * max_partners + s;
+            if (x_in) a = sh_f[slot] * xcol[size_t(sh_x[slot]) * c.num_states];
+            if (y_in) b = ycol[size_t(sh_y[slot]) * c.num_states];
+          }
+          if (s < count_h) {
+            const int slot = h * max_partners + s;
+            if (x_in) a2 = sh_f[slot] * xcol[size_t(sh_x[slot]) * c.num_states];
+            if (y_in) b2 = ycol[size_t(sh_y[slot]) * c.num_states];
+          }
+          if (s0 < count_g) {
+            asm volatile(
+                "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+                : "+d"(d0), "+d"(d1)
+                : "d"(a), "d"(b));
+          }
+          if (s0 < count_h) {
+            asm volatile(
+                "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+                : "+d"(e0), "+d"(e1)
+                : "d"(a2), "d"(b2));
+          }
+        }
+        if (store0) sh_s[(x * s_y + y) * kStride + g] = d0;
+        if (store1) sh_s[(x * s_y + y + 1) * kStride + g] = d1;
+        if (h != g && store0) sh_s[(x * s_y + y) * kStride + h] = e0;
+        if (h != g && store1) sh_s[(x * s_y + y + 1) * kStride + h] = e1;
+      }
     }
   } else {
+    // Quotients by float reciprocals (exact for these small numbers, below 2^22): an integer
+    // division cost as much as a partner's work.
+    const float inv_band = 1.0f / band_items, inv_quads = 1.0f / quads;
     for (int e = threadIdx.x; e < kG * band_items; e += blockDim.x) {
-      const int g = e / band_items, rem = e % band_items;
-      const int x0 = (rem / quads) * kQuad, y0 = (rem % quads) * kQuad;
-      double sum[kQuad][kQuad];
+      const int g = SmallQuotient(e, inv_band), rem = e - g * band_items;
+      const int qx = SmallQuotient(rem, inv_quads);
+      const int x0 = qx * kQ, y0 = (rem - qx * quads) * kQ;
+      double sum[kQ][kQ];
 #pragma unroll
-      for (int i = 0; i < kQuad; ++i)
+      for (int i = 0; i < kQ; ++i)
 #pragma unroll
-        for (int j = 0; j < kQuad; ++j) sum[i][j] = kZero;
+        for (int j = 0; j < kQ; ++j) sum[i][j] = kZero;
       const int count = sh_count[g];
       for (int s = 0; s < count; ++s) {
         const double f = sh_f[g * max_partners + s];
         const double* xrow = xchart + size_t(sh_x[g * max_partners + s]) * c.num_states + info.x;
         const double* yrow = c.in + size_t(sh_y[g * max_partners + s]) * c.num_states + info.z;
-        double xv[kQuad], yv[kQuad];
+        double xv[kQ], yv[kQ];
 #pragma unroll
-        for (int q = 0; q < kQuad; ++q) {
+        for (int q = 0; q < kQ; ++q) {
           if constexpr (kMax) {
             xv[q] = x0 + q < info.y ? xrow[x0 + q] : kNegInfD;
           } else {
@@ -171,9 +222,9 @@ __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* it
           yv[q] = y0 + q < s_y ? yrow[y0 + q] : kZero;
         }
 #pragma unroll
-        for (int i = 0; i < kQuad; ++i)
+        for (int i = 0; i < kQ; ++i)
 #pragma unroll
-          for (int j = 0; j < kQuad; ++j) {
+          for (int j = 0; j < kQ; ++j) {
             if constexpr (kMax) {
               sum[i][j] = fmax(sum[i][j], xv[i] + yv[j]);
             } else {
@@ -182,9 +233,9 @@ __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* it
           }
       }
 #pragma unroll
-      for (int i = 0; i < kQuad; ++i)
+      for (int i = 0; i < kQ; ++i)
 #pragma unroll
-        for (int j = 0; j < kQuad; ++j)
+        for (int j = 0; j < kQ; ++j)
           if (x0 + i < info.y && y0 + j < s_y)
             sh_s[((x0 + i) * s_y + y0 + j) * kStride + g] = sum[i][j];
     }
@@ -293,9 +344,10 @@ __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* it
 // to kG + 1 doubles a substate pair (the S stores of a warp, same cell and substate pairs 4 apart,
 // hit one bank 20 times over, ncu).
 template <int kG, int kMode, int kRules>
-__global__ void __launch_bounds__(kThreads)
-    PairSumKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,
-                  int num_items, int max_partners, int max_bc, int groups_per_block) {
+__device__ __forceinline__ void PairSumGroups(const Charts& c, const CellItem* items,
+                                              int item_offset, int span, const PairArrays& pairs,
+                                              int num_items, int max_partners, int max_bc,
+                                              int groups_per_block) {
   extern __shared__ double shared[];
   __shared__ int sh_count[kG];
   __shared__ int sh_total;
@@ -324,6 +376,36 @@ __global__ void __launch_bounds__(kThreads)
     PairSumGroup<kG, kMode, kRules>(
         c, items, item_offset, span, pairs, tile, [first_item](int g) { return first_item + g; },
         min(kG, num_items - first_item), max_partners, m);
+  }
+}
+
+// Variants 1 to 3.
+template <int kG, int kMode, int kRules>
+__global__ void __launch_bounds__(kThreads)
+    PairSumKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,
+                  int num_items, int max_partners, int max_bc, int groups_per_block) {
+  PairSumGroups<kG, kMode, kRules>(c, items, item_offset, span, pairs, num_items, max_partners,
+                                   max_bc, groups_per_block);
+}
+
+// Variant 5 (tensor cores), held to 48 registers (a few bytes spill) so that 5 blocks fit an SM,
+// as many as its shared memory allows: left free it took 64 and ran slower.
+template <int kG, int kMode>
+__global__ void __launch_bounds__(kThreads, 5)
+    PairSumTensorKernel(Charts c, const CellItem* items, int item_offset, int span,
+                        PairArrays pairs, int num_items, int max_partners, int max_bc,
+                        int groups_per_block) {
+  PairSumGroups<kG, kMode, 5>(c, items, item_offset, span, pairs, num_items, max_partners, max_bc,
+                              groups_per_block);
+}
+
+// The pair-sum kernel of variant kRules.
+template <int kG, int kMode, int kRules>
+constexpr auto PairSumKernelOf() {
+  if constexpr (kRules == 5) {
+    return PairSumTensorKernel<kG, kMode>;
+  } else {
+    return PairSumKernel<kG, kMode, kRules>;
   }
 }
 
@@ -379,11 +461,17 @@ __global__ void __launch_bounds__(kThreads)
   PairSumList<kG, kMode, kRules, false>(c, items, item_offset, span, pairs, lists, max_partners,
                                         max_bc);
 }
+// Variant 5, under PairSumTensorKernel's bound.
+template <int kG, int kMode>
+__global__ void __launch_bounds__(kThreads, 5)
+    PairSumTensorListKernel(Charts c, const CellItem* items, int item_offset, int span,
+                            PairArrays pairs, LiveLists lists, int max_partners, int max_bc) {
+  PairSumList<kG, kMode, 5, false>(c, items, item_offset, span, pairs, lists, max_partners, max_bc);
+}
 
-// The max-plus instances (the pre-parses), held to 64 registers (a few bytes spill), 4 blocks an
-// SM: with the 80 they took, 3 blocks an SM, they were latency-bound (a quarter of the issue slots
-// busy) and slower (bench/RESULTS-LOG.md). (The passes' instances, under the same bound, ran
-// slower.)
+// The max-plus instances (the pre-parses), held to 64 registers, 4 blocks an SM: with the 80 they
+// took (4 x 4 blocking then), 3 blocks an SM, they were latency-bound (a quarter of the issue
+// slots busy) and slower (bench/RESULTS-LOG.md).
 template <int kG, int kMode, int kRules>
 __global__ void __launch_bounds__(kThreads, 4)
     PairMaxListKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,
@@ -663,7 +751,11 @@ bool LaunchPairList(const Charts& c, const CellItem* items, int offset, int coun
     if constexpr (kMax) {
       return PairMaxListKernel<kG, kMode, kRules>;
     } else {
-      return PairSumListKernel<kG, kMode, kRules>;
+      if constexpr (kRules == 5) {
+        return PairSumTensorListKernel<kG, kMode>;
+      } else {
+        return PairSumListKernel<kG, kMode, kRules>;
+      }
     }
   }();
   if (!AllowDynamicShared(kernel, shared, MaxSharedOptin(), "pair-sum", error)) return false;
