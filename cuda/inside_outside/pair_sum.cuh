@@ -388,10 +388,10 @@ __global__ void __launch_bounds__(kThreads)
                                    max_bc, groups_per_block);
 }
 
-// Variant 5 (tensor cores), held to 48 registers (a few bytes spill) so that 5 blocks fit an SM,
-// as many as its shared memory allows: left free it took 64 and ran slower.
+// Variant 5 (tensor cores): the unmasked passes' kernel, left free (64 registers; held to 48 as
+// the list kernel below, the exact passes ran 5% slower).
 template <int kG, int kMode>
-__global__ void __launch_bounds__(kThreads, 5)
+__global__ void __launch_bounds__(kThreads)
     PairSumTensorKernel(Charts c, const CellItem* items, int item_offset, int span,
                         PairArrays pairs, int num_items, int max_partners, int max_bc,
                         int groups_per_block) {
@@ -461,7 +461,9 @@ __global__ void __launch_bounds__(kThreads)
   PairSumList<kG, kMode, kRules, false>(c, items, item_offset, span, pairs, lists, max_partners,
                                         max_bc);
 }
-// Variant 5, under PairSumTensorKernel's bound.
+// Variant 5 (tensor cores) over masked dispatch 3's lists, held to 48 registers (a few bytes
+// spill) so that 5 blocks fit an SM, as many as its shared memory allows: with the 64 it takes
+// free, the pruned passes ran slower.
 template <int kG, int kMode>
 __global__ void __launch_bounds__(kThreads, 5)
     PairSumTensorListKernel(Charts c, const CellItem* items, int item_offset, int span,
