@@ -189,9 +189,12 @@ StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>> CreateDeviceInsideOutside(
   if (!cuda::BuiltWithCuda()) {
     return Status::Error("this build has no CUDA support; use --backend cpu");
   }
-  if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device; use --backend cpu");
+  // Create builds the rule layouts (host work) before its first CUDA call, so that they run
+  // while the process's CUDA context is made (apps/parse_command.cpp); whether there is a device
+  // is asked after.
   std::string error;
   auto device = cuda::DeviceInsideOutside::Create(CudaGrammarView(grammar), options, &error);
+  if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device; use --backend cpu");
   if (!device) return Status::Error("CUDA max-rule backend: " + error);
   return device;
 }
@@ -224,12 +227,10 @@ StatusOr<std::unique_ptr<Backend>> MakeCudaMaxRuleBackend(const Grammar& grammar
   if (options.device.max_batch_sentences == DeviceBackendOptions{}.max_batch_sentences) {
     made.device.max_batch_sentences = 1024;
   }
-  std::unique_ptr<cuda::DeviceInsideOutside> device;
-  std::string device_error;
+  std::optional<StatusOr<std::unique_ptr<cuda::DeviceInsideOutside>>> device;
   std::thread io_thread([&] {
     timeline::Scope scope("load: the passes' grammar on the device");
-    device = cuda::DeviceInsideOutside::Create(CudaGrammarView(grammar), device_options,
-                                               &device_error);
+    device.emplace(CreateDeviceInsideOutside(grammar, device_options));
   });
   auto pruner = CudaCoarseToFine::Create(grammar, *options.pruning,
                                          {.max_batch_bytes = size_t(0.4 * double(given)),
@@ -238,11 +239,10 @@ StatusOr<std::unique_ptr<Backend>> MakeCudaMaxRuleBackend(const Grammar& grammar
                                           .fine_mask_only = true,
                                           .pruning_kernels = options.pruning_kernels});
   io_thread.join();
-  if (!cuda::DeviceAvailable()) return Status::Error("no CUDA device; use --backend cpu");
-  if (!device) return Status::Error("CUDA max-rule backend: " + device_error);
+  if (!device->ok()) return device->status();
   if (!pruner.ok()) return pruner.status();
   return std::unique_ptr<Backend>(
-      std::make_unique<CudaMaxRuleBackend>(grammar, std::move(device), std::move(*pruner), made));
+      std::make_unique<CudaMaxRuleBackend>(grammar, std::move(**device), std::move(*pruner), made));
 }
 
 StatusOr<std::vector<CudaInsideOutsideResult>> CudaInsideOutsideBatch(
