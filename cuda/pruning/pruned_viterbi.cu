@@ -79,7 +79,29 @@ struct LevelView {
   const double* unary_by_child_log_prob;
   const int* to_coarser;
   double threshold;
+  // Kernels 1 and 2 hand the states to their warps in these orders (most binary rules first: by
+  // parent for the inside pass, by either child for the outside).
+  const int* inside_order;
+  const int* outside_order;
 };
+
+// A warp's turns at the states of a kernel 1 or 2 block: fn(state) for the positions of `order`
+// that the block takes (y, y + gridDim.y, ..., of blockIdx.y = y),
+// the warp's next position taken from the block's shared counter *next (set to kWarps, each
+// warp's first turn its own index, before a barrier) so that no warp is left with the largest
+// states while the others wait at the block's next barrier. Warp-uniform.
+template <typename Fn>
+__device__ __forceinline__ void ForEachStateOfWarp(int states, const int* order, int* next, Fn fn) {
+  const int lane = threadIdx.x % 32;
+  int turn = threadIdx.x / 32;
+  for (;;) {
+    const int position = blockIdx.y + turn * gridDim.y;
+    if (position >= states) break;
+    fn(__ldg(order + position));
+    if (lane == 0) turn = atomicAdd(next, 1);
+    turn = __shfl_sync(0xffffffffu, turn, 0);
+  }
+}
 
 // The batch's sentences: length, first cell and first word in the batch's arrays.
 struct BatchView {
@@ -254,6 +276,8 @@ __global__ void __launch_bounds__(kThreads)
     unsigned* left_split = present + 2 * words;
     unsigned* right_split = left_split + size_t(span - 1) * words;
     for (int w = threadIdx.x; w < 2 * words; w += blockDim.x) present[w] = 0;
+    __shared__ int next_turn;
+    if (threadIdx.x == 0) next_turn = kWarps;
     const auto left_cell = [&](int k) { return base + ChartCellIndex(n, start, start + 1 + k); };
     const auto right_cell = [&](int k) { return base + ChartCellIndex(n, start + 1 + k, end); };
     for (int k = threadIdx.x; k < span - 1; k += blockDim.x) {
@@ -264,14 +288,14 @@ __global__ void __launch_bounds__(kThreads)
     OrPresent(post, states, span - 1, left_cell, left_any, split_bits ? left_split : nullptr);
     OrPresent(post, states, span - 1, right_cell, right_any, split_bits ? right_split : nullptr);
     __syncthreads();
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int lane = threadIdx.x % 32;
     const int splits = span - 1;
-    // With more than one block a cell (gridDim.y, pruning kernels 5), block y takes warps' worth
-    // of parent states y, y + gridDim.y, ...
-    for (int p = blockIdx.y * kWarps + warp; p < states; p += gridDim.y * kWarps) {
+    // With more than one block a cell (gridDim.y, pruning kernels 5), block y takes every
+    // gridDim.y-th state of g.inside_order from y.
+    ForEachStateOfWarp(states, g.inside_order, &next_turn, [&](int p) {
       if (ok && !ok[p]) {
         if (lane == 0) pre_cell[p] = neg_inf;
-        continue;
+        return;
       }
       const int first = g.parent_begin[p], rules = g.parent_begin[p + 1] - first;
       // Rule r's children at split point start + 1 + k: left_cells[k][left], right_cells[k][right].
@@ -288,7 +312,7 @@ __global__ void __launch_bounds__(kThreads)
       const double best = WarpMax(LaneBest<4>(lane, rules, splits, pair_first, rule_of, usable_at,
                                               left_cells, right_cells));
       if (lane == 0) pre_cell[p] = best;
-    }
+    });
   }
   // Pruning kernels 5's binary launch: the unary layer is a launch of its own (unary_only).
   if (binary_only) return;
@@ -373,6 +397,8 @@ __global__ void __launch_bounds__(kThreads)
     unsigned* parent_of_right_at = right_sibling_at + size_t(n - end) * words;
     unsigned* left_sibling_at = parent_of_right_at + size_t(start) * words;
     for (int w = threadIdx.x; w < 4 * words; w += blockDim.x) parent_of_left[w] = 0;
+    __shared__ int next_turn;
+    if (threadIdx.x == 0) next_turn = kWarps;
     const auto left_parent = [&](int k) { return base + ChartCellIndex(n, start, end + 1 + k); };
     const auto right_of = [&](int k) { return base + ChartCellIndex(n, end, end + 1 + k); };
     const auto right_parent = [&](int k) { return base + ChartCellIndex(n, k, end); };
@@ -392,14 +418,14 @@ __global__ void __launch_bounds__(kThreads)
     OrPresent(out_pre, states, start, right_parent, parent_of_right, at(parent_of_right_at));
     OrPresent(post, states, start, left_of, left_sibling, at(left_sibling_at));
     __syncthreads();
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    // With more than one block a cell (gridDim.y, pruning kernels 5), block y takes warps' worth
-    // of states y, y + gridDim.y, ..., and writes their maxima to binary_out.
+    const int lane = threadIdx.x % 32;
+    // With more than one block a cell (gridDim.y, pruning kernels 5), block y takes every
+    // gridDim.y-th state of g.outside_order from y, and writes their maxima to binary_out.
     double* to = binary_out ? binary_out + cell * states : out_post;
-    for (int x = blockIdx.y * kWarps + warp; x < states; x += gridDim.y * kWarps) {
+    ForEachStateOfWarp(states, g.outside_order, &next_turn, [&](int x) {
       if (post_cell[x] == neg_inf) {
         if (lane == 0) to[x] = neg_inf;
-        continue;
+        return;
       }
       // x as one child of the parent cells i < cells, whose pointers and per-cell masks are
       // given; its rules there are [first, first + rules) of the parent / sibling / log_prob
@@ -437,7 +463,7 @@ __global__ void __launch_bounds__(kThreads)
           parent_of_right, left_sibling, parent_of_right_at, left_sibling_at);
       const double best = WarpMax(as_left > as_right ? as_left : as_right);
       if (lane == 0) to[x] = best;
-    }
+    });
   }
   // Pruning kernels 5's binary launch: the rest is a launch of its own (binary_out_post).
   if (binary_out) return;
@@ -591,6 +617,7 @@ struct DeviceLevel {
   DeviceArray<int> unary_by_child_begin, unary_by_child_parent;
   DeviceArray<double> unary_by_child_log_prob;
   DeviceArray<int> to_coarser;
+  DeviceArray<int> inside_order, outside_order;  // LevelView's
   // Pruning kernels 4: the rules tiled by child symbol pairs for the inside pass and both outside
   // directions (log-probabilities), their work-list views, each state's symbol.
   std::array<io::PairLayout, 3> pairs;
@@ -620,7 +647,9 @@ struct DeviceLevel {
             unary_by_child_parent.get(),
             unary_by_child_log_prob.get(),
             to_coarser.get(),
-            threshold};
+            threshold,
+            inside_order.get(),
+            outside_order.get()};
   }
 };
 
@@ -681,6 +710,19 @@ bool UploadLevel(const PruningLevel& level, DeviceLevel* d) {
        d->unary_by_child_parent.Upload(Gather(unary_parent, order)) &&
        d->unary_by_child_log_prob.Upload(Gather(unary_log_prob, order));
   if (level.to_coarser) ok = ok && d->to_coarser.Upload(Copy(level.to_coarser, states));
+  // The states by their binary rules (as parent; as either child), most first.
+  const auto most_first = [&](const auto& count) {
+    std::vector<int> order(states);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return count(x) > count(y); });
+    return order;
+  };
+  const auto& parent_begin = a.binary_parent_begin;
+  ok = ok && d->inside_order.Upload(
+                 most_first([&](int p) { return parent_begin[p + 1] - parent_begin[p]; }));
+  std::vector<int> as_child(states, 0);
+  for (int r = 0; r < a.num_binary; ++r) ++as_child[left[r]], ++as_child[right[r]];
+  ok = ok && d->outside_order.Upload(most_first([&](int x) { return as_child[x]; }));
   return ok;
 }
 
