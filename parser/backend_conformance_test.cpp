@@ -310,7 +310,7 @@ std::vector<Row> MakeRows() {
   const Oracle viterbi_tight = CpuPrunedOracle(K::kViterbi, "tight");
   rows.push_back({"cuda_pruned_viterbi_tight", "default", true, "cuda/pruned",
                   CudaPrunedViterbi("tight"), viterbi_tight, kPrunedViterbiOnDevice, 1, kSplit});
-  for (int kernels_variant : {1, 3, 4}) {
+  for (int kernels_variant : {1, 3, 4, 5}) {
     const std::string v = "kernels-" + std::to_string(kernels_variant);
     rows.push_back({"cuda_pruned_viterbi_tight_" + Id(v), v, true, "cuda/pruned",
                     CudaPrunedViterbi("tight", kernels_variant), viterbi_tight,
@@ -353,7 +353,7 @@ std::vector<Row> MakeRows() {
   for (const PrunedVariant& v :
        {PrunedVariant{"dispatch-1", 1, 0}, PrunedVariant{"dispatch-2", 2, 0},
         PrunedVariant{"kernels-1", 0, 1}, PrunedVariant{"kernels-3", 0, 3},
-        PrunedVariant{"kernels-4", 0, 4}}) {
+        PrunedVariant{"kernels-4", 0, 4}, PrunedVariant{"kernels-5", 0, 5}}) {
     CudaMaxRuleOptions options = PrunedMaxRule("tight");
     options.masked_dispatch = v.masked_dispatch;
     options.pruning_kernels = v.pruning_kernels;

@@ -69,6 +69,7 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
   device_options.pruning_kernels = kernels;
   device_options.device_trees = options.device_trees;
   device_options.tree_node_slots = options.tree_node_slots;
+  device_options.dense_chunk = options.dense_chunk;
   {
     timeline::Scope scope("load: pre-parse grammars on the device");
     impl->device = cuda::DevicePrunedViterbi::Create(levels, device_options, &error);

@@ -53,6 +53,8 @@ struct CudaPrunerOptions {
   bool device_trees = true;
   // Tests: DevicePrunedViterbiOptions::tree_node_slots (0: room for any tree).
   int tree_node_slots = 0;
+  // Tests: DevicePrunedViterbiOptions::dense_chunk (0: as many as fit).
+  int dense_chunk = 0;
   // Pruned Viterbi's backend (MakeCudaPrunedBackend): DeviceBackendOptions::cpu_fallback (false
   // under --devices, so that a failing device is seen and its work moved).
   bool cpu_fallback = true;

@@ -26,12 +26,15 @@ namespace {
 // Runs the device over `sentences` and checks every level's survivors and the fine chart against
 // the CPU pruner's. Returns how many items were compared at pre-parse levels (kept ones).
 // pruning_kernels: cuda/pruning's pre-parse kernel variant (0: the default).
+// dense_chunk: CudaPrunerOptions' (0: as many split points as fit).
 int64_t ExpectSameAsCpu(const Grammar& g, const std::vector<LexicalScores>& lexical,
                         const PruningOptions& pruning, const std::string& what,
-                        int pruning_kernels = 0) {
-  auto device = CudaCoarseToFine::Create(
-      g, pruning,
-      {.keep_level_survivors = true, .pruning_kernels = pruning_kernels, .device_trees = false});
+                        int pruning_kernels = 0, int dense_chunk = 0) {
+  auto device = CudaCoarseToFine::Create(g, pruning,
+                                         {.keep_level_survivors = true,
+                                          .pruning_kernels = pruning_kernels,
+                                          .device_trees = false,
+                                          .dense_chunk = dense_chunk});
   EXPECT_TRUE(device.ok()) << device.status().message();
   if (!device.ok()) return 0;
   const CoarseToFinePruner& pruner = (*device)->pruner();
@@ -118,6 +121,13 @@ TEST_P(CudaPrunerTest, SameSurvivorsAndChartsAsTheCpu) {
                               variant),
               kept);
   }
+  // Pruning kernels 6 staging one and three split points (parent cells) at a time, as they do on
+  // long sentences of big levels.
+  for (int chunk : {1, 3}) {
+    EXPECT_EQ(
+        ExpectSameAsCpu(g, lexical, pruning, what + ", chunk " + std::to_string(chunk), 6, chunk),
+        kept);
+  }
 }
 
 // Random grammars: tight thresholds with every pre-parse kernel variant, Berkeley's, and none;
@@ -125,7 +135,7 @@ TEST_P(CudaPrunerTest, SameSurvivorsAndChartsAsTheCpu) {
 INSTANTIATE_TEST_SUITE_P(
     Random, CudaPrunerTest,
     ::testing::Combine(::testing::Values("split_seed1", "split_seed21", "split_seed33"),
-                       ::testing::Values("tight"), ::testing::Values(std::vector<int>{3, 1, 4})),
+                       ::testing::Values("tight"), ::testing::Values(std::vector<int>{3, 1, 4, 5})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 INSTANTIATE_TEST_SUITE_P(
     RandomUntuned, CudaPrunerTest,
@@ -135,7 +145,7 @@ INSTANTIATE_TEST_SUITE_P(
 INSTANTIATE_TEST_SUITE_P(Shared, CudaPrunerTest,
                          ::testing::Combine(::testing::Values("small_sm2", "gum_sm3"),
                                             ::testing::Values("fast", "safe"),
-                                            ::testing::Values(std::vector<int>{3, 4})),
+                                            ::testing::Values(std::vector<int>{3, 4, 5})),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param);
                          });

@@ -4,12 +4,13 @@
 // Kernels (one launch per span length and pass, every sentence of the batch in it; one block of
 // kThreads per chart cell):
 //   1. InsideSpan: the masked max-plus inside pass of one span length. One warp per parent state
-//      allowed in the cell (a state the previous level pruned costs one byte read, its rules are
-//      never touched: the per-cell bitmask of Hall et al. 2014 at the granularity of one parent's
-//      rule tile); its lanes take the parent's rules, each over every split point, skipping a rule
-//      whose left or right child is absent from every left or right child cell (bitmasks of the
-//      states present, built first in shared memory; each split point's child cells as pointers
-//      there too). Then the cell's unary layer, one thread per state.
+//      allowed in the cell, taken most rules first from a shared counter (a state the previous
+//      level pruned costs one byte read, its rules are never touched: the per-cell bitmask of Hall
+//      et al. 2014 at the granularity of one parent's rule tile); its lanes take the parent's
+//      rules, each over every split point, skipping a rule whose left or right child is absent from
+//      every left or right child cell (bitmasks of the states present, built first in shared
+//      memory; each split point's child cells as pointers there too). Then the cell's unary layer,
+//      one thread per state.
 //   2. OutsideSpan: the max-marginal pass of one span length, from the root down. One warp per item
 //      present in the cell pulls its outside score (post-unary) from the parent cells it can be a
 //      left or a right child in (rules indexed by left and by right child; bitmasks of the parents
@@ -25,9 +26,11 @@
 // (cuda/inside_outside/pair_sum.cuh with kMax) into a chart filled with -infinity first
 // (FillNegInf); kernels 1 and 2 then run the rest of each cell's work (the unary layer; the outside
 // unary layer, max-marginals and threshold), and PresenceKernel records each span's symbols present
-// for the next spans' work lists. Pruning kernels 5 (the default): as 4, and at the levels that
-// run kernels 1 and 2, a span of few cells gets several blocks a cell (blockIdx.y takes a share
-// of the states; the rest of each cell's work then runs as the pair kernels' levels run it).
+// for the next spans' work lists. Pruning kernels 5: as 4, and at the levels that run kernels 1 and
+// 2, a span of few cells gets several blocks a cell (blockIdx.y takes a share of the states; the
+// rest of each cell's work then runs as the pair kernels' levels run it). Pruning kernels 6 (the
+// default): as 5, and the first level's kernels 1 and 2 (no mask, few states) take their binary
+// maxima dense (DensePhase: staged rows, every thread an equal share of the rules).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -212,6 +215,132 @@ __device__ __forceinline__ double LaneBest(int lane, int rules, int cells, bool 
   return best;
 }
 
+// Pruning kernels 6's dense binary phase of kernels 1 and 2 (at the first level, without a mask,
+// when it runs them and has at most kThreads states): instead of a warp per state walking its rules
+// and testing which children are present, the block stages the rows of a chunk of split points
+// (inside: left and right child cells; outside: parent and sibling cells) in shared memory, and
+// each thread takes an equal share of the rules of the cell's live states (inside: allowed parents;
+// outside: children with a score here), every rule over every staged split point, -infinity rows
+// included: a candidate is a few instructions, where kernels 1 and 2 spent tens on each (their
+// loads, the presence tests, the (rule, split point) stepping), and no warp waits for another's
+// larger state. A thread's running maximum per state goes into the block's maxima by a 64-bit
+// atomicMax on an order-preserving key. Candidates are formed as kernels 1 and 2 form them; maxima
+// are the same in any order, so the results are theirs bit for bit.
+
+// An order-preserving map of doubles (no NaN) to unsigned keys, and back.
+__device__ __forceinline__ unsigned long long OrderedKey(double v) {
+  const unsigned long long bits = static_cast<unsigned long long>(__double_as_longlong(v));
+  return bits >> 63 ? ~bits : bits | (1ull << 63);
+}
+__device__ __forceinline__ double FromOrderedKey(unsigned long long key) {
+  return __longlong_as_double(static_cast<long long>(key >> 63 ? key & ~(1ull << 63) : ~key));
+}
+
+// Block-wide exclusive prefix sum of one value a thread (blockDim.x == kThreads); *total gets the
+// sum. Ends behind a barrier.
+__device__ __forceinline__ int BlockExclusiveSum(int value, int* total) {
+  __shared__ int warp_sums[kWarps];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  int inclusive = value;
+  for (int offset = 1; offset < 32; offset <<= 1) {
+    const int other = __shfl_up_sync(0xffffffffu, inclusive, offset);
+    if (lane >= offset) inclusive += other;
+  }
+  if (lane == 31) warp_sums[warp] = inclusive;
+  __syncthreads();
+  int before = 0, all = 0;
+  for (int w = 0; w < kWarps; ++w) {
+    before += w < warp ? warp_sums[w] : 0;
+    all += warp_sums[w];
+  }
+  *total = all;
+  __syncthreads();  // warp_sums free for the next call
+  return before + inclusive - value;
+}
+
+// Kernel 2's dynamic shared memory starts with the outside scores and four presence masks.
+__host__ __device__ constexpr size_t OutsideScoresBytes(int states) {
+  return size_t(states) * sizeof(double) + 4 * size_t((states + 31) / 32) * sizeof(unsigned);
+}
+
+// Dynamic shared bytes of the dense phase: the states' keys, two rows a staged split point, the
+// rule prefix sums; kernel 2's outside scores (OutsideShared's first part) before them.
+constexpr size_t kDenseSharedBytes = 44 * 1024;
+__host__ __device__ constexpr size_t DenseFixedBytes(int states) {
+  return size_t(states) * sizeof(unsigned long long) + size_t(states + 1) * sizeof(int);
+}
+// Split points (parent cells) staged at a time.
+inline int DenseChunk(int states) {
+  return std::max<int>(
+      1, int((kDenseSharedBytes - size_t(states) * sizeof(double) - DenseFixedBytes(states)) /
+             (2 * size_t(states) * sizeof(double))));
+}
+inline size_t DenseShared(int states, int chunk) {
+  return DenseFixedBytes(states) + 2 * size_t(chunk) * states * sizeof(double);
+}
+
+// The dense phase over `cells` split points (or parent cells) of one role: per live state x
+// (count_of(x) rules, the first at first_rule(x)), the maximum over its rules r and the cells i
+// of candidate(r, a_rows[i], b_rows[i]) with rule_of(r) = {a, b, log_prob}: into best[x] (keys,
+// set by the caller). row_a(i), row_b(i): cell i's rows (chart pointers). rows: 2 * chunk * states
+// doubles of shared memory (a chunk's a rows, then its b rows); prefix: states + 1 ints.
+template <typename CountOf, typename FirstRule, typename RuleOf, typename RowA, typename RowB>
+__device__ __forceinline__ void DensePhase(int states, int cells, int chunk, bool pair_first,
+                                           CountOf count_of, FirstRule first_rule, RuleOf rule_of,
+                                           RowA row_a, RowB row_b, unsigned long long* best,
+                                           double* rows, int* prefix) {
+  if (cells == 0) return;  // uniform over the block
+  int total = 0;
+  const int x_here = threadIdx.x;
+  const int before = BlockExclusiveSum(x_here < states ? count_of(x_here) : 0, &total);
+  if (x_here < states) prefix[x_here] = before;
+  if (threadIdx.x == 0) prefix[states] = total;
+  // This thread's share [p0, p1) of the live states' rules, in state order, and the state of p0:
+  // the last one whose rules start at or before it.
+  const int p0 = int(static_cast<long long>(total) * threadIdx.x / blockDim.x);
+  const int p1 = int(static_cast<long long>(total) * (threadIdx.x + 1) / blockDim.x);
+  __syncthreads();
+  int first = 0;
+  for (int hi = states - 1; first < hi;) {
+    const int mid = (first + hi + 1) / 2;
+    if (prefix[mid] <= p0) {
+      first = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  double* a_rows = rows;
+  double* b_rows = rows + size_t(chunk) * states;
+  for (int i0 = 0; i0 < cells; i0 += chunk) {
+    const int staged = min(chunk, cells - i0);
+    for (int j = threadIdx.x; j < staged * states; j += blockDim.x) {
+      const int i = j / states, x = j - i * states;
+      a_rows[j] = row_a(i0 + i)[x];
+      b_rows[j] = row_b(i0 + i)[x];
+    }
+    __syncthreads();
+    int x = first, next = prefix[first + 1];
+    double m = -INFINITY;
+    for (int pos = p0; pos < p1; ++pos) {
+      while (pos >= next) {
+        if (m > -INFINITY) atomicMax(best + x, OrderedKey(m));
+        m = -INFINITY;
+        ++x;
+        next = prefix[x + 1];
+      }
+      const RuleOfState rule = rule_of(first_rule(x) + pos - prefix[x]);
+      const double w = rule.log_prob;
+      for (int i = 0; i < staged; ++i) {
+        const double a = a_rows[i * states + rule.a], b = b_rows[i * states + rule.b];
+        const double score = pair_first ? w + (a + b) : (w + a) + b;
+        if (score > m) m = score;
+      }
+    }
+    if (m > -INFINITY) atomicMax(best + x, OrderedKey(m));
+    __syncthreads();  // the rows are staged again
+  }
+}
+
 // The chart cell a block of kernels 1 and 2 works on: items[blockIdx.x] = (sentence, start).
 struct BlockCell {
   int start, end, n;
@@ -232,10 +361,13 @@ __device__ __forceinline__ BlockCell ThisBlocksCell(const BatchView& batch, cons
 // Kernel 1. Block (one cell) = items[blockIdx.x] = (sentence, start) at this span length.
 // split_bits (pruning kernels 2): dynamic shared memory also holds each split point's left and
 // right child cell's present states (InsideShared).
+// kDense (pruning kernels 6): the binary maxima by DensePhase, `chunk` split points staged at a
+// time (dynamic shared memory: DenseShared).
+template <bool kDense>
 __global__ void __launch_bounds__(kThreads)
     InsideSpan(LevelView g, BatchView batch, const int2* items, int span, const uint8_t* allowed,
                const double* lexical, double* post, double* pre, bool split_bits, bool unary_only,
-               bool pair_first, bool binary_only) {
+               bool pair_first, bool binary_only, int chunk) {
   const BlockCell here = ThisBlocksCell(batch, items, span);
   const int start = here.start, end = here.end, n = here.n, states = g.num_states;
   const long long base = here.base, cell = here.cell;
@@ -258,6 +390,27 @@ __global__ void __launch_bounds__(kThreads)
     const double* word = lexical + (batch.word_offset[items[blockIdx.x].x] + start) * states;
     for (int s = threadIdx.x; s < states; s += blockDim.x) {
       pre_cell[s] = (!ok || ok[s]) ? word[s] : neg_inf;
+    }
+  } else if constexpr (kDense) {
+    extern __shared__ double dense_shared[];
+    unsigned long long* best = reinterpret_cast<unsigned long long*>(dense_shared);
+    double* rows = dense_shared + states;
+    int* prefix = reinterpret_cast<int*>(rows + 2 * size_t(chunk) * states);
+    for (int x = threadIdx.x; x < states; x += blockDim.x) best[x] = OrderedKey(neg_inf);
+    const auto left_cell = [&](int k) { return base + ChartCellIndex(n, start, start + 1 + k); };
+    const auto right_cell = [&](int k) { return base + ChartCellIndex(n, start + 1 + k, end); };
+    // (DensePhase's first barrier orders the keys before its atomics.)
+    DensePhase(
+        states, span - 1, chunk, pair_first,
+        [&](int p) { return ok && !ok[p] ? 0 : g.parent_begin[p + 1] - g.parent_begin[p]; },
+        [&](int p) { return g.parent_begin[p]; },
+        [&](int r) {
+          return RuleOfState{__ldg(g.left + r), __ldg(g.right + r), __ldg(g.log_prob + r), true};
+        },
+        [&](int k) { return post + left_cell(k) * states; },
+        [&](int k) { return post + right_cell(k) * states; }, best, rows, prefix);
+    for (int p = threadIdx.x; p < states; p += blockDim.x) {
+      pre_cell[p] = ok && !ok[p] ? neg_inf : FromOrderedKey(best[p]);
     }
   } else {
     // The states present in some left child cell and in some right child cell: a rule whose
@@ -337,11 +490,14 @@ __global__ void __launch_bounds__(kThreads)
 // split_bits (pruning kernels 2, OutsideShared): the presence masks of each parent and sibling cell
 // too, so that a (rule, parent cell) whose parent or sibling is absent there is skipped without
 // reading the chart.
+// kDense (pruning kernels 6): the binary maxima by DensePhase, `chunk` parent cells staged at a
+// time (dynamic shared memory: OutsideShared(states) and DenseShared).
+template <bool kDense>
 __global__ void __launch_bounds__(kThreads)
     OutsideSpan(LevelView g, BatchView batch, const int2* items, int span, const double* post,
                 const double* pre, double* out_pre, uint8_t* survivors, unsigned long long* kept,
-                bool split_bits, const double* binary_out_post, bool pair_first,
-                double* binary_out) {
+                bool split_bits, const double* binary_out_post, bool pair_first, double* binary_out,
+                int chunk) {
   extern __shared__ double out_post[];  // num_states, then the presence bits below
   const BlockCell here = ThisBlocksCell(batch, items, span);
   const int start = here.start, end = here.end, n = here.n, states = g.num_states;
@@ -370,6 +526,43 @@ __global__ void __launch_bounds__(kThreads)
     // Pruning kernels 4: the outside scores above the unary layer, from the pair kernels.
     for (int x = threadIdx.x; x < states; x += blockDim.x) {
       out_post[x] = binary_out_post[cell * states + x];
+    }
+  } else if constexpr (kDense) {
+    unsigned long long* best = reinterpret_cast<unsigned long long*>(
+        out_post + OutsideScoresBytes(states) / sizeof(double));
+    double* rows = reinterpret_cast<double*>(best + states);
+    int* prefix = reinterpret_cast<int*>(rows + 2 * size_t(chunk) * states);
+    for (int x = threadIdx.x; x < states; x += blockDim.x) best[x] = OrderedKey(neg_inf);
+    const auto live = [&](int x) { return post_cell[x] > neg_inf; };
+    // This cell as the left child of (start, end + 1 + i), beside (end, end + 1 + i), i < n - end;
+    // as the right child of (i, end), beside (i, start), i < start.
+    const auto left_parent = [&](int i) { return base + ChartCellIndex(n, start, end + 1 + i); };
+    const auto right_of = [&](int i) { return base + ChartCellIndex(n, end, end + 1 + i); };
+    const auto right_parent = [&](int i) { return base + ChartCellIndex(n, i, end); };
+    const auto left_of = [&](int i) { return base + ChartCellIndex(n, i, start); };
+    // (DensePhase's first barrier orders the keys before its atomics.)
+    DensePhase(
+        states, n - end, chunk, pair_first,
+        [&](int x) { return live(x) ? g.by_left_begin[x + 1] - g.by_left_begin[x] : 0; },
+        [&](int x) { return g.by_left_begin[x]; },
+        [&](int r) {
+          return RuleOfState{__ldg(g.by_left_parent + r), __ldg(g.by_left_right + r),
+                             __ldg(g.by_left_log_prob + r), true};
+        },
+        [&](int i) { return out_pre + left_parent(i) * states; },
+        [&](int i) { return post + right_of(i) * states; }, best, rows, prefix);
+    DensePhase(
+        states, start, chunk, pair_first,
+        [&](int x) { return live(x) ? g.by_right_begin[x + 1] - g.by_right_begin[x] : 0; },
+        [&](int x) { return g.by_right_begin[x]; },
+        [&](int r) {
+          return RuleOfState{__ldg(g.by_right_parent + r), __ldg(g.by_right_left + r),
+                             __ldg(g.by_right_log_prob + r), true};
+        },
+        [&](int i) { return out_pre + right_parent(i) * states; },
+        [&](int i) { return post + left_of(i) * states; }, best, rows, prefix);
+    for (int x = threadIdx.x; x < states; x += blockDim.x) {
+      out_post[x] = live(x) ? FromOrderedKey(best[x]) : neg_inf;
     }
   } else {
     // Parents with an outside score and siblings with an inside score in some parent cell where
@@ -580,9 +773,7 @@ size_t InsideShared(int states, int span, int kernels, bool* split_bits) {
   *split_bits = kernels == 2 && span > 1 && with_splits <= 40 * 1024;
   return cells + (*split_bits ? with_splits : 2 * words * sizeof(unsigned));
 }
-size_t OutsideShared(int states) {
-  return size_t(states) * sizeof(double) + 4 * size_t((states + 31) / 32) * sizeof(unsigned);
-}
+size_t OutsideShared(int states) { return OutsideScoresBytes(states); }
 // The most dynamic shared bytes kernel 2 takes with per-cell masks (split_bits: two masks per
 // parent cell, longest - span of them at most), above OutsideShared; `limit` (0 or
 // kOutsideSplitBytes) is what Init could opt in to.
@@ -857,13 +1048,14 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, device);
     // Pruning kernels 2: room for the per-cell masks too, where the device has it.
     std::string no_room;
-    outside_split_limit_ = options_.pruning_kernels >= 2 && max_pre_states_ > 0 &&
-                                   AllowDynamicShared(OutsideSpan, shared + kOutsideSplitBytes,
-                                                      max_optin, "pruning outside", &no_room)
-                               ? kOutsideSplitBytes
-                               : 0;
+    outside_split_limit_ =
+        options_.pruning_kernels >= 2 && max_pre_states_ > 0 &&
+                AllowDynamicShared(OutsideSpan<false>, shared + kOutsideSplitBytes, max_optin,
+                                   "pruning outside", &no_room)
+            ? kOutsideSplitBytes
+            : 0;
     if (max_pre_states_ > 0 &&
-        !AllowDynamicShared(OutsideSpan, shared, max_optin, "pruning outside", error)) {
+        !AllowDynamicShared(OutsideSpan<false>, shared, max_optin, "pruning outside", error)) {
       return false;
     }
     size_t free_bytes = 0, total_bytes = 0;
@@ -1074,6 +1266,12 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       const bool pair_first = family4;
       // Pruning kernels 4 at this level: the charts as the pair kernels read them.
       const bool pairs = level.pair_kernels;
+      // Pruning kernels 6: kernels 1 and 2 with the dense binary phase at the first level (no mask:
+      // at gum_all_sm6's level 2, masked by level 0, it took 304 + 213 ms against 143 + 172).
+      const bool dense = options_.pruning_kernels >= 6 && !pairs && states <= kThreads && k == 0;
+      const int dense_chunk = !dense                     ? 0
+                              : options_.dense_chunk > 0 ? options_.dense_chunk
+                                                         : DenseChunk(states);
       io::Charts c{};
       c.in = post_.get();
       c.out = out_pre_.get();
@@ -1102,7 +1300,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         }
         // Very long sentences: the per-split pointers past the 48 KB a launch gets by default.
         if (shared > kDefaultDynamicShared &&
-            !AllowDynamicShared(InsideSpan, shared, max_optin_, "pruning inside", error)) {
+            !AllowDynamicShared(InsideSpan<false>, shared, max_optin_, "pruning inside", error)) {
           return PrunedBatchResult::kFailed;
         }
         const int2* span_items = items_.get() + span_begin[span];
@@ -1110,13 +1308,19 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         const int chunks = pairs || span == 1 ? 1 : BlocksPerCell(count, states);
         // Pruning kernels 5 with chunks > 1: the binary maxima over `chunks` blocks a cell, then
         // the unary layer in a launch of its own.
-        InsideSpan<<<dim3(count, chunks), kThreads, shared, stream_.get()>>>(
-            level.View(), view, span_items, span, allowed, rows, post_.get(), pre_.get(),
-            split_bits, pairs && span > 1, pair_first, chunks > 1);
-        if (chunks > 1) {
-          InsideSpan<<<count, kThreads, 0, stream_.get()>>>(level.View(), view, span_items, span,
-                                                            allowed, rows, post_.get(), pre_.get(),
-                                                            false, true, pair_first, false);
+        if (dense && span > 1) {
+          InsideSpan<true><<<count, kThreads, DenseShared(states, dense_chunk), stream_.get()>>>(
+              level.View(), view, span_items, span, allowed, rows, post_.get(), pre_.get(), false,
+              false, pair_first, false, dense_chunk);
+        } else {
+          InsideSpan<false><<<dim3(count, chunks), kThreads, shared, stream_.get()>>>(
+              level.View(), view, span_items, span, allowed, rows, post_.get(), pre_.get(),
+              split_bits, pairs && span > 1, pair_first, chunks > 1, 0);
+        }
+        if (chunks > 1 && !dense) {
+          InsideSpan<false><<<count, kThreads, 0, stream_.get()>>>(
+              level.View(), view, span_items, span, allowed, rows, post_.get(), pre_.get(), false,
+              true, pair_first, false, 0);
         }
         if (pairs) {
           PresenceKernel<<<count, kThreads, 0, stream_.get()>>>(
@@ -1145,21 +1349,31 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
           }
         }
         if (shared > kDefaultDynamicShared &&
-            !AllowDynamicShared(OutsideSpan, shared, max_optin_, "pruning outside", error)) {
+            !AllowDynamicShared(OutsideSpan<false>, shared, max_optin_, "pruning outside", error)) {
           return PrunedBatchResult::kFailed;
         }
         const int2* span_items = items_.get() + span_begin[span];
         const int chunks = pairs ? 1 : BlocksPerCell(count, states);
         // Pruning kernels 5 with chunks > 1: the binary outside maxima over `chunks` blocks a
         // cell into out_post_, then the rest of each cell's work from there.
-        OutsideSpan<<<dim3(count, chunks), kThreads, shared, stream_.get()>>>(
-            level.View(), view, span_items, span, post_.get(), pre_.get(), out_pre_.get(),
-            survivors_.get(), counters_ + 2 * k + 1, split_bits, pairs ? out_post_.get() : nullptr,
-            pair_first, chunks > 1 ? out_post_.get() : nullptr);
-        if (chunks > 1) {
-          OutsideSpan<<<count, kThreads, OutsideShared(states), stream_.get()>>>(
+        if (dense) {
+          OutsideSpan<true>
+              <<<count, kThreads, OutsideShared(states) + DenseShared(states, dense_chunk),
+                 stream_.get()>>>(level.View(), view, span_items, span, post_.get(), pre_.get(),
+                                  out_pre_.get(), survivors_.get(), counters_ + 2 * k + 1, false,
+                                  nullptr, pair_first, nullptr, dense_chunk);
+        } else {
+          OutsideSpan<false><<<dim3(count, chunks), kThreads, shared, stream_.get()>>>(
               level.View(), view, span_items, span, post_.get(), pre_.get(), out_pre_.get(),
-              survivors_.get(), counters_ + 2 * k + 1, false, out_post_.get(), pair_first, nullptr);
+              survivors_.get(), counters_ + 2 * k + 1, split_bits,
+              pairs ? out_post_.get() : nullptr, pair_first, chunks > 1 ? out_post_.get() : nullptr,
+              0);
+        }
+        if (chunks > 1 && !dense) {
+          OutsideSpan<false><<<count, kThreads, OutsideShared(states), stream_.get()>>>(
+              level.View(), view, span_items, span, post_.get(), pre_.get(), out_pre_.get(),
+              survivors_.get(), counters_ + 2 * k + 1, false, out_post_.get(), pair_first, nullptr,
+              0);
         }
         if (pairs) {
           PresenceKernel<<<count, kThreads, 0, stream_.get()>>>(

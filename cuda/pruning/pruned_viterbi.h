@@ -48,7 +48,7 @@ struct PruningLevel {
 };
 
 // DevicePrunedViterbiOptions::pruning_kernels' default.
-constexpr int kDefaultPruningKernels = 5;
+constexpr int kDefaultPruningKernels = 6;
 
 struct DevicePrunedViterbiOptions {
   // Device bytes a batch may use; 0 = free_memory_share of the free memory at creation (the rest
@@ -72,17 +72,21 @@ struct DevicePrunedViterbiOptions {
   // ones, where a pair's tiles hold little work) and grammars of more than 256 symbols run as 2,
   // adding pair first too. The fine grammar's masked inside pass (no fine_mask_only) is chosen the
   // same way and adds pair first as well (the CPU's pruned fine pass adds in its pruner's order),
-  // so that its work follows the mask too. 5 (kDefaultPruningKernels): as 4, and kernels 1 and 2
-  // (the coarse levels) spread a cell's states over several blocks where a span has too few cells
-  // to fill the device, with the unary layer (inside) and the outside's unary layer, max-marginals
-  // and threshold in a launch of their own after them. 1 to 3 (the CPU's kRuleFirst): a block per
-  // cell, a warp per allowed parent state over its rules and split points; 2 at levels of at least
-  // 100 binary rules a state also keeps each child cell's present states (inside: per split point;
-  // outside: per parent and sibling cell) in shared memory, so that a (rule, split point or parent
-  // cell) whose child, parent or sibling is absent there is skipped without reading the chart
-  // (spans whose masks do not fit, about 200 split points at 722 states, run as 1); 3 the same at
-  // every level (tests); 1 tests only the states present at some split point or parent cell.
-  // Survivors: the CPU pruner's bit for bit when it adds in the same order.
+  // so that its work follows the mask too. 5: as 4, and kernels 1 and 2 (the coarse levels)
+  // spread a cell's states over several blocks where a span has too few cells to fill the device,
+  // with the unary layer (inside) and the outside's unary layer, max-marginals and threshold in a
+  // launch of their own after them. 6 (kDefaultPruningKernels): as 5, and at the first level (no
+  // mask) when it runs kernels 1 and 2 with at most 256 states their binary phase dense: a
+  // cell's block stages its split points' (parent cells') rows in shared memory and its threads
+  // share the live states' rules evenly, each rule over every staged split point (the maxima over
+  // more candidates, absent ones -infinity, cheaper each). 1 to 3 (the CPU's kRuleFirst): a block
+  // per cell, a warp per allowed parent state over its rules and split points; 2 at levels of at
+  // least 100 binary rules a state also keeps each child cell's present states (inside: per split
+  // point; outside: per parent and sibling cell) in shared memory, so that a (rule, split point or
+  // parent cell) whose child, parent or sibling is absent there is skipped without reading the
+  // chart (spans whose masks do not fit, about 200 split points at 722 states, run as 1); 3 the
+  // same at every level (tests); 1 tests only the states present at some split point or parent
+  // cell. Survivors: the CPU pruner's bit for bit when it adds in the same order.
   int pruning_kernels = kDefaultPruningKernels;
   // The fine grammar's best trees read on the device (cuda/viterbi/viterbi.h's ParseTrees search:
   // parser/tree_extraction.h's order and tolerance, on the fine chart's doubles), and only their
@@ -92,6 +96,9 @@ struct DevicePrunedViterbiOptions {
   // Tests: node slots of a sentence's tree (0: 6n + 32, room for any tree); a tree that does not
   // fit comes back as kChart, so that the caller's host path is exercised.
   int tree_node_slots = 0;
+  // Tests: pruning kernels 6 stage this many split points (parent cells) at a time (0: as many
+  // as fit in shared memory), so that small grammars take the path long sentences take.
+  int dense_chunk = 0;
 };
 
 // One sentence: its length and, per level (pre-parse levels, then the fine grammar), its lexical
