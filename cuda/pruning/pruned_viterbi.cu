@@ -264,8 +264,9 @@ __host__ __device__ constexpr size_t OutsideScoresBytes(int states) {
 }
 
 // Dynamic shared bytes of the dense phase: the states' keys, two rows a staged split point, the
-// rule prefix sums; kernel 2's outside scores (OutsideShared's first part) before them.
-constexpr size_t kDenseSharedBytes = 44 * 1024;
+// rule prefix sums; kernel 2's outside scores (OutsideShared's first part) before them. At most
+// 24 KB, so that more blocks share an SM (44 KB took 18% longer: bench/RESULTS.md).
+constexpr size_t kDenseSharedBytes = 24 * 1024;
 __host__ __device__ constexpr size_t DenseFixedBytes(int states) {
   return size_t(states) * sizeof(unsigned long long) + size_t(states + 1) * sizeof(int);
 }
