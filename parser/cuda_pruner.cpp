@@ -35,7 +35,7 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
     const Grammar& fine, const PruningOptions& pruning, const CudaPrunerOptions& options) {
   if (!cuda::BuiltWithCuda()) return Status::Error("this build has no CUDA support");
   // The device's pre-parse kernels and the CPU pruner add in the same order (pair first with
-  // kernels 4 and 5, the default; the rule first with 1 to 3), so that their survivors are the
+  // kernels 4 to 6, 6 the default; the rule first with 1 to 3), so that their survivors are the
   // same.
   const int kernels =
       options.pruning_kernels > 0 ? options.pruning_kernels : cuda::kDefaultPruningKernels;

@@ -31,7 +31,7 @@ enum class AdditionOrder {
   kRuleFirst,  // (rule + left) + right, as the reference (exact Viterbi decoding)
   // rule + (left + right) inside, rule + (outside + sibling) in the max-marginals: the order of
   // the device's pair-factored pre-parse passes, which take each child pair's sum first
-  // (cuda/pruning/pruned_viterbi.h, pruning kernels 4 and 5)
+  // (cuda/pruning/pruned_viterbi.h, pruning kernels 4 to 6)
   kPairFirst,
 };
 
