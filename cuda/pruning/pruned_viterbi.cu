@@ -89,10 +89,10 @@ struct LevelView {
 };
 
 // A warp's turns at the states of a kernel 1 or 2 block: fn(state) for the positions of `order`
-// that the block takes (y, y + gridDim.y, ..., of blockIdx.y = y),
-// the warp's next position taken from the block's shared counter *next (set to kWarps, each
-// warp's first turn its own index, before a barrier) so that no warp is left with the largest
-// states while the others wait at the block's next barrier. Warp-uniform.
+// that the block takes (y, y + gridDim.y, ... for blockIdx.y = y), the warp's next turn taken from
+// the block's shared counter *next (set to kWarps before a barrier: each warp's first turn is its
+// own index), so that no warp is left with the largest states while the others wait at the
+// block's next barrier. Warp-uniform.
 template <typename Fn>
 __device__ __forceinline__ void ForEachStateOfWarp(int states, const int* order, int* next, Fn fn) {
   const int lane = threadIdx.x % 32;
