@@ -38,6 +38,13 @@ __device__ __forceinline__ int SmallQuotient(int a, float inv_b) {
   return __float2int_rz((float(a) + 0.5f) * inv_b);
 }
 
+// D += A B for one m8n8k4 FP64 tensor-core product of a warp (PairSumGroup gives the fragments).
+__device__ __forceinline__ void Dmma884(double& d0, double& d1, double a, double b) {
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+               : "+d"(d0), "+d"(d1)
+               : "d"(a), "d"(b));
+}
+
 // The shared memory of one group (PairSumKernel's layout).
 struct PairSumShared {
   double* sh_s;  // [substate pair][G (+ 1)]
@@ -161,31 +168,21 @@ __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* it
         const int h = g + 1 < last ? g + 1 : g;  // an odd run's last cell pairs with itself
         const int count_g = sh_count[g], count_h = h != g ? sh_count[h] : 0;
         double d0 = 0, d1 = 0, e0 = 0, e1 = 0;
-        for (int s0 = 0; s0 < max(count_g, count_h); s0 += 4) {
-          const int s = s0 + kq;
-          double a = 0, b = 0, a2 = 0, b2 = 0;
-          if (s < count_g) {
-            const int slot = g * max_partners + s;
+        // This lane's A and B elements of a cell's partner s (zero past its partners).
+        const auto operands = [&](int cell, int count, int s, double& a, double& b) {
+          a = 0, b = 0;
+          if (s < count) {
+            const int slot = cell * max_partners + s;
             if (x_in) a = sh_f[slot] * xcol[size_t(sh_x[slot]) * c.num_states];
             if (y_in) b = ycol[size_t(sh_y[slot]) * c.num_states];
           }
-          if (s < count_h) {
-            const int slot = h * max_partners + s;
-            if (x_in) a2 = sh_f[slot] * xcol[size_t(sh_x[slot]) * c.num_states];
-            if (y_in) b2 = ycol[size_t(sh_y[slot]) * c.num_states];
-          }
-          if (s0 < count_g) {
-            asm volatile(
-                "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
-                : "+d"(d0), "+d"(d1)
-                : "d"(a), "d"(b));
-          }
-          if (s0 < count_h) {
-            asm volatile(
-                "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
-                : "+d"(e0), "+d"(e1)
-                : "d"(a2), "d"(b2));
-          }
+        };
+        for (int s0 = 0; s0 < max(count_g, count_h); s0 += 4) {
+          double a, b, a2, b2;
+          operands(g, count_g, s0 + kq, a, b);
+          operands(h, count_h, s0 + kq, a2, b2);
+          if (s0 < count_g) Dmma884(d0, d1, a, b);
+          if (s0 < count_h) Dmma884(e0, e1, a2, b2);
         }
         if (store0) sh_s[(x * s_y + y) * kStride + g] = d0;
         if (store1) sh_s[(x * s_y + y + 1) * kStride + g] = d1;
