@@ -412,8 +412,8 @@ constexpr auto PairSumKernelOf() {
 struct LiveLists {
   const int* pair_of_tile;  // per tile: its symbol pair
   const int* pair_count;    // per pair: its live target cells
-  const int* pair_begin;    // per pair: its list's first entry in `cells`
-  const int* cells;         // the lists: item indices relative to the span's first item
+  const int* cells;         // pair p's list from p * stride: item indices from the span's first
+  int stride;               // the launch's target cells (no pair is live for more)
   const int* group_begin;   // per tile in launch order: its first group; [num_tiles]: the total
   int num_tiles;
 };
@@ -443,7 +443,7 @@ __device__ __forceinline__ void PairSumList(const Charts& c, const CellItem* ite
     const int tile = __ldg(pairs.tiles + lo);
     const int pair = lists.pair_of_tile[tile];
     const int first = (group - lists.group_begin[lo]) * kG;
-    const int* cells = lists.cells + lists.pair_begin[pair] + first;
+    const int* cells = lists.cells + size_t(pair) * lists.stride + first;
     PairSumGroup<kG, kMode, kRules, kMax>(
         c, items, item_offset, span, pairs, tile, [cells](int g) { return cells[g]; },
         min(kG, lists.pair_count[pair] - first), max_partners, m);
@@ -482,17 +482,16 @@ __global__ void __launch_bounds__(kThreads, 4)
 // Dispatch 3: per target cell of the span (a block each), the symbol pairs (X, Y) live for it: X
 // present in the X partner cell and Y in the Y partner cell of one partner (split point, or parent
 // and sibling), and one of the pair's target symbols usable in the cell (inside: an allowed
-// state; outside: a positive inside value, as the pair-sum's rule phase requires). fill 0 counts
-// them per pair (pair_count); fill 1 writes the cell into each live pair's list at pair_cursor.
-// Dynamic shared memory: (num_symbols + 1) x words 32-bit words.
+// state; outside: a positive inside value, as the pair-sum's rule phase requires), each cell
+// written into its live pairs' lists (pair p's from cells[p * gridDim.x], pair_count[p] its
+// length: zeroed by the caller). Dynamic shared memory: (num_symbols + 1) x words 32-bit words.
 constexpr int kMaxSymbolWords = 8;  // dispatch 3 takes grammars of at most 256 symbols
 
 template <int kMode, bool kMax = false>
 __global__ void __launch_bounds__(kThreads)
     ListLivePairsKernel(Charts c, const CellItem* items, int item_offset, int span,
                         const int2* pair_symbols, const unsigned* pair_targets, int num_pairs,
-                        const int* state_symbol, int fill, int* pair_count, const int* pair_begin,
-                        int* pair_cursor, int* cells) {
+                        const int* state_symbol, int* pair_count, int* cells) {
   extern __shared__ unsigned sh_live[];  // [X][words]: the Y symbols live with X; then targets
   const int words = (c.num_symbols + 31) / 32;
   unsigned* targets = sh_live + c.num_symbols * words;
@@ -554,21 +553,15 @@ __global__ void __launch_bounds__(kThreads)
     for (int w = 0; w < words; ++w)
       usable = usable || (__ldg(pair_targets + p * words + w) & targets[w]);
     if (!usable) continue;
-    if (!fill) {
-      atomicAdd(pair_count + p, 1);
-    } else {
-      cells[pair_begin[p] + atomicAdd(pair_cursor + p, 1)] = blockIdx.x;
-    }
+    cells[size_t(p) * gridDim.x + atomicAdd(pair_count + p, 1)] = blockIdx.x;
   }
 }
 
-// Dispatch 3, between the counting and the filling ListLivePairsKernel: pair_begin = the
-// exclusive prefix sums of pair_count, pair_cursor = 0, and per tile in launch order its first
-// group of kG cells (group_begin[num_tiles]: the total). One block.
+// Dispatch 3, after ListLivePairsKernel: per tile in launch order its first group of kG cells
+// (group_begin[num_tiles]: the total). One block.
 __global__ void __launch_bounds__(1024)
-    ScanLiveListsKernel(const int* pair_count, int num_pairs, int* pair_begin, int* pair_cursor,
-                        const int* tiles, const int* pair_of_tile, int num_tiles, int group_cells,
-                        int* group_begin) {
+    ScanLiveListsKernel(const int* pair_count, const int* tiles, const int* pair_of_tile,
+                        int num_tiles, int group_cells, int* group_begin) {
   __shared__ int sh_sum[1024];
   auto scan = [&](int n, auto value, auto write) {
     const int per = (n + blockDim.x - 1) / blockDim.x;
@@ -591,14 +584,6 @@ __global__ void __launch_bounds__(1024)
     if (threadIdx.x == blockDim.x - 1) write(n, sh_sum[threadIdx.x]);
     __syncthreads();
   };
-  scan(
-      num_pairs, [&](int p) { return pair_count[p]; },
-      [&](int p, int v) {
-        if (p < num_pairs) {
-          pair_begin[p] = v;
-          pair_cursor[p] = 0;
-        }
-      });
   scan(
       num_tiles,
       [&](int i) { return (pair_count[pair_of_tile[tiles[i]]] + group_cells - 1) / group_cells; },
@@ -710,21 +695,21 @@ int MaxTiles(const std::array<PairLayout, N>& layouts) {
   return most;
 }
 
-// Masked dispatch 3's batch buffers: per pair its live cells' count, list offset and fill cursor;
-// the lists; per tile (launch order) its first group.
+// Masked dispatch 3's batch buffers: per pair its live cells' count; the lists (a launch's
+// target cells' room for each pair); per tile (launch order) its first group.
 struct LiveBuffers {
-  DeviceArray<int> count, begin, cursor, cells, groups;
+  DeviceArray<int> count, cells, groups;
   // Room for launches of up to `max_cells` target cells over layouts of at most `pairs` symbol
   // pairs and `tiles` tiles.
   bool Reserve(int pairs, int tiles, int max_cells) {
     return cells.Reserve(size_t(pairs) * max_cells) && count.Reserve(pairs) &&
-           begin.Reserve(pairs) && cursor.Reserve(pairs) && groups.Reserve(size_t(tiles) + 1);
+           groups.Reserve(size_t(tiles) + 1);
   }
 };
 
 // Masked dispatch 3's launch for `count` target cells of span `span` (items[offset ..]): the live
-// (pair, cell)s listed per pair (count, scan, fill), then the pair kernel over every tile's groups
-// of them, on `stream`. False, with *error, when a launch fails.
+// (pair, cell)s listed per pair (list, then the tiles' groups counted), then the pair kernel over
+// every tile's groups of them, on `stream`. False, with *error, when a launch fails.
 template <int kG, int kMode, int kRules, bool kMax>
 bool LaunchPairList(const Charts& c, const CellItem* items, int offset, int count, int span,
                     int max_partners, size_t shared, const PairLayout& layout,
@@ -732,20 +717,17 @@ bool LaunchPairList(const Charts& c, const CellItem* items, int offset, int coun
                     cudaStream_t stream, LiveBuffers* buffers, std::string* error) {
   if (layout.num_tiles == 0 || max_partners <= 0 || count == 0) return true;
   const size_t live_shared = size_t(c.num_symbols + 1) * ((c.num_symbols + 31) / 32) * 4;
+  // One pass lists every live (pair, cell) into the pair's room (a count pass, a prefix sum and a
+  // fill pass that did the work again cost twice the time: bench/RESULTS-LOG.md).
   cudaMemsetAsync(buffers->count.get(), 0, size_t(live.num_pairs) * sizeof(int), stream);
-  for (int fill = 0; fill < 2; ++fill) {
-    ListLivePairsKernel<kMode, kMax><<<count, kThreads, live_shared, stream>>>(
-        c, items, offset, span, live.pair_symbols.get(), live.pair_targets.get(), live.num_pairs,
-        state_symbol, fill, buffers->count.get(), buffers->begin.get(), buffers->cursor.get(),
-        buffers->cells.get());
-    if (fill == 0) {
-      ScanLiveListsKernel<<<1, 1024, 0, stream>>>(
-          buffers->count.get(), live.num_pairs, buffers->begin.get(), buffers->cursor.get(),
-          layout.tiles.get(), live.pair_of_tile.get(), layout.num_tiles, kG, buffers->groups.get());
-    }
-  }
-  const LiveLists lists{live.pair_of_tile.get(), buffers->count.get(),  buffers->begin.get(),
-                        buffers->cells.get(),    buffers->groups.get(), layout.num_tiles};
+  ListLivePairsKernel<kMode, kMax><<<count, kThreads, live_shared, stream>>>(
+      c, items, offset, span, live.pair_symbols.get(), live.pair_targets.get(), live.num_pairs,
+      state_symbol, buffers->count.get(), buffers->cells.get());
+  ScanLiveListsKernel<<<1, 1024, 0, stream>>>(buffers->count.get(), layout.tiles.get(),
+                                              live.pair_of_tile.get(), layout.num_tiles, kG,
+                                              buffers->groups.get());
+  const LiveLists lists{live.pair_of_tile.get(), buffers->count.get(), buffers->cells.get(), count,
+                        buffers->groups.get(),   layout.num_tiles};
   const auto kernel = [] {
     if constexpr (kMax) {
       return PairMaxListKernel<kG, kMode, kRules>;
