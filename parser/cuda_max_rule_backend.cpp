@@ -109,24 +109,34 @@ class CudaMaxRuleBackend : public DeviceBackend {
   std::optional<DeviceFailure> RunBatch(std::span<const SentenceInput> sentences,
                                         const std::vector<size_t>& batch, bool pruned,
                                         std::vector<ParseOutcome>* outcomes) override {
-    if (!pruned) return RunPasses(sentences, batch, nullptr, outcomes);
+    if (!pruned) return RunExact(sentences, batch, outcomes);
     std::vector<const LexicalScores*> lexical;
     for (size_t i : batch) lexical.push_back(&sentences[i].lexical);
     std::vector<size_t> positions(batch.size());
     std::iota(positions.begin(), positions.end(), size_t{0});
     std::optional<DeviceFailure> failure;
+    std::vector<cuda::IoResult> results;
+    bool passes_ran = false;
     std::optional<DeviceFailure> pre_parse = pruner_->RunBatch(
         lexical, positions,
         [&](CudaPrunedBatch& device_batch) {
-          // The fine mask holds the batch's cells in the pruner's order (device_batch.indices).
+          // The fine mask holds the batch's cells in the pruner's order (device_batch.indices:
+          // `positions`, the batch's order, as the passes below took them).
           std::vector<size_t> which;
           for (size_t b : device_batch.indices) which.push_back(batch[b]);
-          failure = RunPasses(sentences, which, device_batch.fine_mask, outcomes);
+          if (!passes_ran)
+            failure = RunPasses(sentences, which, device_batch.fine_mask, nullptr, &results);
+          if (!failure) ExtractOutcomes(sentences, which, std::move(results), true, outcomes);
         },
         /*stats=*/nullptr,
-        // The passes' lexical rows staged while the device pre-parses (the pruner's order is the
-        // batch's; RunPasses uses what was staged only when its rows are the same).
-        [&] { device_->StageLexical(PassInputs(sentences, batch)); });
+        // The passes queued while the device pre-parses, behind the fine mask's event: their host
+        // set-up and rows' upload run beside the last pre-parse level, and the device goes on to
+        // them without waiting for the host. Outcomes are written only once the pruner is done.
+        [&](const uint8_t* fine_mask, const void* mask_ready) {
+          if (!fine_mask || !mask_ready) return;  // then the visit runs them
+          failure = RunPasses(sentences, batch, fine_mask, mask_ready, &results);
+          passes_ran = true;
+        });
     return pre_parse ? pre_parse : failure;
   }
 
@@ -139,19 +149,32 @@ class CudaMaxRuleBackend : public DeviceBackend {
     return refs;
   }
 
+  // The exact passes over sentences[batch], then their outcomes.
+  std::optional<DeviceFailure> RunExact(std::span<const SentenceInput> sentences,
+                                        const std::vector<size_t>& batch,
+                                        std::vector<ParseOutcome>* outcomes) {
+    std::vector<cuda::IoResult> results;
+    std::optional<DeviceFailure> failure = RunPasses(sentences, batch, nullptr, nullptr, &results);
+    if (!failure) ExtractOutcomes(sentences, batch, std::move(results), false, outcomes);
+    return failure;
+  }
+
   // The inside-outside and max-rule passes over sentences `which`, whose fine masks are at `mask`
-  // (device memory, the sentences' cells one after another; null: unpruned, exact).
+  // (device memory, the sentences' cells one after another; null: unpruned, exact), on the device
+  // behind the CUDA event `mask_ready` when given (MaskedMaxRuleBatchAfter).
   std::optional<DeviceFailure> RunPasses(std::span<const SentenceInput> sentences,
                                          const std::vector<size_t>& which, const uint8_t* mask,
-                                         std::vector<ParseOutcome>* outcomes) {
+                                         const void* mask_ready,
+                                         std::vector<cuda::IoResult>* results) {
     const std::vector<cuda::IoSentence> refs = PassInputs(sentences, which);
-    std::vector<cuda::IoResult> results;
     std::string error;
     const bool charts = host_rules_ != nullptr;  // k-best decodes from the device's charts
     cuda::IoBatchResult result;
     {
       timeline::Scope scope(mask ? "cuda batch (pruned passes)" : "cuda batch (passes)");
-      result = device_->MaskedMaxRuleBatch(refs, mask, charts, &results, &error);
+      result = mask_ready ? device_->MaskedMaxRuleBatchAfter(mask_ready, refs, mask, charts,
+                                                             results, &error)
+                          : device_->MaskedMaxRuleBatch(refs, mask, charts, results, &error);
     }
     if (result != cuda::IoBatchResult::kOk) {
       // The previous batch's extraction may read the host buffer a retry writes: finish it.
@@ -159,9 +182,14 @@ class CudaMaxRuleBackend : public DeviceBackend {
       return DeviceFailure{.out_of_memory = result == cuda::IoBatchResult::kOutOfMemory,
                            .error = error};
     }
-    // Extraction in the background while the device computes the next batch (the device keeps
-    // two host result buffers).
-    const bool pruned = mask != nullptr;
+    return std::nullopt;
+  }
+
+  // The outcomes of sentences `which` from their passes' results, extracted in the background
+  // while the device computes the next batch (the device keeps two host result buffers).
+  void ExtractOutcomes(std::span<const SentenceInput> sentences, const std::vector<size_t>& which,
+                       std::vector<cuda::IoResult> results, bool pruned,
+                       std::vector<ParseOutcome>* outcomes) {
     Extract(
         [this, sentences, which, results = std::move(results), outcomes, pruned](ThreadPool& pool) {
           timeline::Scope scope("tree extraction on the host");
@@ -172,7 +200,6 @@ class CudaMaxRuleBackend : public DeviceBackend {
             Done(which[k], outcome, pruned);
           });
         });
-    return std::nullopt;
   }
 
   const Grammar& grammar_;

@@ -165,7 +165,7 @@ void CudaCoarseToFine::Run(std::span<const LexicalScores* const> sentences,
 std::optional<DeviceFailure> CudaCoarseToFine::RunBatch(
     std::span<const LexicalScores* const> sentences, const std::vector<size_t>& batch,
     const std::function<void(CudaPrunedBatch&)>& visit, PruningStats* stats,
-    const std::function<void()>& beside_device) {
+    const BesideDevice& beside_device) {
   const CoarseToFinePruner& p = *impl_->pruner;
   const int32_t levels = p.num_levels();
   auto now = [] { return std::chrono::steady_clock::now(); };
@@ -194,7 +194,7 @@ std::optional<DeviceFailure> CudaCoarseToFine::RunBatch(
       });
       project_seconds_ += seconds(begun);
     } else if (beside_device) {
-      beside_device();
+      beside_device(impl_->device->FineMask(), impl_->device->FineMaskReady());
     }
     host_seconds += seconds(begun);
   };

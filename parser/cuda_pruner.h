@@ -103,13 +103,18 @@ class CudaCoarseToFine {
            std::string* why, PruningStats* stats = nullptr);
   // One device batch (sentences[batch]), visited when it succeeds; what failed otherwise (the
   // caller retries smaller). Per-level item counts go to *stats when given. beside_device, when
-  // given, runs on the calling thread while the device computes the batch's last level (host work
-  // of the caller's for the same batch).
+  // given, runs on the calling thread once the batch's last kernels are queued, while the device
+  // computes them (the caller's work for the same batch): with fine_mask_only it gets the fine
+  // mask (as CudaPrunedBatch::fine_mask) and the opaque CUDA event recorded once the mask is
+  // written (cuda/pruning/pruned_viterbi.h's FineMaskReady), so that it may queue device work
+  // that reads the mask behind that event; that work must be finished when it returns. Else both
+  // are null.
+  using BesideDevice = std::function<void(const uint8_t* fine_mask, const void* mask_ready)>;
   std::optional<DeviceFailure> RunBatch(std::span<const LexicalScores* const> sentences,
                                         const std::vector<size_t>& batch,
                                         const std::function<void(CudaPrunedBatch&)>& visit,
                                         PruningStats* stats = nullptr,
-                                        const std::function<void()>& beside_device = {});
+                                        const BesideDevice& beside_device = {});
   // Device bytes a sentence of `length` words needs in a batch, and the batch budget.
   size_t BytesForSentence(int32_t length) const;
   size_t BatchBudget() const;

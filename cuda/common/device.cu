@@ -74,4 +74,14 @@ void CreateContext(int device) {
   }
 }
 
+bool WaitForEvent(const void* event, std::string* error) {
+  if (event == nullptr) return true;
+  const cudaError_t status =
+      cudaEventSynchronize(static_cast<cudaEvent_t>(const_cast<void*>(event)));
+  if (status == cudaSuccess) return true;
+  cudaGetLastError();
+  *error = std::string("CUDA error: ") + cudaGetErrorString(status);
+  return false;
+}
+
 }  // namespace cky::cuda

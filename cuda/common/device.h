@@ -44,4 +44,9 @@ bool SetDevice(int device, std::string* error);
 // thread meanwhile: the device's next user in any thread then finds the context made.
 void CreateContext(int device);
 
+// Waits on the host until `event` has happened: an opaque CUDA event (a cudaEvent_t, as
+// cuda/pruning/pruned_viterbi.h's FineMaskReady hands out) recorded on some stream; null returns at
+// once. False, with *error, when the device reports an error.
+bool WaitForEvent(const void* event, std::string* error);
+
 }  // namespace cky::cuda

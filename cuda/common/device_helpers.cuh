@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,68 @@ class CudaStream : NoCopy {
   cudaStream_t get() const { return stream_; }
 
  private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// Host-to-device copies of a batch's rows through a small pinned ring: two chunks, each filled by
+// the caller while the other one's copy runs, on a copy stream of the object's own; the consumer
+// stream's later work waits for the copies on the device. Instead of a pinned buffer the size of
+// a batch's rows: pinning hundreds of MB (cudaMallocHost) and unpinning them (cudaFreeHost, or the
+// driver at the process's end) cost tens of ms each, at the first batch and at the end
+// (bench/RESULTS-LOG.md).
+template <typename T>
+class RingUpload : NoCopy {
+ public:
+  explicit RingUpload(size_t chunk_values = size_t(1) << 20) : chunk_(chunk_values) {}
+  ~RingUpload() {
+    if (stream_) cudaStreamSynchronize(stream_);
+    for (cudaEvent_t e : events_)
+      if (e) cudaEventDestroy(e);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  // Copies `count` values to device memory `device`: fill(first, n, out) writes values [first,
+  // first + n) to `out`. Returns once the last chunk is queued (the host has filled them all);
+  // work queued on `consumer` after this waits for the copies. The copies may start at once:
+  // nothing queued earlier on any stream may still use `device`. False when a CUDA call fails.
+  bool Upload(T* device, size_t count, const std::function<void(size_t, size_t, T*)>& fill,
+              cudaStream_t consumer) {
+    if (count == 0) return true;
+    if (!stream_ && !Init()) return false;
+    for (size_t first = 0, i = 0; first < count; first += chunk_, ++i) {
+      cudaEvent_t& free_again = events_[i % 2];  // this slot's last copy, done
+      if (cudaEventSynchronize(free_again) != cudaSuccess) return false;
+      const size_t n = std::min(chunk_, count - first);
+      T* out = ring_.get() + (i % 2) * chunk_;
+      fill(first, n, out);
+      if (cudaMemcpyAsync(device + first, out, n * sizeof(T), cudaMemcpyHostToDevice, stream_) !=
+              cudaSuccess ||
+          cudaEventRecord(free_again, stream_) != cudaSuccess) {
+        return false;
+      }
+    }
+    return cudaEventRecord(events_[2], stream_) == cudaSuccess &&
+           cudaStreamWaitEvent(consumer, events_[2], 0) == cudaSuccess;
+  }
+
+ private:
+  bool Init() {
+    if (!ring_.Reserve(2 * chunk_)) return false;
+    for (cudaEvent_t& e : events_) {
+      if (!e && cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
+        e = nullptr;
+        return false;
+      }
+    }
+    if (cudaStreamCreate(&stream_) != cudaSuccess) {
+      stream_ = nullptr;
+      return false;
+    }
+    return true;
+  }
+
+  size_t chunk_;
+  PinnedArray<T> ring_;
+  cudaEvent_t events_[3] = {};  // the two slots' last copies, the last copy of an upload
   cudaStream_t stream_ = nullptr;
 };
 

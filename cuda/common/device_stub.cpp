@@ -16,4 +16,10 @@ bool SetDevice(int device, std::string* error) {
 
 void CreateContext(int) {}
 
+bool WaitForEvent(const void* event, std::string* error) {
+  if (event == nullptr) return true;
+  *error = kNoCudaSupport;
+  return false;
+}
+
 }  // namespace cky::cuda

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -24,6 +25,24 @@ void ForEachOnHostThreads(int count, size_t work, const std::function<void(int)>
   for (int t = 1; t < threads; ++t) helpers.emplace_back(run);
   run();
   for (std::thread& helper : helpers) helper.join();
+}
+
+void GatherRows(const std::vector<size_t>& begin, const std::function<const double*(int)>& rows,
+                size_t first, size_t n, double* out) {
+  const int parts = HostThreadsFor(std::numeric_limits<int>::max(), n);
+  ForEachOnHostThreads(parts, n, [&](int part) {
+    size_t at = first + n * part / parts;
+    const size_t end = first + n * (part + 1) / parts;
+    // The piece holding value `at`: the last b with begin[b] <= at.
+    int b = static_cast<int>(std::upper_bound(begin.begin(), begin.end(), at) - begin.begin()) - 1;
+    for (; at < end; ++b) {
+      const size_t take = std::min(end, begin[b + 1]) - at;
+      if (take == 0) continue;  // an empty piece
+      const double* row = rows(b) + (at - begin[b]);
+      std::copy(row, row + take, out + (at - first));
+      at += take;
+    }
+  });
 }
 
 }  // namespace cky::cuda

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <vector>
 
 namespace cky::cuda {
 
@@ -23,5 +24,11 @@ inline constexpr size_t kValuesPerThread = size_t(1) << 17;
 
 // The number of threads ForEachOnHostThreads uses for `count` calls of `work` values in all.
 int HostThreadsFor(int count, size_t work);
+
+// Values [first, first + n) of a batch's rows laid end to end into `out`, on the host threads:
+// piece b (0 <= b < begin.size() - 1) holds begin[b + 1] - begin[b] values, from rows(b). begin is
+// non-decreasing from 0, and first + n <= begin.back().
+void GatherRows(const std::vector<size_t>& begin, const std::function<const double*(int)>& rows,
+                size_t first, size_t n, double* out);
 
 }  // namespace cky::cuda

@@ -32,6 +32,41 @@ TEST(HostParallelTest, ThreadsFollowTheWork) {
   EXPECT_EQ(HostThreadsFor(0, 1000 * kValuesPerThread), 1);
 }
 
+TEST(HostParallelTest, GatherRowsCopiesAnyRangeOfTheRowsEndToEnd) {
+  // Pieces of 0 to 300,000 values (empty ones too), read back in ranges that start and end inside
+  // pieces, at their edges, and span many: every value lands where the concatenation has it.
+  std::vector<std::vector<double>> pieces;
+  for (size_t size : {size_t(3), size_t(0), size_t(300000), size_t(1), size_t(0), size_t(77777),
+                      size_t(5), kValuesPerThread * 2 + 1}) {
+    std::vector<double> piece(size);
+    for (size_t i = 0; i < size; ++i) piece[i] = double(pieces.size()) * 1e7 + double(i);
+    pieces.push_back(std::move(piece));
+  }
+  std::vector<size_t> begin{0};
+  std::vector<double> whole;
+  for (const auto& piece : pieces) {
+    begin.push_back(begin.back() + piece.size());
+    whole.insert(whole.end(), piece.begin(), piece.end());
+  }
+  const auto rows = [&](int b) { return pieces[b].data(); };
+  for (const auto& [first, n] :
+       std::vector<std::pair<size_t, size_t>>{{0, whole.size()},
+                                              {0, 1},
+                                              {2, 2},
+                                              {3, 300000},
+                                              {1, 299999},
+                                              {300003, 1},
+                                              {150000, 200000},
+                                              {whole.size() - 1, 1},
+                                              {377785, whole.size() - 377785},
+                                              {10, 0}}) {
+    std::vector<double> out(n, -1.0);
+    GatherRows(begin, rows, first, n, out.data());
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_EQ(out[i], whole[first + i]) << "range [" << first << ", +" << n << ") at " << i;
+  }
+}
+
 TEST(HostParallelTest, CallsRunOnSeveralThreadsWhenTheWorkIsLarge) {
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread";
   // Each call waits (10 s at most) until two calls are in flight at once, which only happens when

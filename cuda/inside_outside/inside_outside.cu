@@ -219,6 +219,18 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     return Timed(batch, device_allowed, keep_charts, /*max_rule=*/true, results, error);
   }
 
+  IoBatchResult MaskedMaxRuleBatchAfter(const void* mask_ready,
+                                        const std::vector<IoSentence>& batch,
+                                        const uint8_t* device_allowed, bool keep_charts,
+                                        std::vector<IoResult>* results,
+                                        std::string* error) override {
+    wait_for_ = static_cast<cudaEvent_t>(const_cast<void*>(mask_ready));
+    const IoBatchResult result =
+        Timed(batch, device_allowed, keep_charts, /*max_rule=*/true, results, error);
+    wait_for_ = nullptr;
+    return result;
+  }
+
   IoBatchResult InsideOutsideBatch(const std::vector<IoSentence>& batch,
                                    const uint8_t* device_allowed, std::vector<IoResult>* results,
                                    std::string* error) override {
@@ -462,20 +474,32 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - run_begin)
               .count();
     }
-    Mark(0);
-    // Lexical rows, through a pinned buffer kept from batch to batch (a fresh pageable one cost
-    // page faults and a staged copy: most of the passes' setup). The previous batch's copy from it
-    // finished at that batch's synchronization.
+    // Behind another stream's event (MaskedMaxRuleBatchAfter), the uploads below run beside that
+    // stream's work, and the profile's set-up is what is left after the wait (none).
+    if (!wait_for_) Mark(0);
+    // Lexical rows: those StageLexical put in the pinned buffer for this batch, or else gathered
+    // through the pinned ring (a fresh pageable buffer cost page faults and a staged copy, a
+    // pinned one the batch's size its allocation and release: bench/RESULTS-LOG.md). The previous
+    // batch's copies finished at that batch's synchronization.
     const size_t lexical_values = size_t(words) * num_states_;
-    const bool kept = staged && lexical_values <= host_lexical_.size();  // no new buffer
-    if (!host_lexical_.Reserve(lexical_values)) {
-      *error = "cudaMallocHost failed for the lexical rows";
-      return IoBatchResult::kOutOfMemory;
+    if (staged && lexical_values <= host_lexical_.size()) {
+      cudaMemcpyAsync(lexical_.get(), host_lexical_.get(), lexical_values * sizeof(double),
+                      cudaMemcpyHostToDevice, stream_);
+    } else {
+      std::vector<size_t> row_begin(num_sentences + 1, 0);
+      for (int i = 0; i < num_sentences; ++i)
+        row_begin[i + 1] = row_begin[i] + size_t(batch[i].length) * num_states_;
+      if (!row_upload_.Upload(
+              lexical_.get(), lexical_values,
+              [&](size_t first, size_t n, double* out) {
+                GatherRows(
+                    row_begin, [&](int i) { return batch[i].lexical; }, first, n, out);
+              },
+              stream_)) {
+        *error = "the lexical rows' upload failed";
+        return IoBatchResult::kFailed;
+      }
     }
-    double* lex = host_lexical_.get();
-    if (!kept) CopyLexicalRows(batch);
-    cudaMemcpyAsync(lexical_.get(), lex, lexical_values * sizeof(double), cudaMemcpyHostToDevice,
-                    stream_);
     cudaMemcpyAsync(items_.get(), items.data(), items.size() * sizeof(CellItem),
                     cudaMemcpyHostToDevice, stream_);
     cudaMemcpyAsync(top_.get(), top.data(), top.size() * sizeof(int), cudaMemcpyHostToDevice,
@@ -484,6 +508,13 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
                     cudaMemcpyHostToDevice, stream_);
     cudaMemsetAsync(acc_.get(), 0, chart * sizeof(double), stream_);
     cudaMemsetAsync(present_.get(), 0, 2 * maxc, stream_);
+    if (wait_for_) {
+      if (cudaStreamWaitEvent(stream_, wait_for_, 0) != cudaSuccess) {
+        *error = "cudaStreamWaitEvent failed";
+        return IoBatchResult::kFailed;
+      }
+      Mark(0);
+    }
     Mark(1);
 
     // Inside.
@@ -816,6 +847,7 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   int num_sms_ = 132;
   size_t budget_ = 0;
   cudaStream_t stream_ = nullptr;
+  cudaEvent_t wait_for_ = nullptr;  // MaskedMaxRuleBatchAfter's event, during that call
   bool profile_ = false;
   std::array<double, 6> profile_ms_{};  // host wall, setup, inside, outside, max-rule, copy back
   double prepare_ms_ = 0;  // host wall before Mark(0): reservations (pinned ones too), cell lists
@@ -858,7 +890,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<Candidate> candidates_;
   DeviceArray<int> sentence_base_;    // the batch sentences' first cells
   MaxcDeviceEntries entries_;         // the max-rule arrays' finite entries
-  PinnedArray<double> host_lexical_;  // the batch's lexical rows on their way to lexical_
+  PinnedArray<double> host_lexical_;  // the rows StageLexical copied, on their way to lexical_
+  RingUpload<double> row_upload_;     // the other batches' rows on their way to lexical_
   std::vector<IoSentence> staged_;    // the rows StageLexical put in host_lexical_
   DeviceArray<int2> maxc_list_;       // masked dispatch 3: a max-rule binary launch's work list
   DeviceArray<int> maxc_counters_;    // its entry count and next entry, per launch kind

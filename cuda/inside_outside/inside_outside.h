@@ -72,6 +72,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/common/device.h"
 #include "cuda/common/grammar_view.h"
 
 namespace cky::cuda {
@@ -231,6 +232,20 @@ class DeviceInsideOutside {
   virtual IoBatchResult MaskedMaxRuleBatch(const std::vector<IoSentence>& batch,
                                            const uint8_t* device_allowed, bool keep_charts,
                                            std::vector<IoResult>* results, std::string* error) = 0;
+  // MaskedMaxRuleBatch queued behind `mask_ready`, an opaque CUDA event (a cudaEvent_t) recorded
+  // on another stream once device_allowed is written (cuda/pruning/pruned_viterbi.h's
+  // FineMaskReady): the device waits for it, not the host, so that a caller may call this while
+  // that stream still computes the mask (the passes' host set-up, their rows' upload and their
+  // first kernels then wait on the device, with no gap after the mask). Returns once the passes
+  // are done. The default waits for the event on the host, then runs MaskedMaxRuleBatch.
+  virtual IoBatchResult MaskedMaxRuleBatchAfter(const void* mask_ready,
+                                                const std::vector<IoSentence>& batch,
+                                                const uint8_t* device_allowed, bool keep_charts,
+                                                std::vector<IoResult>* results,
+                                                std::string* error) {
+    if (!WaitForEvent(mask_ready, error)) return IoBatchResult::kFailed;
+    return MaskedMaxRuleBatch(batch, device_allowed, keep_charts, results, error);
+  }
 
   // Copies the batch's lexical rows into the object's pinned staging buffer now (host work only),
   // so that the next batch call, when it is for the same rows (the same IoSentence pointers and

@@ -960,6 +960,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   explicit DevicePrunedViterbiImpl(const DevicePrunedViterbiOptions& options) : options_(options) {}
   ~DevicePrunedViterbiImpl() override {
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
+    if (mask_ready_) cudaEventDestroy(mask_ready_);
     if (counters_) cudaFree(counters_);
   }
 
@@ -969,10 +970,14 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       return false;
     }
     if (!stream_.Create(error)) return false;
+    if (options_.fine_mask_only &&
+        cudaEventCreateWithFlags(&mask_ready_, cudaEventDisableTiming) != cudaSuccess) {
+      *error = "cudaEventCreate failed";
+      return false;
+    }
     const int count = static_cast<int>(levels.size());
     for (int k = 0; k < count; ++k) {
       levels_.push_back(std::make_unique<DeviceLevel>());
-      host_rows_.push_back(std::make_unique<PinnedArray<double>>());
       if (k > 0 && !levels[k].to_coarser) {
         *error = "level " + std::to_string(k) + " has no map to the previous level";
         return false;
@@ -1099,6 +1104,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   const uint8_t* FineMask() const override {
     return options_.fine_mask_only ? allowed_.get() : nullptr;
   }
+  const void* FineMaskReady() const override { return mask_ready_; }
 
   void SetProfiling(bool on) override {
     profiling_ = on;
@@ -1116,8 +1122,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     }
     out << " copy back " << profile_ms_.back();
     out << "; host ms: cell lists " << host_ms_[0] << ", device memory " << host_ms_[1]
-        << ", pinned memory " << host_ms_[2] << ", lexical rows " << host_ms_[3]
-        << ", waiting for the device " << host_ms_[4];
+        << ", lexical rows " << host_ms_[2] << ", waiting for the device " << host_ms_[3];
     return out.str();
   }
 
@@ -1197,8 +1202,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     cudaMemsetAsync(counters_, 0, (2 * num_levels + 1) * sizeof(unsigned long long), stream_.get());
     if (profiling_) events_used_ = 0;
     // Every level's lexical rows (level by level, each sentence's words in order), each level's
-    // gathered into a pinned buffer of its own on the host threads (ForEachOnHostThreads) and
-    // uploaded before its kernels (upload_rows below).
+    // gathered on the host threads and uploaded through the pinned ring before its kernels
+    // (upload_rows below).
     std::vector<size_t> lexical_offset(num_levels + 1, 0);
     for (size_t k = 0; k < num_levels; ++k) {
       const bool skipped = mask_only && k + 1 == num_levels;  // the fine rows are not read
@@ -1206,27 +1211,26 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
           lexical_offset[k] + (skipped ? 0 : size_t(words) * levels_[k]->num_states);
     }
     if (!lexical_.Reserve(lexical_offset.back())) return PrunedBatchResult::kOutOfMemory;
-    // Level k's rows: asked of the caller (before_level), gathered on the host threads and queued
-    // for upload just before the level's kernels, so that the host's part of level k + 1 runs
-    // while the device computes level k: also the allocation of its pinned buffer when it grows
-    // (one buffer for every level was allocated before the first launch, while the device waited:
-    // bench/RESULTS-LOG.md).
+    // Level k's rows: asked of the caller (before_level), gathered on the host threads and copied
+    // through the ring (its own stream) just before the level's kernels, so that the host's part
+    // of level k + 1 runs, and its copies, while the device computes level k. (Pinned buffers of
+    // a level's size cost their allocation at the first batch and their release at the end:
+    // bench/RESULTS-LOG.md.)
+    std::vector<size_t> row_begin(sentences + 1, 0);
     const auto upload_rows = [&](size_t k) {
       clock.Switch(nullptr);  // the caller's time is its own
       if (before_level) before_level(k);
       clock.Switch(profiling_ ? &host_ms_[2] : nullptr);
-      const size_t states = levels_[k]->num_states,
-                   values = lexical_offset[k + 1] - lexical_offset[k];
-      if (!host_rows_[k]->Reserve(values)) return PrunedBatchResult::kOutOfMemory;
-      clock.Switch(profiling_ ? &host_ms_[3] : nullptr);
-      double* rows = host_rows_[k]->get();
-      ForEachOnHostThreads(sentences, values, [&](int b) {
-        std::copy(batch[b].lexical[k], batch[b].lexical[k] + size_t(lengths[b]) * states,
-                  rows + word_offset[b] * states);
-      });
-      const bool queued =
-          cudaMemcpyAsync(lexical_.get() + lexical_offset[k], rows, values * sizeof(double),
-                          cudaMemcpyHostToDevice, stream_.get()) == cudaSuccess;
+      const size_t states = levels_[k]->num_states;
+      for (int b = 0; b < sentences; ++b) row_begin[b] = size_t(word_offset[b]) * states;
+      row_begin[sentences] = size_t(words) * states;
+      const bool queued = row_upload_.Upload(
+          lexical_.get() + lexical_offset[k], lexical_offset[k + 1] - lexical_offset[k],
+          [&](size_t first, size_t n, double* out) {
+            GatherRows(
+                row_begin, [&](int b) { return batch[b].lexical[k]; }, first, n, out);
+          },
+          stream_.get());
       clock.Switch(nullptr);  // the launches' time is the device's
       return queued ? PrunedBatchResult::kOk : Fail("lexical upload", error);
     };
@@ -1393,9 +1397,12 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       }
     }
     if (cudaGetLastError() != cudaSuccess) return Fail("a pruning kernel launch", error);
+    if (mask_ready_ && cudaEventRecord(mask_ready_, stream_.get()) != cudaSuccess) {
+      return Fail("the fine mask's event", error);
+    }
     clock.Switch(nullptr);
     if (before_level) before_level(num_levels);  // the caller's host work beside the device's
-    clock.Switch(profiling_ ? &host_ms_[4] : nullptr);
+    clock.Switch(profiling_ ? &host_ms_[3] : nullptr);
     // The fine chart's finite entries: scores into pre_ (free now), indices into fine_index_.
     const long long total = mask_only || trees_ ? 0 : cells * fine_states_;
     if (trees_ && !LaunchTreeSearch(lengths, cell_offset, error)) {
@@ -1633,8 +1640,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   int total_states_ = 0;    // summed over the levels (the lexical rows of every level)
   size_t budget_ = 0;
   DeviceArray<double> post_, pre_, out_pre_, lexical_;
-  // Per level, the batch's lexical rows on their way to lexical_.
-  std::vector<std::unique_ptr<PinnedArray<double>>> host_rows_;
+  // The batch's lexical rows on their way to lexical_, level by level.
+  RingUpload<double> row_upload_;
   DeviceArray<uint8_t> allowed_, survivors_;
   DeviceArray<int> lengths_;
   DeviceArray<long long> cell_offset_, word_offset_;
@@ -1644,11 +1651,11 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   PinnedArray<double> host_score_;
   std::vector<std::vector<uint8_t>> host_survivors_;
   unsigned long long* counters_ = nullptr;
+  cudaEvent_t mask_ready_ = nullptr;  // fine_mask_only: FineMaskReady
   bool profiling_ = false;
-  // Profiling: host ms before the first launch (cell lists, device memory and uploads), the pinned
-  // buffers of the lexical rows, gathering and queueing the rows, waiting for the device at the
-  // end.
-  std::array<double, 5> host_ms_{};
+  // Profiling: host ms before the first launch (cell lists, device memory and uploads), gathering
+  // and queueing the lexical rows, waiting for the device at the end.
+  std::array<double, 4> host_ms_{};
   std::vector<cudaEvent_t> events_;
   size_t events_used_ = 0;
   std::vector<double> profile_ms_;

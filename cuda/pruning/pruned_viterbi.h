@@ -153,6 +153,11 @@ class DevicePrunedViterbi {
   // survivors; all 0 for a sentence where a pre-parse found no derivation). Valid until the next
   // ParseBatch. Null in the default mode.
   virtual const uint8_t* FineMask() const = 0;
+  // fine_mask_only: an opaque CUDA event (a cudaEvent_t) recorded on the object's stream once the
+  // fine mask is written, before ParseBatch calls before_level(levels.size()): work the caller
+  // queues on another stream behind it (DeviceInsideOutside::MaskedMaxRuleBatchAfter) may read the
+  // mask, and must be finished before the next ParseBatch. Null in the default mode.
+  virtual const void* FineMaskReady() const = 0;
 
   // Turns on timing of each level's inside and max-marginal passes and the copy back (CUDA
   // events); ProfileReport() sums them since.
