@@ -463,13 +463,15 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
            2);
     }
     const std::string backend_name = loaded->parser().backend().name();
-    spdlog::debug(
-        "grammar {}: {} symbols, {} states, {} binary and {} unary rules; loaded, with the {} "
-        "backend{}, in {:.2f} s",
-        GrammarArgumentName(args.grammar), grammar.num_symbols(), grammar.num_states(),
-        grammar.num_binary_rules(), grammar.num_unary_rules(), backend_name,
-        backend_name.rfind("cuda", 0) == 0 ? " on " + cuda::DeviceDescription() : "",
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count());
+    // (Asking the device for its properties costs milliseconds: only when they are printed.)
+    if (spdlog::should_log(spdlog::level::debug))
+      spdlog::debug(
+          "grammar {}: {} symbols, {} states, {} binary and {} unary rules; loaded, with the {} "
+          "backend{}, in {:.2f} s",
+          GrammarArgumentName(args.grammar), grammar.num_symbols(), grammar.num_states(),
+          grammar.num_binary_rules(), grammar.num_unary_rules(), backend_name,
+          backend_name.rfind("cuda", 0) == 0 ? " on " + cuda::DeviceDescription() : "",
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count());
     for (const std::string& warning : loaded->parser().backend().TakeWarnings()) {
       spdlog::warn("{}", warning);
     }
