@@ -1,4 +1,5 @@
 // cky parse: sentences in, one tree per line out, in input order.
+#include <poll.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -19,6 +20,7 @@
 #include "common/input_file.h"
 #include "common/ordered_batches.h"
 #include "common/sentence_file.h"
+#include "common/thread_pool.h"
 #include "common/timeline.h"
 #include "cuda/common/device.h"
 #include "grammar_io/grammar_argument.h"
@@ -73,20 +75,26 @@ struct ParseArgs {
   bool mpi = false;
 };
 
-// --batch-size, or its default: 1,024 for Viterbi and for pruned max-rule on one CUDA device, 256
-// otherwise. The CUDA backend sorts a batch by length and cuts it into device batches of at most
-// 256 sentences: from 1,024 read sentences, 4 batches of similar lengths instead of one of mixed
-// lengths (issue 17's timeline: 9,664 WSJ-23 sentences in 7.34 s instead of 7.80 s on an H100, the
-// unary pass 0.61 s instead of 0.82 s; bench/RESULTS.md). The pruned max-rule backend makes device
-// batches of up to 1,024 sentences itself: 2,416 WSJ-23 lengths with en_sm6s, --prune safe, took
-// 19.4 s whole process with 1,024 against 25.1 s with 256 (exact: 29.0 s; bench/RESULTS.md).
+// --batch-size, or its default on one CUDA device: 1,024 for Viterbi, 2,048 for pruned max-rule;
+// 256 otherwise. The CUDA backend sorts a batch by length and cuts it into device batches of at
+// most 256 sentences: from 1,024 read sentences, 4 batches of similar lengths instead of one of
+// mixed lengths (issue 17's timeline: 9,664 WSJ-23 sentences in 7.34 s instead of 7.80 s on an
+// H100, the unary pass 0.61 s instead of 0.82 s; bench/RESULTS.md). The pruned max-rule backend
+// makes device batches of up to 1,024 sentences itself: 2,416 WSJ-23 lengths with en_sm6s, --prune
+// safe, took 19.4 s whole process with 1,024 against 25.1 s with 256 (exact: 29.0 s;
+// bench/RESULTS.md); with 2,048, two device batches a read batch, the first one's trees are
+// extracted while the device computes the second (the default, gum_all_sm6: 2.47-2.55 s
+// against 2.50-2.55 s with 1,024, and 2.54-2.60 s with 4,096, whose lexical scoring outlasts the
+// load: bench/RESULTS-LOG.md).
 int BatchSize(const ParseArgs& args, const BackendOptions& backend) {
   if (args.batch_size > 0) return args.batch_size;
   const bool one_gpu = args.devices.empty() && !args.mpi &&
                        (backend.device == DeviceKind::kCuda ||
                         (backend.device == DeviceKind::kAuto && cuda::DeviceCount() > 0));
   const bool pruned = backend.prune != PruneMode::kOff;
-  return one_gpu && (backend.decoder == DecoderKind::kViterbi || pruned) ? 1024 : 256;
+  if (!one_gpu) return 256;
+  if (backend.decoder == DecoderKind::kViterbi) return 1024;
+  return pruned ? 2048 : 256;
 }
 
 // The backend options, read from their strings once (parser/backend_factory.h); a bad value is a
@@ -105,12 +113,39 @@ InputForm ParseInputForm(const ParseArgs& args) {
   return args.sentence_per_line ? InputForm::kSentencePerLine : InputForm::kParagraphs;
 }
 
+// The first batch of `cky parse`'s input, read and lexically scored while the backend loads
+// (LoadedParserOptions::beside_backend), with the token convention and the sentence source it
+// was read with.
+struct EarlyStart {
+  std::optional<StatusOr<TokenConvention>> convention;
+  std::unique_ptr<SentenceSource> source;  // null: not made early
+  std::vector<std::vector<std::string>> sentences;
+  std::vector<LexicalScores> lexical;  // sentences' scores (empty for those over --max-length)
+};
+
+// How `cky parse` reads its input into sentences.
+SentenceSourceOptions SourceOptions(const ParseArgs& args, const TokenConvention& convention) {
+  return {.form = ParseInputForm(args),
+          .tokenizer = TokenizerOptionsFor(convention),
+          .convention = convention,
+          .warn_if_tokenized = true};
+}
+
+// True when standard input has data (or its end) ready now: reading it ahead then waits for
+// nothing (a co-process's input is read only once it has sent something).
+bool StandardInputReady() {
+  pollfd in{.fd = 0, .events = POLLIN, .revents = 0};
+  return poll(&in, 1, 0) == 1 && (in.revents & (POLLIN | POLLHUP)) != 0;
+}
+
 // The words --token-style and --hyphens ask for: "auto" reads them from the grammar's lexicon
 // (text/token_convention.h). `model` is the loaded grammar, or null on an MPI rank that does not
 // parse, which then loads the grammar itself when a choice is "auto".
-TokenConvention ParseTokenConvention(const ParseArgs& args, const BerkeleyModel* model) {
+// `resolved`: ResolveTokenConvention's answer when it was asked already (EarlyStart).
+TokenConvention ParseTokenConvention(const ParseArgs& args, const BerkeleyModel* model,
+                                     std::optional<StatusOr<TokenConvention>> resolved = {}) {
   std::optional<BerkeleyModel> own;
-  if (!model) {
+  if (!model && !resolved) {
     if (args.token_style == "auto" || args.hyphens == "auto") {
       auto loaded = LoadGrammarArgument(
           args.grammar, GrammarOptionsForCommand(args.min_rule_prob, !args.no_cache));
@@ -121,7 +156,8 @@ TokenConvention ParseTokenConvention(const ParseArgs& args, const BerkeleyModel*
     }
     model = &*own;
   }
-  auto convention = ResolveTokenConvention(args.token_style, args.hyphens, *model);
+  if (!resolved) resolved = ResolveTokenConvention(args.token_style, args.hyphens, *model);
+  const StatusOr<TokenConvention>& convention = *resolved;
   if (!convention.ok()) Fail(convention.status().message(), 2);
   spdlog::debug("tokens for {}: quotes {}, [ ] {}, hyphenated words {}",
                 GrammarArgumentName(args.grammar),
@@ -146,10 +182,12 @@ struct ParsedBatch {
   std::vector<std::string> backend_warnings;
 };
 
-ParsedBatch ParseOnly(Parser& parser, const std::vector<std::vector<std::string>>& batch) {
+// `lexical`: the sentences' lexical scores when they were computed ahead (else empty).
+ParsedBatch ParseOnly(Parser& parser, const std::vector<std::vector<std::string>>& batch,
+                      std::vector<LexicalScores> lexical = {}) {
   timeline::Scope scope("parse (batch)");
   ParsedBatch parsed;
-  parsed.outcomes = parser.Parse(batch);
+  parsed.outcomes = lexical.empty() ? parser.Parse(batch) : parser.Parse(batch, std::move(lexical));
   parsed.backend_warnings = parser.backend().TakeWarnings();
   return parsed;
 }
@@ -235,24 +273,36 @@ void FinishInput(const ParseArgs& args, InputFile& input, long sentences, long f
 // batch being parsed holds its lexical scores (about 0.4 GB for 2,048 sentences with en_sm6s), a
 // parsed one only its trees.
 void ParseStream(const ParseArgs& args, Parser& parser, SentenceSource& source, InputFile& input,
-                 ResultWriter& writer, const ResultFormatOptions& format, int batch_size) {
+                 ResultWriter& writer, const ResultFormatOptions& format, int batch_size,
+                 EarlyStart* early) {
   ProgressMeter progress("sentences", input.size(), ShowProgress(args.progress, args.no_progress));
   struct Batch {
     long first_number = 0;
     std::vector<std::vector<std::string>> sentences;
+    // The first batch's lexical scores when they were computed while the backend loaded; moved
+    // out by the parse step (mutable: it gets the batch const).
+    mutable std::vector<LexicalScores> lexical;
   };
   const bool concurrent = parser.backend().ParsesConcurrentBatches();
   long read = 0, written = 0, failures = 0;
   ProcessInOrder<Batch, ParsedBatch>(
       {.parsing_at_most = concurrent ? 3u : 2u, .unwritten_at_most = concurrent ? 16u : 2u},
       [&](Batch* batch) {
-        if (!ReadBatch(source, batch_size, &batch->sentences)) return false;
+        if (read == 0 && early && !early->sentences.empty()) {
+          batch->sentences = std::move(early->sentences);
+          batch->lexical = std::move(early->lexical);
+        } else {
+          batch->lexical.clear();
+          if (!ReadBatch(source, batch_size, &batch->sentences)) return false;
+        }
         batch->first_number = read + 1;
         read += static_cast<long>(batch->sentences.size());
         return true;
       },
       [&] { return source.Ready(); },
-      [&](const Batch& batch) { return ParseOnly(parser, batch.sentences); },
+      [&](const Batch& batch) {
+        return ParseOnly(parser, batch.sentences, std::move(batch.lexical));
+      },
       [&](Batch& batch, ParsedBatch parsed) {
         const ShardResults results =
             FormatShard(batch.first_number, batch.sentences, std::move(parsed), format);
@@ -406,6 +456,35 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
   const auto batch_size = [&] { return BatchSize(args, backend) * (slots > 1 ? 2 * slots : 1); };
 
   std::unique_ptr<LoadedParser> loaded;
+  // One process that reads and parses: its first batch is read and scored while the backend
+  // loads (the GPU's driver starting, grammars uploaded), so that the device starts on it at once.
+  EarlyStart early;
+  bool early_opened_input = false;  // standard input was opened there
+  std::function<void(const BerkeleyModel&, const Lexicon&)> beside_backend;
+  if (parses && reads_and_writes) {
+    beside_backend = [&](const BerkeleyModel& model, const Lexicon& lexicon) {
+      early.convention = ResolveTokenConvention(args.token_style, args.hyphens, model);
+      if (!early.convention->ok()) return;  // reported after the load
+      if (args.input == "-") {
+        if (!StandardInputReady()) return;
+        early_opened_input = true;
+        input = InputFile::Open(args.input);
+      }
+      if (!input.ok()) return;
+      auto source = SentenceSource::Create(**input, SourceOptions(args, **early.convention));
+      if (!source.ok()) return;
+      early.source = std::move(*source);
+      if (!ReadBatch(*early.source, batch_size(), &early.sentences)) return;
+      timeline::Scope scope("lexical scoring (beside the load)");
+      early.lexical.resize(early.sentences.size());
+      ThreadPool pool(0);  // as Parser::ScoreSentences
+      pool.ParallelFor(static_cast<int>(early.sentences.size()), [&](int i, int) {
+        const std::vector<std::string>& words = early.sentences[i];
+        if (args.max_length > 0 && static_cast<int>(words.size()) > args.max_length) return;
+        early.lexical[i] = ScoreWords(model.grammar, lexicon, words);
+      });
+    };
+  }
   if (parses) {
     const auto load_start = std::chrono::steady_clock::now();
     timeline::Scope load_scope("load grammar and backend");
@@ -443,7 +522,8 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
          .parser = {.max_length = args.max_length,
                     .retry_with_wider_lexicon = !args.no_retry,
                     .tree_likelihood = args.tree_likelihood,
-                    .confidence = args.confidence}});
+                    .confidence = args.confidence},
+         .beside_backend = beside_backend});
     for (std::thread& context : contexts) context.join();
     if (!made.ok()) Fail(made.status().message());
     loaded = std::move(*made);
@@ -481,22 +561,19 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
     return;
   }
 
-  if (args.input == "-") {
-    input = InputFile::Open(args.input);
-    if (!input.ok()) Fail(input.status().message());
-  }
+  if (args.input == "-" && !early_opened_input) input = InputFile::Open(args.input);
+  if (!input.ok()) Fail(input.status().message());
   const TokenConvention convention =
-      ParseTokenConvention(args, loaded ? &loaded->model() : nullptr);
-  auto source = SentenceSource::Create(**input, {.form = ParseInputForm(args),
-                                                 .tokenizer = TokenizerOptionsFor(convention),
-                                                 .convention = convention,
-                                                 .warn_if_tokenized = true});
+      ParseTokenConvention(args, loaded ? &loaded->model() : nullptr, early.convention);
+  StatusOr<std::unique_ptr<SentenceSource>> source =
+      early.source ? std::move(early.source)
+                   : SentenceSource::Create(**input, SourceOptions(args, convention));
   if (!source.ok()) Fail(source.status().message());
   std::ofstream output_file;
   std::ostream& out = OpenOutput(args.output, output_file);
   ResultWriter writer(out, FlushEachLine(args.output), args.output);
   if (parses) {
-    ParseStream(args, loaded->parser(), **source, **input, writer, format, batch_size());
+    ParseStream(args, loaded->parser(), **source, **input, writer, format, batch_size(), &early);
   } else {
     MpiCoordinate(args, *link, **source, **input, writer);
   }
@@ -639,9 +716,9 @@ void AddParseCommand(CLI::App& app) {
   Shown(cmd->add_option("--batch-size", args->batch_size,
                         "Most sentences parsed together (GPU batches are built from these); a "
                         "batch holds what has arrived, so a sentence is never held back waiting "
-                        "for more input. Default: 1024 on one GPU for --decoder viterbi (device "
-                        "batches of similar lengths) and for pruned max-rule (1.3x faster than "
-                        "256 with en_sm6s), else 256")
+                        "for more input. Default on one GPU: 1024 for --decoder viterbi (device "
+                        "batches of similar lengths), 2048 for pruned max-rule (device batches of "
+                        "1024: 1.3x faster than 256 with en_sm6s), else 256")
             ->check(AtLeast(1)),
         "N");
   Shown(cmd->add_option("--min-rule-prob", args->min_rule_prob,

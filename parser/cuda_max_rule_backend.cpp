@@ -44,7 +44,9 @@ ParseOutcome DeviceMaxRuleOutcome(const Grammar& grammar, const SentenceInput& s
                                   const cuda::IoResult& result, const SumProductRules* host_rules,
                                   const DecoderOptions& decoder) {
   const int32_t length = static_cast<int32_t>(sentence.words.size());
-  MaxRuleChart maxc;
+  // One chart a thread, kept from sentence to sentence: a fresh one's pages (about 1 MB for a
+  // sentence of 30 words) were most of the extraction's time.
+  thread_local MaxRuleChart maxc;
   DeviceMaxRuleChart(result, length, grammar.num_symbols(), &maxc);
   ParseOutcome outcome = MaxRuleOutcome(grammar, sentence.words, result.log_likelihood, maxc);
   if (host_rules != nullptr && outcome.status == ParseStatus::kOk) {

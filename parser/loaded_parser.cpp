@@ -158,8 +158,11 @@ StatusOr<std::unique_ptr<LoadedParser>> LoadedParser::Load(const LoadedParserOpt
   std::unique_ptr<LoadedParser> loaded(new LoadedParser(std::move(*model)));
   std::optional<StatusOr<Lexicon>> lexicon;
   std::jthread lexicon_thread([&] {  // joined below, or on the way out of an exception
-    timeline::Scope scope("load: lexicon");
-    lexicon.emplace(Lexicon::Build(loaded->model_, options.lexicon));
+    {
+      timeline::Scope scope("load: lexicon");
+      lexicon.emplace(Lexicon::Build(loaded->model_, options.lexicon));
+    }
+    if (options.beside_backend && lexicon->ok()) options.beside_backend(loaded->model_, **lexicon);
   });
   auto backend = [&] {
     timeline::Scope scope("load: backend");

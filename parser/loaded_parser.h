@@ -8,6 +8,7 @@
 //   FormatOutcome(outcomes[0])   // "( (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)) )"
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -37,6 +38,11 @@ struct LoadedParserOptions {
   LexiconOptions lexicon;
   BackendOptions backend;
   ParserOptions parser;
+  // Called once the grammar and its lexicon are loaded, on the lexicon's thread, while the backend
+  // is still being made (a GPU's driver starting, grammars uploaded): `cky parse` reads and scores
+  // its first batch there. Load returns after it has returned. Not called for a product of
+  // grammars, nor when the grammar or the lexicon failed.
+  std::function<void(const BerkeleyModel& model, const Lexicon& lexicon)> beside_backend;
 };
 
 class LoadedParser {

@@ -43,6 +43,42 @@ TEST(LoadedParserTest, OptionsReachTheParser) {
             FormatBerkeleyBinarized(outcomes[1].tree, /*with_scores=*/false));
 }
 
+TEST(LoadedParserTest, ScoresGivenAheadParseAsScoresComputedByTheParser) {
+  // What `cky parse` does with its first batch: scored on Load's beside_backend call (with the
+  // model and lexicon it gets there, before Load returns), then parsed with those scores.
+  const std::vector<std::vector<std::string>> sentences = {
+      {"The", "dog", "barks", "at", "the", "mailman", "."}, {"Dogs", "."}, {"Dogs", "bark", "."}};
+  std::vector<LexicalScores> ahead;
+  bool called = false;
+  auto loaded = LoadedParser::Load(
+      {.backend = {.device = DeviceKind::kCpu, .decoder = DecoderKind::kMaxRule},
+       .parser = {.max_length = 5},
+       .beside_backend = [&](const BerkeleyModel& model, const Lexicon& lexicon) {
+         called = true;
+         for (const auto& words : sentences) {
+           ahead.push_back(words.size() > 5 ? LexicalScores{}
+                                            : ScoreWords(model.grammar, lexicon, words));
+         }
+       }});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  ASSERT_TRUE(called);
+  const std::vector<ParseOutcome> scored_here = (*loaded)->parser().Parse(sentences);
+  const std::vector<ParseOutcome> given = (*loaded)->parser().Parse(sentences, std::move(ahead));
+  ASSERT_EQ(given.size(), sentences.size());
+  EXPECT_EQ(given[0].status, ParseStatus::kTooLong);
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    EXPECT_EQ(given[i].status, scored_here[i].status) << i;
+    EXPECT_EQ(FormatOutcome(given[i]), FormatOutcome(scored_here[i])) << i;
+    EXPECT_EQ(given[i].log_likelihood, scored_here[i].log_likelihood) << i;
+  }
+  EXPECT_EQ(given[1].status, ParseStatus::kOk) << given[1].message;
+  // Scores that do not fit the sentences (a caller's fault) are computed again.
+  std::vector<LexicalScores> wrong(sentences.size());
+  const std::vector<ParseOutcome> rescored = (*loaded)->parser().Parse(sentences, std::move(wrong));
+  for (size_t i = 0; i < sentences.size(); ++i)
+    EXPECT_EQ(FormatOutcome(rescored[i]), FormatOutcome(scored_here[i])) << i;
+}
+
 TEST(LoadedParserTest, ErrorsSayWhatIsWrong) {
   auto missing = LoadedParser::Load(
       {.grammar = "tests/data/no_such_grammar", .grammar_options = {.use_cache = false}});

@@ -48,6 +48,21 @@ void Parser::ScoreSentences(std::vector<SentenceInput>* inputs, bool widen) {
 
 std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>> sentences,
                                         const OutcomeListener& listener) {
+  return ParseScored(sentences, nullptr, listener);
+}
+
+std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>> sentences,
+                                        std::vector<LexicalScores> lexical,
+                                        const OutcomeListener& listener) {
+  if (lexical.size() != sentences.size()) {  // a caller's fault: score them here instead
+    return ParseScored(sentences, nullptr, listener);
+  }
+  return ParseScored(sentences, &lexical, listener);
+}
+
+std::vector<ParseOutcome> Parser::ParseScored(std::span<const std::vector<std::string>> sentences,
+                                              std::vector<LexicalScores>* lexical,
+                                              const OutcomeListener& listener) {
   std::vector<ParseOutcome> outcomes(sentences.size());
   // The backend gets the sentences longest first (equal lengths in input order): the CUDA backends
   // cut device batches of similar lengths from this order anyway, the CPU threads take the long
@@ -68,10 +83,17 @@ std::vector<ParseOutcome> Parser::Parse(std::span<const std::vector<std::string>
       if (listener) listener(i, outcomes[i]);
       continue;
     }
-    inputs.push_back({words, {}});
+    inputs.push_back({words, lexical ? std::move((*lexical)[i]) : LexicalScores{}});
     positions.push_back(i);
   }
-  ScoreSentences(&inputs);
+  // Given scores are used when they fit the sentences and the grammar (else all are scored here).
+  const bool given =
+      lexical && std::all_of(inputs.begin(), inputs.end(), [&](const auto& input) {
+        return input.lexical.length == static_cast<int32_t>(input.words.size()) &&
+               input.lexical.num_states == grammar_.num_states() &&
+               input.lexical.scores.size() == input.words.size() * size_t(grammar_.num_states());
+      });
+  if (!given) ScoreSentences(&inputs);
   // A sentence with no parse is parsed once more with a wider lexicon, unless the lexicon is exact
   // (a .gr lexicon already gives every score Berkeley's does: widening changes nothing).
   auto retried = [&](const ParseOutcome& outcome, size_t k) {

@@ -54,6 +54,12 @@ class Parser {
   // scoring running while the backend parses another's.
   std::vector<ParseOutcome> Parse(std::span<const std::vector<std::string>> sentences,
                                   const OutcomeListener& listener = {});
+  // The same with each sentence's lexical scores given: lexical[i] for sentences[i], as
+  // ScoreWords computes them (`cky parse` scores its first batch while the backend loads); those
+  // of sentences over max_length are not read. lexical.size() == sentences.size().
+  std::vector<ParseOutcome> Parse(std::span<const std::vector<std::string>> sentences,
+                                  std::vector<LexicalScores> lexical,
+                                  const OutcomeListener& listener = {});
 
   // Lexical scores of one sentence (exposed for tests and benchmarks).
   LexicalScores ScoreWords(const std::vector<std::string>& words, bool widen = false) const;
@@ -63,6 +69,10 @@ class Parser {
   Backend& backend() { return *backend_; }
 
  private:
+  // Parse's work; `lexical` null: the sentences are scored here.
+  std::vector<ParseOutcome> ParseScored(std::span<const std::vector<std::string>> sentences,
+                                        std::vector<LexicalScores>* lexical,
+                                        const OutcomeListener& listener);
   // ParserOptions::tree_likelihood and confidence of an outcome's trees.
   void AddTreeScores(const LexicalScores& lexical, ParseOutcome* outcome) const;
 

@@ -1155,6 +1155,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     }
     // The cells of each span length: (sentence, start).
     std::vector<int2> items;
+    items.reserve(cells);
     std::vector<size_t> span_begin(longest + 2, 0);
     for (int span = 1; span <= longest; ++span) {
       span_begin[span] = items.size();
