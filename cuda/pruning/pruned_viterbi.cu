@@ -1404,6 +1404,9 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     clock.Switch(nullptr);
     if (before_level) before_level(num_levels);  // the caller's host work beside the device's
     clock.Switch(profiling_ ? &host_ms_[3] : nullptr);
+    // The copy back's profile starts here, after the caller's work (which may have queued and
+    // waited for device work of its own: the pruned max-rule passes).
+    Mark();
     // The fine chart's finite entries: scores into pre_ (free now), indices into fine_index_.
     const long long total = mask_only || trees_ ? 0 : cells * fine_states_;
     if (trees_ && !LaunchTreeSearch(lengths, cell_offset, error)) {
@@ -1568,7 +1571,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   }
 
   // Records the next profiling event (inside start, inside end, outside end per level, then the
-  // copy back).
+  // copy back's start and end).
   void Mark() {
     if (!profiling_) return;
     if (events_used_ == events_.size()) {
@@ -1580,7 +1583,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   }
   void CollectProfile() {
     cudaEventSynchronize(events_[events_used_ - 1]);
-    // Events: per pre-parse level 3 (start, after inside, after outside), fine 2, copy 1.
+    // Events: per pre-parse level 3 (start, after inside, after outside), fine 2, copy 2.
     size_t e = 0;
     float ms = 0;
     for (size_t k = 0; k < levels_.size(); ++k) {
@@ -1595,7 +1598,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         e += 2;
       }
     }
-    cudaEventElapsedTime(&ms, events_[e - 1], events_[e]);
+    cudaEventElapsedTime(&ms, events_[e], events_[e + 1]);  // ParseBatch's last two marks
     profile_ms_.back() += ms;
     ++profile_batches_;
   }
