@@ -11,7 +11,8 @@
 #
 # No --grammar: the built-in grammar.
 #
-# Sentences: tokenized, one per line (cky parse --tokenized). bench/RESULTS.md records the tables.
+# Sentences: tokenized, one per line (cky parse --tokenized); bench/RESULTS.md's "WSJ-23 lengths"
+# are bench/wsj23_length_sentences.sh's. bench/RESULTS.md records the tables.
 set -euo pipefail
 cky=build/apps/cky grammar= sentences= repeat=2 backend=cuda label= out=
 extra=()
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
     --label) label=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "whole_process.sh: unknown option $1 (--help lists them)" >&2; exit 2 ;;
   esac
 done
