@@ -452,7 +452,8 @@ void ParseOnThisProcess(const ParseArgs& args, MpiLink* link, const ResultFormat
   // (MultiDeviceOptions::chunks_per_slot), so that each device's batches stay as large as one
   // device's.
   const int slots = static_cast<int>(backend.devices.size());
-  // (After the load: with --backend auto it asks for a GPU, which waits for the driver's start.)
+  // (After the load, or on the load's lexicon thread for the first batch read beside it: with
+  // --backend auto it asks for a GPU, which waits for the driver's start.)
   const auto batch_size = [&] { return BatchSize(args, backend) * (slots > 1 ? 2 * slots : 1); };
 
   std::unique_ptr<LoadedParser> loaded;
