@@ -6,8 +6,7 @@
 // within the tolerance of cuda/inside_outside/inside_outside.h (backend_test_support.h's
 // kDeviceSumTolerance); on the random grammars, symbols of 35 substates, a parent with more rules
 // than a block, the batch-splitting fixture and small_sm2.gr and wsj_1 with GUM sentences
-// (backend_test_support.h's fixtures). And the CPU fallback for a sentence over the batch budget,
-// and lexical rows staged ahead of a batch (DeviceInsideOutside::StageLexical).
+// (backend_test_support.h's fixtures). And the CPU fallback for a sentence over the batch budget.
 // Skips without a CUDA device; the real-grammar fixtures without the shared data.
 #include "parser/cuda_max_rule_backend.h"
 
@@ -180,69 +179,6 @@ TEST(CudaMaxRuleTest, FallsBackToCpuForSentencesThatNeverFit) {
                      f->sentences);
   ASSERT_EQ(actual[5].status, ParseStatus::kOk) << actual[5].message;
   EXPECT_NE(actual[5].message.find("parsed on the CPU"), std::string::npos) << actual[5].message;
-}
-
-// Rows staged ahead (DeviceInsideOutside::StageLexical, what the pruned backend does while the
-// device pre-parses) are used only by a batch of the same rows in the same order: a batch of other
-// rows (the same sentences in another order) gets its own, and every result equals an unstaged
-// run's.
-TEST(CudaMaxRuleTest, StagedLexicalRowsServeOnlyTheirOwnBatch) {
-  CKY_SKIP_WITHOUT_CUDA_DEVICE();
-  std::string skip;
-  const TestFixture* f = FindTestFixture("random_seed1", &skip);
-  ASSERT_TRUE(f) << skip;
-  const Grammar& g = f->grammar->grammar();
-  const std::vector<SentenceInput> inputs = ScoredInputs(*f->grammar, f->sentences);
-  std::vector<cuda::IoSentence> rows;
-  for (const SentenceInput& s : inputs) {
-    if (!s.words.empty())
-      rows.push_back({static_cast<int32_t>(s.words.size()), s.lexical.scores.data()});
-  }
-  ASSERT_GE(rows.size(), 3u);
-  const std::vector<cuda::IoSentence> forward = rows;
-  const std::vector<cuda::IoSentence> backward(forward.rbegin(), forward.rend());
-  std::string error;
-  auto device = cuda::DeviceInsideOutside::Create(CudaGrammarView(g), {}, &error);
-  ASSERT_TRUE(device) << error;
-  // Each sentence's log P(w) and max-rule chart, from one batch call (staging `staged` first).
-  struct Run {
-    std::vector<double> likelihood;
-    std::vector<MaxRuleChart> maxc;
-  };
-  const auto run = [&](const std::vector<cuda::IoSentence>& batch,
-                       const std::vector<cuda::IoSentence>* staged) {
-    if (staged) device->StageLexical(*staged);
-    std::vector<cuda::IoResult> results;
-    Run out;
-    EXPECT_EQ(device->MaxRuleBatch(batch, false, &results, &error), cuda::IoBatchResult::kOk)
-        << error;
-    for (size_t i = 0; i < results.size(); ++i) {
-      out.likelihood.push_back(results[i].log_likelihood);
-      out.maxc.emplace_back();
-      DeviceMaxRuleChart(results[i], batch[i].length, g.num_symbols(), &out.maxc.back());
-    }
-    return out;
-  };
-  const Run plain_backward = run(backward, nullptr);
-  const Run plain_forward = run(forward, nullptr);
-  int failures = 0;
-  MaxDiff diff;
-  for (const auto& [name, batch, staged, plain] :
-       {std::tuple{"staged, same rows", &backward, &backward, &plain_backward},
-        std::tuple{"other rows staged", &backward, &forward, &plain_backward},
-        std::tuple{"staged, forward", &forward, &forward, &plain_forward}}) {
-    const Run actual = run(*batch, staged);
-    ASSERT_EQ(actual.likelihood.size(), batch->size()) << name;
-    for (size_t i = 0; i < batch->size(); ++i) {
-      EXPECT_TRUE(Close(plain->likelihood[i], actual.likelihood[i]))
-          << name << " sentence " << i << ": " << plain->likelihood[i] << " vs "
-          << actual.likelihood[i];
-      CompareMaxRule(plain->maxc[i], actual.maxc[i], name, &diff, &failures);
-    }
-  }
-  EXPECT_GT(*std::max_element(plain_forward.likelihood.begin(), plain_forward.likelihood.end()),
-            kNegInf)
-      << "the comparison needs sentences with a parse";
 }
 
 }  // namespace

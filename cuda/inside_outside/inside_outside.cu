@@ -253,15 +253,6 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
 
   const DeviceMaxRuleRules* MaxRuleRules() const override { return &rules_; }
 
-  void StageLexical(const std::vector<IoSentence>& batch) override {
-    staged_.clear();
-    size_t values = 0;
-    for (const IoSentence& s : batch) values += size_t(s.length) * num_states_;
-    if (batch.empty() || !host_lexical_.Reserve(values)) return;
-    CopyLexicalRows(batch);
-    staged_ = batch;
-  }
-
  private:
   IoBatchResult Timed(const std::vector<IoSentence>& batch, const uint8_t* device_allowed,
                       bool keep_charts, bool max_rule, std::vector<IoResult>* results,
@@ -339,35 +330,11 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     cudaEventRecord(events_[index], stream_);
   }
 
-  // The batch's lexical rows into host_lexical_ (reserved), sentence after sentence.
-  void CopyLexicalRows(const std::vector<IoSentence>& batch) {
-    std::vector<size_t> first(batch.size() + 1, 0);
-    for (size_t i = 0; i < batch.size(); ++i)
-      first[i + 1] = first[i] + size_t(batch[i].length) * num_states_;
-    double* lex = host_lexical_.get();
-    ForEachOnHostThreads(static_cast<int>(batch.size()), first.back(), [&](int i) {
-      std::copy(batch[i].lexical, batch[i].lexical + (first[i + 1] - first[i]), lex + first[i]);
-    });
-  }
-  // True when StageLexical copied exactly these rows.
-  bool IsStaged(const std::vector<IoSentence>& batch) const {
-    if (staged_.size() != batch.size()) return false;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      if (staged_[i].length != batch[i].length || staged_[i].lexical != batch[i].lexical)
-        return false;
-    }
-    return true;
-  }
-
   // max_rule false: the inside and outside passes only (InsideOutsideBatch).
   IoBatchResult Run(const std::vector<IoSentence>& batch, const uint8_t* device_allowed,
                     bool keep_charts, bool max_rule, std::vector<IoResult>* results,
                     std::string* error) {
     const auto run_begin = std::chrono::steady_clock::now();
-    // Rows staged for this very batch are used once, if the buffer keeps them (below); any call
-    // drops them.
-    const bool staged = IsStaged(batch);
-    staged_.clear();
     results->assign(batch.size(), IoResult{});
     kind_of_.clear();
     kind_span_.clear();
@@ -477,28 +444,21 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     // Behind another stream's event (MaskedMaxRuleBatchAfter), the uploads below run beside that
     // stream's work, and the profile's set-up is what is left after the wait (none).
     if (!wait_for_) Mark(0);
-    // Lexical rows: those StageLexical put in the pinned buffer for this batch, or else gathered
-    // through the pinned ring (a fresh pageable buffer cost page faults and a staged copy, a
-    // pinned one the batch's size its allocation and release: bench/RESULTS-LOG.md). The previous
-    // batch's copies finished at that batch's synchronization.
-    const size_t lexical_values = size_t(words) * num_states_;
-    if (staged && lexical_values <= host_lexical_.size()) {
-      cudaMemcpyAsync(lexical_.get(), host_lexical_.get(), lexical_values * sizeof(double),
-                      cudaMemcpyHostToDevice, stream_);
-    } else {
-      std::vector<size_t> row_begin(num_sentences + 1, 0);
-      for (int i = 0; i < num_sentences; ++i)
-        row_begin[i + 1] = row_begin[i] + size_t(batch[i].length) * num_states_;
-      if (!row_upload_.Upload(
-              lexical_.get(), lexical_values,
-              [&](size_t first, size_t n, double* out) {
-                GatherRows(
-                    row_begin, [&](int i) { return batch[i].lexical; }, first, n, out);
-              },
-              stream_)) {
-        *error = "the lexical rows' upload failed";
-        return IoBatchResult::kFailed;
-      }
+    // Lexical rows, gathered through the pinned ring (a fresh pageable buffer cost page faults
+    // and a staged copy, a pinned one the batch's size its allocation and release:
+    // bench/RESULTS-LOG.md). The previous batch's copies finished at that batch's synchronization.
+    std::vector<size_t> row_begin(num_sentences + 1, 0);
+    for (int i = 0; i < num_sentences; ++i)
+      row_begin[i + 1] = row_begin[i] + size_t(batch[i].length) * num_states_;
+    if (!row_upload_.Upload(
+            lexical_.get(), row_begin.back(),
+            [&](size_t first, size_t n, double* out) {
+              GatherRows(
+                  row_begin, [&](int i) { return batch[i].lexical; }, first, n, out);
+            },
+            stream_)) {
+      *error = "the lexical rows' upload failed";
+      return IoBatchResult::kFailed;
     }
     cudaMemcpyAsync(items_.get(), items.data(), items.size() * sizeof(CellItem),
                     cudaMemcpyHostToDevice, stream_);
@@ -888,13 +848,11 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
   DeviceArray<CellItem> items_;
   DeviceArray<int4> maxc_info_;
   DeviceArray<Candidate> candidates_;
-  DeviceArray<int> sentence_base_;    // the batch sentences' first cells
-  MaxcDeviceEntries entries_;         // the max-rule arrays' finite entries
-  PinnedArray<double> host_lexical_;  // the rows StageLexical copied, on their way to lexical_
-  RingUpload<double> row_upload_;     // the other batches' rows on their way to lexical_
-  std::vector<IoSentence> staged_;    // the rows StageLexical put in host_lexical_
-  DeviceArray<int2> maxc_list_;       // masked dispatch 3: a max-rule binary launch's work list
-  DeviceArray<int> maxc_counters_;    // its entry count and next entry, per launch kind
+  DeviceArray<int> sentence_base_;  // the batch sentences' first cells
+  MaxcDeviceEntries entries_;       // the max-rule arrays' finite entries
+  RingUpload<double> row_upload_;   // the batch's lexical rows on their way to lexical_
+  DeviceArray<int2> maxc_list_;     // masked dispatch 3: a max-rule binary launch's work list
+  DeviceArray<int> maxc_counters_;  // its entry count and next entry, per launch kind
   DeviceArray<unsigned char> group_present_;  // masked dispatch 2: pair-sum group flags
   LiveBuffers live_buffers_;                  // masked dispatch 3
   bool list_dispatch_ = false;                // this batch runs masked dispatch 3

@@ -247,14 +247,6 @@ class DeviceInsideOutside {
     return MaskedMaxRuleBatch(batch, device_allowed, keep_charts, results, error);
   }
 
-  // Copies the batch's lexical rows into the object's pinned staging buffer now (host work only),
-  // so that the next batch call, when it is for the same rows (the same IoSentence pointers and
-  // lengths, in the same order), does not copy them while the device waits: a caller runs this
-  // while the device works on something else (the pruner's pre-parses of the same batch). Any
-  // batch call drops what was staged. The rows must not change in between. The default does
-  // nothing.
-  virtual void StageLexical(const std::vector<IoSentence>& batch) { (void)batch; }
-
   // The inside and outside passes only (masked as MaskedMaxRuleBatch when device_allowed is
   // given): no max-rule pass, no entries; results carry log P(w) only, and the charts stay on the
   // device for LastBatchCharts. The default (an object without device charts, a test stand-in)
