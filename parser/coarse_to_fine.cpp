@@ -36,7 +36,7 @@ PruningOptions PruningOptions::Safe() {
 
 PruningOptions PruningOptions::Balanced() {
   PruningOptions options;
-  options.thresholds = {-16, -16, -14, -14, -13};
+  options.thresholds = {-15, -15, -13.5, -13.5, -13};
   options.min_rule_prob = 0;
   return options;
 }

@@ -114,7 +114,7 @@ class Parser(_ParserBase):
         on the cpu backend, except Viterbi with a grammar of under 50,000 binary rules;
         "balanced" for max-rule on the GPU, off for Viterbi there and for the reference), "off"
         (exact), "fast" (or "on": the Berkeley parser's thresholds), "accurate" (its -accurate
-        ones), "safe" or "balanced" (safe's at the coarsest levels, tighter at the finer ones);
+        ones), "safe" or "balanced" (tighter than safe, more so at the finer levels);
         accurate=True means prune="accurate".
     max_length: sentences with more tokens get no tree (0 = no limit), as `cky parse --max-length`.
     strings: True to get bracketed strings even when NLTK is installed.
