@@ -8,7 +8,8 @@
 #       [MEMCHECK_ROWS=gtest-filter] [RACECHECK_ROWS=gtest-filter] [SUITE_TIMEOUT=300]
 #
 # Waits on the jobs' pids: a bare `wait` also waits for a process substitution such as
-# `exec > >(tee log)` (bash 5.1+), which never ends (bench/RESULTS-LOG.md, eleventh and twentieth sessions).
+# `exec > >(tee log)` (bash 5.1+), which never ends (bench/RESULTS-LOG.md, eleventh and
+# twentieth sessions).
 set -uo pipefail
 bin=${1:?usage: bench/device_suites.sh BIN_DIR}
 out=${OUT:?OUT must name a folder for the logs}

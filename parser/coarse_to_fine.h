@@ -52,8 +52,9 @@ struct PruningOptions {
 
   static PruningOptions Berkeley(bool accurate);
   static PruningOptions Safe();
-  // -15 at hierarchy levels 0 and 1 (safe's less one nat), -13.5 at levels 2 and 3, -13 from level
-  // 4 on, no rule floor: the finer levels, whose survivors the fine passes pay for, prune more.
+  // -15 at hierarchy levels 0 and 1 (one nat above safe's), -13.5 at levels 2 and 3, -13 from
+  // level 4 on, no rule floor: the finer levels, whose survivors the fine passes pay for, prune
+  // more.
   // Chosen on the GUM dev documents for the GPU's default (levels 0, 2, 4; bench/RESULTS.md).
   static PruningOptions Balanced();
   // "fast" (Berkeley's default), "accurate" (Berkeley's -accurate), "safe" or "balanced"; fails
