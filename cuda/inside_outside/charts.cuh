@@ -186,24 +186,35 @@ __global__ void UnaryNormalizeKernel(Charts c, const CellItem* items, int item_o
   for (int s = threadIdx.x; s < c.num_states; s += blockDim.x)
     sh_acc[s] = !allowed || allowed[s] ? acc[s] : 0.0;
   __syncthreads();
+  // A lane per state, 32 consecutive states a warp: a state without unary rules (or pruned) is
+  // its lane's own; the warp then sums each of its states' unary rules together (lanes over the
+  // rules, as a warp per state did: the same additions in the same order).
+  constexpr unsigned kAll = 0xffffffffu;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   double local_max = 0;
-  for (int s = warp; s < c.num_states; s += blockDim.x / 32) {
-    if (c.dead_cells && allowed && !allowed[s]) {  // zeroed below: skip its unary rules
-      if (lane == 0) values[s] = 0.0;
-      continue;
+  for (int s = threadIdx.x; s - lane < c.num_states; s += blockDim.x) {
+    const bool here = s < c.num_states;
+    const bool pruned = here && allowed && !allowed[s];
+    int first = 0, end = 0;
+    if (here && !pruned) first = __ldg(begin + s), end = __ldg(begin + s + 1);
+    double mine = 0;
+    for (unsigned todo = __ballot_sync(kAll, first < end); todo != 0; todo &= todo - 1) {
+      const int k = __ffs(todo) - 1;
+      const int f = __shfl_sync(kAll, first, k), e = __shfl_sync(kAll, end, k);
+      double sum = 0;
+      for (int u = f + lane; u < e; u += 32)
+        sum = fma(__ldg(prob + u), sh_acc[__ldg(other + u)], sum);
+      for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_xor_sync(kAll, sum, offset);
+      if (lane == k) mine = sum;
     }
-    double sum = 0;
-    const int end = __ldg(begin + s + 1);
-    for (int u = __ldg(begin + s) + lane; u < end; u += 32)
-      sum = fma(__ldg(prob + u), sh_acc[__ldg(other + u)], sum);
-    for (int offset = 16; offset > 0; offset >>= 1)
-      sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-    sum += sh_acc[s];
-    if (allowed && !allowed[s]) sum = 0;
-    if (lane == 0) values[s] = sum;
-    local_max = fmax(local_max, sum);
+    if (here) {
+      const double v = pruned ? 0.0 : mine + sh_acc[s];
+      values[s] = v;
+      local_max = fmax(local_max, v);
+    }
   }
+  for (int offset = 16; offset > 0; offset >>= 1)
+    local_max = fmax(local_max, __shfl_xor_sync(kAll, local_max, offset));
   if (lane == 0) sh_max[warp] = local_max;
   __syncthreads();
   double m = 0;
@@ -212,13 +223,11 @@ __global__ void UnaryNormalizeKernel(Charts c, const CellItem* items, int item_o
   const bool empty = !(m > 0) || ref == kNegInfD;
   const double inv = empty ? 0.0 : 1.0 / m;
   unsigned char* present = (outside ? c.present_out : c.present_in) + size_t(cell) * c.num_symbols;
-  // Each warp rescales the states it wrote (no barrier needed between its write and its read).
-  for (int s = warp; s < c.num_states; s += blockDim.x / 32) {
-    if (lane == 0) {
-      const double v = values[s] * inv;
-      values[s] = v;
-      if (v > 0) present[__ldg(state_symbol + s)] = 1;
-    }
+  // Each thread rescales the states it wrote (no barrier needed between its write and its read).
+  for (int s = threadIdx.x; s < c.num_states; s += blockDim.x) {
+    const double v = values[s] * inv;
+    values[s] = v;
+    if (v > 0) present[__ldg(state_symbol + s)] = 1;
   }
   if (threadIdx.x == 0) {
     (outside ? c.out_scale : c.in_scale)[cell] = empty ? kNegInfD : ref + log(m);
