@@ -4,11 +4,13 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "common/thread_pool.h"
 #include "common/timeline.h"
 #include "cuda/common/device.h"
+#include "cuda/inside_outside/sum_layouts.h"
 #include "cuda/pruning/pruned_viterbi.h"
 #include "parser/cuda_grammar_view.h"
 #include "parser/device_batches.h"
@@ -41,6 +43,18 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
       options.pruning_kernels > 0 ? options.pruning_kernels : cuda::kDefaultPruningKernels;
   PruningOptions ordered = pruning;
   ordered.order = kernels >= 4 ? AdditionOrder::kPairFirst : AdditionOrder::kRuleFirst;
+  // Pruned Viterbi parses the fine grammar on the pair kernels (when it has the substates for
+  // them): the fine inside pass's layout, the load's longest host work with en_sm6s, is built
+  // while the projections are. (The jthread joins before fine_pairs goes.)
+  std::optional<cuda::PairSumLayout> fine_pairs;
+  std::jthread fine_pairs_builder;
+  if (!options.fine_mask_only && kernels >= 4) {
+    fine_pairs_builder = std::jthread([&] {
+      timeline::Scope scope("load: the fine grammar's pair layout (beside the projections)");
+      fine_pairs = cuda::BuildPairSumLayout(CudaGrammarView(fine), cuda::PairSumPass::kInside,
+                                            cuda::PairWeights::kLogProbabilities);
+    });
+  }
   StatusOr<std::unique_ptr<CoarseToFinePruner>> pruner = [&] {
     timeline::Scope scope("load: pre-parse grammars (projections)");
     return CoarseToFinePruner::Create(fine, ordered);
@@ -58,8 +72,10 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
                       .to_coarser = k > 0 ? p.to_coarser(k).data() : nullptr,
                       .threshold = p.threshold(k)});
   }
+  if (fine_pairs_builder.joinable()) fine_pairs_builder.join();
   levels.push_back({.grammar = CudaGrammarView(fine),
-                    .to_coarser = p.num_levels() > 0 ? p.fine_to_last().data() : nullptr});
+                    .to_coarser = p.num_levels() > 0 ? p.fine_to_last().data() : nullptr,
+                    .inside_pairs = fine_pairs ? &*fine_pairs : nullptr});
   std::string error;
   cuda::DevicePrunedViterbiOptions device_options{
       .max_batch_bytes = options.max_batch_bytes,

@@ -868,18 +868,38 @@ std::vector<T> Gather(const std::vector<T>& values, const std::vector<int>& orde
   return out;
 }
 
-bool UploadLevel(const PruningLevel& level, DeviceLevel* d) {
+// A level's rules by parent, its unaries and its map to the previous level; with `outside` (a
+// pre-parse level: the fine grammar runs no outside pass) also the rules by either child and the
+// unaries by child that the outside kernels read.
+bool UploadLevel(const PruningLevel& level, bool outside, DeviceLevel* d) {
   const GrammarView& a = level.grammar;
   const int states = a.num_states;
   d->num_states = states;
   d->threshold = level.threshold;
-  const auto parent = Copy(a.binary_parent, a.num_binary);
   const auto left = Copy(a.binary_left, a.num_binary);
   const auto right = Copy(a.binary_right, a.num_binary);
   const auto log_prob = Copy(a.binary_log_prob, a.num_binary);
   std::vector<int> begin, order;
   bool ok = d->parent_begin.Upload(Copy(a.binary_parent_begin, states + 1)) &&
             d->left.Upload(left) && d->right.Upload(right) && d->log_prob.Upload(log_prob);
+  const auto unary_begin = Copy(a.unary_parent_begin, states + 1);
+  const auto unary_child = Copy(a.unary_child, a.num_unary);
+  const auto unary_log_prob = Copy(a.unary_log_prob, a.num_unary);
+  ok = ok && d->unary_begin.Upload(unary_begin) && d->unary_child.Upload(unary_child) &&
+       d->unary_log_prob.Upload(unary_log_prob);
+  if (level.to_coarser) ok = ok && d->to_coarser.Upload(Copy(level.to_coarser, states));
+  const auto& parent_begin = a.binary_parent_begin;
+  // The states by their binary rules (as parent; as either child), most first.
+  const auto most_first = [&](const auto& count) {
+    std::vector<int> order(states);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return count(x) > count(y); });
+    return order;
+  };
+  ok = ok && d->inside_order.Upload(
+                 most_first([&](int p) { return parent_begin[p + 1] - parent_begin[p]; }));
+  if (!outside) return ok;
+  const auto parent = Copy(a.binary_parent, a.num_binary);
   GroupBy(left, states, &begin, &order);
   ok = ok && d->by_left_begin.Upload(begin) && d->by_left_parent.Upload(Gather(parent, order)) &&
        d->by_left_right.Upload(Gather(right, order)) &&
@@ -888,30 +908,14 @@ bool UploadLevel(const PruningLevel& level, DeviceLevel* d) {
   ok = ok && d->by_right_begin.Upload(begin) && d->by_right_parent.Upload(Gather(parent, order)) &&
        d->by_right_left.Upload(Gather(left, order)) &&
        d->by_right_log_prob.Upload(Gather(log_prob, order));
-  const auto unary_begin = Copy(a.unary_parent_begin, states + 1);
-  const auto unary_child = Copy(a.unary_child, a.num_unary);
-  const auto unary_log_prob = Copy(a.unary_log_prob, a.num_unary);
   std::vector<int> unary_parent(a.num_unary);
   for (int p = 0; p < states; ++p) {
     for (int u = unary_begin[p]; u < unary_begin[p + 1]; ++u) unary_parent[u] = p;
   }
-  ok = ok && d->unary_begin.Upload(unary_begin) && d->unary_child.Upload(unary_child) &&
-       d->unary_log_prob.Upload(unary_log_prob);
   GroupBy(unary_child, states, &begin, &order);
   ok = ok && d->unary_by_child_begin.Upload(begin) &&
        d->unary_by_child_parent.Upload(Gather(unary_parent, order)) &&
        d->unary_by_child_log_prob.Upload(Gather(unary_log_prob, order));
-  if (level.to_coarser) ok = ok && d->to_coarser.Upload(Copy(level.to_coarser, states));
-  // The states by their binary rules (as parent; as either child), most first.
-  const auto most_first = [&](const auto& count) {
-    std::vector<int> order(states);
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return count(x) > count(y); });
-    return order;
-  };
-  const auto& parent_begin = a.binary_parent_begin;
-  ok = ok && d->inside_order.Upload(
-                 most_first([&](int p) { return parent_begin[p + 1] - parent_begin[p]; }));
   std::vector<int> as_child(states, 0);
   for (int r = 0; r < a.num_binary; ++r) ++as_child[left[r]], ++as_child[right[r]];
   ok = ok && d->outside_order.Upload(most_first([&](int x) { return as_child[x]; }));
@@ -920,19 +924,22 @@ bool UploadLevel(const PruningLevel& level, DeviceLevel* d) {
 
 // Pruning kernels 4's layouts of a level (needs its symbols): the inside pass's and, for a
 // pre-parse level (`outside`), both outside directions'; the fine grammar runs the inside only.
-bool UploadPairLayouts(const GrammarView& view, bool outside, DeviceLevel* d) {
+bool UploadPairLayouts(const PruningLevel& level, bool outside, DeviceLevel* d) {
+  const GrammarView& view = level.grammar;
   const PairSumPass passes[3] = {PairSumPass::kInside, PairSumPass::kOutLeft,
                                  PairSumPass::kOutRight};
   const int count = outside ? 3 : 1;
   bool ok = d->state_symbol.Upload(Copy(view.state_symbol, view.num_states));
-  // The layouts side by side (each sorts every rule of the level).
+  // The layouts side by side (each sorts every rule of the level), but the inside's if given.
   std::array<PairSumLayout, 3> layouts;
   ForEachOnHostThreads(count, size_t(count) * kValuesPerThread, [&](int k) {
-    layouts[k] = BuildPairSumLayout(view, passes[k], PairWeights::kLogProbabilities);
+    if (k > 0 || !level.inside_pairs)
+      layouts[k] = BuildPairSumLayout(view, passes[k], PairWeights::kLogProbabilities);
   });
   for (int k = 0; k < count && ok; ++k) {
-    ok = io::UploadPairLayout(layouts[k], &d->pairs[k]) &&
-         io::UploadLiveLayout(layouts[k], view.state_symbol, view.num_symbols, &d->live[k]);
+    const PairSumLayout& layout = k == 0 && level.inside_pairs ? *level.inside_pairs : layouts[k];
+    ok = io::UploadPairLayout(layout, &d->pairs[k]) &&
+         io::UploadLiveLayout(layout, view.state_symbol, view.num_symbols, &d->live[k]);
   }
   return ok;
 }
@@ -994,22 +1001,27 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       pairs[k] = !mask_only[k] && options_.pruning_kernels >= 4 && enough_substates &&
                  g.state_symbol && (g.num_symbols + 31) / 32 <= io::kMaxSymbolWords;
     }
-    // The levels' rule layouts are built and uploaded side by side (host sorts of every rule).
-    std::vector<char> uploaded(count, 0);
-    ForEachOnHostThreads(count, size_t(count) * kValuesPerThread, [&](int k) {
+    // The levels' rule layouts are built and uploaded side by side (host sorts of every rule):
+    // each level's rules (task 2j) beside its pair layouts (task 2j + 1), the fine level's first
+    // (j = 0; with en_sm6s they are most of the load).
+    std::vector<char> uploaded(2 * count, 0);
+    ForEachOnHostThreads(2 * count, size_t(2 * count) * kValuesPerThread, [&](int task) {
+      const int k = count - 1 - task / 2;
       DeviceLevel& d = *levels_[k];
-      if (mask_only[k]) {
+      if (task % 2) {
+        uploaded[task] = !pairs[k] || UploadPairLayouts(levels[k], k + 1 < count, &d);
+      } else if (mask_only[k]) {
         // The fine grammar is not parsed here: only its map to the last pre-parse level.
         d.num_states = levels[k].grammar.num_states;
-        uploaded[k] = !levels[k].to_coarser ||
-                      d.to_coarser.Upload(Copy(levels[k].to_coarser, levels[k].grammar.num_states));
-        return;
+        uploaded[task] =
+            !levels[k].to_coarser ||
+            d.to_coarser.Upload(Copy(levels[k].to_coarser, levels[k].grammar.num_states));
+      } else {
+        uploaded[task] = UploadLevel(levels[k], k + 1 < count, &d);
       }
-      uploaded[k] = UploadLevel(levels[k], &d) &&
-                    (!pairs[k] || UploadPairLayouts(levels[k].grammar, k + 1 < count, &d));
     });
     for (int k = 0; k < count; ++k) {
-      if (!uploaded[k]) {
+      if (!uploaded[2 * (count - 1 - k)] || !uploaded[2 * (count - 1 - k) + 1]) {
         *error = "the grammars do not fit in device memory";
         return false;
       }

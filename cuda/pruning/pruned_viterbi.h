@@ -37,6 +37,8 @@
 namespace cky::cuda {
 
 // One level: its grammar and how it hangs on the previous one.
+struct PairSumLayout;  // cuda/inside_outside/sum_layouts.h
+
 struct PruningLevel {
   // The level's grammar (the fine grammar's symbols, this level's substates): the binary rules
   // and closed Viterbi unaries are read.
@@ -45,6 +47,10 @@ struct PruningLevel {
   const int32_t* to_coarser = nullptr;
   // Items with max-marginal <= threshold are pruned (natural log); unused for the fine level.
   double threshold = 0;
+  // The level's inside pair layout, BuildPairSumLayout(grammar, kInside, kLogProbabilities),
+  // when the caller built it beside other work; null: built here if the level runs the pair
+  // kernels.
+  const PairSumLayout* inside_pairs = nullptr;
 };
 
 // DevicePrunedViterbiOptions::pruning_kernels' default.
