@@ -36,9 +36,9 @@
 
 namespace cky::cuda {
 
-// One level: its grammar and how it hangs on the previous one.
 struct PairSumLayout;  // cuda/inside_outside/sum_layouts.h
 
+// One level: its grammar and how it hangs on the previous one.
 struct PruningLevel {
   // The level's grammar (the fine grammar's symbols, this level's substates): the binary rules
   // and closed Viterbi unaries are read.
