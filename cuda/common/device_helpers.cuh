@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "cuda/common/host_parallel.h"
 
 namespace cky::cuda {
 
@@ -172,6 +173,14 @@ class RingUpload : NoCopy {
     }
     return cudaEventRecord(events_[2], stream_) == cudaSuccess &&
            cudaStreamWaitEvent(consumer, events_[2], 0) == cudaSuccess;
+  }
+  // Upload of the first `count` values of a batch's rows laid end to end (GatherRows: piece b
+  // holds begin[b + 1] - begin[b] values from rows(b), gathered on the host threads); T = double.
+  bool UploadRows(T* device, size_t count, const std::vector<size_t>& begin,
+                  const std::function<const T*(int)>& rows, cudaStream_t consumer) {
+    return Upload(
+        device, count,
+        [&](size_t first, size_t n, T* out) { GatherRows(begin, rows, first, n, out); }, consumer);
   }
 
  private:

@@ -450,12 +450,8 @@ class DeviceInsideOutsideImpl : public DeviceInsideOutside {
     std::vector<size_t> row_begin(num_sentences + 1, 0);
     for (int i = 0; i < num_sentences; ++i)
       row_begin[i + 1] = row_begin[i] + size_t(batch[i].length) * num_states_;
-    if (!row_upload_.Upload(
-            lexical_.get(), row_begin.back(),
-            [&](size_t first, size_t n, double* out) {
-              GatherRows(
-                  row_begin, [&](int i) { return batch[i].lexical; }, first, n, out);
-            },
+    if (!row_upload_.UploadRows(
+            lexical_.get(), row_begin.back(), row_begin, [&](int i) { return batch[i].lexical; },
             stream_)) {
       *error = "the lexical rows' upload failed";
       return IoBatchResult::kFailed;

@@ -1237,13 +1237,9 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       const size_t states = levels_[k]->num_states;
       for (int b = 0; b < sentences; ++b) row_begin[b] = size_t(word_offset[b]) * states;
       row_begin[sentences] = size_t(words) * states;
-      const bool queued = row_upload_.Upload(
-          lexical_.get() + lexical_offset[k], lexical_offset[k + 1] - lexical_offset[k],
-          [&](size_t first, size_t n, double* out) {
-            GatherRows(
-                row_begin, [&](int b) { return batch[b].lexical[k]; }, first, n, out);
-          },
-          stream_.get());
+      const bool queued = row_upload_.UploadRows(
+          lexical_.get() + lexical_offset[k], lexical_offset[k + 1] - lexical_offset[k], row_begin,
+          [&](int b) { return batch[b].lexical[k]; }, stream_.get());
       clock.Switch(nullptr);  // the launches' time is the device's
       return queued ? PrunedBatchResult::kOk : Fail("lexical upload", error);
     };
