@@ -43,9 +43,9 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
       options.pruning_kernels > 0 ? options.pruning_kernels : cuda::kDefaultPruningKernels;
   PruningOptions ordered = pruning;
   ordered.order = kernels >= 4 ? AdditionOrder::kPairFirst : AdditionOrder::kRuleFirst;
-  // Pruned Viterbi parses the fine grammar on the pair kernels (when it has the substates for
-  // them): the fine inside pass's layout, the load's longest host work with en_sm6s, is built
-  // while the projections are. (The jthread joins before fine_pairs goes.)
+  // Pruned Viterbi parses the fine grammar, on the pair kernels when it has the substates for
+  // them: their inside layout, the load's longest host work with en_sm6s, is built while the
+  // projections are (and left unused otherwise). The jthread joins before fine_pairs goes.
   std::optional<cuda::PairSumLayout> fine_pairs;
   std::jthread fine_pairs_builder;
   if (!options.fine_mask_only && kernels >= 4) {
