@@ -43,15 +43,16 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
       options.pruning_kernels > 0 ? options.pruning_kernels : cuda::kDefaultPruningKernels;
   PruningOptions ordered = pruning;
   ordered.order = kernels >= 4 ? AdditionOrder::kPairFirst : AdditionOrder::kRuleFirst;
-  // Pruned Viterbi parses the fine grammar, on the pair kernels when it has the substates for
-  // them: their inside layout, the load's longest host work with en_sm6s, is built while the
-  // projections are (and left unused otherwise). The jthread joins before fine_pairs goes.
+  // Pruned Viterbi parses the fine grammar: when on the pair kernels, their inside layout (the
+  // load's longest host work with en_sm6s) is built while the projections are. The jthread joins
+  // before fine_pairs goes.
+  const cuda::GrammarView fine_view = CudaGrammarView(fine);
   std::optional<cuda::PairSumLayout> fine_pairs;
   std::jthread fine_pairs_builder;
-  if (!options.fine_mask_only && kernels >= 4) {
+  if (!options.fine_mask_only && cuda::LevelRunsPairKernels(fine_view, kernels)) {
     fine_pairs_builder = std::jthread([&] {
       timeline::Scope scope("load: the fine grammar's pair layout (beside the projections)");
-      fine_pairs = cuda::BuildPairSumLayout(CudaGrammarView(fine), cuda::PairSumPass::kInside,
+      fine_pairs = cuda::BuildPairSumLayout(fine_view, cuda::PairSumPass::kInside,
                                             cuda::PairWeights::kLogProbabilities);
     });
   }
@@ -73,7 +74,7 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
                       .threshold = p.threshold(k)});
   }
   if (fine_pairs_builder.joinable()) fine_pairs_builder.join();
-  levels.push_back({.grammar = CudaGrammarView(fine),
+  levels.push_back({.grammar = fine_view,
                     .to_coarser = p.num_levels() > 0 ? p.fine_to_last().data() : nullptr,
                     .inside_pairs = fine_pairs ? &*fine_pairs : nullptr});
   std::string error;

@@ -990,16 +990,11 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         return false;
       }
     }
-    // Which levels run the pair kernels: the pair kernels' tiles are substate blocks of a child
-    // symbol pair; at coarse levels (a few substates a symbol) they hold too little work per pair,
-    // and kernels 2 are faster. The fine grammar's pass too, when it is parsed here.
+    // Which levels run the pair kernels (the fine grammar's pass too, when it is parsed here).
     std::vector<char> mask_only(count), pairs(count);
     for (int k = 0; k < count; ++k) {
-      const GrammarView& g = levels[k].grammar;
       mask_only[k] = options_.fine_mask_only && k + 1 == count;
-      const bool enough_substates = g.num_states >= kPairKernelMinSubstates * g.num_symbols;
-      pairs[k] = !mask_only[k] && options_.pruning_kernels >= 4 && enough_substates &&
-                 g.state_symbol && (g.num_symbols + 31) / 32 <= io::kMaxSymbolWords;
+      pairs[k] = !mask_only[k] && LevelRunsPairKernels(levels[k].grammar, options_.pruning_kernels);
     }
     // The levels' rule layouts are built and uploaded side by side (host sorts of every rule):
     // each level's rules (task 2j) beside its pair layouts (task 2j + 1), the fine level's first
@@ -1020,11 +1015,11 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         uploaded[task] = UploadLevel(levels[k], k + 1 < count, &d);
       }
     });
+    if (std::find(uploaded.begin(), uploaded.end(), 0) != uploaded.end()) {
+      *error = "the grammars do not fit in device memory";
+      return false;
+    }
     for (int k = 0; k < count; ++k) {
-      if (!uploaded[2 * (count - 1 - k)] || !uploaded[2 * (count - 1 - k) + 1]) {
-        *error = "the grammars do not fit in device memory";
-        return false;
-      }
       num_symbols_ = levels[k].grammar.num_symbols;
       if (pairs[k]) {
         max_live_pairs_ = std::max(max_live_pairs_, io::MaxLivePairs(levels_[k]->live));
@@ -1675,6 +1670,13 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
 };
 
 }  // namespace
+
+// The pair kernels' tiles are substate blocks of a child symbol pair: at coarse levels (a few
+// substates a symbol) they hold too little work per pair, and kernels 2 are faster.
+bool LevelRunsPairKernels(const GrammarView& g, int pruning_kernels) {
+  return pruning_kernels >= 4 && g.num_states >= kPairKernelMinSubstates * g.num_symbols &&
+         g.state_symbol && (g.num_symbols + 31) / 32 <= io::kMaxSymbolWords;
+}
 
 std::unique_ptr<DevicePrunedViterbi> DevicePrunedViterbi::Create(
     const std::vector<PruningLevel>& levels, const DevicePrunedViterbiOptions& options,

@@ -56,6 +56,10 @@ struct PruningLevel {
 // DevicePrunedViterbiOptions::pruning_kernels' default.
 constexpr int kDefaultPruningKernels = 6;
 
+// Whether a level's passes run on the pair kernels under `pruning_kernels` (4 and up, at a level
+// with enough substates a symbol); a parsed fine grammar's inside pass too. False without CUDA.
+bool LevelRunsPairKernels(const GrammarView& grammar, int pruning_kernels);
+
 struct DevicePrunedViterbiOptions {
   // Device bytes a batch may use; 0 = free_memory_share of the free memory at creation (the rest
   // is left to an exact backend that takes the sentences pruning loses).

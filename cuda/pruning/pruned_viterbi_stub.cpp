@@ -3,6 +3,8 @@
 
 namespace cky::cuda {
 
+bool LevelRunsPairKernels(const GrammarView&, int) { return false; }
+
 std::unique_ptr<DevicePrunedViterbi> DevicePrunedViterbi::Create(const std::vector<PruningLevel>&,
                                                                  const DevicePrunedViterbiOptions&,
                                                                  std::string* error) {
