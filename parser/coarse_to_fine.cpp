@@ -116,6 +116,18 @@ void PruningStats::Add(const PruningStats& other) {
 CoarseToFinePruner::CoarseToFinePruner(const Grammar& fine, PruningOptions options)
     : fine_(fine), options_(std::move(options)) {}
 
+std::vector<int32_t> CoarseToFinePruner::PreParseLevels(const Grammar& fine,
+                                                        const PruningOptions& options) {
+  std::vector<int32_t> chosen;
+  for (int32_t k = 0; k < NumProjectionLevels(fine); ++k) {
+    if (options.levels.empty() ||
+        std::find(options.levels.begin(), options.levels.end(), k) != options.levels.end()) {
+      chosen.push_back(k);
+    }
+  }
+  return chosen;
+}
+
 StatusOr<std::unique_ptr<CoarseToFinePruner>> CoarseToFinePruner::Create(
     const Grammar& fine, const PruningOptions& options) {
   if (options.thresholds.empty()) return Status::Error("pruning needs at least one threshold");
@@ -133,13 +145,7 @@ StatusOr<std::unique_ptr<CoarseToFinePruner>> CoarseToFinePruner::Create(
           ")");
     }
   }
-  std::vector<int32_t> chosen;  // the hierarchy levels to pre-parse with
-  for (int32_t k = 0; k < NumProjectionLevels(fine); ++k) {
-    if (options.levels.empty() ||
-        std::find(options.levels.begin(), options.levels.end(), k) != options.levels.end()) {
-      chosen.push_back(k);
-    }
-  }
+  const std::vector<int32_t> chosen = PreParseLevels(fine, options);
   const int32_t levels = int32_t(chosen.size());
   // The levels' projections and their Viterbi passes are independent: one thread each (en_sm6s:
   // about 3 s in a row). They share the fine states' expected counts, computed once.

@@ -89,6 +89,9 @@ class CoarseToFinePruner {
   // `level_survivors`, when given, gets each pre-parse level's survivors (the levels run so far).
   bool Prune(const LexicalScores& fine_lexical, ItemMask* fine_mask, PruningStats* stats = nullptr,
              std::vector<ItemMask>* level_survivors = nullptr) const;
+  // The hierarchy levels Create pre-parses `fine` with under `options` (its levels within the
+  // hierarchy, or every level below the fine grammar), ascending.
+  static std::vector<int32_t> PreParseLevels(const Grammar& fine, const PruningOptions& options);
   // The pre-parse levels run (PruningOptions::levels), k = 0 .. num_levels() - 1 below.
   int32_t num_levels() const { return int32_t(levels_.size()); }
   const ProjectedGrammar& level(int32_t k) const { return *levels_[k].projection; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -26,12 +27,54 @@ struct CudaCoarseToFine::Impl {
   // their memory is reused (fresh allocations of gigabytes a corpus cost page faults on every
   // thread).
   std::vector<std::vector<LexicalScores>> projected;
+  std::vector<int32_t> pair_groups;  // CudaCoarseToFine::pair_groups()
   explicit Impl(const CudaPrunerOptions& o) : options(o), pool(o.threads) {}
 };
 
 CudaCoarseToFine::CudaCoarseToFine(std::unique_ptr<Impl> impl)
     : impl_(std::move(impl)), pruner_(impl_->pruner) {}
 CudaCoarseToFine::~CudaCoarseToFine() = default;
+
+namespace {
+
+// Which earlier pre-parse level's states tile a level's pair kernels (cuda::GroupStates), given
+// the level's state count and the earlier levels' (coarsest first): the finest with at least
+// kMinGroupStates of the level's states a group on average and at most cuda::kMaxPairSymbols
+// states (the live lists' masks); -1 for none. The groups skip a (group pair, cell) whose groups
+// are absent from the cell's children, where symbol tiles walk every substate of a symbol present
+// (a pruned chart keeps only some of a symbol's coarse states); smaller tiles leave most of a
+// pair kernel's block idle (groups of 2 states made levels slower: bench/RESULTS-LOG.md).
+int32_t PairGroupLevel(int32_t states, const std::vector<int32_t>& earlier) {
+  constexpr int64_t kMinGroupStates = 4;
+  for (int32_t j = int32_t(earlier.size()) - 1; j >= 0; --j) {
+    if (earlier[j] <= cuda::kMaxPairSymbols && earlier[j] * kMinGroupStates <= states) return j;
+  }
+  return -1;
+}
+
+// CudaPrunerOptions::pair_group_substates' default. Cutting smaller symbols too made the fine
+// pass slower (their tiles of a few states leave most of a pair kernel's block idle): 16 and 8
+// gained less than 32, and with en_sm6s (flatter posteriors: a cell keeps most of a symbol's
+// coarse states) cutting every symbol was slower than none (bench/RESULTS-LOG.md).
+constexpr int32_t kPairGroupSubstates = 32;
+
+// A level's pair-kernel groups from `coarse`, its states' states at an earlier level: a symbol of
+// at least `split` states cut where its coarse state changes, a smaller one whole. Each group is
+// one run of states, as cuda::GroupStates requires.
+std::optional<cuda::StateGroups> PairGroups(const cuda::GrammarView& g, const int32_t* coarse,
+                                            int32_t split) {
+  std::vector<int32_t> group_of(g.num_states);
+  int32_t groups = 0;
+  for (int32_t s = 0; s < g.num_states; ++s) {
+    const int32_t symbol = g.state_symbol[s];
+    const bool first = s == 0 || g.state_symbol[s - 1] != symbol;
+    if (first || (g.symbol_num_substates[symbol] >= split && coarse[s] != coarse[s - 1])) ++groups;
+    group_of[s] = groups - 1;
+  }
+  return cuda::GroupStates(g, group_of.data(), groups);
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
     const Grammar& fine, const PruningOptions& pruning, const CudaPrunerOptions& options) {
@@ -44,16 +87,30 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
   PruningOptions ordered = pruning;
   ordered.order = kernels >= 4 ? AdditionOrder::kPairFirst : AdditionOrder::kRuleFirst;
   // Pruned Viterbi parses the fine grammar: when on the pair kernels, their inside layout (the
-  // load's longest host work with en_sm6s) is built while the projections are. The jthread joins
-  // before fine_pairs goes.
+  // load's longest host work with en_sm6s) is built while the projections are, tiled by the
+  // states of a pre-parse level (PairGroupLevel). The jthread joins before its results go.
+  const int32_t split = options.pair_group_substates > 0    ? options.pair_group_substates
+                        : options.pair_group_substates == 0 ? kPairGroupSubstates
+                                                            : std::numeric_limits<int32_t>::max();
   const cuda::GrammarView fine_view = CudaGrammarView(fine);
+  const std::vector<int32_t> pre_parse_levels = CoarseToFinePruner::PreParseLevels(fine, ordered);
   std::optional<cuda::PairSumLayout> fine_pairs;
+  std::optional<cuda::StateGroups> fine_groups;
   std::jthread fine_pairs_builder;
   if (!options.fine_mask_only && cuda::LevelRunsPairKernels(fine_view, kernels)) {
     fine_pairs_builder = std::jthread([&] {
       timeline::Scope scope("load: the fine grammar's pair layout (beside the projections)");
-      fine_pairs = cuda::BuildPairSumLayout(fine_view, cuda::PairSumPass::kInside,
-                                            cuda::PairWeights::kLogProbabilities);
+      std::vector<std::vector<int32_t>> maps(pre_parse_levels.size());
+      std::vector<int32_t> states(pre_parse_levels.size(), 0);
+      for (size_t j = 0; j < pre_parse_levels.size(); ++j) {
+        const StatusOr<int32_t> count = ProjectStates(fine, pre_parse_levels[j], &maps[j]);
+        if (count.ok()) states[j] = *count;
+      }
+      const int j = PairGroupLevel(fine_view.num_states, states);
+      if (j >= 0) fine_groups = PairGroups(fine_view, maps[j].data(), split);
+      fine_pairs = cuda::BuildPairSumLayout(
+          fine_groups ? fine_groups->AsSymbols(fine_view) : fine_view, cuda::PairSumPass::kInside,
+          cuda::PairWeights::kLogProbabilities);
     });
   }
   StatusOr<std::unique_ptr<CoarseToFinePruner>> pruner = [&] {
@@ -68,15 +125,32 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
   impl->pruner = std::move(*pruner);
   const CoarseToFinePruner& p = *impl->pruner;
   std::vector<cuda::PruningLevel> levels;
+  std::vector<std::optional<cuda::StateGroups>> level_groups(p.num_levels());
   for (int32_t k = 0; k < p.num_levels(); ++k) {
     levels.push_back({.grammar = CudaGrammarView(p.level(k).grammar),
                       .to_coarser = k > 0 ? p.to_coarser(k).data() : nullptr,
                       .threshold = p.threshold(k)});
+    // Level k's pair kernels by the states of an earlier level j: the to_coarser maps composed.
+    std::vector<int32_t> states(k);
+    for (int32_t j = 0; j < k; ++j) states[j] = p.level(j).grammar.num_states();
+    const int32_t j = PairGroupLevel(levels[k].grammar.num_states, states);
+    if (j < 0) continue;
+    std::vector<int32_t> to_j(levels[k].grammar.num_states);
+    for (int32_t s = 0; s < int32_t(to_j.size()); ++s) {
+      int32_t state = s;
+      for (int32_t i = k; i > j; --i) state = p.to_coarser(i)[state];
+      to_j[s] = state;
+    }
+    level_groups[k] = PairGroups(levels[k].grammar, to_j.data(), split);
+    if (level_groups[k]) levels[k].pair_groups = &*level_groups[k];
   }
   if (fine_pairs_builder.joinable()) fine_pairs_builder.join();
   levels.push_back({.grammar = fine_view,
                     .to_coarser = p.num_levels() > 0 ? p.fine_to_last().data() : nullptr,
-                    .inside_pairs = fine_pairs ? &*fine_pairs : nullptr});
+                    .inside_pairs = fine_pairs ? &*fine_pairs : nullptr,
+                    .pair_groups = fine_groups ? &*fine_groups : nullptr});
+  for (const cuda::PruningLevel& level : levels)
+    impl->pair_groups.push_back(level.pair_groups ? level.pair_groups->num_groups : 0);
   std::string error;
   cuda::DevicePrunedViterbiOptions device_options{
       .max_batch_bytes = options.max_batch_bytes,
@@ -106,6 +180,8 @@ void CudaPrunedBatch::ClearChart(size_t b, Chart* chart) const {
   double* scores = chart->data().data();
   for (int64_t j = entry_begin[b]; j < entry_begin[b + 1]; ++j) scores[entry_index[j]] = kNegInf;
 }
+
+const std::vector<int32_t>& CudaCoarseToFine::pair_groups() const { return impl_->pair_groups; }
 
 size_t CudaCoarseToFine::BytesForSentence(int32_t length) const {
   return impl_->device->BytesForSentence(length);

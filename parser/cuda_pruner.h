@@ -55,6 +55,9 @@ struct CudaPrunerOptions {
   int tree_node_slots = 0;
   // Tests: DevicePrunedViterbiOptions::dense_chunk (0: as many as fit).
   int dense_chunk = 0;
+  // Tests: the pair kernels' tiles of a symbol of at least this many states cut by an earlier
+  // level's states (cuda::PruningLevel::pair_groups); 0: the default (32), -1: symbols whole.
+  int pair_group_substates = 0;
   // Pruned Viterbi's backend (MakeCudaPrunedBackend): DeviceBackendOptions::cpu_fallback (false
   // under --devices, so that a failing device is seen and its work moved).
   bool cpu_fallback = true;
@@ -121,6 +124,9 @@ class CudaCoarseToFine {
   const CoarseToFinePruner& pruner() const { return *pruner_; }
   // The same pruner, for a CPU backend that parses what the device cannot.
   std::shared_ptr<const CoarseToFinePruner> shared_pruner() const { return pruner_; }
+  // Per level (the pre-parse levels, then the fine grammar): how many state groups tile its pair
+  // kernels (CudaPrunerOptions::pair_group_substates), 0 where they are tiled by symbols.
+  const std::vector<int32_t>& pair_groups() const;
   // The device's per-level timing (DevicePrunedViterbi::ProfileReport), after SetProfiling(true).
   void SetProfiling(bool on);
   std::string ProfileReport() const;

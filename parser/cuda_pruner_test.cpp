@@ -26,17 +26,21 @@ namespace {
 // Runs the device over `sentences` and checks every level's survivors and the fine chart against
 // the CPU pruner's. Returns how many items were compared at pre-parse levels (kept ones).
 // pruning_kernels: cuda/pruning's pre-parse kernel variant (0: the default).
-// dense_chunk: CudaPrunerOptions' (0: as many split points as fit).
+// dense_chunk, pair_group_substates: CudaPrunerOptions' (0: their defaults).
+// *pair_groups (when given): CudaCoarseToFine::pair_groups().
 int64_t ExpectSameAsCpu(const Grammar& g, const std::vector<LexicalScores>& lexical,
                         const PruningOptions& pruning, const std::string& what,
-                        int pruning_kernels = 0, int dense_chunk = 0) {
+                        int pruning_kernels = 0, int dense_chunk = 0, int pair_group_substates = 0,
+                        std::vector<int32_t>* pair_groups = nullptr) {
   auto device = CudaCoarseToFine::Create(g, pruning,
                                          {.keep_level_survivors = true,
                                           .pruning_kernels = pruning_kernels,
                                           .device_trees = false,
-                                          .dense_chunk = dense_chunk});
+                                          .dense_chunk = dense_chunk,
+                                          .pair_group_substates = pair_group_substates});
   EXPECT_TRUE(device.ok()) << device.status().message();
   if (!device.ok()) return 0;
+  if (pair_groups) *pair_groups = (*device)->pair_groups();
   const CoarseToFinePruner& pruner = (*device)->pruner();
   CpuViterbi fine(g);
   std::vector<const LexicalScores*> pointers;
@@ -166,6 +170,30 @@ TEST(CudaPrunerTest, FineGrammarOnThePairKernelsGivesTheCpuChart) {
   for (const std::string name : {"tight", "exact"}) {
     EXPECT_GT(ExpectSameAsCpu(g, lexical, TestPruning(name), "split8 " + name), 0) << name;
   }
+}
+
+// A fine grammar of 16 substates a symbol: its pass's pair tiles cut by the states of pre-parse
+// level 1 (2 a symbol; cuda::PruningLevel::pair_groups) where a symbol has at least 2 states (the
+// default cuts symbols of 32 and more), by symbols otherwise: the same chart as the CPU's either
+// way. Sentences of 1, 2, up to 12 and 25 words.
+TEST(CudaPrunerTest, FinePassTiledByStateGroupsGivesTheCpuChart) {
+  CKY_SKIP_WITHOUT_CUDA_DEVICE();
+  const TestGrammar grammar = MakeRandomTestGrammar(SplitShape(7, 16));
+  const Grammar& g = grammar.grammar();
+  std::vector<LexicalScores> lexical;
+  for (const SentenceInput& input :
+       ScoredInputs(grammar, RandomTestSentences(grammar.model, 6, 1, 12, 7, 25)))
+    lexical.push_back(input.lexical);
+  const PruningOptions pruning = TestPruning("tight");
+  std::vector<int32_t> groups;
+  const int64_t kept = ExpectSameAsCpu(g, lexical, pruning, "split16", 0, 0, 0, &groups);
+  EXPECT_GT(kept, 0);
+  EXPECT_EQ(groups, std::vector<int32_t>(groups.size(), 0)) << "no symbol of 32 states";
+  EXPECT_EQ(ExpectSameAsCpu(g, lexical, pruning, "split16 groups", 0, 0, 2, &groups), kept);
+  ASSERT_FALSE(groups.empty());
+  EXPECT_EQ(groups.back(), 2 * g.num_symbols() - 1) << "ROOT has one state, the others two groups";
+  EXPECT_EQ(ExpectSameAsCpu(g, lexical, pruning, "split16 symbols", 0, 0, -1, &groups), kept);
+  EXPECT_EQ(groups, std::vector<int32_t>(groups.size(), 0));
 }
 
 TEST(CudaPrunedTest, AutoPrunesMaxRuleButNotViterbiOnTheGpu) {

@@ -233,6 +233,27 @@ std::vector<double> ExpectedStateCounts(const Grammar& g) {
   return counts;
 }
 
+StatusOr<int32_t> ProjectStates(const Grammar& fine, int32_t level, std::vector<int32_t>* from_fine,
+                                std::vector<int32_t>* symbol_states) {
+  // A symbol's projected substates consecutive, in symbol order: the layout GrammarBuilder::Finish
+  // gives when symbols are added in fine order.
+  const int32_t symbols = fine.num_symbols();
+  from_fine->assign(fine.num_states(), 0);
+  if (symbol_states) symbol_states->assign(symbols, 0);
+  int32_t coarse_states = 0;
+  std::vector<int32_t> mapping;
+  for (int32_t s = 0; s < symbols; ++s) {
+    auto count = SubstateMapping(fine, s, level, &mapping);
+    if (!count.ok()) return count.status();
+    if (symbol_states) (*symbol_states)[s] = *count;
+    for (int32_t k = 0; k < fine.symbol_num_substates[s]; ++k) {
+      (*from_fine)[fine.symbol_first_state[s] + k] = coarse_states + mapping[k];
+    }
+    coarse_states += *count;
+  }
+  return coarse_states;
+}
+
 StatusOr<ProjectedGrammar> ProjectGrammar(const Grammar& fine, int32_t level, double min_rule_prob,
                                           const std::vector<double>* expected_counts) {
   if (level < 0 || level > NumProjectionLevels(fine)) {
@@ -244,22 +265,11 @@ StatusOr<ProjectedGrammar> ProjectGrammar(const Grammar& fine, int32_t level, do
   ProjectedGrammar out;
   out.level = level;
 
-  // Substate mappings and the projected state numbering (a symbol's substates consecutive, in
-  // symbol order: the layout GrammarBuilder::Finish gives when symbols are added in fine order).
   std::vector<int32_t> coarse_count(symbols), coarse_first(symbols);
-  out.from_fine.assign(fine_states, 0);
-  int32_t coarse_states = 0;
-  std::vector<int32_t> mapping;
-  for (int32_t s = 0; s < symbols; ++s) {
-    auto count = SubstateMapping(fine, s, level, &mapping);
-    if (!count.ok()) return count.status();
-    coarse_count[s] = *count;
-    coarse_first[s] = coarse_states;
-    coarse_states += *count;
-    for (int32_t k = 0; k < fine.symbol_num_substates[s]; ++k) {
-      out.from_fine[fine.symbol_first_state[s] + k] = coarse_first[s] + mapping[k];
-    }
-  }
+  StatusOr<int32_t> projected = ProjectStates(fine, level, &out.from_fine, &coarse_count);
+  if (!projected.ok()) return projected.status();
+  const int32_t coarse_states = *projected;
+  for (int32_t s = 0, first = 0; s < symbols; first += coarse_count[s++]) coarse_first[s] = first;
 
   // P(fine | coarse) from expected counts; uniform where the counts are all zero.
   std::vector<double> computed;

@@ -39,6 +39,12 @@ struct ProjectedGrammar {
 // Levels below the fine grammar: ceil(log2(most substates of any symbol)); 0 for an unsplit one.
 int32_t NumProjectionLevels(const Grammar& fine);
 
+// Fine state -> its state at `level` (the numbering ProjectGrammar gives: a symbol's substates
+// consecutive, in symbol order), into *from_fine; *symbol_states (when given) gets each symbol's
+// substates there. Returns the level's state count; fails for a malformed split tree.
+StatusOr<int32_t> ProjectStates(const Grammar& fine, int32_t level, std::vector<int32_t>* from_fine,
+                                std::vector<int32_t>* symbol_states = nullptr);
+
 // The fine grammar projected to `level` (0 .. NumProjectionLevels(fine)); rules whose projected
 // probability is below `min_rule_prob` are left out (the Berkeley parser drops those under 1e-4 at
 // its pre-parse levels). `expected_counts`: ExpectedStateCounts(fine), for a caller that projects

@@ -485,7 +485,7 @@ __global__ void __launch_bounds__(kThreads, 4)
 // state; outside: a positive inside value, as the pair-sum's rule phase requires), each cell
 // written into its live pairs' lists (pair p's from cells[p * gridDim.x], pair_count[p] its
 // length: zeroed by the caller). Dynamic shared memory: (num_symbols + 1) x words 32-bit words.
-constexpr int kMaxSymbolWords = 8;  // dispatch 3 takes grammars of at most 256 symbols
+constexpr int kMaxSymbolWords = kMaxPairSymbols / 32;  // dispatch 3: at most 256 symbols
 
 template <int kMode, bool kMax = false>
 __global__ void __launch_bounds__(kThreads)

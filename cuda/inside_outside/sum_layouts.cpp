@@ -36,6 +36,42 @@ std::vector<std::pair<uint64_t, int64_t>> OrderByKey(int64_t n, uint64_t key_ran
 
 }  // namespace
 
+GrammarView StateGroups::AsSymbols(const GrammarView& g) const {
+  GrammarView view = g;
+  view.num_symbols = num_groups;
+  view.state_symbol = state_group.data();
+  view.symbol_first_state = first_state.data();
+  view.symbol_num_substates = num_states.data();
+  view.symbol_is_phrasal = nullptr;
+  return view;
+}
+
+std::optional<StateGroups> GroupStates(const GrammarView& g, const int32_t* group_of,
+                                       int32_t num_groups) {
+  if (!group_of || !g.state_symbol || num_groups <= g.num_symbols || num_groups > kMaxPairSymbols)
+    return {};
+  StateGroups out;
+  out.num_groups = num_groups;
+  out.state_group.assign(group_of, group_of + g.num_states);
+  out.first_state.assign(num_groups, -1);
+  out.num_states.assign(num_groups, 0);
+  for (int32_t s = 0; s < g.num_states; ++s) {
+    const int32_t group = group_of[s];
+    if (group < 0 || group >= num_groups) return {};
+    int32_t& first = out.first_state[group];
+    if (first < 0) {
+      first = s;
+    } else if (first + out.num_states[group] != s || g.state_symbol[first] != g.state_symbol[s]) {
+      return {};  // not one run, or across symbols
+    }
+    ++out.num_states[group];
+  }
+  for (int32_t count : out.num_states) {
+    if (count == 0) return {};
+  }
+  return out;
+}
+
 PairSumLayout BuildPairSumLayout(const GrammarView& g, PairSumPass pass, PairWeights weights) {
   // The pass's partners X, Y and target T of each rule A -> B C.
   const int32_t* xs = pass == PairSumPass::kInside ? g.binary_left : g.binary_parent;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,29 @@ struct PairSumLayout {
   std::vector<double> w;            // per rule: its probability (or log-probability)
   int max_bc = 0;                   // most substate pairs in a tile
 };
+
+// The most symbols (or state groups) the masked pair kernels' live lists take (their bit masks).
+constexpr int kMaxPairSymbols = 256;
+
+// The pair layout's tiles and the presence flags cut by groups of states finer than symbols (a
+// pruned level: its states' parents at the previous level, whose refinements that level's mask
+// allows or prunes together, so that a group pair absent from a cell's children costs nothing).
+// Each group is one run of consecutive states inside one symbol.
+struct StateGroups {
+  int32_t num_groups = 0;
+  std::vector<int32_t> state_group;  // per state
+  std::vector<int32_t> first_state;  // per group
+  std::vector<int32_t> num_states;   // per group
+  // `g` with the groups as its symbols (state_symbol, symbol_first_state, symbol_num_substates;
+  // no phrasal flags): what BuildPairSumLayout and the live lists read. Points into both.
+  GrammarView AsSymbols(const GrammarView& g) const;
+};
+
+// `g`'s states grouped by group_of[state] (0 .. num_groups - 1); nothing when a group is empty or
+// not one run of consecutive states inside one symbol, or the groups are no more than the symbols
+// (nothing finer) or more than kMaxPairSymbols.
+std::optional<StateGroups> GroupStates(const GrammarView& g, const int32_t* group_of,
+                                       int32_t num_groups);
 
 // The rules' weights: probabilities (the sum-product passes) or log-probabilities (the max-plus
 // pre-parses of cuda/pruning).

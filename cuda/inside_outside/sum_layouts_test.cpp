@@ -300,6 +300,76 @@ TEST(SumLayoutsTest, SeveralBandsWhenAPartnerHasManySubstates) {
   EXPECT_GT(split, 0);
 }
 
+// Groups of 1 to 4 consecutive substates (as a coarser level of a split hierarchy makes them).
+std::vector<int32_t> GroupsOfSubstates(const RandomSumGrammar& grammar, int32_t* num_groups) {
+  std::vector<int32_t> group_of;
+  int32_t groups = 0;
+  for (size_t s = 0; s < grammar.substates.size(); ++s) {
+    for (int k = 0; k < grammar.substates[s]; ++k) {
+      if (k % 4 == 0) ++groups;
+      group_of.push_back(groups - 1);
+    }
+  }
+  *num_groups = groups;
+  return group_of;
+}
+
+TEST(SumLayoutsTest, PairLayoutsTiledByStateGroups) {
+  const RandomSumGrammar grammar(7, 12, 0.3, 5);
+  int32_t num_groups = 0;
+  const std::vector<int32_t> group_of = GroupsOfSubstates(grammar, &num_groups);
+  ASSERT_GT(num_groups, 7);
+  const std::optional<StateGroups> groups =
+      GroupStates(grammar.view(), group_of.data(), num_groups);
+  ASSERT_TRUE(groups.has_value());
+  EXPECT_EQ(groups->num_groups, num_groups);
+  EXPECT_EQ(groups->state_group, group_of);
+  for (int32_t group = 0; group < num_groups; ++group) {
+    const int32_t first = groups->first_state[group], count = groups->num_states[group];
+    ASSERT_GT(count, 0);
+    for (int32_t s = first; s < first + count; ++s) EXPECT_EQ(group_of[s], group);
+  }
+  // The layout over the groups as symbols holds every rule once, each tile inside one group pair.
+  const GrammarView view = groups->AsSymbols(grammar.view());
+  for (PairSumPass pass : {PairSumPass::kInside, PairSumPass::kOutLeft, PairSumPass::kOutRight})
+    ExpectValidPairSumLayout(view, pass);
+  EXPECT_GT(BuildPairSumLayout(view, PairSumPass::kInside).info.size(),
+            BuildPairSumLayout(grammar.view(), PairSumPass::kInside).info.size());
+}
+
+TEST(SumLayoutsTest, StateGroupsThatTheTilesCannotTakeAreRefused) {
+  const RandomSumGrammar grammar(7, 12, 0.3, 5);
+  const GrammarView g = grammar.view();
+  int32_t num_groups = 0;
+  const std::vector<int32_t> good = GroupsOfSubstates(grammar, &num_groups);
+  // The symbols themselves: nothing finer.
+  EXPECT_FALSE(GroupStates(g, grammar.state_symbol.data(), g.num_symbols).has_value());
+  // A group across two symbols (ROOT's one state joined to symbol 1's first group).
+  std::vector<int32_t> across = good;
+  for (int32_t& group : across) group = std::max(0, group - 1);
+  EXPECT_FALSE(GroupStates(g, across.data(), num_groups - 1).has_value());
+  // A group whose states are not consecutive: the last state of a symbol's first group and the
+  // first of its second swap groups.
+  std::vector<int32_t> apart = good;
+  int32_t symbol = 1;
+  while (symbol < g.num_symbols && g.symbol_num_substates[symbol] <= 4) ++symbol;
+  ASSERT_LT(symbol, g.num_symbols) << "needs a symbol of two groups";
+  const int32_t boundary = g.symbol_first_state[symbol] + 4;
+  std::swap(apart[boundary - 1], apart[boundary]);
+  EXPECT_FALSE(GroupStates(g, apart.data(), num_groups).has_value());
+  // An empty group, one out of range, more than the live lists take.
+  EXPECT_FALSE(GroupStates(g, good.data(), num_groups + 1).has_value());
+  std::vector<int32_t> outside = good;
+  outside[0] = num_groups;
+  EXPECT_FALSE(GroupStates(g, outside.data(), num_groups).has_value());
+  const RandomSumGrammar big(250, 8, 0.00001, 6);
+  int32_t big_groups = 0;
+  const std::vector<int32_t> many = GroupsOfSubstates(big, &big_groups);
+  ASSERT_GT(big_groups, kMaxPairSymbols);
+  EXPECT_FALSE(GroupStates(big.view(), many.data(), big_groups).has_value());
+  EXPECT_FALSE(GroupStates(g, nullptr, num_groups).has_value());
+}
+
 TEST(SumLayoutsTest, MaxRuleLayoutsHoldEveryRuleOnceForEveryKernel) {
   // Dense base rules: small symbols with most triples; sparse ones: big symbols.
   for (const auto& [substates, seed] : {std::pair{3, 3}, {12, 4}}) {

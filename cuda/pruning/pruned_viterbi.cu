@@ -26,11 +26,13 @@
 // (cuda/inside_outside/pair_sum.cuh with kMax) into a chart filled with -infinity first
 // (FillNegInf); kernels 1 and 2 then run the rest of each cell's work (the unary layer; the outside
 // unary layer, max-marginals and threshold), and PresenceKernel records each span's symbols present
-// for the next spans' work lists. Pruning kernels 5: as 4, and at the levels that run kernels 1 and
-// 2, a span of few cells gets several blocks a cell (blockIdx.y takes a share of the states; the
-// rest of each cell's work then runs as the pair kernels' levels run it). Pruning kernels 6 (the
-// default): as 5, and the first level's kernels 1 and 2 (no mask, few states) take their binary
-// maxima dense (DensePhase: staged rows, every thread an equal share of the rules).
+// for the next spans' work lists. A level given PruningLevel::pair_groups has its tiles, work lists
+// and presence flags by those groups of states (an earlier level's states) instead of symbols.
+// Pruning kernels 5: as 4, and at the levels that run kernels 1 and 2, a span of few cells gets
+// several blocks a cell (blockIdx.y takes a share of the states; the rest of each cell's work then
+// runs as the pair kernels' levels run it). Pruning kernels 6 (the default): as 5, and the first
+// level's kernels 1 and 2 (no mask, few states) take their binary maxima dense (DensePhase: staged
+// rows, every thread an equal share of the rules).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -693,7 +695,8 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // Pruning kernels 4: per cell of one span length (a block each, items[0 ..]), present[cell][symbol]
-// = 1 where some state of the symbol has a finite score in `chart` (zeroed before the level).
+// = 1 where some state of the symbol (or state group: the level's pair_group) has a finite score
+// in `chart` (zeroed before the level).
 __global__ void PresenceKernel(const double* chart, const io::CellItem* items, int span, int states,
                                const int* state_symbol, int num_symbols, unsigned char* present) {
   const io::CellItem it = items[blockIdx.x];
@@ -810,13 +813,17 @@ struct DeviceLevel {
   DeviceArray<double> unary_by_child_log_prob;
   DeviceArray<int> to_coarser;
   DeviceArray<int> inside_order, outside_order;  // LevelView's
-  // Pruning kernels 4: the rules tiled by child symbol pairs for the inside pass and both outside
-  // directions (log-probabilities), their work-list views, each state's symbol.
+  // Pruning kernels 4: the rules tiled by child symbol (or state group) pairs for the inside pass
+  // and both outside directions (log-probabilities), their work-list views, each state's symbol
+  // or group (PruningLevel::pair_groups) and how many there are.
   std::array<io::PairLayout, 3> pairs;
   std::array<io::LiveLayout, 3> live;
+  DeviceArray<int> pair_group;
+  int num_pair_groups = 0;
+  bool pair_kernels = false;  // the layouts above are there
+  // device_trees (fine level): each state's symbol, and per symbol 1 when phrasal.
   DeviceArray<int> state_symbol;
-  bool pair_kernels = false;           // the layouts above are there
-  DeviceArray<unsigned char> phrasal;  // device_trees (fine level): per symbol, 1 when phrasal
+  DeviceArray<unsigned char> phrasal;
 
   LevelView View() const {
     return {num_states,
@@ -925,11 +932,13 @@ bool UploadLevel(const PruningLevel& level, bool outside, DeviceLevel* d) {
 // Pruning kernels 4's layouts of a level (needs its symbols): the inside pass's and, for a
 // pre-parse level (`outside`), both outside directions'; the fine grammar runs the inside only.
 bool UploadPairLayouts(const PruningLevel& level, bool outside, DeviceLevel* d) {
-  const GrammarView& view = level.grammar;
+  const GrammarView view =
+      level.pair_groups ? level.pair_groups->AsSymbols(level.grammar) : level.grammar;
   const PairSumPass passes[3] = {PairSumPass::kInside, PairSumPass::kOutLeft,
                                  PairSumPass::kOutRight};
   const int count = outside ? 3 : 1;
-  bool ok = d->state_symbol.Upload(Copy(view.state_symbol, view.num_states));
+  d->num_pair_groups = view.num_symbols;
+  bool ok = d->pair_group.Upload(Copy(view.state_symbol, view.num_states));
   // The layouts side by side (each sorts every rule of the level), but the inside's if given.
   std::array<PairSumLayout, 3> layouts;
   ForEachOnHostThreads(count, size_t(count) * kValuesPerThread, [&](int k) {
@@ -1020,8 +1029,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       return false;
     }
     for (int k = 0; k < count; ++k) {
-      num_symbols_ = levels[k].grammar.num_symbols;
       if (pairs[k]) {
+        max_pair_groups_ = std::max(max_pair_groups_, levels_[k]->num_pair_groups);
         max_live_pairs_ = std::max(max_live_pairs_, io::MaxLivePairs(levels_[k]->live));
         max_pair_tiles_ = std::max(max_pair_tiles_, io::MaxTiles(levels_[k]->pairs));
         levels_[k]->pair_kernels = true;
@@ -1040,8 +1049,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         *error = "reading trees on the device needs the grammar's symbols";
         return false;
       }
-      if ((d.state_symbol.size() == 0 &&
-           !d.state_symbol.Upload(Copy(fine.state_symbol, fine.num_states))) ||
+      if (!d.state_symbol.Upload(Copy(fine.state_symbol, fine.num_states)) ||
           !d.phrasal.Upload(Copy(fine.symbol_is_phrasal, fine.num_symbols))) {
         *error = "the grammars do not fit in device memory";
         return false;
@@ -1096,10 +1104,10 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         trees_ ? size_t(viterbi::TreeNodeSlots(length)) * sizeof(int4) + 32 : 0;
     // Pruning kernels 4: the outside scores above the unary layer, two presence arrays, the cell
     // list of the pair kernels and their work lists.
-    const size_t pair_kernels = pair_levels_
-                                    ? cells * (2 * size_t(num_symbols_) + sizeof(io::CellItem)) +
-                                          size_t(length) * max_live_pairs_ * sizeof(int)
-                                    : 0;
+    const size_t pair_kernels =
+        pair_levels_ ? cells * (2 * size_t(max_pair_groups_) + sizeof(io::CellItem)) +
+                           size_t(length) * max_live_pairs_ * sizeof(int)
+                     : 0;
     // Pruning kernels 4 and 5: the binary outside scores of a pre-parse level (out_post_).
     const size_t binary_out = UsesOutPost() ? cells * size_t(max_pre_states_) * sizeof(double) : 0;
     return cells * (size_t(max_states_) * (2 * sizeof(double) + 1) + size_t(allowed_states_) +
@@ -1201,8 +1209,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     if (pair_levels_ &&
         (cells >= std::numeric_limits<int>::max() / 2 ||
          !cell_items_.Upload(cell_items, stream_.get()) ||
-         !present_post_.Reserve(size_t(cells) * num_symbols_) ||
-         !present_out_.Reserve(size_t(cells) * num_symbols_) ||
+         !present_post_.Reserve(size_t(cells) * max_pair_groups_) ||
+         !present_out_.Reserve(size_t(cells) * max_pair_groups_) ||
          !live_buffers_.Reserve(max_live_pairs_, max_pair_tiles_, static_cast<int>(widest)))) {
       return PrunedBatchResult::kOutOfMemory;
     }
@@ -1287,10 +1295,11 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       c.present_in = present_post_.get();
       c.present_out = present_out_.get();
       c.num_states = states;
-      c.num_symbols = num_symbols_;
+      c.num_symbols = level.num_pair_groups;
       c.allowed = allowed;
       if (pairs)
-        cudaMemsetAsync(present_post_.get(), 0, size_t(cells) * num_symbols_, stream_.get());
+        cudaMemsetAsync(present_post_.get(), 0, size_t(cells) * level.num_pair_groups,
+                        stream_.get());
       Mark();
       for (int span = 1; span <= longest; ++span) {
         const int count = static_cast<int>(span_begin[span + 1] - span_begin[span]);
@@ -1334,13 +1343,14 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         if (pairs) {
           PresenceKernel<<<count, kThreads, 0, stream_.get()>>>(
               post_.get(), cell_items_.get() + span_begin[span], span, states,
-              level.state_symbol.get(), num_symbols_, present_post_.get());
+              level.pair_group.get(), level.num_pair_groups, present_post_.get());
         }
       }
       Mark();
       if (fine) break;
       if (pairs)
-        cudaMemsetAsync(present_out_.get(), 0, size_t(cells) * num_symbols_, stream_.get());
+        cudaMemsetAsync(present_out_.get(), 0, size_t(cells) * level.num_pair_groups,
+                        stream_.get());
       for (int span = longest; span >= 1; --span) {
         const int count = static_cast<int>(span_begin[span + 1] - span_begin[span]);
         bool split_bits = false;
@@ -1387,7 +1397,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         if (pairs) {
           PresenceKernel<<<count, kThreads, 0, stream_.get()>>>(
               out_pre_.get(), cell_items_.get() + span_begin[span], span, states,
-              level.state_symbol.get(), num_symbols_, present_out_.get());
+              level.pair_group.get(), level.num_pair_groups, present_out_.get());
         }
       }
       Mark();
@@ -1616,7 +1626,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         size_t(kG + 1) * level.pairs[pass].max_bc * sizeof(double) + size_t(kG) * max_partners * 16;
     return io::LaunchPairList<kG, kMode, kRules, true>(
         c, cell_items_.get(), static_cast<int>(first), count, span, max_partners, shared,
-        level.pairs[pass], level.live[pass], level.state_symbol.get(), num_sms_, stream_.get(),
+        level.pairs[pass], level.live[pass], level.pair_group.get(), num_sms_, stream_.get(),
         &live_buffers_, error);
   }
 
@@ -1636,7 +1646,7 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   bool spread_ = false;             // pruning kernels 5: kernels 1 and 2 over several blocks a cell
   // Pruning kernels 4.
   bool pair_levels_ = false;  // some level runs them
-  int num_symbols_ = 0, max_live_pairs_ = 0, max_pair_tiles_ = 0, num_sms_ = 132;
+  int max_pair_groups_ = 0, max_live_pairs_ = 0, max_pair_tiles_ = 0, num_sms_ = 132;
   DeviceArray<io::CellItem> cell_items_;
   DeviceArray<double> out_post_;
   DeviceArray<unsigned char> present_post_, present_out_;

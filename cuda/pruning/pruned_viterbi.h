@@ -37,6 +37,7 @@
 namespace cky::cuda {
 
 struct PairSumLayout;  // cuda/inside_outside/sum_layouts.h
+struct StateGroups;    // cuda/inside_outside/sum_layouts.h
 
 // One level: its grammar and how it hangs on the previous one.
 struct PruningLevel {
@@ -51,6 +52,10 @@ struct PruningLevel {
   // when the caller built it beside other work; null: built here if the level runs the pair
   // kernels.
   const PairSumLayout* inside_pairs = nullptr;
+  // The pair kernels' tiles and presence flags by these groups of the level's states instead of
+  // by symbols (StateGroups: cuda/inside_outside/sum_layouts.h); inside_pairs, when given, is
+  // then built over pair_groups->AsSymbols(grammar). Null: by symbols.
+  const StateGroups* pair_groups = nullptr;
 };
 
 // DevicePrunedViterbiOptions::pruning_kernels' default.
