@@ -92,6 +92,8 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
   const int32_t split = options.pair_group_substates > 0    ? options.pair_group_substates
                         : options.pair_group_substates == 0 ? kPairGroupSubstates
                                                             : std::numeric_limits<int32_t>::max();
+  const double sparse_below =
+      options.pair_sparse_below < 0 ? cuda::kMaxPlusSparseBelow : options.pair_sparse_below;
   const cuda::GrammarView fine_view = CudaGrammarView(fine);
   const std::vector<int32_t> pre_parse_levels = CoarseToFinePruner::PreParseLevels(fine, ordered);
   std::optional<cuda::PairSumLayout> fine_pairs;
@@ -110,7 +112,7 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
       if (j >= 0) fine_groups = PairGroups(fine_view, maps[j].data(), split);
       fine_pairs = cuda::BuildPairSumLayout(
           fine_groups ? fine_groups->AsSymbols(fine_view) : fine_view, cuda::PairSumPass::kInside,
-          cuda::PairWeights::kLogProbabilities);
+          cuda::PairWeights::kLogProbabilities, sparse_below);
     });
   }
   StatusOr<std::unique_ptr<CoarseToFinePruner>> pruner = [&] {
@@ -161,6 +163,7 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
   device_options.device_trees = options.device_trees;
   device_options.tree_node_slots = options.tree_node_slots;
   device_options.dense_chunk = options.dense_chunk;
+  device_options.sparse_below = sparse_below;
   {
     timeline::Scope scope("load: pre-parse grammars on the device");
     impl->device = cuda::DevicePrunedViterbi::Create(levels, device_options, &error);

@@ -58,6 +58,9 @@ struct CudaPrunerOptions {
   // Tests: the pair kernels' tiles of a symbol of at least this many states cut by an earlier
   // level's states (cuda::PruningLevel::pair_groups); 0: the default (32), -1: symbols whole.
   int pair_group_substates = 0;
+  // Tests: the pair layouts' sparse tiles (cuda::BuildPairSumLayout's sparse_below); negative:
+  // cuda::kMaxPlusSparseBelow, 0: every tile dense, above 1: every tile sparse.
+  double pair_sparse_below = -1;
   // Pruned Viterbi's backend (MakeCudaPrunedBackend): DeviceBackendOptions::cpu_fallback (false
   // under --devices, so that a failing device is seen and its work moved).
   bool cpu_fallback = true;

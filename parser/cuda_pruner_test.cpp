@@ -26,18 +26,20 @@ namespace {
 // Runs the device over `sentences` and checks every level's survivors and the fine chart against
 // the CPU pruner's. Returns how many items were compared at pre-parse levels (kept ones).
 // pruning_kernels: cuda/pruning's pre-parse kernel variant (0: the default).
-// dense_chunk, pair_group_substates: CudaPrunerOptions' (0: their defaults).
-// *pair_groups (when given): CudaCoarseToFine::pair_groups().
+// dense_chunk, pair_group_substates, pair_sparse_below: CudaPrunerOptions' (0, 0, -1: their
+// defaults). *pair_groups (when given): CudaCoarseToFine::pair_groups().
 int64_t ExpectSameAsCpu(const Grammar& g, const std::vector<LexicalScores>& lexical,
                         const PruningOptions& pruning, const std::string& what,
                         int pruning_kernels = 0, int dense_chunk = 0, int pair_group_substates = 0,
-                        std::vector<int32_t>* pair_groups = nullptr) {
+                        std::vector<int32_t>* pair_groups = nullptr,
+                        double pair_sparse_below = -1) {
   auto device = CudaCoarseToFine::Create(g, pruning,
                                          {.keep_level_survivors = true,
                                           .pruning_kernels = pruning_kernels,
                                           .device_trees = false,
                                           .dense_chunk = dense_chunk,
-                                          .pair_group_substates = pair_group_substates});
+                                          .pair_group_substates = pair_group_substates,
+                                          .pair_sparse_below = pair_sparse_below});
   EXPECT_TRUE(device.ok()) << device.status().message();
   if (!device.ok()) return 0;
   if (pair_groups) *pair_groups = (*device)->pair_groups();
@@ -132,6 +134,13 @@ TEST_P(CudaPrunerTest, SameSurvivorsAndChartsAsTheCpu) {
         ExpectSameAsCpu(g, lexical, pruning, what + ", chunk " + std::to_string(chunk), 6, chunk),
         kept);
   }
+  // The pair kernels' tiles all sparse (their S phase only at the pairs their rules use) and all
+  // dense.
+  for (double below : {2.0, 0.0}) {
+    EXPECT_EQ(ExpectSameAsCpu(g, lexical, pruning, what + ", sparse below " + std::to_string(below),
+                              0, 0, 0, nullptr, below),
+              kept);
+  }
 }
 
 // Random grammars: tight thresholds with every pre-parse kernel variant, Berkeley's, and none;
@@ -168,7 +177,12 @@ TEST(CudaPrunerTest, FineGrammarOnThePairKernelsGivesTheCpuChart) {
        ScoredInputs(grammar, RandomTestSentences(grammar.model, 12, 1, 16, 5, 40)))
     lexical.push_back(input.lexical);
   for (const std::string name : {"tight", "exact"}) {
-    EXPECT_GT(ExpectSameAsCpu(g, lexical, TestPruning(name), "split8 " + name), 0) << name;
+    const int64_t kept = ExpectSameAsCpu(g, lexical, TestPruning(name), "split8 " + name);
+    EXPECT_GT(kept, 0) << name;
+    // The fine pass's tiles all sparse (the S phase only at the pairs the rules use).
+    EXPECT_EQ(ExpectSameAsCpu(g, lexical, TestPruning(name), "split8 sparse " + name, 0, 0, 0,
+                              nullptr, 2.0),
+              kept);
   }
 }
 
@@ -194,6 +208,9 @@ TEST(CudaPrunerTest, FinePassTiledByStateGroupsGivesTheCpuChart) {
   EXPECT_EQ(groups.back(), 2 * g.num_symbols() - 1) << "ROOT has one state, the others two groups";
   EXPECT_EQ(ExpectSameAsCpu(g, lexical, pruning, "split16 symbols", 0, 0, -1, &groups), kept);
   EXPECT_EQ(groups, std::vector<int32_t>(groups.size(), 0));
+  // Groups and every tile sparse.
+  EXPECT_EQ(ExpectSameAsCpu(g, lexical, pruning, "split16 groups, sparse", 0, 0, 2, nullptr, 2.0),
+            kept);
 }
 
 TEST(CudaPrunedTest, AutoPrunesMaxRuleButNotViterbiOnTheGpu) {

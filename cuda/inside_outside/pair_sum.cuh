@@ -28,8 +28,11 @@ struct PairArrays {
   const int* pl_begin;       // per tile: its target states [pl_begin[t], pl_begin[t + 1])
   const int* pl_target;      // per target-of-tile: the target state
   const int* pl_rule_begin;  // per target-of-tile: its rules in key/w
-  const int* key;            // per rule: x * sY + y (x relative to the band)
+  const int* key;            // per rule: x * sY + y (x relative to the band); sparse: the index
+                             // of that pair in the tile's used_key list
   const double* w;           // per rule: probability (kMax: log-probability)
+  const int* used_begin;     // null, or per tile its first used pair (PairSumLayout's sparse tiles)
+  const int* used_key;       // sparse tiles: the pairs x * sY + y their rules use
 };
 
 // floor(a / b) for 0 <= a < 2^22 and b >= 1, given inv_b = 1.0f / b: (a + 0.5) / b lies at least
@@ -189,6 +192,29 @@ __device__ __forceinline__ void PairSumGroup(const Charts& c, const CellItem* it
         if (h != g && store0) sh_s[(x * s_y + y) * kStride + h] = e0;
         if (h != g && store1) sh_s[(x * s_y + y + 1) * kStride + h] = e1;
       }
+    }
+  } else if (const int used_first = pairs.used_begin ? __ldg(pairs.used_begin + tile) : 0,
+             used = pairs.used_begin ? __ldg(pairs.used_begin + tile + 1) - used_first : 0;
+             used > 0) {
+    // A sparse tile: S only at the substate pairs its rules use (S's row u: used pair u), a thread
+    // per (cell, used pair) over the cell's partners.
+    const float inv_used = 1.0f / used, inv_s_y = 1.0f / s_y;
+    for (int e = threadIdx.x; e < kG * used; e += blockDim.x) {
+      const int g = SmallQuotient(e, inv_used), u = e - g * used;
+      const int pair = __ldg(pairs.used_key + used_first + u);
+      const int x = SmallQuotient(pair, inv_s_y), y = pair - x * s_y;
+      double sum = kZero;
+      const int count = sh_count[g];
+      for (int s = 0; s < count; ++s) {
+        const double xv = xchart[size_t(sh_x[g * max_partners + s]) * c.num_states + info.x + x];
+        const double yv = c.in[size_t(sh_y[g * max_partners + s]) * c.num_states + info.z + y];
+        if constexpr (kMax) {
+          sum = fmax(sum, xv + yv);
+        } else {
+          sum = fma(sh_f[g * max_partners + s] * xv, yv, sum);
+        }
+      }
+      sh_s[u * kStride + g] = sum;
     }
   } else {
     // Quotients by float reciprocals (exact for these small numbers, below 2^22): an integer
@@ -626,11 +652,12 @@ struct PairLayout {
   DeviceArray<int2> symbols;
   DeviceArray<int> tiles, pl_begin, pl_target, pl_rule_begin, key;
   DeviceArray<double> w;
+  DeviceArray<int> used_begin, used_key;  // empty without sparse tiles
   int num_tiles = 0;
   int max_bc = 0;
   PairArrays view() const {
-    return {info.get(),      symbols.get(),       tiles.get(), pl_begin.get(),
-            pl_target.get(), pl_rule_begin.get(), key.get(),   w.get()};
+    return {info.get(),          symbols.get(), tiles.get(), pl_begin.get(),   pl_target.get(),
+            pl_rule_begin.get(), key.get(),     w.get(),     used_begin.get(), used_key.get()};
   }
 };
 
@@ -652,7 +679,8 @@ inline bool UploadPairLayout(const PairSumLayout& layout, PairLayout* out) {
          out->symbols.Upload(AsDevice<int2>(layout.symbols)) && out->tiles.Upload(layout.tiles) &&
          out->pl_begin.Upload(layout.pl_begin) && out->pl_target.Upload(layout.pl_target) &&
          out->pl_rule_begin.Upload(layout.pl_rule_begin) && out->key.Upload(layout.key) &&
-         out->w.Upload(layout.w);
+         out->w.Upload(layout.w) && out->used_begin.Upload(layout.used_begin) &&
+         out->used_key.Upload(layout.used_key);
 }
 
 inline bool UploadLiveLayout(const PairSumLayout& layout, const int32_t* state_symbol,

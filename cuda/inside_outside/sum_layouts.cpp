@@ -72,7 +72,8 @@ std::optional<StateGroups> GroupStates(const GrammarView& g, const int32_t* grou
   return out;
 }
 
-PairSumLayout BuildPairSumLayout(const GrammarView& g, PairSumPass pass, PairWeights weights) {
+PairSumLayout BuildPairSumLayout(const GrammarView& g, PairSumPass pass, PairWeights weights,
+                                 double sparse_below) {
   // The pass's partners X, Y and target T of each rule A -> B C.
   const int32_t* xs = pass == PairSumPass::kInside ? g.binary_left : g.binary_parent;
   const int32_t* ys = pass == PairSumPass::kOutRight ? g.binary_left : g.binary_right;
@@ -101,6 +102,8 @@ PairSumLayout BuildPairSumLayout(const GrammarView& g, PairSumPass pass, PairWei
   out.w.reserve(order.size());
   out.pl_begin = {0};
   out.pl_rule_begin = {0};
+  out.used_begin = {0};
+  std::vector<int> used;  // the band's substate pairs its rules use
   size_t i = 0;
   while (i < order.size()) {
     const uint64_t group = order[i].first >> 32;
@@ -131,12 +134,26 @@ PairSumLayout BuildPairSumLayout(const GrammarView& g, PairSumPass pass, PairWei
       out.symbols.push_back({x_sym, y_sym});
       tile_rules.push_back(static_cast<int>(band.size()));
       out.max_bc = std::max(out.max_bc, (hi - lo) * s_y);
+      const auto pair_of = [&](int64_t r) {
+        return (xs[r] - x_first - lo) * s_y + (ys[r] - y_first);
+      };
+      used.clear();
+      for (int64_t r : band) used.push_back(pair_of(r));
+      std::sort(used.begin(), used.end());
+      used.erase(std::unique(used.begin(), used.end()), used.end());
+      const bool sparse = double(used.size()) < sparse_below * double((hi - lo) * s_y);
+      if (sparse) out.used_key.insert(out.used_key.end(), used.begin(), used.end());
+      out.used_begin.push_back(static_cast<int>(out.used_key.size()));
       for (size_t b = 0; b < band.size(); ++b) {
         const int64_t r = band[b];
         const bool new_target = b == 0 || ts[r] != ts[band[b - 1]];
         if (new_target && b > 0) out.pl_rule_begin.push_back(static_cast<int>(out.key.size()));
         if (new_target) out.pl_target.push_back(ts[r]);
-        out.key.push_back((xs[r] - x_first - lo) * s_y + (ys[r] - y_first));
+        const int pair = pair_of(r);
+        out.key.push_back(
+            sparse
+                ? static_cast<int>(std::lower_bound(used.begin(), used.end(), pair) - used.begin())
+                : pair);
         out.w.push_back(weights == PairWeights::kProbabilities ? std::exp(g.binary_log_prob[r])
                                                                : g.binary_log_prob[r]);
       }
@@ -145,6 +162,7 @@ PairSumLayout BuildPairSumLayout(const GrammarView& g, PairSumPass pass, PairWei
     }
     i = j;
   }
+  if (out.used_key.empty()) out.used_begin.clear();  // no sparse tile
   out.tiles.resize(out.info.size());
   for (size_t t = 0; t < out.tiles.size(); ++t) out.tiles[t] = static_cast<int>(t);
   std::stable_sort(out.tiles.begin(), out.tiles.end(),

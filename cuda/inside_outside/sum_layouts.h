@@ -46,6 +46,11 @@ struct PairSumLayout {
   std::vector<int> key;             // per rule: x * (Y substates) + y within the tile
   std::vector<double> w;            // per rule: its probability (or log-probability)
   int max_bc = 0;                   // most substate pairs in a tile
+  // Sparse tiles (BuildPairSumLayout's sparse_below): per tile its first entry in used_key (+ the
+  // end; empty without sparse tiles); a sparse tile lists the substate pairs x * (Y substates) + y
+  // its rules use, ascending, and its rules' key is the index of their pair in that list (a dense
+  // tile lists none).
+  std::vector<int> used_begin, used_key;
 };
 
 // The most symbols (or state groups) the masked pair kernels' live lists take (their bit masks).
@@ -75,8 +80,16 @@ std::optional<StateGroups> GroupStates(const GrammarView& g, const int32_t* grou
 // pre-parses of cuda/pruning).
 enum class PairWeights { kProbabilities, kLogProbabilities };
 
+// sparse_below: a tile whose rules use less than this share of its substate pairs is sparse (its
+// pairs listed, so that the kernels form only those); 0: every tile dense.
 PairSumLayout BuildPairSumLayout(const GrammarView& g, PairSumPass pass,
-                                 PairWeights weights = PairWeights::kProbabilities);
+                                 PairWeights weights = PairWeights::kProbabilities,
+                                 double sparse_below = 0);
+
+// The max-plus layouts' sparse_below: a sparse tile's pair costs its two chart reads a partner,
+// where the dense S phase reads two values for four pairs (2 x 2 blocks), so listing pays below
+// about half the pairs. gum_all_sm6's rules use 9% of their tiles' pairs, en_sm6s's 67%.
+constexpr double kMaxPlusSparseBelow = 0.5;
 
 struct MaxRuleLayout {
   std::vector<LayoutInt4> base;    // per base rule: (B, C, first key or dense offset, key end / -1)

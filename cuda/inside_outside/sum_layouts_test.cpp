@@ -105,8 +105,9 @@ std::vector<Rule> PassRules(const GrammarView& g, PairSumPass pass) {
   return rules;
 }
 
-void ExpectValidPairSumLayout(const GrammarView& g, PairSumPass pass) {
-  const PairSumLayout layout = BuildPairSumLayout(g, pass);
+void ExpectValidPairSumLayout(const GrammarView& g, PairSumPass pass, double sparse_below = 0) {
+  const PairSumLayout layout =
+      BuildPairSumLayout(g, pass, PairWeights::kProbabilities, sparse_below);
   const size_t tiles = layout.info.size();
   ASSERT_EQ(layout.symbols.size(), tiles);
   ASSERT_EQ(layout.pl_begin.size(), tiles + 1);
@@ -126,6 +127,12 @@ void ExpectValidPairSumLayout(const GrammarView& g, PairSumPass pass) {
     // A band of X's substates of at most kBandLimit pairs (one substate row at least).
     EXPECT_TRUE(info.y * info.w <= kBandLimit || info.y == 1) << "tile " << i;
     max_bc = std::max(max_bc, info.y * info.w);
+    // A sparse tile's pairs: ascending, each used by a rule, fewer than sparse_below of the tile's.
+    const int used_first = layout.used_begin.empty() ? 0 : layout.used_begin[i];
+    const int used = layout.used_begin.empty() ? 0 : layout.used_begin[i + 1] - used_first;
+    std::vector<int> pairs_read;
+    for (int u = 1; u < used; ++u)
+      EXPECT_LT(layout.used_key[used_first + u - 1], layout.used_key[used_first + u]);
     int previous_count = 1 << 30, previous_target = -1;
     for (int t = layout.pl_begin[i]; t < layout.pl_begin[i + 1]; ++t) {
       const int target = layout.pl_target[t];
@@ -137,12 +144,29 @@ void ExpectValidPairSumLayout(const GrammarView& g, PairSumPass pass) {
       previous_count = count, previous_target = target;
       rules_in_tile[i] += count;
       for (int k = layout.pl_rule_begin[t]; k < layout.pl_rule_begin[t + 1]; ++k) {
-        const int x = info.x + layout.key[k] / info.w, y = info.z + layout.key[k] % info.w;
-        EXPECT_LT(layout.key[k], info.y * info.w);
+        int pair = layout.key[k];
+        if (used > 0) {
+          EXPECT_LT(layout.key[k], used);
+          pair = layout.used_key[used_first + layout.key[k]];
+        }
+        const int x = info.x + pair / info.w, y = info.z + pair % info.w;
+        EXPECT_LT(pair, info.y * info.w);
+        pairs_read.push_back(pair);
         rules.emplace_back(x, y, target, layout.w[k]);
       }
     }
+    std::sort(pairs_read.begin(), pairs_read.end());
+    pairs_read.erase(std::unique(pairs_read.begin(), pairs_read.end()), pairs_read.end());
+    const bool sparse = double(pairs_read.size()) < sparse_below * info.y * info.w;
+    EXPECT_EQ(used > 0, sparse) << "tile " << i;
+    if (used > 0) {
+      EXPECT_EQ(std::vector<int>(layout.used_key.begin() + used_first,
+                                 layout.used_key.begin() + used_first + used),
+                pairs_read)
+          << "tile " << i;
+    }
   }
+  if (sparse_below == 0) EXPECT_TRUE(layout.used_begin.empty() && layout.used_key.empty());
   EXPECT_EQ(layout.max_bc, max_bc);
   std::sort(rules.begin(), rules.end());
   EXPECT_EQ(rules, PassRules(g, pass)) << "every rule once";
@@ -289,6 +313,23 @@ TEST(SumLayoutsTest, PairSumLayoutsHoldEveryRuleOnceInTheKernelsOrder) {
     for (PairSumPass pass : {PairSumPass::kInside, PairSumPass::kOutLeft, PairSumPass::kOutRight})
       ExpectValidPairSumLayout(grammar.view(), pass);
   }
+}
+
+// Tiles whose rules use few of their substate pairs list those (the max-plus kernels form only
+// them); the others stay dense.
+TEST(SumLayoutsTest, SparseTilesListTheSubstatePairsTheirRulesUse) {
+  const RandomSumGrammar grammar(7, 12, 0.3, 8);
+  for (PairSumPass pass : {PairSumPass::kInside, PairSumPass::kOutLeft, PairSumPass::kOutRight}) {
+    for (double below : {0.5, 2.0}) ExpectValidPairSumLayout(grammar.view(), pass, below);
+  }
+  const PairSumLayout half =
+      BuildPairSumLayout(grammar.view(), PairSumPass::kInside, PairWeights::kLogProbabilities, 0.5);
+  ASSERT_EQ(half.used_begin.size(), half.info.size() + 1);
+  int sparse = 0;
+  for (size_t t = 0; t < half.info.size(); ++t)
+    sparse += half.used_begin[t + 1] > half.used_begin[t];
+  EXPECT_GT(sparse, 0);
+  EXPECT_LT(sparse, int(half.info.size())) << "some tiles dense";
 }
 
 TEST(SumLayoutsTest, SeveralBandsWhenAPartnerHasManySubstates) {

@@ -931,7 +931,8 @@ bool UploadLevel(const PruningLevel& level, bool outside, DeviceLevel* d) {
 
 // Pruning kernels 4's layouts of a level (needs its symbols): the inside pass's and, for a
 // pre-parse level (`outside`), both outside directions'; the fine grammar runs the inside only.
-bool UploadPairLayouts(const PruningLevel& level, bool outside, DeviceLevel* d) {
+bool UploadPairLayouts(const PruningLevel& level, bool outside, double sparse_below,
+                       DeviceLevel* d) {
   const GrammarView view =
       level.pair_groups ? level.pair_groups->AsSymbols(level.grammar) : level.grammar;
   const PairSumPass passes[3] = {PairSumPass::kInside, PairSumPass::kOutLeft,
@@ -943,7 +944,8 @@ bool UploadPairLayouts(const PruningLevel& level, bool outside, DeviceLevel* d) 
   std::array<PairSumLayout, 3> layouts;
   ForEachOnHostThreads(count, size_t(count) * kValuesPerThread, [&](int k) {
     if (k > 0 || !level.inside_pairs)
-      layouts[k] = BuildPairSumLayout(view, passes[k], PairWeights::kLogProbabilities);
+      layouts[k] =
+          BuildPairSumLayout(view, passes[k], PairWeights::kLogProbabilities, sparse_below);
   });
   for (int k = 0; k < count && ok; ++k) {
     const PairSumLayout& layout = k == 0 && level.inside_pairs ? *level.inside_pairs : layouts[k];
@@ -1013,7 +1015,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       const int k = count - 1 - task / 2;
       DeviceLevel& d = *levels_[k];
       if (task % 2) {
-        uploaded[task] = !pairs[k] || UploadPairLayouts(levels[k], k + 1 < count, &d);
+        uploaded[task] =
+            !pairs[k] || UploadPairLayouts(levels[k], k + 1 < count, options_.sparse_below, &d);
       } else if (mask_only[k]) {
         // The fine grammar is not parsed here: only its map to the last pre-parse level.
         d.num_states = levels[k].grammar.num_states;

@@ -32,12 +32,10 @@
 #include <vector>
 
 #include "cuda/common/grammar_view.h"
+#include "cuda/inside_outside/sum_layouts.h"
 #include "cuda/viterbi/viterbi.h"
 
 namespace cky::cuda {
-
-struct PairSumLayout;  // cuda/inside_outside/sum_layouts.h
-struct StateGroups;    // cuda/inside_outside/sum_layouts.h
 
 // One level: its grammar and how it hangs on the previous one.
 struct PruningLevel {
@@ -48,9 +46,9 @@ struct PruningLevel {
   const int32_t* to_coarser = nullptr;
   // Items with max-marginal <= threshold are pruned (natural log); unused for the fine level.
   double threshold = 0;
-  // The level's inside pair layout, BuildPairSumLayout(grammar, kInside, kLogProbabilities),
-  // when the caller built it beside other work; null: built here if the level runs the pair
-  // kernels.
+  // The level's inside pair layout, BuildPairSumLayout(grammar, kInside, kLogProbabilities,
+  // kMaxPlusSparseBelow), when the caller built it beside other work; null: built here if the
+  // level runs the pair kernels.
   const PairSumLayout* inside_pairs = nullptr;
   // The pair kernels' tiles and presence flags by these groups of the level's states instead of
   // by symbols (StateGroups: cuda/inside_outside/sum_layouts.h); inside_pairs, when given, is
@@ -114,6 +112,9 @@ struct DevicePrunedViterbiOptions {
   // Tests: pruning kernels 6 stage this many split points (parent cells) at a time (0: as many
   // as fit in shared memory), so that small grammars take the path long sentences take.
   int dense_chunk = 0;
+  // The pair layouts built here: BuildPairSumLayout's sparse_below (tests: 0 every tile dense,
+  // above 1 every tile sparse).
+  double sparse_below = kMaxPlusSparseBelow;
 };
 
 // One sentence: its length and, per level (pre-parse levels, then the fine grammar), its lexical
