@@ -103,10 +103,11 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
     fine_pairs_builder = std::jthread([&] {
       timeline::Scope scope("load: the fine grammar's pair layout (beside the projections)");
       std::vector<std::vector<int32_t>> maps(pre_parse_levels.size());
-      std::vector<int32_t> states(pre_parse_levels.size(), 0);
+      std::vector<int32_t> states(pre_parse_levels.size());
       for (size_t j = 0; j < pre_parse_levels.size(); ++j) {
+        // A level whose projection fails is never chosen (the pruner then fails the same way).
         const StatusOr<int32_t> count = ProjectStates(fine, pre_parse_levels[j], &maps[j]);
-        if (count.ok()) states[j] = *count;
+        states[j] = count.ok() ? *count : std::numeric_limits<int32_t>::max();
       }
       const int j = PairGroupLevel(fine_view.num_states, states);
       if (j >= 0) fine_groups = PairGroups(fine_view, maps[j].data(), split);

@@ -57,8 +57,8 @@ struct PairSumLayout {
 constexpr int kMaxPairSymbols = 256;
 
 // The pair layout's tiles and the presence flags cut by groups of states finer than symbols (a
-// pruned level: its states' parents at the previous level, whose refinements that level's mask
-// allows or prunes together, so that a group pair absent from a cell's children costs nothing).
+// pruned level: its states' ancestors at an earlier pruning level, whose refinements the masks
+// allow or prune together, so that a group pair absent from a cell's children costs nothing).
 // Each group is one run of consecutive states inside one symbol.
 struct StateGroups {
   int32_t num_groups = 0;
