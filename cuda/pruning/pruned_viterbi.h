@@ -47,8 +47,8 @@ struct PruningLevel {
   // Items with max-marginal <= threshold are pruned (natural log); unused for the fine level.
   double threshold = 0;
   // The level's inside pair layout, BuildPairSumLayout(grammar, kInside, kLogProbabilities,
-  // kMaxPlusSparseBelow), when the caller built it beside other work; null: built here if the
-  // level runs the pair kernels.
+  // DevicePrunedViterbiOptions::sparse_below), when the caller built it beside other work; null:
+  // built here if the level runs the pair kernels.
   const PairSumLayout* inside_pairs = nullptr;
   // The pair kernels' tiles and presence flags by these groups of the level's states instead of
   // by symbols (StateGroups: cuda/inside_outside/sum_layouts.h); inside_pairs, when given, is
