@@ -153,7 +153,7 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
                     .inside_pairs = fine_pairs ? &*fine_pairs : nullptr,
                     .pair_groups = fine_groups ? &*fine_groups : nullptr});
   for (const cuda::PruningLevel& level : levels)
-    impl->pair_groups.push_back(level.pair_groups ? level.pair_groups->num_groups : 0);
+    impl->pair_groups.push_back(level.pair_groups ? level.pair_groups->num_groups() : 0);
   std::string error;
   cuda::DevicePrunedViterbiOptions device_options{
       .max_batch_bytes = options.max_batch_bytes,

@@ -38,7 +38,7 @@ std::vector<std::pair<uint64_t, int64_t>> OrderByKey(int64_t n, uint64_t key_ran
 
 GrammarView StateGroups::AsSymbols(const GrammarView& g) const {
   GrammarView view = g;
-  view.num_symbols = num_groups;
+  view.num_symbols = num_groups();
   view.state_symbol = state_group.data();
   view.symbol_first_state = first_state.data();
   view.symbol_num_substates = num_states.data();
@@ -51,7 +51,6 @@ std::optional<StateGroups> GroupStates(const GrammarView& g, const int32_t* grou
   if (!group_of || !g.state_symbol || num_groups <= g.num_symbols || num_groups > kMaxPairSymbols)
     return {};
   StateGroups out;
-  out.num_groups = num_groups;
   out.state_group.assign(group_of, group_of + g.num_states);
   out.first_state.assign(num_groups, -1);
   out.num_states.assign(num_groups, 0);
@@ -137,10 +136,14 @@ PairSumLayout BuildPairSumLayout(const GrammarView& g, PairSumPass pass, PairWei
       const auto pair_of = [&](int64_t r) {
         return (xs[r] - x_first - lo) * s_y + (ys[r] - y_first);
       };
+      // (Only a layout that may have sparse tiles sorts each band's pairs: the sum-product
+      // passes' layouts of every rule have none.)
       used.clear();
-      for (int64_t r : band) used.push_back(pair_of(r));
-      std::sort(used.begin(), used.end());
-      used.erase(std::unique(used.begin(), used.end()), used.end());
+      if (sparse_below > 0) {
+        for (int64_t r : band) used.push_back(pair_of(r));
+        std::sort(used.begin(), used.end());
+        used.erase(std::unique(used.begin(), used.end()), used.end());
+      }
       const bool sparse = double(used.size()) < sparse_below * double((hi - lo) * s_y);
       if (sparse) out.used_key.insert(out.used_key.end(), used.begin(), used.end());
       out.used_begin.push_back(static_cast<int>(out.used_key.size()));

@@ -61,10 +61,10 @@ constexpr int kMaxPairSymbols = 256;
 // allow or prune together, so that a group pair absent from a cell's children costs nothing).
 // Each group is one run of consecutive states inside one symbol.
 struct StateGroups {
-  int32_t num_groups = 0;
   std::vector<int32_t> state_group;  // per state
   std::vector<int32_t> first_state;  // per group
   std::vector<int32_t> num_states;   // per group
+  int32_t num_groups() const { return static_cast<int32_t>(first_state.size()); }
   // `g` with the groups as its symbols (state_symbol, symbol_first_state, symbol_num_substates;
   // no phrasal flags): what BuildPairSumLayout and the live lists read. Points into both.
   GrammarView AsSymbols(const GrammarView& g) const;

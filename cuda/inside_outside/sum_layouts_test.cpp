@@ -363,7 +363,7 @@ TEST(SumLayoutsTest, PairLayoutsTiledByStateGroups) {
   const std::optional<StateGroups> groups =
       GroupStates(grammar.view(), group_of.data(), num_groups);
   ASSERT_TRUE(groups.has_value());
-  EXPECT_EQ(groups->num_groups, num_groups);
+  EXPECT_EQ(groups->num_groups(), num_groups);
   EXPECT_EQ(groups->state_group, group_of);
   for (int32_t group = 0; group < num_groups; ++group) {
     const int32_t first = groups->first_state[group], count = groups->num_states[group];
