@@ -165,6 +165,7 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
   device_options.tree_node_slots = options.tree_node_slots;
   device_options.dense_chunk = options.dense_chunk;
   device_options.sparse_below = sparse_below;
+  device_options.pair_cells = options.pair_cells;
   {
     timeline::Scope scope("load: pre-parse grammars on the device");
     impl->device = cuda::DevicePrunedViterbi::Create(levels, device_options, &error);

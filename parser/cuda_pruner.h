@@ -61,6 +61,9 @@ struct CudaPrunerOptions {
   // Tests: the pair layouts' sparse tiles (cuda::BuildPairSumLayout's sparse_below); negative:
   // cuda::kMaxPlusSparseBelow, 0: every tile dense, above 1: every tile sparse.
   double pair_sparse_below = -1;
+  // Tests: target cells a pair-kernel group at every level (cuda::DevicePrunedViterbiOptions::
+  // pair_cells: 8 or 16); 0: by the level.
+  int pair_cells = 0;
   // Pruned Viterbi's backend (MakeCudaPrunedBackend): DeviceBackendOptions::cpu_fallback (false
   // under --devices, so that a failing device is seen and its work moved).
   bool cpu_fallback = true;

@@ -26,20 +26,21 @@ namespace {
 // Runs the device over `sentences` and checks every level's survivors and the fine chart against
 // the CPU pruner's. Returns how many items were compared at pre-parse levels (kept ones).
 // pruning_kernels: cuda/pruning's pre-parse kernel variant (0: the default).
-// dense_chunk, pair_group_substates, pair_sparse_below: CudaPrunerOptions' (0, 0, -1: their
-// defaults). *pair_groups (when given): CudaCoarseToFine::pair_groups().
+// dense_chunk, pair_group_substates, pair_sparse_below, pair_cells: CudaPrunerOptions' (0, 0, -1,
+// 0: their defaults). *pair_groups (when given): CudaCoarseToFine::pair_groups().
 int64_t ExpectSameAsCpu(const Grammar& g, const std::vector<LexicalScores>& lexical,
                         const PruningOptions& pruning, const std::string& what,
                         int pruning_kernels = 0, int dense_chunk = 0, int pair_group_substates = 0,
                         std::vector<int32_t>* pair_groups = nullptr,
-                        double pair_sparse_below = -1) {
+                        double pair_sparse_below = -1, int pair_cells = 0) {
   auto device = CudaCoarseToFine::Create(g, pruning,
                                          {.keep_level_survivors = true,
                                           .pruning_kernels = pruning_kernels,
                                           .device_trees = false,
                                           .dense_chunk = dense_chunk,
                                           .pair_group_substates = pair_group_substates,
-                                          .pair_sparse_below = pair_sparse_below});
+                                          .pair_sparse_below = pair_sparse_below,
+                                          .pair_cells = pair_cells});
   EXPECT_TRUE(device.ok()) << device.status().message();
   if (!device.ok()) return 0;
   if (pair_groups) *pair_groups = (*device)->pair_groups();
@@ -139,6 +140,13 @@ TEST_P(CudaPrunerTest, SameSurvivorsAndChartsAsTheCpu) {
   for (double below : {2.0, 0.0}) {
     EXPECT_EQ(ExpectSameAsCpu(g, lexical, pruning, what + ", sparse below " + std::to_string(below),
                               0, 0, 0, nullptr, below),
+              kept);
+  }
+  // The pair kernels' groups of 8 and of 16 target cells at every level (by default a level's
+  // substates a symbol choose).
+  for (int cells : {8, 16}) {
+    EXPECT_EQ(ExpectSameAsCpu(g, lexical, pruning, what + ", cells " + std::to_string(cells), 0, 0,
+                              0, nullptr, -1, cells),
               kept);
   }
 }

@@ -787,6 +787,16 @@ constexpr size_t kSplitMaskRulesPerState = 100;      // pruning kernels 2: the l
 // Pruning kernels 4: the pair kernels run at pre-parse levels of at least this many states per
 // symbol on average; the others run kernels 2 (bench/RESULTS.md, issue 36).
 constexpr int kPairKernelMinSubstates = 4;
+
+// Target cells a pair-kernel group at a level (DevicePrunedViterbiOptions::pair_cells' default):
+// 16 at a level tiled by symbols with fewer than 6 substates a symbol, else 8. A group's fixed
+// work (its partners, barriers) outweighs small tiles' rules; on gum_all_sm6 16 cells took level
+// 4 (4.8 substates a symbol) a quarter less time, did not change the fine pass (tiled by state
+// groups) and slowed level 5's outside pass (7.1 substates) by a quarter (bench/RESULTS-LOG.md).
+int PairCellsOf(const PruningLevel& level) {
+  const GrammarView& g = level.grammar;
+  return !level.pair_groups && g.num_states < 6 * g.num_symbols ? 16 : 8;
+}
 // Kernel 2's per-cell pointers (two per parent cell, longest - span parent cells at most) count
 // against `limit` too.
 size_t OutsideShared(int states, int span, int longest, size_t limit, bool* split_bits) {
@@ -821,6 +831,7 @@ struct DeviceLevel {
   DeviceArray<int> pair_group;
   int num_pair_groups = 0;
   bool pair_kernels = false;  // the layouts above are there
+  int pair_cells = 8;         // target cells a pair-kernel group (PairCellsOf)
   // device_trees (fine level): each state's symbol, and per symbol 1 when phrasal.
   DeviceArray<int> state_symbol;
   DeviceArray<unsigned char> phrasal;
@@ -1037,6 +1048,8 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         max_live_pairs_ = std::max(max_live_pairs_, io::MaxLivePairs(levels_[k]->live));
         max_pair_tiles_ = std::max(max_pair_tiles_, io::MaxTiles(levels_[k]->pairs));
         levels_[k]->pair_kernels = true;
+        levels_[k]->pair_cells = options_.pair_cells > 0 ? options_.pair_cells
+                                                          : PairCellsOf(levels[k]);
         pair_levels_ = true;
       }
       if (!mask_only[k]) max_states_ = std::max(max_states_, levels[k].grammar.num_states);
@@ -1624,7 +1637,14 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   template <int kMode>
   bool LaunchPairs(const io::Charts& c, const DeviceLevel& level, int pass, size_t first, int count,
                    int span, int max_partners, std::string* error) {
-    constexpr int kG = 8, kRules = 3;
+    return level.pair_cells == 16
+               ? LaunchPairsOf<16, kMode>(c, level, pass, first, count, span, max_partners, error)
+               : LaunchPairsOf<8, kMode>(c, level, pass, first, count, span, max_partners, error);
+  }
+  template <int kG, int kMode>
+  bool LaunchPairsOf(const io::Charts& c, const DeviceLevel& level, int pass, size_t first,
+                     int count, int span, int max_partners, std::string* error) {
+    constexpr int kRules = 3;
     const size_t shared =
         size_t(kG + 1) * level.pairs[pass].max_bc * sizeof(double) + size_t(kG) * max_partners * 16;
     return io::LaunchPairList<kG, kMode, kRules, true>(

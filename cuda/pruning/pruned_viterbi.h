@@ -115,6 +115,9 @@ struct DevicePrunedViterbiOptions {
   // The pair layouts built here: BuildPairSumLayout's sparse_below (tests: 0 every tile dense,
   // above 1 every tile sparse).
   double sparse_below = kMaxPlusSparseBelow;
+  // Tests: target cells a pair-kernel group at every level, 8 or 16; 0: by the level (16 at levels
+  // tiled by symbols with fewer than 6 substates a symbol, else 8).
+  int pair_cells = 0;
 };
 
 // One sentence: its length and, per level (pre-parse levels, then the fine grammar), its lexical
