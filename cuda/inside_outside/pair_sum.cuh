@@ -501,11 +501,12 @@ __global__ void __launch_bounds__(kThreads, 5)
   PairSumList<kG, kMode, 5, false>(c, items, item_offset, span, pairs, lists, max_partners, max_bc);
 }
 
-// The max-plus instances (the pre-parses), held to 64 registers, 4 blocks an SM: with the 80 they
-// took (4 x 4 blocking then), 3 blocks an SM, they were latency-bound (a quarter of the issue
-// slots busy) and slower (bench/RESULTS-LOG.md).
+// The max-plus instances (the pre-parses and pruned Viterbi's fine pass), held to 48 registers
+// (no spills), 5 blocks an SM where shared memory allows: latency-bound (each group's partner
+// gathering, S phase and rules are dependent load chains), they ran faster with every step in
+// warps an SM (80 registers, 3 blocks; 64, 4 blocks; bench/RESULTS-LOG.md).
 template <int kG, int kMode, int kRules>
-__global__ void __launch_bounds__(kThreads, 4)
+__global__ void __launch_bounds__(kThreads, 5)
     PairMaxListKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,
                       LiveLists lists, int max_partners, int max_bc) {
   PairSumList<kG, kMode, kRules, true>(c, items, item_offset, span, pairs, lists, max_partners,
