@@ -502,9 +502,9 @@ __global__ void __launch_bounds__(kThreads, 5)
 }
 
 // The max-plus instances (the pre-parses and pruned Viterbi's fine pass), held to 48 registers
-// (no spills), 5 blocks an SM where shared memory allows: latency-bound (each group's partner
-// gathering, S phase and rules are dependent load chains), they ran faster with every step in
-// warps an SM (80 registers, 3 blocks; 64, 4 blocks; bench/RESULTS-LOG.md).
+// (no spills), 5 blocks an SM where shared memory allows: they are latency-bound (each group's
+// partner gathering, S phase and rules are chains of dependent loads), and each step up in
+// resident warps made them faster (80 registers, 3 blocks an SM; 64, 4; bench/RESULTS-LOG.md).
 template <int kG, int kMode, int kRules>
 __global__ void __launch_bounds__(kThreads, 5)
     PairMaxListKernel(Charts c, const CellItem* items, int item_offset, int span, PairArrays pairs,

@@ -790,9 +790,8 @@ constexpr int kPairKernelMinSubstates = 4;
 
 // Target cells a pair-kernel group at a level (DevicePrunedViterbiOptions::pair_cells' default):
 // 16 at a level tiled by symbols with fewer than 6 substates a symbol, else 8. A group's fixed
-// work (its partners, barriers) outweighs small tiles' rules; on gum_all_sm6 16 cells took level
-// 4 (4.8 substates a symbol) a quarter less time, did not change the fine pass (tiled by state
-// groups) and slowed level 5's outside pass (7.1 substates) by a quarter (bench/RESULTS-LOG.md).
+// work (its partners, barriers) outweighs small tiles' rules, so more cells share it there; at
+// finer levels the larger S arrays leave fewer blocks an SM (bench/RESULTS-LOG.md).
 int PairCellsOf(const PruningLevel& level) {
   const GrammarView& g = level.grammar;
   return !level.pair_groups && g.num_states < 6 * g.num_symbols ? 16 : 8;
@@ -1714,6 +1713,10 @@ bool LevelRunsPairKernels(const GrammarView& g, int pruning_kernels) {
 std::unique_ptr<DevicePrunedViterbi> DevicePrunedViterbi::Create(
     const std::vector<PruningLevel>& levels, const DevicePrunedViterbiOptions& options,
     std::string* error) {
+  if (options.pair_cells != 0 && options.pair_cells != 8 && options.pair_cells != 16) {
+    *error = "pair_cells must be 0, 8 or 16, not " + std::to_string(options.pair_cells);
+    return nullptr;
+  }
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     cudaGetLastError();
