@@ -75,17 +75,20 @@ struct ParseArgs {
   bool mpi = false;
 };
 
-// --batch-size, or its default on one CUDA device: 1,024 for Viterbi, 2,048 for pruned max-rule;
-// 256 otherwise. The CUDA backend sorts a batch by length and cuts it into device batches of at
-// most 256 sentences: from 1,024 read sentences, 4 batches of similar lengths instead of one of
-// mixed lengths (issue 17's timeline: 9,664 WSJ-23 sentences in 7.34 s instead of 7.80 s on an
-// H100, the unary pass 0.61 s instead of 0.82 s; bench/RESULTS.md). The pruned max-rule backend
-// makes device batches of up to 1,024 sentences itself: 2,416 WSJ-23 lengths with en_sm6s, --prune
-// safe, took 19.4 s whole process with 1,024 against 25.1 s with 256 (exact: 29.0 s;
+// --batch-size, or its default on one CUDA device: 1,024 for exact Viterbi, 2,048 when pruned
+// (either decoder); 256 otherwise. The CUDA backend sorts a batch by length and cuts it into device
+// batches of at most 256 sentences: from 1,024 read sentences, 4 batches of similar lengths instead
+// of one of mixed lengths (issue 17's timeline: 9,664 WSJ-23 sentences in 7.34 s instead of 7.80 s
+// on an H100, the unary pass 0.61 s instead of 0.82 s; bench/RESULTS.md). The pruned max-rule
+// backend makes device batches of up to 1,024 sentences itself: 2,416 WSJ-23 lengths with en_sm6s,
+// --prune safe, took 19.4 s whole process with 1,024 against 25.1 s with 256 (exact: 29.0 s;
 // bench/RESULTS.md); with 2,048, two device batches a read batch, the first one's trees are
 // extracted while the device computes the second (the default, gum_all_sm6: 2.47-2.55 s
 // against 2.50-2.55 s with 1,024, and 2.54-2.60 s with 4,096, whose lexical scoring outlasts the
-// load: bench/RESULTS-LOG.md).
+// load: bench/RESULTS-LOG.md). Pruned Viterbi too: with two device batches a read batch, the
+// next one's first pre-parse level is projected on the host while the device runs the first
+// (parser/cuda_pruner.h), and no read batch's turnaround stands between them
+// (bench/RESULTS-LOG.md).
 int BatchSize(const ParseArgs& args, const BackendOptions& backend) {
   if (args.batch_size > 0) return args.batch_size;
   const bool one_gpu = args.devices.empty() && !args.mpi &&
@@ -93,7 +96,10 @@ int BatchSize(const ParseArgs& args, const BackendOptions& backend) {
                         (backend.device == DeviceKind::kAuto && cuda::DeviceCount() > 0));
   const bool pruned = backend.prune != PruneMode::kOff;
   if (!one_gpu) return 256;
-  if (backend.decoder == DecoderKind::kViterbi) return 1024;
+  if (backend.decoder == DecoderKind::kViterbi) {
+    // Automatic pruning is off for Viterbi on a GPU (parser/backend_factory.h's AutoPruning).
+    return pruned && backend.prune != PruneMode::kAuto ? 2048 : 1024;
+  }
   return pruned ? 2048 : 256;
 }
 
@@ -717,8 +723,8 @@ void AddParseCommand(CLI::App& app) {
   Shown(cmd->add_option("--batch-size", args->batch_size,
                         "Most sentences parsed together (GPU batches are built from these); a "
                         "batch holds what has arrived, so a sentence is never held back waiting "
-                        "for more input. Default on one GPU: 1024 for --decoder viterbi (device "
-                        "batches of similar lengths), 2048 for pruned max-rule (device batches of "
+                        "for more input. Default on one GPU: 1024 for exact --decoder viterbi "
+                        "(device batches of similar lengths), 2048 with pruning (device batches of "
                         "1024: 1.3x faster than 256 with en_sm6s), else 256")
             ->check(AtLeast(1)),
         "N");

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Whole `cky parse` processes, the job users run, for one grammar in one run: Viterbi exact and
-# pruned (`safe` at every level, and at levels 0 and 2), max-rule exact, pruned `safe` at levels 0,
-# 2 and 4 (those the grammar has; the default until 2026-11-29) and the default (max-rule, pruned),
-# each N times in turn; prints
-# sentences/s (from the best wall time of each setting), the ratio to exact Viterbi measured in
-# the same run, and how many trees each pruned setting shares with its exact decoder.
+# pruned (`safe` at every level, `safe` and `accurate` at levels 0 and 2), max-rule exact, pruned
+# `safe` at levels 0, 2 and 4 (those the grammar has; the default until 2026-11-29) and the
+# default (max-rule, pruned), each N times in turn; prints sentences/s (from the best wall time of
+# each setting), the ratio to exact Viterbi measured in the same run, and how many trees each
+# pruned setting shares with its exact decoder.
 #
 #   bench/whole_process.sh --cky build/apps/cky --grammar G --sentences wsj23.txt [--repeat 2]
 #       [--backend cuda] [--label NAME] [--out DIR] [-- extra cky parse options]
@@ -43,6 +43,7 @@ settings=(
   "viterbi-exact|--decoder viterbi --prune off"
   "viterbi-pruned|--decoder viterbi --prune safe"
   "viterbi-pruned-0-2|--decoder viterbi --prune safe --prune-levels 0 2"
+  "viterbi-accurate-0-2|--decoder viterbi --prune accurate --prune-levels 0 2"
   "max-rule-exact|--decoder max-rule --prune off"
   "max-rule-safe|--decoder max-rule --prune safe --prune-levels 0 2 4"
   "default|"
@@ -54,9 +55,11 @@ declare -A best
 # A grammar without hierarchy level 2 (split fewer than three times) has no levels 0 and 2.
 if ! "$cky" parse --tokenized "${grammar_args[@]}" -b "$backend" --no-progress --decoder viterbi \
   --prune safe --prune-levels 0 2 "${extra[@]}" < /dev/null > /dev/null 2>&1; then
-  echo "whole_process.sh: no pre-parse levels 0 and 2 in this grammar; that setting is left out" >&2
+  echo "whole_process.sh: no pre-parse levels 0 and 2 in this grammar; those settings are left out" >&2
   kept=()
-  for entry in "${settings[@]}"; do [ "${entry%%|*}" = viterbi-pruned-0-2 ] || kept+=("$entry"); done
+  for entry in "${settings[@]}"; do
+    case ${entry%%|*} in *-0-2) ;; *) kept+=("$entry") ;; esac
+  done
   settings=("${kept[@]}")
 fi
 # Nor has a grammar split fewer than five times level 4: pruned `safe` at the levels it has.
@@ -97,7 +100,7 @@ for entry in "${settings[@]}"; do
   name=${entry%%|*}
   wall=${best[$name]}
   case $name in
-    viterbi-pruned*) agree="$(same "$name" viterbi-exact) of $count" ;;
+    viterbi-pruned* | viterbi-accurate*) agree="$(same "$name" viterbi-exact) of $count" ;;
     default | max-rule-safe) agree="$(same "$name" max-rule-exact) of $count" ;;
     *) agree="-" ;;
   esac

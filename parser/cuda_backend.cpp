@@ -176,11 +176,14 @@ class CudaPrunedBackend : public DeviceBackend {
   std::optional<DeviceFailure> RunBatch(std::span<const SentenceInput> sentences,
                                         const std::vector<size_t>& batch, bool /*pruned*/,
                                         std::vector<ParseOutcome>* outcomes) override {
-    std::vector<const LexicalScores*> lexical;
+    std::vector<const LexicalScores*> lexical, next;
     for (size_t i : batch) lexical.push_back(&sentences[i].lexical);
+    if (const std::vector<size_t>* coming = NextBatch()) {
+      for (size_t i : *coming) next.push_back(&sentences[i].lexical);
+    }
     std::vector<size_t> positions(batch.size());
     std::iota(positions.begin(), positions.end(), size_t{0});
-    return pruner_->RunBatch(lexical, positions, [&](CudaPrunedBatch& device_batch) {
+    const auto visit = [&](CudaPrunedBatch& device_batch) {
       if (!device_batch.trees.empty()) {
         // Trees read on the device: only their nodes came back.
         timeline::Scope scope("trees from device nodes");
@@ -213,7 +216,9 @@ class CudaPrunedBackend : public DeviceBackend {
           Done(i, (*outcomes)[i], /*pruned=*/true);
         });
       });
-    });
+    };
+    return pruner_->RunBatch(lexical, positions, visit, /*stats=*/nullptr, /*beside_device=*/{},
+                             next);
   }
 
   // A sentence's outcome from its tree read on the device (kTree or kNoParse), as ViterbiOutcome

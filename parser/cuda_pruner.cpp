@@ -27,6 +27,11 @@ struct CudaCoarseToFine::Impl {
   // their memory is reused (fresh allocations of gigabytes a corpus cost page faults on every
   // thread).
   std::vector<std::vector<LexicalScores>> projected;
+  // The first pre-parse level's projections of the next batch's sentences (RunBatch's
+  // `next_batch`), made while the device computes the current batch: ahead[b] belongs to
+  // ahead_of[b].
+  std::vector<const LexicalScores*> ahead_of;
+  std::vector<LexicalScores> ahead;
   std::vector<int32_t> pair_groups;  // CudaCoarseToFine::pair_groups()
   explicit Impl(const CudaPrunerOptions& o) : options(o), pool(o.threads) {}
 };
@@ -263,7 +268,7 @@ void CudaCoarseToFine::Run(std::span<const LexicalScores* const> sentences,
 std::optional<DeviceFailure> CudaCoarseToFine::RunBatch(
     std::span<const LexicalScores* const> sentences, const std::vector<size_t>& batch,
     const std::function<void(CudaPrunedBatch&)>& visit, PruningStats* stats,
-    const BesideDevice& beside_device) {
+    const BesideDevice& beside_device, std::span<const LexicalScores* const> next_batch) {
   const CoarseToFinePruner& p = *impl_->pruner;
   const int32_t levels = p.num_levels();
   auto now = [] { return std::chrono::steady_clock::now(); };
@@ -282,18 +287,42 @@ std::optional<DeviceFailure> CudaCoarseToFine::RunBatch(
     refs[b].lexical.assign(levels, nullptr);
     refs[b].lexical.push_back(sentences[batch[b]]->scores.data());
   }
+  // The first level's projections made ahead (the previous batch's `next_batch`), when they are
+  // this batch's sentences': no kernel has to wait for them. Swapped, so that buffers are reused.
+  std::vector<const LexicalScores*>& ahead_of = impl_->ahead_of;
+  bool first_ahead = levels > 0 && ahead_of.size() == batch.size();
+  for (size_t b = 0; first_ahead && b < batch.size(); ++b) {
+    first_ahead = ahead_of[b] == sentences[batch[b]];
+  }
+  ahead_of.clear();
   double host_seconds = 0;  // the projections and the caller's work, apart from the device's
   const auto before_level = [&](size_t k) {
     const auto begun = now();
-    if (k < size_t(levels)) {
+    if (k == 0 && first_ahead) {
+      for (size_t b = 0; b < batch.size(); ++b) {
+        std::swap(projected[b][0], impl_->ahead[b]);
+        refs[b].lexical[0] = projected[b][0].scores.data();
+      }
+    } else if (k < size_t(levels)) {
       impl_->pool.ParallelFor(int(batch.size()), [&](int b, int) {
         ProjectLexicalScores(p.level(int32_t(k)), *sentences[batch[b]], &projected[b][k]);
         refs[b].lexical[k] = projected[b][k].scores.data();
       });
-      project_seconds_ += seconds(begun);
-    } else if (beside_device) {
-      beside_device(impl_->device->FineMask(), impl_->device->FineMaskReady());
+    } else {
+      if (beside_device) beside_device(impl_->device->FineMask(), impl_->device->FineMaskReady());
+      // Every kernel of this batch is queued and the host would only wait: the next batch's
+      // first level now, which its kernels would otherwise wait for.
+      if (levels > 0 && !next_batch.empty()) {
+        const auto projecting = now();
+        if (impl_->ahead.size() < next_batch.size()) impl_->ahead.resize(next_batch.size());
+        impl_->pool.ParallelFor(int(next_batch.size()), [&](int b, int) {
+          ProjectLexicalScores(p.level(0), *next_batch[b], &impl_->ahead[b]);
+        });
+        ahead_of.assign(next_batch.begin(), next_batch.end());
+        project_seconds_ += seconds(projecting);
+      }
     }
+    if (k < size_t(levels)) project_seconds_ += seconds(begun);
     host_seconds += seconds(begun);
   };
   cuda::PrunedBatchCharts charts;

@@ -117,13 +117,16 @@ class CudaCoarseToFine {
   // mask (as CudaPrunedBatch::fine_mask) and the opaque CUDA event recorded once the mask is
   // written (cuda/pruning/pruned_viterbi.h's FineMaskReady), so that it may queue device work
   // that reads the mask behind that event; that work must be finished when it returns. Else both
-  // are null.
+  // are null. `next_batch`, when given, holds the sentences of the batch the caller runs next:
+  // their first pre-parse level's lexical scores are projected while the device computes this
+  // batch, so that the next batch's first kernels need not wait for the host.
   using BesideDevice = std::function<void(const uint8_t* fine_mask, const void* mask_ready)>;
   std::optional<DeviceFailure> RunBatch(std::span<const LexicalScores* const> sentences,
                                         const std::vector<size_t>& batch,
                                         const std::function<void(CudaPrunedBatch&)>& visit,
                                         PruningStats* stats = nullptr,
-                                        const BesideDevice& beside_device = {});
+                                        const BesideDevice& beside_device = {},
+                                        std::span<const LexicalScores* const> next_batch = {});
   // Device bytes a sentence of `length` words needs in a batch, and the batch budget.
   size_t BytesForSentence(int32_t length) const;
   size_t BatchBudget() const;

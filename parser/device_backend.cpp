@@ -39,23 +39,30 @@ void DeviceBackend::RunOnDevice(std::span<const SentenceInput> sentences, std::v
                                 bool pruned, const Limits& limits,
                                 std::vector<ParseOutcome>* outcomes,
                                 std::vector<std::pair<size_t, std::string>>* on_cpu) {
-  RunInDeviceBatches(
+  // RunInDeviceBatches' loop, with the batch after each one known to RunBatch (NextBatch).
+  const std::vector<std::vector<size_t>> batches = LongestFirstBatches(
       std::move(order), [&](size_t i) { return Length(sentences[i]); }, limits.bytes,
       {.max_sentences = options_.max_batch_sentences,
        .budget = limits.budget,
        .also_budget = limits.also_budget,
-       .also_bytes = limits.also_bytes},
-      [&](const std::vector<size_t>& batch) {
-        return RunBatch(sentences, batch, pruned, outcomes);
-      },
-      [&](size_t i, const DeviceFailure& failure) {
-        if (options_.cpu_fallback) {
-          on_cpu->emplace_back(i, failure.Why());
-        } else {
-          (*outcomes)[i] = DeviceFailureOutcome(failure);
-          Done(i, (*outcomes)[i], false);
-        }
-      });
+       .also_bytes = limits.also_bytes});
+  for (size_t k = 0; k < batches.size(); ++k) {
+    next_batch_ = k + 1 < batches.size() ? &batches[k + 1] : nullptr;
+    RunSplittingFailedBatches(
+        batches[k],
+        [&](const std::vector<size_t>& batch) {
+          return RunBatch(sentences, batch, pruned, outcomes);
+        },
+        [&](size_t i, const DeviceFailure& failure) {
+          if (options_.cpu_fallback) {
+            on_cpu->emplace_back(i, failure.Why());
+          } else {
+            (*outcomes)[i] = DeviceFailureOutcome(failure);
+            Done(i, (*outcomes)[i], false);
+          }
+        });
+  }
+  next_batch_ = nullptr;
   FinishExtraction();
 }
 
@@ -117,8 +124,8 @@ void DeviceBackend::ParseOnCpu(std::span<const SentenceInput> sentences,
       for (const auto& [i, why] : which) {
         (*outcomes)[i].status = ParseStatus::kFailed;
         (*outcomes)[i].message = "a sentence of " + std::to_string(sentences[i].words.size()) +
-                                 " words " + why + ", and no CPU backend: " +
-                                 made.status().message();
+                                 " words " + why +
+                                 ", and no CPU backend: " + made.status().message();
         Done(i, (*outcomes)[i], false);
       }
       return;

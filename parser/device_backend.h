@@ -91,6 +91,9 @@ class DeviceBackend : public Backend {
   void Done(size_t index, const ParseOutcome& outcome, bool pruned);
 
   const DeviceBackendOptions& options() const { return options_; }
+  // The device batch RunBatch gets after the one it is running, or null (none, or unknown): host
+  // work for it may start beside the running batch's device work.
+  const std::vector<size_t>* NextBatch() const { return next_batch_; }
 
  private:
   std::vector<ParseOutcome> Parse(std::span<const SentenceInput> sentences,
@@ -109,6 +112,7 @@ class DeviceBackend : public Backend {
   std::mutex mutex_;
   const OutcomeListener* listener_ = nullptr;  // this call's
   std::vector<size_t> unpruned_;               // this call's sentences pruning lost
+  const std::vector<size_t>* next_batch_ = nullptr;
 };
 
 }  // namespace cky
