@@ -2,20 +2,25 @@
 // several GPUs (`cky parse --devices`, issue 18) whatever runs serially on the host caps the
 // scaling, so it runs on all cores. Prints, per grammar, seconds and words/s over sentences with
 // the WSJ-23 lengths (words taken in turn from GUM sentences), on 1 thread and on T threads; the
-// scores must be equal.
+// scores must be equal. Then, per grammar, the pruner's projections of those scores to each
+// pre-parse level (ProjectLexicalScores, on the host before each level's pass: the first level's
+// is what a GPU batch's first kernels wait for) on 1 thread, and the finite fine scores a word.
 //
 //   build/bench/lexical_scoring_bench [--shared ../shared] [--threads T] [GRAMMAR...]
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "common/sentence_file.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
-#include "parser/parser.h"
+#include "parser/coarse_to_fine.h"
 #include "parser/cpu_backend.h"
+#include "parser/grammar_projection.h"
+#include "parser/parser.h"
 
 namespace {
 
@@ -77,6 +82,12 @@ int main(int argc, char** argv) {
   std::printf("| grammar | lexicon | 1 thread: s | words/s | %d threads: s | words/s | equal |\n",
               many);
   std::printf("| --- | --- | ---: | ---: | ---: | ---: | --- |\n");
+  struct Projections {
+    std::string spec;
+    cky::BerkeleyModel model;
+    std::vector<cky::SentenceInput> scored;
+  };
+  std::vector<Projections> projections;
   for (const std::string& spec : grammars) {
     auto model = cky::LoadBerkeleyModel(spec);
     if (!model.ok()) {
@@ -101,6 +112,34 @@ int main(int argc, char** argv) {
                 lexicon->exact() ? "exact (.gr)" : "text export", seconds[0],
                 total_words / seconds[0], seconds[1], total_words / seconds[1],
                 equal ? "yes" : "NO");
+    projections.push_back({spec, std::move(*model), std::move(runs[0])});
+  }
+  std::printf(
+      "\n| grammar | finite fine scores a word (of states) | level: 1 thread s, words/s |\n");
+  std::printf("| --- | ---: | --- |\n");
+  for (const Projections& p : projections) {
+    auto pruner = cky::CoarseToFinePruner::Create(p.model.grammar, cky::PruningOptions::Safe());
+    if (!pruner.ok()) continue;
+    size_t finite = 0;
+    for (const cky::SentenceInput& s : p.scored) {
+      for (double x : s.lexical.scores) finite += x > -std::numeric_limits<double>::infinity();
+    }
+    std::string levels;
+    for (int32_t k = 0; k < (*pruner)->num_levels(); ++k) {
+      cky::LexicalScores coarse;
+      const auto start = std::chrono::steady_clock::now();
+      for (const cky::SentenceInput& s : p.scored) {
+        cky::ProjectLexicalScores((*pruner)->level(k), s.lexical, &coarse);
+      }
+      const double sec =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      char cell[96];
+      std::snprintf(cell, sizeof(cell), "%s%d (%d states): %.3f, %.0f", levels.empty() ? "" : "; ",
+                    k, (*pruner)->level(k).grammar.num_states(), sec, total_words / sec);
+      levels += cell;
+    }
+    std::printf("| %s | %.0f (%d) | %s |\n", p.spec.c_str(), double(finite) / total_words,
+                p.model.grammar.num_states(), levels.c_str());
   }
   return 0;
 }
