@@ -258,7 +258,13 @@ void CudaCoarseToFine::Run(std::span<const LexicalScores* const> sentences,
        .budget = device.BatchBudget(),
        .also_budget = options.also_budget,
        .also_bytes = options.also_needs},
-      [&](const std::vector<size_t>& batch) { return RunBatch(sentences, batch, visit, stats); },
+      [&](const std::vector<size_t>& batch, const std::vector<size_t>* next) {
+        std::vector<const LexicalScores*> coming;
+        if (next) {
+          for (size_t i : *next) coming.push_back(sentences[i]);
+        }
+        return RunBatch(sentences, batch, visit, stats, /*beside_device=*/{}, coming);
+      },
       [&](size_t i, const DeviceFailure& failure) {
         failed->push_back(i);
         *why = failure.Why();

@@ -39,29 +39,24 @@ void DeviceBackend::RunOnDevice(std::span<const SentenceInput> sentences, std::v
                                 bool pruned, const Limits& limits,
                                 std::vector<ParseOutcome>* outcomes,
                                 std::vector<std::pair<size_t, std::string>>* on_cpu) {
-  // RunInDeviceBatches' loop, with the batch after each one known to RunBatch (NextBatch).
-  const std::vector<std::vector<size_t>> batches = LongestFirstBatches(
+  RunInDeviceBatches(
       std::move(order), [&](size_t i) { return Length(sentences[i]); }, limits.bytes,
       {.max_sentences = options_.max_batch_sentences,
        .budget = limits.budget,
        .also_budget = limits.also_budget,
-       .also_bytes = limits.also_bytes});
-  for (size_t k = 0; k < batches.size(); ++k) {
-    next_batch_ = k + 1 < batches.size() ? &batches[k + 1] : nullptr;
-    RunSplittingFailedBatches(
-        batches[k],
-        [&](const std::vector<size_t>& batch) {
-          return RunBatch(sentences, batch, pruned, outcomes);
-        },
-        [&](size_t i, const DeviceFailure& failure) {
-          if (options_.cpu_fallback) {
-            on_cpu->emplace_back(i, failure.Why());
-          } else {
-            (*outcomes)[i] = DeviceFailureOutcome(failure);
-            Done(i, (*outcomes)[i], false);
-          }
-        });
-  }
+       .also_bytes = limits.also_bytes},
+      [&](const std::vector<size_t>& batch, const std::vector<size_t>* next) {
+        next_batch_ = next;
+        return RunBatch(sentences, batch, pruned, outcomes);
+      },
+      [&](size_t i, const DeviceFailure& failure) {
+        if (options_.cpu_fallback) {
+          on_cpu->emplace_back(i, failure.Why());
+        } else {
+          (*outcomes)[i] = DeviceFailureOutcome(failure);
+          Done(i, (*outcomes)[i], false);
+        }
+      });
   next_batch_ = nullptr;
   FinishExtraction();
 }

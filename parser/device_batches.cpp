@@ -51,11 +51,16 @@ void RunSplittingFailedBatches(
 void RunInDeviceBatches(
     std::vector<size_t> candidates, const std::function<int32_t(size_t index)>& length,
     const std::function<size_t(int32_t length)>& bytes, const DeviceBatchLimits& limits,
-    const std::function<std::optional<DeviceFailure>(const std::vector<size_t>& batch)>& run,
+    const std::function<std::optional<DeviceFailure>(const std::vector<size_t>& batch,
+                                                     const std::vector<size_t>* next)>& run,
     const std::function<void(size_t index, const DeviceFailure& failure)>& failed_alone) {
-  for (const std::vector<size_t>& batch :
-       LongestFirstBatches(std::move(candidates), length, bytes, limits)) {
-    RunSplittingFailedBatches(batch, run, failed_alone);
+  const std::vector<std::vector<size_t>> batches =
+      LongestFirstBatches(std::move(candidates), length, bytes, limits);
+  for (size_t k = 0; k < batches.size(); ++k) {
+    const std::vector<size_t>* next = k + 1 < batches.size() ? &batches[k + 1] : nullptr;
+    RunSplittingFailedBatches(
+        batches[k], [&](const std::vector<size_t>& batch) { return run(batch, next); },
+        failed_alone);
   }
 }
 

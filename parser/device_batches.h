@@ -53,11 +53,13 @@ void RunSplittingFailedBatches(
     const std::function<void(size_t index, const DeviceFailure& failure)>& failed_alone);
 
 // LongestFirstBatches, each batch through RunSplittingFailedBatches: what every CUDA backend does
-// with the sentences of one call.
+// with the sentences of one call. `run` also gets the batch that comes after (null for the last),
+// so that host work for it may start beside the device's (a failed batch's halves get the same).
 void RunInDeviceBatches(
     std::vector<size_t> candidates, const std::function<int32_t(size_t index)>& length,
     const std::function<size_t(int32_t length)>& bytes, const DeviceBatchLimits& limits,
-    const std::function<std::optional<DeviceFailure>(const std::vector<size_t>& batch)>& run,
+    const std::function<std::optional<DeviceFailure>(const std::vector<size_t>& batch,
+                                                     const std::vector<size_t>* next)>& run,
     const std::function<void(size_t index, const DeviceFailure& failure)>& failed_alone);
 
 // The outcome of a sentence that failed on the device and that no CPU parses:

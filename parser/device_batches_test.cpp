@@ -35,6 +35,33 @@ TEST(LongestFirstBatchesTest, NoCandidatesNoBatches) {
                   .empty());
 }
 
+// Each run is told the batch that comes after it (null for the last); a failed batch's halves are
+// told the same one.
+TEST(RunInDeviceBatchesTest, EachRunKnowsTheNextBatch) {
+  const std::vector<int32_t> lengths = {3, 9, 1, 9, 5, 2, 7, 3};
+  std::vector<std::vector<size_t>> runs;
+  std::vector<std::optional<std::vector<size_t>>> nexts;
+  RunInDeviceBatches(
+      {0, 1, 2, 3, 4, 5, 6, 7}, [&](size_t i) { return lengths[i]; },
+      [](int32_t n) { return size_t(n) * 10; }, {.max_sentences = 3, .budget = 200},
+      [&](const std::vector<size_t>& b,
+          const std::vector<size_t>* next) -> std::optional<DeviceFailure> {
+        runs.push_back(b);
+        nexts.push_back(next ? std::optional(*next) : std::nullopt);
+        if (b.size() == 3 && b[0] == 6) return DeviceFailure{.out_of_memory = true};
+        return std::nullopt;
+      },
+      [](size_t, const DeviceFailure&) { ADD_FAILURE() << "no sentence fails alone"; });
+  // Batches {1, 3}, {6, 4, 0} (out of memory: {6}, then {4, 0}), {7, 5, 2}.
+  const std::vector<std::vector<size_t>> expected_runs = {
+      {1, 3}, {6, 4, 0}, {6}, {4, 0}, {7, 5, 2}};
+  EXPECT_EQ(runs, expected_runs);
+  const std::vector<size_t> second = {6, 4, 0}, third = {7, 5, 2};
+  const std::vector<std::optional<std::vector<size_t>>> expected_nexts = {second, third, third,
+                                                                          third, std::nullopt};
+  EXPECT_EQ(nexts, expected_nexts);
+}
+
 // A device that fails every batch holding sentence 5 (and, out of memory, any batch of more than 4
 // sentences): the others all run, in batches no larger than needed, and 5 alone is handed back.
 TEST(RunSplittingFailedBatchesTest, FailuresStayWithTheSentencesTheyConcern) {
