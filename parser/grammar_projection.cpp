@@ -363,9 +363,9 @@ void ProjectLexicalScores(const ProjectedGrammar& projection, const LexicalScore
   // Runs of consecutive fine states of one coarse state (a symbol's substates refine in order, so
   // mostly one run a coarse state): at the coarse levels, whose runs are long, a run's maximum and
   // sum are kept in registers, where updating best[c] and sum[c] state by state chained every step
-  // through memory (level 0 of an sm6 grammar 27% faster; runs of 2 or fewer states a run were
-  // slower). The sums add the fine states in their order from 0.0 either way, so the scores are
-  // the same bit for bit.
+  // through memory (runs of 2 or fewer states were slower that way: bench/RESULTS.md). The sums
+  // add the fine states in their order from 0.0 either way, so the scores are the same bit for
+  // bit.
   std::vector<int32_t> run_begin;
   for (int32_t f = 0; f < fine.num_states; ++f) {
     if (f == 0 || projection.from_fine[f] != projection.from_fine[f - 1]) run_begin.push_back(f);
