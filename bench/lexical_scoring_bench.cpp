@@ -10,13 +10,13 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "common/sentence_file.h"
 #include "grammar_io/berkeley_model.h"
 #include "lexicon/lexicon.h"
+#include "parser/chart.h"
 #include "parser/coarse_to_fine.h"
 #include "parser/cpu_backend.h"
 #include "parser/grammar_projection.h"
@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
     if (!pruner.ok()) continue;
     size_t finite = 0;
     for (const cky::SentenceInput& s : p.scored) {
-      for (double x : s.lexical.scores) finite += x > -std::numeric_limits<double>::infinity();
+      for (double x : s.lexical.scores) finite += x > cky::kNegInf;
     }
     std::string levels;
     for (int32_t k = 0; k < (*pruner)->num_levels(); ++k) {
