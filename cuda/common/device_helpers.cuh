@@ -67,9 +67,12 @@ class CudaBuffer : NoCopy {
   }
   // Queued on `stream` (after what is queued there; the host vector may go when this returns).
   bool Upload(const std::vector<T>& host, cudaStream_t stream) {
-    if (!Reserve(host.size())) return false;
-    return host.empty() || cudaMemcpyAsync(data_, host.data(), host.size() * sizeof(T),
-                                           cudaMemcpyHostToDevice, stream) == cudaSuccess;
+    return Upload(host.data(), host.size(), stream);
+  }
+  bool Upload(const T* host, size_t count, cudaStream_t stream) {
+    if (!Reserve(count)) return false;
+    return count == 0 || cudaMemcpyAsync(data_, host, count * sizeof(T), cudaMemcpyHostToDevice,
+                                         stream) == cudaSuccess;
   }
   // Grows with a quarter of headroom, so that a long run's slightly larger batches do not each
   // free and allocate again; the exact size when the headroom does not fit. For device memory

@@ -40,6 +40,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <sstream>
 
@@ -107,6 +108,24 @@ __device__ __forceinline__ void ForEachStateOfWarp(int states, const int* order,
     turn = __shfl_sync(0xffffffffu, turn, 0);
   }
 }
+
+// Host memory for n values, kept and reused by later calls that need no more (left uninitialized:
+// the caller writes every value it uses).
+template <typename T>
+class HostArray {
+ public:
+  T* Get(size_t n) {
+    if (n > capacity_) {
+      data_.reset(new T[n]);
+      capacity_ = n;
+    }
+    return data_.get();
+  }
+
+ private:
+  std::unique_ptr<T[]> data_;
+  size_t capacity_ = 0;
+};
 
 // The batch's sentences: length, first cell and first word in the batch's arrays.
 struct BatchView {
@@ -1056,6 +1075,10 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     }
     trees_ = options_.device_trees && !options_.fine_mask_only;
     if (trees_) {
+      // Loaded now: its first launch comes behind a whole batch's kernels.
+      viterbi::PrepareExtractTrees();
+      cudaFuncAttributes attributes;
+      cudaFuncGetAttributes(&attributes, RootScores);
       // The tree search reads the fine grammar's rules by parent (uploaded), its state symbols
       // and phrasal flags.
       const GrammarView& fine = levels.back().grammar;
@@ -1183,29 +1206,44 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       words += n;
       longest = std::max(longest, n);
     }
-    // The cells of each span length: (sentence, start).
-    std::vector<int2> items;
-    items.reserve(cells);
+    // The cells of each span length: (sentence, start), the spans in turn, each span's sentences
+    // in batch order. A span's first cell from the lengths: span s has sum over sentences of
+    // length n >= s of n - s + 1 cells.
     std::vector<size_t> span_begin(longest + 2, 0);
-    for (int span = 1; span <= longest; ++span) {
-      span_begin[span] = items.size();
-      for (int b = 0; b < sentences; ++b) {
-        for (int start = 0; start + span <= lengths[b]; ++start) items.push_back({b, start});
-      }
-    }
-    span_begin[longest + 1] = items.size();
-    // Pruning kernels 4: the same cells as the sum-product kernels' items.
-    std::vector<io::CellItem> cell_items;
-    size_t widest = 0;  // the most cells of one span length
-    if (pair_levels_) {
-      cell_items.reserve(items.size());
-      for (const int2& item : items) {
-        cell_items.push_back({static_cast<int>(cell_offset[item.x]), lengths[item.x], item.y,
-                              static_cast<int>(word_offset[item.x]), item.x, 0});
+    {
+      std::vector<long long> of_length(longest + 1, 0);
+      for (int b = 0; b < sentences; ++b) ++of_length[lengths[b]];
+      std::vector<long long> span_cells(longest + 1, 0);
+      long long at_least = 0, their_words = 0;  // sentences of length >= s, their lengths summed
+      for (int span = longest; span >= 1; --span) {
+        at_least += of_length[span];
+        their_words += of_length[span] * span;
+        span_cells[span] = their_words - (span - 1) * at_least;
       }
       for (int span = 1; span <= longest; ++span)
-        widest = std::max(widest, span_begin[span + 1] - span_begin[span]);
+        span_begin[span + 1] = span_begin[span] + size_t(span_cells[span]);
     }
+    // Written span by span on the host threads (hundreds of thousands of cells: the first batch's
+    // arrays are fresh memory, faulted in by the threads that write them). Pruning kernels 4: the
+    // same cells as the sum-product kernels' items too.
+    int2* items = host_items_.Get(cells);
+    io::CellItem* cell_items = pair_levels_ ? host_cell_items_.Get(cells) : nullptr;
+    ForEachOnHostThreads(longest, size_t(cells) * 4, [&](int j) {
+      const int span = j + 1;
+      size_t at = span_begin[span];
+      for (int b = 0; b < sentences; ++b) {
+        for (int start = 0; start + span <= lengths[b]; ++start, ++at) {
+          items[at] = {b, start};
+          if (!cell_items) continue;
+          const int first_cell = static_cast<int>(cell_offset[b]);
+          const int first_word = static_cast<int>(word_offset[b]);
+          cell_items[at] = {first_cell, lengths[b], start, first_word, b, 0};
+        }
+      }
+    });
+    size_t widest = 0;  // the most cells of one span length
+    for (int span = 1; span <= longest; ++span)
+      widest = std::max(widest, span_begin[span + 1] - span_begin[span]);
     clock.Switch(profiling_ ? &host_ms_[1] : nullptr);
     const size_t chart_entries = std::max<size_t>(1, size_t(cells) * max_states_);
     const bool mask_only = options_.fine_mask_only;
@@ -1214,16 +1252,18 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
         !allowed_.Reserve(size_t(cells) * allowed_states_) || !survivors_.Reserve(chart_entries) ||
         !lengths_.Upload(lengths, stream_.get()) ||
         !cell_offset_.Upload(cell_offset, stream_.get()) ||
-        !word_offset_.Upload(word_offset, stream_.get()) || !items_.Upload(items, stream_.get()) ||
+        !word_offset_.Upload(word_offset, stream_.get()) ||
+        !items_.Upload(items, size_t(cells), stream_.get()) ||
         !fine_index_.Reserve(mask_only || trees_ ? 1 : size_t(cells) * fine_states_)) {
       return PrunedBatchResult::kOutOfMemory;
     }
     if (UsesOutPost() && !out_post_.Reserve(std::max<size_t>(1, size_t(cells) * max_pre_states_))) {
       return PrunedBatchResult::kOutOfMemory;
     }
+    if (trees_ && !ReserveTreeBuffers(lengths)) return PrunedBatchResult::kOutOfMemory;
     if (pair_levels_ &&
         (cells >= std::numeric_limits<int>::max() / 2 ||
-         !cell_items_.Upload(cell_items, stream_.get()) ||
+         !cell_items_.Upload(cell_items, size_t(cells), stream_.get()) ||
          !present_post_.Reserve(size_t(cells) * max_pair_groups_) ||
          !present_out_.Reserve(size_t(cells) * max_pair_groups_) ||
          !live_buffers_.Reserve(max_live_pairs_, max_pair_tiles_, static_cast<int>(widest)))) {
@@ -1429,14 +1469,14 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     if (mask_ready_ && cudaEventRecord(mask_ready_, stream_.get()) != cudaSuccess) {
       return Fail("the fine mask's event", error);
     }
-    clock.Switch(nullptr);
-    if (before_level) before_level(num_levels);  // the caller's host work beside the device's
-    clock.Switch(profiling_ ? &host_ms_[3] : nullptr);
-    // The copy back's profile starts here, after the caller's work (which may have queued and
-    // waited for device work of its own: the pruned max-rule passes).
-    Mark();
     // The fine chart's finite entries: scores into pre_ (free now), indices into fine_index_.
     const long long total = mask_only || trees_ ? 0 : cells * fine_states_;
+    // The tree search or the compaction is queued before the caller's work, so that the device
+    // need not wait for it; the copy back's profile includes them (and any wait for the caller's
+    // work). Otherwise it starts after the caller's work (which may have queued and waited for
+    // device work of its own: the pruned max-rule passes).
+    const bool kernels_before_copy = trees_ || total > 0;
+    if (kernels_before_copy) Mark();
     if (trees_ && !LaunchTreeSearch(lengths, cell_offset, error)) {
       return PrunedBatchResult::kOutOfMemory;
     }
@@ -1445,6 +1485,10 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
                           std::min<long long>(8192, (total + kThreads - 1) / kThreads)),
                       kThreads, 0, stream_.get()>>>(post_.get(), total, counters_ + 2 * num_levels,
                                                     fine_index_.get(), pre_.get());
+    clock.Switch(nullptr);
+    if (before_level) before_level(num_levels);  // the caller's host work beside the device's
+    clock.Switch(profiling_ ? &host_ms_[3] : nullptr);
+    if (!kernels_before_copy) Mark();
     std::vector<unsigned long long> counters(2 * num_levels + 1);
     if (!CopyBack(counters.data(), counters_, counters.size() * sizeof(unsigned long long))) {
       return Fail("counter copy", error);
@@ -1512,6 +1556,17 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   // A sentence's node slots: room for any tree (as cuda/viterbi's ParseTrees), or the tests'.
   int NodeSlots(int length) const {
     return options_.tree_node_slots > 0 ? options_.tree_node_slots : viterbi::TreeNodeSlots(length);
+  }
+
+  // device_trees: the tree search's buffers, reserved with the batch's others before any kernel is
+  // queued (LaunchTreeSearch comes behind the batch's kernels, and the caller's work beside them
+  // after it: an allocation there waited for the device).
+  bool ReserveTreeBuffers(const std::vector<int>& lengths) {
+    size_t slots = 0;
+    for (int n : lengths) slots += size_t(NodeSlots(n));
+    const size_t sentences = lengths.size();
+    return tree_meta_.Reserve(3 * sentences + 1) && node_count_.Reserve(sentences) &&
+           nodes_.Reserve(slots) && root_score_.Reserve(sentences);
   }
 
   // device_trees: the tree search over the batch's fine charts (cuda/viterbi/extract.cuh) and its
@@ -1659,6 +1714,9 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   // device_trees (and not fine_mask_only): the tree search's buffers.
   static constexpr double kTreeTolerance = 1e-5;  // parser/tree_extraction.h's default
   bool trees_ = false;
+  // A batch's cell lists on the host (kept: the next batch reuses their memory).
+  HostArray<int2> host_items_;
+  HostArray<io::CellItem> host_cell_items_;
   DeviceArray<int> tree_meta_, node_count_;
   std::vector<int> node_offset_;  // the batch's node slots: sentence b's from node_offset_[b]
   DeviceArray<int4> nodes_;

@@ -188,6 +188,11 @@ __global__ void __launch_bounds__(kExtractThreads) ExtractTreesKernel(ExtractArg
 
 }  // namespace
 
+void PrepareExtractTrees() {
+  cudaFuncAttributes attributes;
+  cudaFuncGetAttributes(&attributes, ExtractTreesKernel);
+}
+
 void LaunchExtractTrees(const ExtractArgs& x, int num_sentences, cudaStream_t stream) {
   ExtractTreesKernel<<<num_sentences, kExtractThreads, 0, stream>>>(x);
 }

@@ -51,5 +51,8 @@ struct ExtractArgs {
   const double* chart_double = nullptr;
 };
 void LaunchExtractTrees(const ExtractArgs& x, int num_sentences, cudaStream_t stream);
+// Loads the tree search's kernel (modules load lazily, at a kernel's first launch otherwise), for
+// a caller that first launches it behind long work.
+void PrepareExtractTrees();
 
 }  // namespace cky::cuda::viterbi
