@@ -185,22 +185,28 @@ class CudaPrunedBackend : public DeviceBackend {
     std::iota(positions.begin(), positions.end(), size_t{0});
     const auto visit = [&](CudaPrunedBatch& device_batch) {
       if (!device_batch.trees.empty()) {
-        // Trees read on the device: only their nodes came back.
-        timeline::Scope scope("trees from device nodes");
-        // Where the device search stopped, the CPU fallback (the CPU pruned backend: the same
-        // pruner and fine pass, so the same chart) parses the sentence and its search goes on.
-        std::vector<std::pair<size_t, std::string>> on_cpu;
-        for (size_t b = 0; b < device_batch.indices.size(); ++b) {
-          const size_t i = batch[device_batch.indices[b]];
-          const cuda::DeviceTree& tree = device_batch.trees[b];
-          if (tree.status == cuda::DeviceTree::kChart) {
-            on_cpu.emplace_back(i, "whose tree the device search did not finish");
-            continue;
+        // Trees read on the device: only their nodes came back. Built while the device runs the
+        // next batch (its kernels queued first), on the extraction threads.
+        BesideNextBatch([this, sentences, batch, outcomes,
+                         device_batch = std::move(device_batch)](ThreadPool& pool) {
+          timeline::Scope scope("trees from device nodes");
+          pool.ParallelFor(int(device_batch.indices.size()), [&](int b, int) {
+            const cuda::DeviceTree& tree = device_batch.trees[b];
+            if (tree.status == cuda::DeviceTree::kChart) return;
+            const size_t i = batch[device_batch.indices[b]];
+            (*outcomes)[i] = OutcomeOfPrunedTree(sentences[i], tree, device_batch.root_score[b]);
+            Done(i, (*outcomes)[i], /*pruned=*/true);
+          });
+          // Where the device search stopped, the CPU fallback (the CPU pruned backend: the same
+          // pruner and fine pass, so the same chart) parses the sentence and its search goes on.
+          std::vector<std::pair<size_t, std::string>> on_cpu;
+          for (size_t b = 0; b < device_batch.indices.size(); ++b) {
+            if (device_batch.trees[b].status != cuda::DeviceTree::kChart) continue;
+            on_cpu.emplace_back(batch[device_batch.indices[b]],
+                                "whose tree the device search did not finish");
           }
-          (*outcomes)[i] = OutcomeOfPrunedTree(sentences[i], tree, device_batch.root_score[b]);
-          Done(i, (*outcomes)[i], /*pruned=*/true);
-        }
-        ParseOnCpu(sentences, on_cpu, outcomes);
+          ParseOnCpu(sentences, on_cpu, outcomes);
+        });
         return;
       }
       // Trees are extracted in the background, in parallel, while the device runs the next batch.
@@ -217,8 +223,10 @@ class CudaPrunedBackend : public DeviceBackend {
         });
       });
     };
-    return pruner_->RunBatch(lexical, positions, visit, /*stats=*/nullptr, /*beside_device=*/{},
-                             next);
+    return pruner_->RunBatch(
+        lexical, positions, visit, /*stats=*/nullptr,
+        [this](const uint8_t* /*fine_mask*/, const void* /*mask_ready*/) { RunBesideDevice(); },
+        next);
   }
 
   // A sentence's outcome from its tree read on the device (kTree or kNoParse), as ViterbiOutcome

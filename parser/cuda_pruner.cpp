@@ -314,10 +314,11 @@ std::optional<DeviceFailure> CudaCoarseToFine::RunBatch(
         ProjectLexicalScores(p.level(int32_t(k)), *sentences[batch[b]], &projected[b][k]);
         refs[b].lexical[k] = projected[b][k].scores.data();
       });
-    } else {
+    } else if (k == size_t(levels) + 1) {
+      // Every kernel of this batch is queued and the host would only wait (k == levels, before
+      // the fine rows' upload, asks for nothing: work there held up the fine pass): the caller's
+      // work, then the next batch's first level, which its kernels would otherwise wait for.
       if (beside_device) beside_device(impl_->device->FineMask(), impl_->device->FineMaskReady());
-      // Every kernel of this batch is queued and the host would only wait: the next batch's
-      // first level now, which its kernels would otherwise wait for.
       if (levels > 0 && !next_batch.empty()) {
         const auto projecting = now();
         if (impl_->ahead.size() < next_batch.size()) impl_->ahead.resize(next_batch.size());

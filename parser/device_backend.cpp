@@ -26,6 +26,24 @@ void DeviceBackend::FinishExtraction() {
   if (extraction_.joinable()) extraction_.join();
 }
 
+void DeviceBackend::BesideNextBatch(std::function<void(ThreadPool& pool)> work) {
+  if (next_batch_) {
+    held_ = std::move(work);
+    return;
+  }
+  RunBesideDevice();  // the previous batch's first, when this batch did not run it
+  FinishExtraction();
+  work(extraction_pool_);
+}
+
+void DeviceBackend::RunBesideDevice() {
+  if (!earlier_) return;
+  std::function<void(ThreadPool&)> work = std::move(earlier_);
+  earlier_ = nullptr;
+  FinishExtraction();
+  work(extraction_pool_);
+}
+
 void DeviceBackend::Done(size_t index, const ParseOutcome& outcome, bool pruned) {
   if (pruned && outcome.status == ParseStatus::kNoParse) {
     std::lock_guard lock(mutex_);
@@ -47,7 +65,11 @@ void DeviceBackend::RunOnDevice(std::span<const SentenceInput> sentences, std::v
        .also_bytes = limits.also_bytes},
       [&](const std::vector<size_t>& batch, const std::vector<size_t>* next) {
         next_batch_ = next;
-        return RunBatch(sentences, batch, pruned, outcomes);
+        earlier_ = std::move(held_);
+        held_ = nullptr;
+        std::optional<DeviceFailure> failure = RunBatch(sentences, batch, pruned, outcomes);
+        RunBesideDevice();  // when the batch did not
+        return failure;
       },
       [&](size_t i, const DeviceFailure& failure) {
         if (options_.cpu_fallback) {
@@ -58,6 +80,12 @@ void DeviceBackend::RunOnDevice(std::span<const SentenceInput> sentences, std::v
         }
       });
   next_batch_ = nullptr;
+  if (held_) {  // a next batch was announced and never ran
+    std::function<void(ThreadPool&)> work = std::move(held_);
+    held_ = nullptr;
+    FinishExtraction();
+    work(extraction_pool_);
+  }
   FinishExtraction();
 }
 

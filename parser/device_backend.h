@@ -86,6 +86,17 @@ class DeviceBackend : public Backend {
   // Runs `work` on the background extraction thread once the previous batch's is finished.
   void Extract(std::function<void(ThreadPool& pool)> work);
   void FinishExtraction();
+  // Host work of the batch RunBatch is running that may wait until the next batch's device work
+  // is queued (building trees read on the device): held, and run when RunBatch of the next batch
+  // calls RunBesideDevice, so that the device need not wait for it between the batches (a thread
+  // beside the next batch's host work slowed that work). Run at once when no next batch is known;
+  // after the next RunBatch returns when it did not call RunBesideDevice (it failed first). Every
+  // piece runs from the calling thread, in batch order, before RunOnDevice returns, with the
+  // extraction threads (no extraction runs meanwhile).
+  void BesideNextBatch(std::function<void(ThreadPool& pool)> work);
+  // For RunBatch, once its device work is queued and the host would wait for it: runs the previous
+  // batch's held work (BesideNextBatch), if any.
+  void RunBesideDevice();
   // Sentence `index`'s outcome is written: final, or (pruned, no parse) to be parsed unpruned.
   // Thread-safe.
   void Done(size_t index, const ParseOutcome& outcome, bool pruned);
@@ -113,6 +124,8 @@ class DeviceBackend : public Backend {
   const OutcomeListener* listener_ = nullptr;  // this call's
   std::vector<size_t> unpruned_;               // this call's sentences pruning lost
   const std::vector<size_t>* next_batch_ = nullptr;
+  std::function<void(ThreadPool&)> held_;     // the running batch's BesideNextBatch work
+  std::function<void(ThreadPool&)> earlier_;  // the previous batch's, for RunBesideDevice
 };
 
 }  // namespace cky

@@ -152,6 +152,8 @@ std::vector<ParseOutcome> Parser::ParseScored(std::span<const std::vector<std::s
       if (!settled[r]) settle(r, second[r]);
     }
   }
+  // The next caller's batch need not wait while this call's copies are freed.
+  if (one_batch.owns_lock()) one_batch.unlock();
   return outcomes;
 }
 
