@@ -492,7 +492,9 @@ __global__ void __launch_bounds__(kThreads)
   // Pruning kernels 5's binary launch: the unary layer is a launch of its own (unary_only).
   if (binary_only) return;
   __syncthreads();
-  for (int a = threadIdx.x; a < states; a += blockDim.x) {
+  // A unary_only launch of few cells may spread a cell's states over gridDim.y blocks (the other
+  // launches have one block a cell here).
+  for (int a = threadIdx.x + blockIdx.y * blockDim.x; a < states; a += blockDim.x * gridDim.y) {
     if (ok && !ok[a]) {
       post_cell[a] = neg_inf;
       continue;
@@ -1386,7 +1388,11 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
               level.View(), view, span_items, span, allowed, rows, post_.get(), pre_.get(), false,
               false, pair_first, false, dense_chunk);
         } else {
-          InsideSpan<false><<<dim3(count, chunks), kThreads, shared, stream_.get()>>>(
+          // After the pair kernels (unary_only), a span of few cells spreads each cell's states
+          // over blocks: one block a cell ran each state's unary rules in turn, a long chain for
+          // one thread (most of the fine pass's longer spans).
+          const int blocks = pairs && span > 1 ? UnaryBlocksPerCell(count, states) : chunks;
+          InsideSpan<false><<<dim3(count, blocks), kThreads, shared, stream_.get()>>>(
               level.View(), view, span_items, span, allowed, rows, post_.get(), pre_.get(),
               split_bits, pairs && span > 1, pair_first, chunks > 1, 0);
         }
@@ -1549,6 +1555,16 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
     if (!spread_ || count <= 0) return 1;
     constexpr long long kBlocksPerSm = 4;
     const long long most = (states + kWarps - 1) / kWarps;
+    const long long wanted = (kBlocksPerSm * num_sms_ + count - 1) / count;
+    return static_cast<int>(std::clamp<long long>(wanted, 1, most));
+  }
+
+  // The blocks a cell of a unary_only launch of `count` cells: enough for kBlocksPerSm blocks on
+  // every SM, at most one state a thread.
+  int UnaryBlocksPerCell(int count, int states) const {
+    if (count <= 0) return 1;
+    constexpr long long kBlocksPerSm = 4;
+    const long long most = (states + kThreads - 1) / kThreads;
     const long long wanted = (kBlocksPerSm * num_sms_ + count - 1) / count;
     return static_cast<int>(std::clamp<long long>(wanted, 1, most));
   }
