@@ -80,12 +80,9 @@ void DeviceBackend::RunOnDevice(std::span<const SentenceInput> sentences, std::v
         }
       });
   next_batch_ = nullptr;
-  if (held_) {  // a next batch was announced and never ran
-    std::function<void(ThreadPool&)> work = std::move(held_);
-    held_ = nullptr;
-    FinishExtraction();
-    work(extraction_pool_);
-  }
+  earlier_ = std::move(held_);  // a next batch was announced and never ran
+  held_ = nullptr;
+  RunBesideDevice();
   FinishExtraction();
 }
 

@@ -1234,12 +1234,11 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
       const int span = j + 1;
       size_t at = span_begin[span];
       for (int b = 0; b < sentences; ++b) {
+        const int first_cell = static_cast<int>(cell_offset[b]);
+        const int first_word = static_cast<int>(word_offset[b]);
         for (int start = 0; start + span <= lengths[b]; ++start, ++at) {
           items[at] = {b, start};
-          if (!cell_items) continue;
-          const int first_cell = static_cast<int>(cell_offset[b]);
-          const int first_word = static_cast<int>(word_offset[b]);
-          cell_items[at] = {first_cell, lengths[b], start, first_word, b, 0};
+          if (cell_items) cell_items[at] = {first_cell, lengths[b], start, first_word, b, 0};
         }
       }
     });
