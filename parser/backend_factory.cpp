@@ -165,7 +165,10 @@ const std::vector<Recipe>& Recipes() {
                  const PruningOptions* p) -> StatusOr<std::unique_ptr<Backend>> {
     const DeviceBackendOptions device{.extraction_threads = o.threads};
     if (o.decoder == K::kViterbi) {
-      if (p) return MakeCudaPrunedBackend(g, *p, {.threads = o.threads});
+      if (p) {
+        return MakeCudaPrunedBackend(g, *p,
+                                     {.threads = o.threads, .first_lexical = o.first_lexical});
+      }
       return MakeCudaBackend(g, {.kernel = o.kernel, .device = device});
     }
     CudaMaxRuleOptions max_rule{.device = device, .decoder = d};

@@ -10,7 +10,9 @@
 // `auto` pruning on the `auto` device.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +51,11 @@ struct BackendOptions {
   // Max-rule only: > 1 also decodes the k best trees (ParseOutcome::kbest; parser/kbest.h).
   int kbest = 1;
   KBestStyle kbest_style = KBestStyle::kExact;
+  // The first batch's lexical scores when the caller makes them while the backend is made
+  // (LoadedParserOptions::beside_backend), each with its ahead_id; blocks until they are made
+  // (empty: none). Pruned Viterbi on one GPU projects them to its first pre-parse level while the
+  // CUDA context is made, so that the first batch's kernels need not wait for that. May be empty.
+  std::function<std::span<const LexicalScores>()> first_lexical;
 };
 
 // The strings of the edges: "auto", "reference", "cpu", "cuda"; "max-rule", "viterbi"; "auto",

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 
 #include "common/thread_pool.h"
 #include "common/timeline.h"
@@ -32,6 +33,9 @@ struct CudaCoarseToFine::Impl {
   // ahead_of[b].
   std::vector<const LexicalScores*> ahead_of;
   std::vector<LexicalScores> ahead;
+  // The first pre-parse level's projections of the sentences options.first_lexical gave Create,
+  // by their ahead_id, until a batch does not find its sentences here.
+  std::unordered_map<uint64_t, LexicalScores> first;
   std::vector<int32_t> pair_groups;  // CudaCoarseToFine::pair_groups()
   explicit Impl(const CudaPrunerOptions& o) : options(o), pool(o.threads) {}
 };
@@ -132,6 +136,27 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
   auto impl = std::make_unique<Impl>(options);
   impl->pruner = std::move(*pruner);
   const CoarseToFinePruner& p = *impl->pruner;
+  // The first batch's sentences, scored beside the load: their first level's projections are made
+  // while the device's part below waits for the CUDA context, so that the first batch's kernels
+  // need not wait for them (RunBatch). Joined before Create returns (the caller may then move the
+  // scores).
+  std::jthread first_projections;
+  if (options.first_lexical && p.num_levels() > 0) {
+    first_projections = std::jthread([&options, &p, &fine, im = impl.get()] {
+      timeline::Scope scope("load: the first batch's projections (beside the device)");
+      const std::span<const LexicalScores> given = options.first_lexical();
+      std::vector<LexicalScores> made(given.size());
+      im->pool.ParallelFor(static_cast<int>(given.size()), [&](int i, int) {
+        if (given[i].ahead_id == 0 || given[i].num_states != fine.num_states()) return;
+        ProjectLexicalScores(p.level(0), given[i], &made[i]);
+      });
+      for (size_t i = 0; i < given.size(); ++i) {
+        if (given[i].ahead_id != 0 && made[i].num_states > 0) {
+          im->first.emplace(given[i].ahead_id, std::move(made[i]));
+        }
+      }
+    });
+  }
   std::vector<cuda::PruningLevel> levels;
   std::vector<std::optional<cuda::StateGroups>> level_groups(p.num_levels());
   for (int32_t k = 0; k < p.num_levels(); ++k) {
@@ -176,6 +201,7 @@ StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
     impl->device = cuda::DevicePrunedViterbi::Create(levels, device_options, &error);
   }
   if (!impl->device) return Status::Error("CUDA pruned backend: " + error);
+  if (first_projections.joinable()) first_projections.join();
   return std::unique_ptr<CudaCoarseToFine>(new CudaCoarseToFine(std::move(impl)));
 }
 
@@ -301,6 +327,25 @@ std::optional<DeviceFailure> CudaCoarseToFine::RunBatch(
     first_ahead = ahead_of[b] == sentences[batch[b]];
   }
   ahead_of.clear();
+  // Else those made while the device's part was created, when every sentence has one (the first
+  // batch); a batch that misses one ends them.
+  if (levels > 0 && !first_ahead && !impl_->first.empty()) {
+    bool all = true;
+    for (size_t b = 0; all && b < batch.size(); ++b) {
+      all = impl_->first.count(sentences[batch[b]]->ahead_id) > 0;
+    }
+    if (all) {
+      if (impl_->ahead.size() < batch.size()) impl_->ahead.resize(batch.size());
+      for (size_t b = 0; b < batch.size(); ++b) {
+        auto made = impl_->first.find(sentences[batch[b]]->ahead_id);
+        impl_->ahead[b] = std::move(made->second);
+        impl_->first.erase(made);
+      }
+      first_ahead = true;
+    } else {
+      impl_->first.clear();
+    }
+  }
   double host_seconds = 0;  // the projections and the caller's work, apart from the device's
   const auto before_level = [&](size_t k) {
     const auto begun = now();
@@ -322,8 +367,17 @@ std::optional<DeviceFailure> CudaCoarseToFine::RunBatch(
       if (levels > 0 && !next_batch.empty()) {
         const auto projecting = now();
         if (impl_->ahead.size() < next_batch.size()) impl_->ahead.resize(next_batch.size());
+        // (Those made beside the device's creation are taken, not made again.)
+        std::vector<char> taken(next_batch.size(), 0);
+        for (size_t b = 0; b < next_batch.size() && !impl_->first.empty(); ++b) {
+          auto made = impl_->first.find(next_batch[b]->ahead_id);
+          if (made == impl_->first.end()) continue;
+          impl_->ahead[b] = std::move(made->second);
+          impl_->first.erase(made);
+          taken[b] = 1;
+        }
         impl_->pool.ParallelFor(int(next_batch.size()), [&](int b, int) {
-          ProjectLexicalScores(p.level(0), *next_batch[b], &impl_->ahead[b]);
+          if (!taken[b]) ProjectLexicalScores(p.level(0), *next_batch[b], &impl_->ahead[b]);
         });
         ahead_of.assign(next_batch.begin(), next_batch.end());
         project_seconds_ += seconds(projecting);

@@ -67,6 +67,10 @@ struct CudaPrunerOptions {
   // Pruned Viterbi's backend (MakeCudaPrunedBackend): DeviceBackendOptions::cpu_fallback (false
   // under --devices, so that a failing device is seen and its work moved).
   bool cpu_fallback = true;
+  // BackendOptions::first_lexical: Create projects these sentences' scores (those with an
+  // ahead_id) to the first pre-parse level beside the device's creation, and a batch of them
+  // takes those projections instead of making its own.
+  std::function<std::span<const LexicalScores>()> first_lexical;
 };
 
 // One batch's results, as CudaCoarseToFine::Run hands them over (views, valid during the call).

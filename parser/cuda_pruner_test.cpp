@@ -27,20 +27,27 @@ namespace {
 // the CPU pruner's. Returns how many items were compared at pre-parse levels (kept ones).
 // pruning_kernels: cuda/pruning's pre-parse kernel variant (0: the default).
 // dense_chunk, pair_group_substates, pair_sparse_below, pair_cells: CudaPrunerOptions' (0, 0, -1,
-// 0: their defaults). *pair_groups (when given): CudaCoarseToFine::pair_groups().
+// 0: their defaults). *pair_groups (when given): CudaCoarseToFine::pair_groups(). `first`, when
+// given: CudaPrunerOptions::first_lexical, and max_batch_sentences.
+struct FirstLexical {
+  std::function<std::span<const LexicalScores>()> given;
+  int max_batch_sentences = 1024;
+};
 int64_t ExpectSameAsCpu(const Grammar& g, const std::vector<LexicalScores>& lexical,
                         const PruningOptions& pruning, const std::string& what,
                         int pruning_kernels = 0, int dense_chunk = 0, int pair_group_substates = 0,
-                        std::vector<int32_t>* pair_groups = nullptr,
-                        double pair_sparse_below = -1, int pair_cells = 0) {
+                        std::vector<int32_t>* pair_groups = nullptr, double pair_sparse_below = -1,
+                        int pair_cells = 0, const FirstLexical& first = {}) {
   auto device = CudaCoarseToFine::Create(g, pruning,
-                                         {.keep_level_survivors = true,
+                                         {.max_batch_sentences = first.max_batch_sentences,
+                                          .keep_level_survivors = true,
                                           .pruning_kernels = pruning_kernels,
                                           .device_trees = false,
                                           .dense_chunk = dense_chunk,
                                           .pair_group_substates = pair_group_substates,
                                           .pair_sparse_below = pair_sparse_below,
-                                          .pair_cells = pair_cells});
+                                          .pair_cells = pair_cells,
+                                          .first_lexical = first.given});
   EXPECT_TRUE(device.ok()) << device.status().message();
   if (!device.ok()) return 0;
   if (pair_groups) *pair_groups = (*device)->pair_groups();
@@ -219,6 +226,47 @@ TEST(CudaPrunerTest, FinePassTiledByStateGroupsGivesTheCpuChart) {
   // Groups and every tile sparse.
   EXPECT_EQ(ExpectSameAsCpu(g, lexical, pruning, "split16 groups, sparse", 0, 0, 2, nullptr, 2.0),
             kept);
+}
+
+// The first batch's projections made while the pruner is created (CudaPrunerOptions::
+// first_lexical, the sentences `cky parse` scores beside the load): the same survivors and charts,
+// whether the given sentences are the batches' (the first batch takes theirs, the next one's are
+// taken for its projections ahead), only some of them (the first batch misses one: all dropped),
+// or carry no ahead_id.
+TEST(CudaPrunerTest, FirstBatchProjectedAtCreationGivesTheCpuCharts) {
+  CKY_SKIP_WITHOUT_CUDA_DEVICE();
+  const TestGrammar grammar = MakeRandomTestGrammar(SplitShape(5, 8));
+  const Grammar& g = grammar.grammar();
+  std::vector<LexicalScores> lexical;
+  for (const SentenceInput& input :
+       ScoredInputs(grammar, RandomTestSentences(grammar.model, 10, 1, 14, 9, 30)))
+    lexical.push_back(input.lexical);
+  for (size_t i = 0; i < lexical.size(); ++i) lexical[i].ahead_id = 1000 + i;
+  const PruningOptions pruning = TestPruning("tight");
+  const int64_t kept = ExpectSameAsCpu(g, lexical, pruning, "no first");
+  EXPECT_GT(kept, 0);
+  const std::vector<LexicalScores> some(lexical.begin(), lexical.begin() + 4);
+  std::vector<LexicalScores> unnumbered = lexical;
+  for (LexicalScores& l : unnumbered) l.ahead_id = 0;
+  struct Case {
+    std::string name;
+    const std::vector<LexicalScores>* given;
+  };
+  int asked = 0;
+  for (const Case& c :
+       {Case{"all", &lexical}, Case{"some", &some}, Case{"unnumbered", &unnumbered}}) {
+    const std::vector<LexicalScores>* given = c.given;
+    const FirstLexical first{.given = [&asked, given]() -> std::span<const LexicalScores> {
+                               ++asked;
+                               return *given;
+                             },
+                             .max_batch_sentences = 3};
+    EXPECT_EQ(
+        ExpectSameAsCpu(g, lexical, pruning, "first " + c.name, 0, 0, 0, nullptr, -1, 0, first),
+        kept)
+        << c.name;
+  }
+  EXPECT_EQ(asked, 3);
 }
 
 TEST(CudaPrunedTest, AutoPrunesMaxRuleButNotViterbiOnTheGpu) {

@@ -1,7 +1,9 @@
 #include "parser/loaded_parser.h"
 
 #include <algorithm>
+#include <atomic>
 #include <future>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -25,6 +27,12 @@ const GrammarProduct* LoadedParser::product() const {
 }
 
 namespace {
+
+// LexicalScores::ahead_id: unique in the process.
+uint64_t NextAheadId() {
+  static std::atomic<uint64_t> next{0};
+  return ++next;
+}
 
 // The product backend's options from the single grammar's (max-rule; on the CPU, or on one CUDA
 // device with the cuda backend).
@@ -157,16 +165,41 @@ StatusOr<std::unique_ptr<LoadedParser>> LoadedParser::Load(const LoadedParserOpt
   // host they took 0.11 s and 0.22 s one after the other (bench/RESULTS.md).
   std::unique_ptr<LoadedParser> loaded(new LoadedParser(std::move(*model)));
   std::optional<StatusOr<Lexicon>> lexicon;
+  // beside_backend's scores, for the backend (which may wait for them while it is made): always
+  // set, null when there are none.
+  auto first = std::make_shared<std::promise<std::vector<LexicalScores>*>>();
+  std::shared_future<std::vector<LexicalScores>*> first_made = first->get_future().share();
   std::jthread lexicon_thread([&] {  // joined below, or on the way out of an exception
+    std::vector<LexicalScores>* made = nullptr;
+    struct Hand {  // on every way out
+      std::promise<std::vector<LexicalScores>*>& promise;
+      std::vector<LexicalScores>*& made;
+      ~Hand() { promise.set_value(made); }
+    } hand{*first, made};
     {
       timeline::Scope scope("load: lexicon");
       lexicon.emplace(Lexicon::Build(loaded->model_, options.lexicon));
     }
-    if (options.beside_backend && lexicon->ok()) options.beside_backend(loaded->model_, **lexicon);
+    if (options.beside_backend && lexicon->ok()) {
+      made = options.beside_backend(loaded->model_, **lexicon);
+      if (made) {
+        for (LexicalScores& scores : *made) {
+          if (!scores.scores.empty()) scores.ahead_id = NextAheadId();
+        }
+      }
+    }
   });
+  BackendOptions backend_options = options.backend;
+  if (options.beside_backend) {
+    backend_options.first_lexical = [first_made]() -> std::span<const LexicalScores> {
+      const std::vector<LexicalScores>* made = first_made.get();
+      if (!made) return {};
+      return *made;
+    };
+  }
   auto backend = [&] {
     timeline::Scope scope("load: backend");
-    return MakeBackend(loaded->model_.grammar, options.backend);
+    return MakeBackend(loaded->model_.grammar, backend_options);
   }();
   lexicon_thread.join();
   // These are faults of the grammar (a lexicon that does not match it, split trees that do not

@@ -40,9 +40,12 @@ struct LoadedParserOptions {
   ParserOptions parser;
   // Called once the grammar and its lexicon are loaded, on the lexicon's thread, while the backend
   // is still being made (a GPU's driver starting, grammars uploaded): `cky parse` reads and scores
-  // its first batch there. Load returns after it has returned. Not called for a product of
+  // its first batch there, and returns those scores (null: none), which the backend is handed too
+  // (BackendOptions::first_lexical: each gets an ahead_id; they must stay as they are until the
+  // caller parses them). Load returns after it has returned. Not called for a product of
   // grammars, nor when the grammar or the lexicon failed.
-  std::function<void(const BerkeleyModel& model, const Lexicon& lexicon)> beside_backend;
+  std::function<std::vector<LexicalScores>*(const BerkeleyModel& model, const Lexicon& lexicon)>
+      beside_backend;
 };
 
 class LoadedParser {

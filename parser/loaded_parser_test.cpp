@@ -59,9 +59,15 @@ TEST(LoadedParserTest, ScoresGivenAheadParseAsScoresComputedByTheParser) {
            ahead.push_back(words.size() > 5 ? LexicalScores{}
                                             : ScoreWords(model.grammar, lexicon, words));
          }
+         return &ahead;
        }});
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   ASSERT_TRUE(called);
+  // Each sentence scored there carries its own number for the backend; the one not scored none.
+  EXPECT_EQ(ahead[0].ahead_id, 0u);
+  EXPECT_NE(ahead[1].ahead_id, 0u);
+  EXPECT_NE(ahead[2].ahead_id, 0u);
+  EXPECT_NE(ahead[1].ahead_id, ahead[2].ahead_id);
   const std::vector<ParseOutcome> scored_here = (*loaded)->parser().Parse(sentences);
   const std::vector<ParseOutcome> given = (*loaded)->parser().Parse(sentences, std::move(ahead));
   ASSERT_EQ(given.size(), sentences.size());

@@ -21,6 +21,10 @@ struct LexicalScores {
   int32_t length = 0;
   int32_t num_states = 0;
   std::vector<double> scores;
+  // Non-zero: these scores were handed to the backend while it was made
+  // (BackendOptions::first_lexical), under this number, which no other scores carry; work it did
+  // on them then is found again by it. Scores made anew (a rescoring) have 0.
+  uint64_t ahead_id = 0;
   const double* word(int32_t i) const { return scores.data() + int64_t(i) * num_states; }
 };
 
