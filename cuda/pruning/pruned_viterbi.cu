@@ -10,7 +10,7 @@
 //      rules, each over every split point, skipping a rule whose left or right child is absent from
 //      every left or right child cell (bitmasks of the states present, built first in shared
 //      memory; each split point's child cells as pointers there too). Then the cell's unary layer,
-//      one thread per state.
+//      one thread per state, a warp per state of many unary rules.
 //   2. OutsideSpan: the max-marginal pass of one span length, from the root down. One warp per item
 //      present in the cell pulls its outside score (post-unary) from the parent cells it can be a
 //      left or a right child in (rules indexed by left and by right child; bitmasks of the parents
@@ -363,6 +363,57 @@ __device__ __forceinline__ void DensePhase(int states, int cells, int chunk, boo
   }
 }
 
+// Kernel 1's unary layer of one cell: post_cell[a] = the maximum of pre_cell[a] and, over a's unary
+// rules u, log_prob(u) + pre_cell[child(u)], for the allowed states a (-infinity for the others).
+// The block takes kThreads states at a time: a state of few rules is its thread's; the states of
+// more than kUnaryWarpRules are then shared out to the warps, whose lanes take each one's rules (a
+// thread walking a fine S or ROOT state's 400 rules in turn held its whole block). A unary_only
+// launch of few cells may spread a cell's states over gridDim.y blocks (the other launches have
+// one block a cell here). Every candidate is formed as before, and the maximum is the same in any
+// order. Called by the whole block.
+constexpr int kUnaryWarpRules = 32;
+__device__ __forceinline__ void UnaryLayer(const LevelView& g, const uint8_t* ok,
+                                           const double* pre_cell, double* post_cell) {
+  __shared__ int warp_states[kThreads];
+  __shared__ int warp_state_count;
+  const int states = g.num_states, lane = threadIdx.x % 32;
+  for (int first_state = blockIdx.y * blockDim.x; first_state < states;
+       first_state += blockDim.x * gridDim.y) {
+    if (threadIdx.x == 0) warp_state_count = 0;
+    __syncthreads();
+    const int a = first_state + threadIdx.x;
+    if (a < states && ok && !ok[a]) {
+      post_cell[a] = -INFINITY;
+    } else if (a < states) {
+      const int first = g.unary_begin[a], last = g.unary_begin[a + 1];
+      if (last - first > kUnaryWarpRules) {
+        warp_states[atomicAdd(&warp_state_count, 1)] = a;
+      } else {
+        double best = pre_cell[a];
+        for (int u = first; u < last; ++u) {
+          const double score = g.unary_log_prob[u] + pre_cell[g.unary_child[u]];
+          if (score > best) best = score;
+        }
+        post_cell[a] = best;
+      }
+    }
+    __syncthreads();
+    const int count = warp_state_count;
+    for (int i = threadIdx.x / 32; i < count; i += blockDim.x / 32) {
+      const int h = warp_states[i];
+      const int last = g.unary_begin[h + 1];
+      double best = lane == 0 ? pre_cell[h] : -INFINITY;
+      for (int u = g.unary_begin[h] + lane; u < last; u += 32) {
+        const double score = g.unary_log_prob[u] + pre_cell[g.unary_child[u]];
+        if (score > best) best = score;
+      }
+      best = WarpMax(best);
+      if (lane == 0) post_cell[h] = best;
+    }
+    __syncthreads();  // the list and its count are made again
+  }
+}
+
 // The chart cell a block of kernels 1 and 2 works on: items[blockIdx.x] = (sentence, start).
 struct BlockCell {
   int start, end, n;
@@ -491,21 +542,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   // Pruning kernels 5's binary launch: the unary layer is a launch of its own (unary_only).
   if (binary_only) return;
-  __syncthreads();
-  // A unary_only launch of few cells may spread a cell's states over gridDim.y blocks (the other
-  // launches have one block a cell here).
-  for (int a = threadIdx.x + blockIdx.y * blockDim.x; a < states; a += blockDim.x * gridDim.y) {
-    if (ok && !ok[a]) {
-      post_cell[a] = neg_inf;
-      continue;
-    }
-    double best = pre_cell[a];
-    for (int u = g.unary_begin[a]; u < g.unary_begin[a + 1]; ++u) {
-      const double score = g.unary_log_prob[u] + pre_cell[g.unary_child[u]];
-      if (score > best) best = score;
-    }
-    post_cell[a] = best;
-  }
+  UnaryLayer(g, ok, pre_cell, post_cell);  // (its first barrier orders the maxima above first)
 }
 
 // Kernel 2. Block = one cell, as kernel 1; dynamic shared memory: the cell's outside scores above
@@ -803,8 +840,10 @@ size_t OutsideShared(int states) { return OutsideScoresBytes(states); }
 // parent cell, longest - span of them at most), above OutsideShared; `limit` (0 or
 // kOutsideSplitBytes) is what Init could opt in to.
 constexpr size_t kOutsideSplitBytes = 48 * 1024;
-constexpr size_t kDefaultDynamicShared = 48 * 1024;  // what a launch gets without opting in
-constexpr size_t kSplitMaskRulesPerState = 100;      // pruning kernels 2: the levels that use them
+// What a launch's dynamic shared memory may take without opting in: 48 KB less the kernels' static
+// shared memory (UnaryLayer's list, a few counters), which shares that limit.
+constexpr size_t kDefaultDynamicShared = 46 * 1024;
+constexpr size_t kSplitMaskRulesPerState = 100;  // pruning kernels 2: the levels that use them
 // Pruning kernels 4: the pair kernels run at pre-parse levels of at least this many states per
 // symbol on average; the others run kernels 2 (bench/RESULTS.md, issue 36).
 constexpr int kPairKernelMinSubstates = 4;
