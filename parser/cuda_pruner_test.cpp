@@ -163,7 +163,8 @@ TEST_P(CudaPrunerTest, SameSurvivorsAndChartsAsTheCpu) {
 INSTANTIATE_TEST_SUITE_P(
     Random, CudaPrunerTest,
     ::testing::Combine(::testing::Values("split_seed1", "split_seed21", "split_seed33"),
-                       ::testing::Values("tight"), ::testing::Values(std::vector<int>{3, 1, 4, 5})),
+                       ::testing::Values("tight"),
+                       ::testing::Values(std::vector<int>{3, 1, 2, 4, 5})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 INSTANTIATE_TEST_SUITE_P(
     RandomUntuned, CudaPrunerTest,
@@ -173,7 +174,7 @@ INSTANTIATE_TEST_SUITE_P(
 INSTANTIATE_TEST_SUITE_P(Shared, CudaPrunerTest,
                          ::testing::Combine(::testing::Values("small_sm2", "gum_sm3"),
                                             ::testing::Values("fast", "safe"),
-                                            ::testing::Values(std::vector<int>{3, 4, 5})),
+                                            ::testing::Values(std::vector<int>{3, 2, 4, 5})),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param);
                          });

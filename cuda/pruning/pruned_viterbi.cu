@@ -91,24 +91,6 @@ struct LevelView {
   const int* outside_order;
 };
 
-// A warp's turns at the states of a kernel 1 or 2 block: fn(state) for the positions of `order`
-// that the block takes (y, y + gridDim.y, ... for blockIdx.y = y), the warp's next turn taken from
-// the block's shared counter *next (set to kWarps before a barrier: each warp's first turn is its
-// own index), so that no warp is left with the largest states while the others wait at the
-// block's next barrier. Warp-uniform.
-template <typename Fn>
-__device__ __forceinline__ void ForEachStateOfWarp(int states, const int* order, int* next, Fn fn) {
-  const int lane = threadIdx.x % 32;
-  int turn = threadIdx.x / 32;
-  for (;;) {
-    const int position = blockIdx.y + turn * gridDim.y;
-    if (position >= states) break;
-    fn(__ldg(order + position));
-    if (lane == 0) turn = atomicAdd(next, 1);
-    turn = __shfl_sync(0xffffffffu, turn, 0);
-  }
-}
-
 // Host memory for n values, kept and reused by later calls that need no more (left uninitialized:
 // the caller writes every value it uses).
 template <typename T>
@@ -277,6 +259,48 @@ __device__ __forceinline__ int BlockExclusiveSum(int value, int* total) {
   *total = all;
   __syncthreads();  // warp_sums free for the next call
   return before + inclusive - value;
+}
+
+// Kernels 1 and 2: the states of `order` that the block takes (positions y, y + gridDim.y, ... for
+// blockIdx.y = y) and keep(state) holds for, into list[0 ..] in that order; drop(state) for the
+// others. Returns how many were listed; the list is visible to the block when it returns. (The
+// warps then take turns at the listed states only: a turn at a state the previous level pruned,
+// most states of a masked level, cost a warp a chain of loads and a counter's atomic.)
+template <typename Keep, typename Drop>
+__device__ __forceinline__ int ListStates(int states, const int* order, Keep keep, Drop drop,
+                                          int* list) {
+  const int mine = (states - int(blockIdx.y) + int(gridDim.y) - 1) / int(gridDim.y);
+  int listed = 0;
+  for (int i0 = 0; i0 < mine; i0 += blockDim.x) {  // uniform over the block
+    const int i = i0 + threadIdx.x;
+    bool in = false;
+    int state = 0;
+    if (i < mine) {
+      state = __ldg(order + blockIdx.y + i * gridDim.y);
+      in = keep(state);
+      if (!in) drop(state);
+    }
+    int count = 0;
+    const int before = BlockExclusiveSum(in ? 1 : 0, &count);
+    if (in) list[listed + before] = state;
+    listed += count;
+  }
+  __syncthreads();
+  return listed;
+}
+
+// A warp's turns at the `listed` states of list: fn(state), the warp's next turn taken from the
+// block's shared counter *next (set to kWarps before a barrier: each warp's first turn is its own
+// index), so that no warp is left with the largest states while the others wait at the block's
+// next barrier. Warp-uniform.
+template <typename Fn>
+__device__ __forceinline__ void ForEachListedState(int listed, const int* list, int* next, Fn fn) {
+  const int lane = threadIdx.x % 32;
+  for (int turn = threadIdx.x / 32; turn < listed;) {
+    fn(list[turn]);
+    if (lane == 0) turn = atomicAdd(next, 1);
+    turn = __shfl_sync(0xffffffffu, turn, 0);
+  }
 }
 
 // Kernel 2's dynamic shared memory starts with the outside scores and four presence masks.
@@ -517,12 +541,12 @@ __global__ void __launch_bounds__(kThreads)
     const int lane = threadIdx.x % 32;
     const int splits = span - 1;
     // With more than one block a cell (gridDim.y, pruning kernels 5), block y takes every
-    // gridDim.y-th state of g.inside_order from y.
-    ForEachStateOfWarp(states, g.inside_order, &next_turn, [&](int p) {
-      if (ok && !ok[p]) {
-        if (lane == 0) pre_cell[p] = neg_inf;
-        return;
-      }
+    // gridDim.y-th state of g.inside_order from y: those allowed, listed after the masks.
+    int* list = reinterpret_cast<int*>(present + (split_bits ? 2 * words * span : 2 * words));
+    const int listed = ListStates(
+        states, g.inside_order, [&](int p) { return !ok || ok[p]; },
+        [&](int p) { pre_cell[p] = neg_inf; }, list);
+    ForEachListedState(listed, list, &next_turn, [&](int p) {
       const int first = g.parent_begin[p], rules = g.parent_begin[p + 1] - first;
       // Rule r's children at split point start + 1 + k: left_cells[k][left], right_cells[k][right].
       const auto rule_of = [&](int r) {
@@ -674,13 +698,15 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     const int lane = threadIdx.x % 32;
     // With more than one block a cell (gridDim.y, pruning kernels 5), block y takes every
-    // gridDim.y-th state of g.outside_order from y, and writes their maxima to binary_out.
+    // gridDim.y-th state of g.outside_order from y (those with an inside score here, listed after
+    // the masks), and writes their maxima to binary_out.
     double* to = binary_out ? binary_out + cell * states : out_post;
-    ForEachStateOfWarp(states, g.outside_order, &next_turn, [&](int x) {
-      if (post_cell[x] == neg_inf) {
-        if (lane == 0) to[x] = neg_inf;
-        return;
-      }
+    int* list = reinterpret_cast<int*>(split_bits ? left_sibling_at + size_t(start) * words
+                                                  : left_sibling + words);
+    const int listed = ListStates(
+        states, g.outside_order, [&](int x) { return post_cell[x] > neg_inf; },
+        [&](int x) { to[x] = neg_inf; }, list);
+    ForEachListedState(listed, list, &next_turn, [&](int x) {
       // x as one child of the parent cells i < cells, whose pointers and per-cell masks are
       // given; its rules there are [first, first + rules) of the parent / sibling / log_prob
       // arrays (by left child or by right child), skipped when the parent or the sibling is absent
@@ -833,7 +859,9 @@ size_t InsideShared(int states, int span, int kernels, bool* split_bits) {
   const size_t cells = 2 * size_t(std::max(span - 1, 0)) * sizeof(const double*);
   const size_t with_splits = 2 * words * size_t(span) * sizeof(unsigned);  // 2 + 2 (span - 1)
   *split_bits = kernels == 2 && span > 1 && with_splits <= 40 * 1024;
-  return cells + (*split_bits ? with_splits : 2 * words * sizeof(unsigned));
+  // (Then the list of the block's allowed states: ListStates.)
+  return cells + (*split_bits ? with_splits : 2 * words * sizeof(unsigned)) +
+         size_t(states) * sizeof(int);
 }
 size_t OutsideShared(int states) { return OutsideScoresBytes(states); }
 // The most dynamic shared bytes kernel 2 takes with per-cell masks (split_bits: two masks per
@@ -863,7 +891,9 @@ size_t OutsideShared(int states, int span, int longest, size_t limit, bool* spli
       2 * size_t((states + 31) / 32) * size_t(longest - span) * sizeof(unsigned);
   const size_t cells = 2 * size_t(longest - span) * sizeof(const double*);
   *split_bits = span < longest && with_splits + cells <= limit;
-  return OutsideShared(states) + cells + (*split_bits ? with_splits : 0);
+  // (Then the list of the block's states with an inside score: ListStates.)
+  return OutsideShared(states) + cells + (*split_bits ? with_splits : 0) +
+         size_t(states) * sizeof(int);
 }
 
 // One level's arrays, uploaded.
