@@ -109,6 +109,14 @@ int64_t ExpectSameAsCpu(const Grammar& g, const std::vector<LexicalScores>& lexi
   return kept;
 }
 
+// The sentences' lexical scores, as the parser hands them to a backend.
+std::vector<LexicalScores> LexicalOf(const TestGrammar& grammar, const Sentences& sentences) {
+  std::vector<LexicalScores> lexical;
+  for (const SentenceInput& input : ScoredInputs(grammar, sentences))
+    lexical.push_back(input.lexical);
+  return lexical;
+}
+
 // Every level's survivors and the fine chart, with the given pruning settings (TestPruning), the
 // default pre-parse kernels and `kernels` (cuda/pruning's variants): the same items, so the same
 // number kept. One (fixture, setting) a test, so that each runs in one process under a sanitizer
@@ -123,9 +131,7 @@ TEST_P(CudaPrunerTest, SameSurvivorsAndChartsAsTheCpu) {
   const TestFixture* f = FindTestFixture(name, &skip);
   if (!f) GTEST_SKIP() << skip;
   const Grammar& g = f->grammar->grammar();
-  std::vector<LexicalScores> lexical;
-  for (const SentenceInput& input : ScoredInputs(*f->grammar, f->sentences))
-    lexical.push_back(input.lexical);
+  const std::vector<LexicalScores> lexical = LexicalOf(*f->grammar, f->sentences);
   const PruningOptions pruning = TestPruning(pruning_name);
   const std::string what = name + " " + pruning_name;
   const int64_t kept = ExpectSameAsCpu(g, lexical, pruning, what);
@@ -188,10 +194,8 @@ TEST(CudaPrunerTest, FineGrammarOnThePairKernelsGivesTheCpuChart) {
   const Grammar& g = grammar.grammar();
   ASSERT_GE(g.num_states(), 4 * g.num_symbols())
       << "the fine grammar would not run the pair kernels";
-  std::vector<LexicalScores> lexical;
-  for (const SentenceInput& input :
-       ScoredInputs(grammar, RandomTestSentences(grammar.model, 12, 1, 16, 5, 40)))
-    lexical.push_back(input.lexical);
+  const std::vector<LexicalScores> lexical =
+      LexicalOf(grammar, RandomTestSentences(grammar.model, 12, 1, 16, 5, 40));
   for (const std::string name : {"tight", "exact"}) {
     const int64_t kept = ExpectSameAsCpu(g, lexical, TestPruning(name), "split8 " + name);
     EXPECT_GT(kept, 0) << name;
@@ -210,10 +214,8 @@ TEST(CudaPrunerTest, FinePassTiledByStateGroupsGivesTheCpuChart) {
   CKY_SKIP_WITHOUT_CUDA_DEVICE();
   const TestGrammar grammar = MakeRandomTestGrammar(SplitShape(7, 16));
   const Grammar& g = grammar.grammar();
-  std::vector<LexicalScores> lexical;
-  for (const SentenceInput& input :
-       ScoredInputs(grammar, RandomTestSentences(grammar.model, 6, 1, 12, 7, 25)))
-    lexical.push_back(input.lexical);
+  const std::vector<LexicalScores> lexical =
+      LexicalOf(grammar, RandomTestSentences(grammar.model, 6, 1, 12, 7, 25));
   const PruningOptions pruning = TestPruning("tight");
   std::vector<int32_t> groups;
   const int64_t kept = ExpectSameAsCpu(g, lexical, pruning, "split16", 0, 0, 0, &groups);
@@ -238,10 +240,8 @@ TEST(CudaPrunerTest, FirstBatchProjectedAtCreationGivesTheCpuCharts) {
   CKY_SKIP_WITHOUT_CUDA_DEVICE();
   const TestGrammar grammar = MakeRandomTestGrammar(SplitShape(5, 8));
   const Grammar& g = grammar.grammar();
-  std::vector<LexicalScores> lexical;
-  for (const SentenceInput& input :
-       ScoredInputs(grammar, RandomTestSentences(grammar.model, 10, 1, 14, 9, 30)))
-    lexical.push_back(input.lexical);
+  std::vector<LexicalScores> lexical =
+      LexicalOf(grammar, RandomTestSentences(grammar.model, 10, 1, 14, 9, 30));
   for (size_t i = 0; i < lexical.size(); ++i) lexical[i].ahead_id = 1000 + i;
   const PruningOptions pruning = TestPruning("tight");
   const int64_t kept = ExpectSameAsCpu(g, lexical, pruning, "no first");
