@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <system_error>
 
 namespace cky::fuzz {
 
@@ -23,15 +24,29 @@ std::vector<std::string> SplitParts(const uint8_t* data, size_t size, size_t par
   return out;
 }
 
-const std::string& ScratchDir() {
-  static const std::string dir = [] {
+namespace {
+
+// The scratch directory, removed with its files when the process exits (libFuzzer ends a run
+// with exit(); a crash leaves it for the finding's inspection).
+struct Scratch {
+  std::string dir;
+  Scratch() {
     const char* tmp = std::getenv("TMPDIR");
-    std::string d = std::string(tmp && *tmp ? tmp : "/tmp") + "/cky-fuzz-" +
-                    std::to_string(static_cast<long>(getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return dir;
+    dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/cky-fuzz-" +
+          std::to_string(static_cast<long>(getpid()));
+    std::filesystem::create_directories(dir);
+  }
+  ~Scratch() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+};
+
+}  // namespace
+
+const std::string& ScratchDir() {
+  static const Scratch scratch;
+  return scratch.dir;
 }
 
 std::string WriteScratchFile(const std::string& name, std::string_view contents) {

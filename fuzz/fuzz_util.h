@@ -14,7 +14,8 @@ namespace cky::fuzz {
 // seed corpora (scripts/fuzz) join files with that separator.
 std::vector<std::string> SplitParts(const uint8_t* data, size_t size, size_t parts);
 
-// A per-process scratch directory under $TMPDIR (or /tmp), created on first use.
+// A per-process scratch directory under $TMPDIR (or /tmp), created on first use and removed with
+// its files when the process exits normally.
 const std::string& ScratchDir();
 
 // Writes `contents` to ScratchDir()/name and returns the path.
