@@ -1,11 +1,25 @@
 #include "common/thread_pool.h"
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 #include <algorithm>
 #include <system_error>
+#include <thread>
 
 namespace cky {
 
 int ThreadPool::DefaultThreads() {
+#if defined(__linux__)
+  // The cores this process may run on, not the machine's: under taskset, a cgroup cpuset or a
+  // batch scheduler's share of 2 of 128 cores, 128 threads would only take turns.
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 0) {
+    return CPU_COUNT(&allowed);
+  }
+#endif
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 

@@ -31,7 +31,8 @@ class ThreadPool {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  // One thread per hardware thread (std::thread::hardware_concurrency(), at least 1).
+  // One thread per core this process may run on (its CPU affinity: taskset, a cgroup cpuset, a
+  // batch scheduler's share; else std::thread::hardware_concurrency()), at least 1.
   static int DefaultThreads();
   // `requested` when positive, else DefaultThreads().
   static int ResolveThreads(int requested);

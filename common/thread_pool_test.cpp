@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 #include <atomic>
 #include <cstdlib>
 #include <set>
@@ -11,6 +15,28 @@
 
 namespace cky {
 namespace {
+
+#if defined(__linux__)
+// "All cores" are those this process may run on: limited to one core (as taskset, a cgroup cpuset
+// or a batch scheduler would), the default pool has one thread, not one per core of the machine.
+TEST(ThreadPoolTest, DefaultThreadsCountTheCoresThisProcessMayRunOn) {
+  cpu_set_t original;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(original), &original), 0);
+  EXPECT_EQ(ThreadPool::DefaultThreads(), CPU_COUNT(&original));
+  int first = 0;
+  while (first < CPU_SETSIZE && !CPU_ISSET(first, &original)) ++first;
+  ASSERT_LT(first, CPU_SETSIZE);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  if (sched_setaffinity(0, sizeof(one), &one) != 0) GTEST_SKIP() << "this thread cannot be pinned";
+  const int threads = ThreadPool::DefaultThreads();
+  const int pool_threads = ThreadPool(0).threads();
+  ASSERT_EQ(sched_setaffinity(0, sizeof(original), &original), 0);
+  EXPECT_EQ(threads, 1);
+  EXPECT_EQ(pool_threads, 1);
+}
+#endif
 
 TEST(ThreadPoolTest, RunsEveryIndexOnceOnAValidWorker) {
   ThreadPool pool(4);

@@ -78,7 +78,7 @@ const char* DenseParallelismName(DenseParallelism parallelism);
 // per object.
 class DenseInsideCpu {
  public:
-  // num_threads <= 0 means std::thread::hardware_concurrency().
+  // num_threads <= 0 means ThreadPool::DefaultThreads() (the cores this process may run on).
   DenseInsideCpu(const DensePcfg& grammar, int num_threads);
   ~DenseInsideCpu();
   DenseInsideCpu(const DenseInsideCpu&) = delete;

@@ -14,6 +14,7 @@
 
 #include "common/sentence_file.h"
 #include "common/test_variants.h"
+#include "common/thread_pool.h"
 #include "cuda/common/device.h"
 #include "parser/cpu_backend.h"
 #include "parser/tree_format.h"
@@ -280,7 +281,7 @@ const TestGrammar* LoadGrammar(const GrammarSpec& spec, std::string* skip) {
 std::vector<ParseOutcome> ParseOnAllCores(const TestGrammar& grammar, const Oracle& oracle,
                                           const Sentences& sentences, std::string* error) {
   const size_t threads =
-      std::max<size_t>(1, std::min<size_t>(std::thread::hardware_concurrency(), sentences.size()));
+      std::max<size_t>(1, std::min<size_t>(ThreadPool::DefaultThreads(), sentences.size()));
   std::vector<ParseOutcome> outcomes(sentences.size());
   std::vector<std::string> errors(threads);
   std::vector<std::thread> workers;

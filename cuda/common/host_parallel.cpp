@@ -6,10 +6,12 @@
 #include <thread>
 #include <vector>
 
+#include "common/thread_pool.h"
+
 namespace cky::cuda {
 
 int HostThreadsFor(int count, size_t work) {
-  const size_t hardware = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16);
+  const size_t hardware = std::clamp<size_t>(ThreadPool::DefaultThreads(), 1, 16);
   const size_t wanted = std::max<size_t>(1, work / kValuesPerThread);
   return static_cast<int>(std::min({hardware, wanted, size_t(std::max(count, 1))}));
 }

@@ -14,7 +14,7 @@ namespace cky::cuda {
 
 // Calls fn(i) once for every i in [0, count), on up to 16 host threads, the caller's among them;
 // returns when all calls have returned. `work` is the calls' total size in values copied: one
-// thread per kValuesPerThread of it (at least one, at most the hardware's threads), so that a
+// thread per kValuesPerThread of it (at least one, at most ThreadPool::DefaultThreads()), so that a
 // small batch is not spread over threads that cost more to start than they save. Calls for
 // different i run concurrently, in no fixed order: each must write its own part of the output.
 void ForEachOnHostThreads(int count, size_t work, const std::function<void(int)>& fn);

@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/thread_pool.h"
+
 namespace cky::cuda {
 namespace {
 
@@ -23,7 +25,7 @@ TEST(HostParallelTest, EveryIndexOnceWhateverTheWork) {
 }
 
 TEST(HostParallelTest, ThreadsFollowTheWork) {
-  const int hardware = std::clamp<int>(std::thread::hardware_concurrency(), 1, 16);
+  const int hardware = std::clamp<int>(ThreadPool::DefaultThreads(), 1, 16);
   EXPECT_EQ(HostThreadsFor(256, 0), 1);
   EXPECT_EQ(HostThreadsFor(256, kValuesPerThread - 1), 1);
   EXPECT_EQ(HostThreadsFor(256, 2 * kValuesPerThread), std::min(2, hardware));
@@ -68,7 +70,7 @@ TEST(HostParallelTest, GatherRowsCopiesAnyRangeOfTheRowsEndToEnd) {
 }
 
 TEST(HostParallelTest, CallsRunOnSeveralThreadsWhenTheWorkIsLarge) {
-  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread";
+  if (ThreadPool::DefaultThreads() < 2) GTEST_SKIP() << "one core to run on";
   // Each call waits (10 s at most) until two calls are in flight at once, which only happens when
   // they run on different threads: one after the other, each call sees only itself.
   std::atomic<int> in_flight{0}, most_in_flight{0};
