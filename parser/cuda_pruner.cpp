@@ -83,6 +83,17 @@ std::optional<cuda::StateGroups> PairGroups(const cuda::GrammarView& g, const in
   return cuda::GroupStates(g, group_of.data(), groups);
 }
 
+// Moves the first-level projection that Create made for the scores numbered `id`
+// (LexicalScores::ahead_id) into *to and forgets it; false when there is none.
+bool TakeFirstProjection(std::unordered_map<uint64_t, LexicalScores>& first, uint64_t id,
+                         LexicalScores* to) {
+  auto made = first.find(id);
+  if (made == first.end()) return false;
+  *to = std::move(made->second);
+  first.erase(made);
+  return true;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<CudaCoarseToFine>> CudaCoarseToFine::Create(
@@ -337,9 +348,7 @@ std::optional<DeviceFailure> CudaCoarseToFine::RunBatch(
     if (all) {
       if (impl_->ahead.size() < batch.size()) impl_->ahead.resize(batch.size());
       for (size_t b = 0; b < batch.size(); ++b) {
-        auto made = impl_->first.find(sentences[batch[b]]->ahead_id);
-        impl_->ahead[b] = std::move(made->second);
-        impl_->first.erase(made);
+        TakeFirstProjection(impl_->first, sentences[batch[b]]->ahead_id, &impl_->ahead[b]);
       }
       first_ahead = true;
     } else {
@@ -370,11 +379,7 @@ std::optional<DeviceFailure> CudaCoarseToFine::RunBatch(
         // (Those made beside the device's creation are taken, not made again.)
         std::vector<char> taken(next_batch.size(), 0);
         for (size_t b = 0; b < next_batch.size() && !impl_->first.empty(); ++b) {
-          auto made = impl_->first.find(next_batch[b]->ahead_id);
-          if (made == impl_->first.end()) continue;
-          impl_->ahead[b] = std::move(made->second);
-          impl_->first.erase(made);
-          taken[b] = 1;
+          taken[b] = TakeFirstProjection(impl_->first, next_batch[b]->ahead_id, &impl_->ahead[b]);
         }
         impl_->pool.ParallelFor(int(next_batch.size()), [&](int b, int) {
           if (!taken[b]) ProjectLexicalScores(p.level(0), *next_batch[b], &impl_->ahead[b]);

@@ -1615,26 +1615,26 @@ class DevicePrunedViterbiImpl : public DevicePrunedViterbi {
   // pair kernels, or 5's spread kernel 2).
   bool UsesOutPost() const { return pair_levels_ || spread_; }
 
-  // Pruning kernels 5: the blocks a cell of kernels 1 and 2 at a span of `count` cells, each
-  // taking kWarps of the level's `states` in turn: enough for kBlocksPerSm blocks on every SM
-  // (the longer spans have few cells, each a long chain of work for one block: they ran as one
-  // block's latency). More blocks than that cost more than they gained (bench/RESULTS-LOG.md).
-  int BlocksPerCell(int count, int states) const {
-    if (!spread_ || count <= 0) return 1;
+  // The blocks a cell of a launch of `count` cells, at most `most`: enough for kBlocksPerSm blocks
+  // on every SM (the longer spans have few cells, each a long chain of work for one block: they
+  // ran as one block's latency). More blocks than that cost more than they gained
+  // (bench/RESULTS-LOG.md).
+  int SpreadOverBlocks(int count, long long most) const {
+    if (count <= 0) return 1;
     constexpr long long kBlocksPerSm = 4;
-    const long long most = (states + kWarps - 1) / kWarps;
     const long long wanted = (kBlocksPerSm * num_sms_ + count - 1) / count;
     return static_cast<int>(std::clamp<long long>(wanted, 1, most));
   }
 
-  // The blocks a cell of a unary_only launch of `count` cells: enough for kBlocksPerSm blocks on
-  // every SM, at most one state a thread.
+  // Pruning kernels 5: the blocks a cell of kernels 1 and 2, each taking kWarps of the level's
+  // `states` in turn.
+  int BlocksPerCell(int count, int states) const {
+    return spread_ ? SpreadOverBlocks(count, (states + kWarps - 1) / kWarps) : 1;
+  }
+
+  // The blocks a cell of a unary_only launch: at most one state a thread.
   int UnaryBlocksPerCell(int count, int states) const {
-    if (count <= 0) return 1;
-    constexpr long long kBlocksPerSm = 4;
-    const long long most = (states + kThreads - 1) / kThreads;
-    const long long wanted = (kBlocksPerSm * num_sms_ + count - 1) / count;
-    return static_cast<int>(std::clamp<long long>(wanted, 1, most));
+    return SpreadOverBlocks(count, (states + kThreads - 1) / kThreads);
   }
 
   // A sentence's node slots: room for any tree (as cuda/viterbi's ParseTrees), or the tests'.
